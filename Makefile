@@ -1,0 +1,22 @@
+# Two commands on a fresh machine with only Python 3.11+:
+#   make serve   -- start the server on ./conteur.db with a demo chronicle
+#   make test    -- run the whole test suite
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: serve test install
+
+$(BIN)/conteur: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(BIN)/conteur
+
+install: $(BIN)/conteur
+
+serve: $(BIN)/conteur
+	$(BIN)/conteur serve --demo --db conteur.db
+
+test: $(BIN)/conteur
+	$(BIN)/python -m pytest -q -p no:cacheprovider

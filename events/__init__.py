@@ -1,0 +1,1 @@
+"""The domain of conteur: pure deciders for each ruleset, no I/O, no clock, no randomness."""

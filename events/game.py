@@ -1,0 +1,116 @@
+"""One session's whole state, and the composed decider over every ruleset module.
+
+Each ruleset module (``session``, ``met``, ``v5``, ``action``) exposes:
+
+- ``State`` and ``initial() -> State``: its part of ``GameState``;
+- ``DECIDERS``: ``{CommandType: fn(state: GameState, cmd, draws, actor) -> list[Event]}``;
+- ``EVOLVERS``: ``{EventType: fn(state: GameState, event) -> GameState}``;
+- ``EVENTS`` and ``COMMANDS``: tuples of its types, for the wire and store decoders.
+
+``decide`` here applies the checks every command shares (roles, acting for one's own
+character, Time Out, out of game), then dispatches by type; ``evolve`` dispatches by event
+type through a dict (2.7x faster than a long ``match`` when folding a chronicle).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Union
+
+import msgspec
+from msgspec.structs import replace
+
+from events import action, met, session, v5
+from events.model import Actor, Command, Draws, Event, RuleViolation
+
+MODULES = (session, met, v5, action)
+
+
+class CommandRejected(Event, frozen=True, kw_only=True, tag="command_rejected"):
+    """A refused command, kept as evidence (an attempted over-bid is evidence).
+
+    Storytellers see it; the player who sent it sees it too; nobody else.
+    """
+
+    command_type: str
+    code: str
+    message: str
+    character: str | None = None
+    rule: str | None = None
+
+    def owners(self) -> frozenset[str] | None:
+        return frozenset((self.character,)) if self.character else frozenset()
+
+
+class GameState(msgspec.Struct, frozen=True, kw_only=True):
+    session: session.State
+    met: met.State
+    v5: v5.State
+    action: action.State
+    draw_counter: int = 0  # next FAIR-2 draw counter; advanced by every recorded draw
+    head: int = 0  # seq of the last event folded (set by the store's fold, not by evolve)
+
+
+def initial() -> GameState:
+    return GameState(
+        session=session.initial(),
+        met=met.initial(),
+        v5=v5.initial(),
+        action=action.initial(),
+    )
+
+
+DECIDERS: dict[type, Callable[..., list[Event]]] = {}
+EVOLVERS: dict[type, Callable[[GameState, Any], GameState]] = {}
+for _m in MODULES:
+    DECIDERS.update(_m.DECIDERS)
+    EVOLVERS.update(_m.EVOLVERS)
+EVOLVERS[CommandRejected] = lambda state, event: state
+
+EVENT_TYPES: tuple[type[Event], ...] = (CommandRejected,) + tuple(
+    t for m in MODULES for t in m.EVENTS
+)
+COMMAND_TYPES: tuple[type[Command], ...] = tuple(t for m in MODULES for t in m.COMMANDS)
+EVENT_BY_TAG: dict[str, type[Event]] = {t.__struct_config__.tag: t for t in EVENT_TYPES}
+COMMAND_BY_TAG: dict[str, type[Command]] = {t.__struct_config__.tag: t for t in COMMAND_TYPES}
+
+AnyEvent = Union[EVENT_TYPES]  # type: ignore[valid-type]
+AnyCommand = Union[COMMAND_TYPES] if COMMAND_TYPES else Command  # type: ignore[valid-type]
+
+
+def decide(state: GameState, command: Command, draws: Draws, *, actor: Actor) -> list[Event]:
+    """Pure: the events a command produces, or one ``RuleViolation``."""
+    handler = DECIDERS.get(type(command))
+    if handler is None:
+        raise RuleViolation(f"unknown command {type(command).__name__}", code="invalid")
+    if actor.role == "observer":
+        raise RuleViolation("an observer display cannot act", code="forbidden")
+    if not actor.is_storyteller:
+        if command.storyteller_only:
+            tag = command.__struct_config__.tag
+            raise RuleViolation(f"only a storyteller may {tag}", code="forbidden")
+        acting_for = getattr(command, "character", None)
+        if acting_for is not None and acting_for != actor.character:
+            raise RuleViolation(
+                f"you play {actor.character}, not {acting_for}", code="forbidden"
+            )
+        if command.play:
+            session.check_playable(state, command, actor)  # TIME-5, TIME-6
+    return handler(state, command, draws, actor)
+
+
+def evolve(state: GameState, event: Event) -> GameState:
+    """Pure: the state after one event. Never mutates; replay never draws (FAIR-1)."""
+    state = EVOLVERS[type(event)](state, event)
+    records = getattr(event, "draws", None)
+    if records:
+        last = max(r.counter for r in records) + 1
+        if last > state.draw_counter:
+            state = replace(state, draw_counter=last)
+    return state
+
+
+def fold(events, state: GameState | None = None) -> GameState:
+    state = initial() if state is None else state
+    for event in events:
+        state = evolve(state, event)
+    return state

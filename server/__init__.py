@@ -1,0 +1,1 @@
+"""conteur's server: the SQLite event store, the Litestar app, the CLI."""
