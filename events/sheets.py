@@ -1,0 +1,45 @@
+"""Character sheets, one tagged type per ruleset. The server always knows the true sheet
+(MET-15): bids, retests and overbids are checked against it. A sheet is secret to its
+character and the storytellers ("never another character's sheet")."""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Sheet(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
+    pass
+
+
+class MetSheet(Sheet, frozen=True, kw_only=True, tag="met"):
+    """Mind's Eye Theatre (MET-1..16): traits per attribute category, abilities, merits."""
+
+    physical: int = 0
+    social: int = 0
+    mental: int = 0
+    abilities: dict[str, int] = {}  # talent traits that may add to a bid (MET-3)
+    merits: tuple[str, ...] = ()  # "Lucky" (MET-12), ...
+    celerity: int = 0  # TIME-4, MET-9
+    bomb: bool = False  # the chronicle's optional "bomb" throw, when a power grants it
+    bonus: dict[str, int] = {}  # bonus (+) or malus (-) traits by category, from powers/weapons
+
+
+class V5Sheet(Sheet, frozen=True, kw_only=True, tag="v5"):
+    """Vampire-5th-style pools (V5-1..9)."""
+
+    attributes: dict[str, int] = {}
+    skills: dict[str, int] = {}
+    willpower: int = 0
+    humanity: int = 0
+    hunger: int = 1
+
+
+class ActionSheet(Sheet, frozen=True, kw_only=True, tag="action"):
+    """Action dice (ACT-1..13): each characteristic has a threshold such as 6 ("6+")."""
+
+    characteristics: dict[str, int] = {}
+    expertises: tuple[str, ...] = ()
+    tension: int = 0  # NT, raised by Surpass (ACT-8)
+
+
+AnySheet = MetSheet | V5Sheet | ActionSheet
