@@ -1,0 +1,169 @@
+"""The command path, shared by the websocket server, the HTTP API and the CLI.
+
+Load state, decide, append, publish. Each session's folded state lives in memory; a
+command is decided and folded synchronously (no await between the two, so commands of a
+session are totally ordered) and then handed to the store's group-committing writer. The
+acknowledgement and the fan-out wait for the commit; the writer is FIFO, so seqs follow
+the order in which states were folded. If a commit fails, the session's state is reloaded
+from the store, which stays the truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from typing import Callable
+
+import msgspec
+
+from events import game
+from events.game import CommandRejected, GameState
+from events.model import Actor, Command, Event, RuleViolation
+from server.store import Outcome, Pending, SQLiteStore
+
+try:  # the fair-draw source arrives with issue 4; until then draws are refused
+    from events import fair as _fair
+except ImportError:  # pragma: no cover
+    _fair = None
+
+
+class Executed(msgspec.Struct, frozen=True, kw_only=True):
+    """A command's outcome with its events, for the ack and the fan-out."""
+
+    session: str
+    outcome: Outcome
+    events: tuple[tuple[int, Event], ...] = ()
+    actor: Actor | None = None
+
+
+Listener = Callable[[Executed], None]
+
+
+class SecretSeeds:
+    """FAIR-2 seeds, kept outside the append-only log until the session reveals them."""
+
+    def __init__(self, store: SQLiteStore):
+        self._store = store
+        conn = store._connect()
+        conn.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
+        conn.close()
+
+    def get(self, session: str) -> bytes | None:
+        row = self._store._reader.execute("SELECT seed FROM secrets WHERE session=?", (session,)).fetchone()
+        return row[0] if row else None
+
+    def create(self, session: str) -> bytes:
+        existing = self.get(session)
+        if existing is not None:
+            return existing
+        seed = _fair.new_seed()
+        conn = self._store._connect()
+        conn.execute("INSERT OR IGNORE INTO secrets VALUES (?, ?)", (session, seed))
+        conn.close()
+        return self.get(session)
+
+
+class Chronicle:
+    """The sessions of one chronicle database, and the one way commands become events."""
+
+    def __init__(self, store: SQLiteStore):
+        self.store = store
+        self.seeds = SecretSeeds(store)
+        self._states: dict[str, GameState] = {}
+        self._inflight: dict[tuple[str, str], concurrent.futures.Future] = {}
+        self.listeners: list[Listener] = []
+
+    # -- state ---------------------------------------------------------------------
+
+    def state(self, session: str) -> GameState:
+        state = self._states.get(session)
+        if state is None:
+            state = self._states[session] = self.store.load_state(session)
+        return state
+
+    def forget(self, session: str) -> None:
+        self._states.pop(session, None)
+
+    # -- commands -------------------------------------------------------------------
+
+    def _prepare(self, session: str, command: Command, entropy: str) -> tuple[Command, object]:
+        """Server-side fields no client may set: the seed commitment and its reveal."""
+        tag = command.__struct_config__.tag
+        if tag == "open_session" and _fair is not None and hasattr(command, "seed_commitment"):
+            seed = self.seeds.create(session)
+            command = msgspec.structs.replace(command, seed_commitment=_fair.commitment(seed))
+        elif tag == "close_session" and hasattr(command, "seed"):
+            seed = self.seeds.get(session)
+            command = msgspec.structs.replace(command, seed=seed.hex() if seed else "")
+        seed = self.seeds.get(session)
+        state = self.state(session)
+        if _fair is not None and seed is not None:
+            draws = _fair.FairDraws(seed, session, start=state.draw_counter, entropy=entropy)
+        else:
+            from events.model import ScriptedDraws
+
+            draws = ScriptedDraws(start=state.draw_counter)  # no seed yet: a draw is refused
+        return command, draws
+
+    def submit(self, session: str, command: Command, actor: Actor, *, device: str = "",
+               command_id: str = "", entropy: str = "") -> concurrent.futures.Future:
+        """Decides and folds now; returns a future of ``Executed`` resolved after commit."""
+        key = (device, command_id)
+        if command_id:
+            inflight = self._inflight.get(key)
+            if inflight is not None:
+                return inflight
+            previous = self.store.outcome_of(device, command_id)
+            if previous is not None:
+                done: concurrent.futures.Future = concurrent.futures.Future()
+                done.set_result(Executed(session=session, outcome=previous, actor=actor))
+                return done
+        state = self.state(session)
+        command, draws = self._prepare(session, command, entropy)
+        code = message = None
+        try:
+            events = game.decide(state, command, draws, actor=actor)
+        except RuleViolation as violation:
+            code, message = violation.code, violation.message
+            events = [CommandRejected(
+                command_type=command.__struct_config__.tag, code=violation.code,
+                message=violation.message, character=actor.character, rule=violation.rule,
+            )]
+        self._states[session] = game.fold(events, state)
+        stored = self.store.submit(Pending(
+            session=session, events=events, actor=actor.name or actor.role, device=device,
+            command_id=command_id, code=code, message=message,
+        ))
+        result: concurrent.futures.Future = concurrent.futures.Future()
+        if command_id:
+            self._inflight[key] = result
+
+        def committed(f: concurrent.futures.Future) -> None:
+            self._inflight.pop(key, None)
+            exc = f.exception()
+            if exc is not None:
+                self.forget(session)  # the optimistic state is wrong now: reload next time
+                result.set_exception(exc)
+                return
+            outcome: Outcome = f.result()
+            pairs = tuple(zip(outcome.seqs, events)) if not outcome.replayed else ()
+            executed = Executed(session=session, outcome=outcome, events=pairs, actor=actor)
+            result.set_result(executed)
+
+        stored.add_done_callback(committed)
+        return result
+
+    def execute_sync(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
+        executed = self.submit(session, command, actor, **kwargs).result()
+        self._publish(executed)
+        return executed
+
+    async def execute(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
+        executed = await asyncio.wrap_future(self.submit(session, command, actor, **kwargs))
+        self._publish(executed)
+        return executed
+
+    def _publish(self, executed: Executed) -> None:
+        if executed.events:
+            for listener in self.listeners:
+                listener(executed)
