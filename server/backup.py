@@ -1,0 +1,178 @@
+"""Consistent copies of a live chronicle database, and putting one back.
+
+`backup` uses SQLite's online backup API in a single step: the copy is one read
+snapshot of the source, so it holds exactly the events committed before the step
+began, while the server keeps appending (WAL lets writers go on during a read).
+Copying the file with `cp` instead could catch the database halfway through a
+checkpoint, or miss everything still in the -wal file.
+
+The copy is written beside its target and renamed into place only once it is
+complete and synced, so a USB stick pulled mid-copy never loses the previous backup.
+It is switched to the rollback journal, so it is one standalone file: nothing else
+(-wal, -shm) has to travel with it.
+
+`restore` refuses to touch a database some other connection has open (the server),
+because the server keeps its folded state and head seq in memory and would carry on
+from a log that is no longer on disk. The database it replaces is never deleted: it
+is moved aside, with its -wal, as `<db>.before-restore-<UTC time>`; it may hold events
+newer than the backup.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+__all__ = ["BackupError", "DatabaseInUse", "backup", "count_events", "restore"]
+
+Progress = Callable[[int, int, int], object]
+
+
+class BackupError(Exception):
+    """The copy does not open cleanly, or the source is not a chronicle database."""
+
+
+class DatabaseInUse(BackupError):
+    """Another connection (the server) has the database open."""
+
+
+def backup(db_path: str | os.PathLike, to_path: str | os.PathLike, *,
+           progress: Progress | None = None) -> int:
+    """Copy the live database `db_path` to `to_path`; return the number of events in the copy.
+
+    `progress(status, remaining, total)` is sqlite3's backup callback (pages); it is
+    called once, since the copy is taken in one step so that it is one snapshot.
+    """
+    src_path, dest = Path(db_path), Path(to_path)
+    if not src_path.is_file():
+        raise BackupError(f"no database at {src_path}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    partial = dest.with_name(dest.name + ".partial")
+    _remove_db_files(partial)
+    # Read-write, though it only reads: a read-only connection cannot remove the -wal
+    # and -shm files it had to create when the server is not running.
+    src = sqlite3.connect(src_path, timeout=30)
+    try:
+        _copy(src, partial, progress)
+    finally:
+        src.close()
+    count = _check(partial)
+    _fsync(partial)
+    os.replace(partial, dest)
+    _fsync(dest.parent)
+    return count
+
+
+def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
+            force: bool = False) -> int:
+    """Make `db_path` a copy of `backup_path`; return the number of events restored.
+
+    Refuses (DatabaseInUse) while any other connection has `db_path` open: stop the
+    server first. `force=True` skips that check; a server still running then keeps
+    writing to the moved-aside file, not the restored one, until it is restarted.
+    """
+    source, target = Path(backup_path), Path(db_path)
+    if not source.is_file():
+        raise BackupError(f"no backup at {source}")
+    count = _check(source)
+    if target.exists():
+        if not force:
+            _refuse_if_in_use(target)
+        _move_aside(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    _remove_db_files(partial)
+    src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        _copy(src, partial, None, journal_mode="wal")
+    finally:
+        src.close()
+    _fsync(partial)
+    os.replace(partial, target)
+    _fsync(target.parent)
+    return count
+
+
+def count_events(conn: sqlite3.Connection) -> int:
+    """Events in an open database; 0 for a database the store has not initialised yet."""
+    has_table = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone()
+    return conn.execute("SELECT count(*) FROM events").fetchone()[0] if has_table else 0
+
+
+def _copy(src: sqlite3.Connection, dest_path: Path, progress: Progress | None,
+          journal_mode: str = "delete") -> None:
+    dest = sqlite3.connect(dest_path)
+    try:
+        # pages=-1: one step, one snapshot. Stepping in chunks would restart from zero
+        # every time the server commits, and might never finish at a busy venue.
+        src.backup(dest, pages=-1, progress=progress)
+        # The pages carry the source's WAL flag; rewrite it so the file stands alone.
+        dest.execute(f"PRAGMA journal_mode={journal_mode}")
+        dest.commit()
+    except sqlite3.DatabaseError as exc:
+        dest.close()
+        _remove_db_files(dest_path)
+        raise BackupError(f"cannot copy the database: {exc}") from exc
+    finally:
+        dest.close()
+
+
+def _check(path: Path) -> int:
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        result = conn.execute("PRAGMA integrity_check").fetchall()
+        if result != [("ok",)]:
+            raise BackupError(f"{path} fails integrity_check: {result[:5]}")
+        return count_events(conn)
+    except sqlite3.DatabaseError as exc:
+        raise BackupError(f"{path} is not a usable SQLite database: {exc}") from exc
+    finally:
+        conn.close()
+
+
+def _refuse_if_in_use(path: Path) -> None:
+    # Leaving WAL mode needs the only connection to the file; the server holds one for
+    # as long as it runs, so this fails exactly when the database is in use. When it
+    # succeeds it has merged the -wal into the file, which is about to be moved aside.
+    conn = sqlite3.connect(path, timeout=1)
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode == "wal":
+            conn.execute("PRAGMA journal_mode=delete")
+        else:
+            conn.execute("BEGIN EXCLUSIVE")
+            conn.rollback()
+    except sqlite3.OperationalError as exc:
+        raise DatabaseInUse(
+            f"{path} is open in another process (is the server running? "
+            f"`systemctl stop conteur` first, or force): {exc}") from exc
+    finally:
+        conn.close()
+
+
+def _move_aside(path: Path) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    aside = path.with_name(f"{path.name}.before-restore-{stamp}")
+    # -wal and -shm keep their suffix so the moved database still finds its own log.
+    for suffix in ("", "-wal", "-shm"):
+        old = path.with_name(path.name + suffix)
+        if old.exists():
+            os.replace(old, aside.with_name(aside.name + suffix))
+    return aside
+
+
+def _remove_db_files(path: Path) -> None:
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
