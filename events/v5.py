@@ -1,19 +1,664 @@
-"""Stub: to be filled by its issue. Module contract: see events/game.py."""
+"""Vampire-5th-style dice pools with Hunger (V5-1..9): commands, events, state, deciders.
+
+``score`` is the pure outcome function; the deciders only gather the pool, draw the dice
+through ``draws`` and record them (FAIR-1). Roll ids ("r1", "r2"...) come from the state,
+so replay gives the same ids.
+
+Also home of two helpers the action-dice module shares: who may see a roll
+(``Visible``) and reading a character's sheet from the session roster (``sheet_of``).
+"""
 
 from __future__ import annotations
 
+import random
+from typing import Any, Iterator, Literal
+
 import msgspec
+from msgspec.structs import replace
+
+from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
+from events.sheets import V5Sheet
+
+Visibility = Literal["open", "secret", "blind"]
+PoolKind = Literal["normal", "willpower", "humanity", "rouse"]
+MessyRule = Literal["text", "official"]
+Strategy = Literal["reroll_failures", "maximise_criticals", "avoid_messy"]
+
+MAX_HUNGER = 5
+MAX_POOL = 30  # a guard against typos, far above any sheet (choice)
+MAX_REROLL = 3
+
+
+# ---------------------------------------------------------------- shared helpers
+
+
+class Visible:
+    """Who sees a roll (issue 4, Deliver 3): open rolls are public; a secret roll is
+    seen by its roller's character (and storytellers); a blind roll by storytellers
+    only. Hidden rolls redact to nothing, so not even the dice count leaks."""
+
+    __slots__ = ()
+
+    def owners(self) -> frozenset[str] | None:
+        if self.visibility == "open":  # type: ignore[attr-defined]
+            return None
+        if self.visibility == "secret" and self.character:  # type: ignore[attr-defined]
+            return frozenset((self.character,))  # type: ignore[attr-defined]
+        return frozenset()
+
+    def redacted(self) -> Event | None:
+        return None
+
+
+def check_visibility(visibility: str, actor: Actor) -> None:
+    if visibility == "blind" and not actor.is_storyteller:
+        raise RuleViolation(
+            "only a storyteller may roll blind; choose an open or secret roll",
+            code="forbidden",
+        )
+
+
+def sheet_of(state: Any, character: str | None) -> Any:
+    """The character's sheet from the session roster, or None.
+
+    The session module is written alongside this one: its roster is read defensively
+    (``roster``/``characters``/``sheets`` mappings whose values are sheets or have a
+    ``sheet`` attribute).
+    """
+    if character is None:
+        return None
+    session = getattr(state, "session", None)
+    for name in ("roster", "characters", "sheets"):
+        mapping = getattr(session, name, None)
+        if isinstance(mapping, dict) and character in mapping:
+            entry = mapping[character]
+            return getattr(entry, "sheet", entry)
+    return None
+
+
+def roster_characters(state: Any) -> list[str]:
+    session = getattr(state, "session", None)
+    for name in ("roster", "characters", "sheets"):
+        mapping = getattr(session, name, None)
+        if isinstance(mapping, dict) and mapping:
+            return sorted(mapping)
+    return []
+
+
+# ---------------------------------------------------------------- outcome
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    successes: int
+    margin: int
+    success: bool
+    critical: bool
+    messy: bool
+    bestial: bool
+
+
+def successes_of(faces: list[int] | tuple[int, ...]) -> int:
+    """V5-2, V5-4: 6-10 is a success; each pair of 10s counts 4 instead of 2."""
+    tens = sum(1 for f in faces if f == 10)
+    return sum(1 for f in faces if f >= 6) + 2 * (tens // 2)
+
+
+def score(
+    normal: list[int] | tuple[int, ...],
+    hunger: list[int] | tuple[int, ...],
+    difficulty: int,
+    messy_rule: MessyRule = "text",
+) -> Outcome:
+    """The outcome of a V5 roll (V5-2..V5-8). The margin of a failed roll is 0 (choice)."""
+    faces = tuple(normal) + tuple(hunger)
+    successes = successes_of(faces)
+    success = successes >= difficulty  # V5-3
+    critical = success and sum(1 for f in faces if f == 10) >= 2  # V5-4
+    hunger_ten = any(f == 10 for f in hunger)
+    if messy_rule == "official":
+        messy = critical and hunger_ten  # V5-7, the fifth edition's rule
+    else:
+        messy = success and hunger_ten  # V5-7, the text's rule
+    bestial = not success and any(f == 1 for f in hunger)  # V5-6
+    return Outcome(
+        successes=successes,
+        margin=max(0, successes - difficulty),
+        success=success,
+        critical=critical,
+        messy=messy,
+        bestial=bestial,
+    )
+
+
+def hunger_dice_count(pool: int, hunger: int, kind: str) -> int:
+    """V5-5: as many Hunger dice as current Hunger, never more than the pool; none for
+    Willpower, Humanity and Rouse rolls."""
+    if kind != "normal":
+        return 0
+    return max(0, min(hunger, pool))
+
+
+def reroll_choice(
+    normal: tuple[int, ...], hunger: tuple[int, ...], strategy: Strategy, messy_rule: MessyRule
+) -> tuple[int, ...]:
+    """Indices of the normal dice a Willpower reroll strategy picks (V5-9), at most three.
+
+    reroll_failures: failures, lowest first. maximise_criticals: every non-10, failures
+    first then the lowest successes. avoid_messy: the normal 10s that make a messy
+    critical under the official rule, then failures.
+    """
+    order = sorted(range(len(normal)), key=lambda i: (normal[i], i))
+    failures = [i for i in order if normal[i] < 6]
+    if strategy == "reroll_failures":
+        picked = failures
+    elif strategy == "maximise_criticals":
+        picked = failures + [i for i in order if 6 <= normal[i] < 10]
+    else:
+        outcome = score(normal, hunger, 0, messy_rule)
+        if not outcome.messy:
+            raise RuleViolation(
+                "this roll is not a messy critical: nothing to avoid (V5-7)", code="invalid"
+            )
+        if messy_rule == "text" or sum(1 for f in hunger if f == 10) >= 2:
+            raise RuleViolation(
+                "this messy critical comes from the Hunger dice alone, which Willpower "
+                "cannot reroll (V5-7, V5-9)",
+                code="rule",
+                rule="V5-9",
+            )
+        picked = [i for i in order if normal[i] == 10] + failures
+    return tuple(sorted(picked[:MAX_REROLL]))
+
+
+# ---------------------------------------------------------------- state
+
+
+class Roll(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    character: str | None
+    normal: tuple[int, ...]
+    hunger: tuple[int, ...]
+    difficulty: int
+    visibility: str
+    rerolled: bool = False
 
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
-    pass
+    hunger: dict[str, int] = {}  # current Hunger once it moved from the sheet's
+    rolls: dict[str, Roll] = {}
+    next_roll: int = 1
+    messy_rule: MessyRule = "text"  # V5-7 chronicle option
 
 
 def initial() -> State:
     return State()
 
 
-DECIDERS: dict = {}
-EVOLVERS: dict = {}
-EVENTS: tuple = ()
-COMMANDS: tuple = ()
+def hunger_of(state: Any, character: str) -> int:
+    """Current Hunger: the state's once changed, else the sheet's (V5-5)."""
+    if character in state.v5.hunger:
+        return state.v5.hunger[character]
+    sheet = sheet_of(state, character)
+    return sheet.hunger if isinstance(sheet, V5Sheet) else 0
+
+
+# ---------------------------------------------------------------- commands
+
+
+class RollPool(Command, frozen=True, kw_only=True, tag="roll_pool"):
+    """Roll a pool (V5-1). The pool is ``pool`` dice, or resolved from the sheet:
+    ``attribute`` + ``skill`` (each name looked up among attributes then skills), or
+    Willpower / Humanity for those kinds. ``bonus`` adds dice (a negative value removes).
+    ``hunger`` overrides Hunger for a storyteller's roll without a character."""
+
+    character: str | None = None
+    pool: int | None = None
+    attribute: str | None = None
+    skill: str | None = None
+    bonus: int = 0
+    difficulty: int = 1
+    kind: PoolKind = "normal"
+    visibility: Visibility = "open"
+    hunger: int | None = None
+    label: str = ""
+    entropy: str = ""
+
+
+class RouseCheck(Command, frozen=True, kw_only=True, tag="rouse"):
+    character: str
+    visibility: Visibility = "open"
+    label: str = ""
+    entropy: str = ""
+
+
+class WillpowerReroll(Command, frozen=True, kw_only=True, tag="willpower_reroll"):
+    """Reroll up to three normal dice of roll ``roll`` (V5-9): ``dice`` are indices into
+    the roll's normal dice (0-based), or ``strategy`` picks them."""
+
+    roll: str
+    character: str | None = None
+    dice: tuple[int, ...] = ()
+    strategy: Strategy | None = None
+    entropy: str = ""
+
+
+class SetHunger(Command, frozen=True, kw_only=True, tag="set_hunger"):
+    storyteller_only = True
+    play = False
+
+    character: str
+    hunger: int
+    reason: str = ""
+
+
+class ConfigureV5(Command, frozen=True, kw_only=True, tag="v5_settings"):
+    """Chronicle options of the V5 ruleset (V5-7)."""
+
+    storyteller_only = True
+    play = False
+
+    messy_rule: MessyRule = "text"
+
+
+# ---------------------------------------------------------------- events
+
+
+class PoolRolled(Visible, Event, frozen=True, kw_only=True, tag="v5.pool_rolled"):
+    roll: str
+    character: str | None
+    kind: str
+    pool: int
+    difficulty: int
+    normal: tuple[int, ...]
+    hunger: tuple[int, ...]
+    successes: int
+    margin: int
+    success: bool
+    critical: bool
+    messy: bool
+    bestial: bool
+    messy_rule: str = "text"
+    source: str = ""  # how the pool was named: "Dexterity 3 + Stealth 2", "declared 5"
+    visibility: str = "open"
+    label: str = ""
+    draws: tuple[DrawRecord, ...] = ()
+
+
+class RouseChecked(Visible, Event, frozen=True, kw_only=True, tag="v5.rouse_checked"):
+    roll: str
+    character: str
+    face: int
+    hunger_before: int
+    hunger_after: int
+    visibility: str = "open"
+    label: str = ""
+    draws: tuple[DrawRecord, ...] = ()
+
+    @property
+    def raised(self) -> bool:
+        return self.face <= 5
+
+
+class WillpowerRerolled(Visible, Event, frozen=True, kw_only=True, tag="v5.willpower_rerolled"):
+    """A reroll appended after its roll; the first roll's event is never rewritten."""
+
+    roll: str
+    character: str | None
+    dice: tuple[int, ...]  # indices into the normal dice
+    before: tuple[int, ...]  # their faces before
+    after: tuple[int, ...]  # their new faces
+    normal: tuple[int, ...]  # the whole normal dice after the reroll
+    hunger: tuple[int, ...]
+    difficulty: int
+    successes: int
+    margin: int
+    success: bool
+    critical: bool
+    messy: bool
+    bestial: bool
+    strategy: str = ""
+    messy_rule: str = "text"
+    visibility: str = "open"
+    draws: tuple[DrawRecord, ...] = ()
+
+
+class HungerSet(Event, frozen=True, kw_only=True, tag="v5.hunger_set"):
+    """Hunger is on the sheet: its character and the storytellers see it."""
+
+    character: str
+    hunger: int
+    previous: int
+    reason: str = ""
+
+    def owners(self) -> frozenset[str] | None:
+        return frozenset((self.character,))
+
+
+class V5Configured(Event, frozen=True, kw_only=True, tag="v5.configured"):
+    messy_rule: str
+
+
+# ---------------------------------------------------------------- deciders
+
+
+def _next_id(state: Any) -> str:
+    return f"r{state.v5.next_roll}"
+
+
+def _trait(sheet: V5Sheet, name: str, character: str) -> int:
+    for table in (sheet.attributes, sheet.skills):
+        for key, value in table.items():
+            if key.casefold() == name.casefold():
+                return value
+    raise RuleViolation(
+        f"{character}'s sheet has no trait {name!r} (V5-1)", code="invalid", rule="V5-1"
+    )
+
+
+def _resolve_pool(state: Any, cmd: RollPool, actor: Actor) -> tuple[int, str]:
+    sheet = sheet_of(state, cmd.character)
+    sheet = sheet if isinstance(sheet, V5Sheet) else None
+    if cmd.pool is not None:
+        if sheet is not None and not actor.is_storyteller:
+            raise RuleViolation(
+                f"{cmd.character}'s sheet is on record: name the attribute and skill "
+                "(or Willpower, Humanity) instead of a number of dice (V5-1)",
+                code="invalid",
+                rule="V5-1",
+            )
+        pool, source = cmd.pool, f"declared {cmd.pool}"
+    elif sheet is None:
+        raise RuleViolation(
+            f"no V5 sheet for {cmd.character or 'this roll'}: give the pool as a number "
+            "of dice (V5-1)",
+            code="invalid",
+            rule="V5-1",
+        )
+    elif cmd.attribute is not None:
+        pool = _trait(sheet, cmd.attribute, cmd.character or "")
+        source = f"{cmd.attribute} {pool}"
+        if cmd.skill is not None:
+            skill = _trait(sheet, cmd.skill, cmd.character or "")
+            pool += skill
+            source += f" + {cmd.skill} {skill}"
+    elif cmd.kind in ("willpower", "humanity"):
+        pool = getattr(sheet, cmd.kind)
+        source = f"{cmd.kind.capitalize()} {pool}"
+    else:
+        raise RuleViolation(
+            "name the pool: an attribute and a skill, or a number of dice (V5-1)",
+            code="invalid",
+            rule="V5-1",
+        )
+    if cmd.bonus:
+        pool += cmd.bonus
+        source += f" {cmd.bonus:+d}"
+    return pool, source
+
+
+def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> list[Event]:
+    check_visibility(cmd.visibility, actor)
+    if cmd.character is None and not actor.is_storyteller:
+        raise RuleViolation("name the character who rolls", code="invalid")
+    if cmd.hunger is not None and not actor.is_storyteller:
+        raise RuleViolation(
+            "Hunger comes from your sheet; only a storyteller sets it (V5-9)",
+            code="forbidden",
+            rule="V5-9",
+        )
+    pool, source = _resolve_pool(state, cmd, actor)
+    if pool <= 0:  # V5-1 (choice)
+        raise RuleViolation(
+            f"a pool of {pool} dice cannot be rolled (V5-1)", code="rule", rule="V5-1"
+        )
+    if pool > MAX_POOL:
+        raise RuleViolation(f"a pool of {pool} dice is above {MAX_POOL} (V5-1)", code="invalid")
+    if cmd.difficulty < 0:
+        raise RuleViolation(
+            f"difficulty {cmd.difficulty} is below 0 (V5-3)", code="invalid", rule="V5-3"
+        )
+    if cmd.hunger is not None:
+        current = cmd.hunger
+    else:
+        current = hunger_of(state, cmd.character) if cmd.character else 0
+    if not 0 <= current <= MAX_HUNGER:
+        raise RuleViolation(f"Hunger {current} is not in 0-5 (V5-5)", code="invalid", rule="V5-5")
+    n_hunger = hunger_dice_count(pool, current, cmd.kind)
+    records = tuple(draws.roll(10) for _ in range(pool))
+    faces = tuple(r.face for r in records)
+    normal, hunger = faces[: pool - n_hunger], faces[pool - n_hunger :]
+    rule = state.v5.messy_rule
+    outcome = score(normal, hunger, cmd.difficulty, rule)
+    return [
+        PoolRolled(
+            roll=_next_id(state),
+            character=cmd.character,
+            kind=cmd.kind,
+            pool=pool,
+            difficulty=cmd.difficulty,
+            normal=normal,
+            hunger=hunger,
+            messy_rule=rule,
+            source=source,
+            visibility=cmd.visibility,
+            label=cmd.label,
+            draws=records,
+            **msgspec.structs.asdict(outcome),
+        )
+    ]
+
+
+def decide_rouse(state: Any, cmd: RouseCheck, draws: Draws, actor: Actor) -> list[Event]:
+    check_visibility(cmd.visibility, actor)
+    before = hunger_of(state, cmd.character)
+    record = draws.roll(10)  # V5-9: one d10, no Hunger dice
+    after = min(MAX_HUNGER, before + 1) if record.face <= 5 else before
+    return [
+        RouseChecked(
+            roll=_next_id(state),
+            character=cmd.character,
+            face=record.face,
+            hunger_before=before,
+            hunger_after=after,
+            visibility=cmd.visibility,
+            label=cmd.label,
+            draws=(record,),
+        )
+    ]
+
+
+def decide_willpower_reroll(
+    state: Any, cmd: WillpowerReroll, draws: Draws, actor: Actor
+) -> list[Event]:
+    roll = state.v5.rolls.get(cmd.roll)
+    if roll is None:
+        raise RuleViolation(f"no pool roll {cmd.roll!r} to reroll", code="not_found")
+    if not actor.is_storyteller and roll.character != actor.character:
+        raise RuleViolation(
+            f"roll {cmd.roll} is not {actor.character}'s to reroll", code="forbidden"
+        )
+    if cmd.character is not None and cmd.character != roll.character:
+        raise RuleViolation(f"roll {cmd.roll} was made by {roll.character}", code="invalid")
+    if roll.rerolled:
+        raise RuleViolation(
+            f"roll {cmd.roll} was already rerolled with Willpower: once per roll (V5-9)",
+            code="rule",
+            rule="V5-9",
+        )
+    rule = state.v5.messy_rule
+    if (cmd.strategy is None) == (not cmd.dice):
+        raise RuleViolation(
+            "give either the dice to reroll or a strategy (V5-9)", code="invalid", rule="V5-9"
+        )
+    if cmd.strategy is not None:
+        dice = reroll_choice(roll.normal, roll.hunger, cmd.strategy, rule)
+    else:
+        dice = tuple(sorted(set(cmd.dice)))
+        if len(dice) != len(cmd.dice):
+            raise RuleViolation("each die is rerolled at most once (V5-9)", code="invalid")
+    if not dice:
+        raise RuleViolation(
+            f"strategy {cmd.strategy} finds no normal die to reroll (V5-9)",
+            code="rule",
+            rule="V5-9",
+        )
+    if len(dice) > MAX_REROLL:
+        raise RuleViolation(
+            f"Willpower rerolls at most three dice, not {len(dice)} (V5-9)",
+            code="rule",
+            rule="V5-9",
+        )
+    for i in dice:
+        if not 0 <= i < len(roll.normal):
+            raise RuleViolation(
+                f"die {i} is not one of the {len(roll.normal)} normal dice; Hunger dice "
+                "are never rerolled (V5-9)",
+                code="rule",
+                rule="V5-9",
+            )
+    records = tuple(draws.roll(10) for _ in dice)
+    normal = list(roll.normal)
+    for i, r in zip(dice, records):
+        normal[i] = r.face
+    outcome = score(normal, roll.hunger, roll.difficulty, rule)
+    return [
+        WillpowerRerolled(
+            roll=cmd.roll,
+            character=roll.character,
+            dice=dice,
+            before=tuple(roll.normal[i] for i in dice),
+            after=tuple(r.face for r in records),
+            normal=tuple(normal),
+            hunger=roll.hunger,
+            difficulty=roll.difficulty,
+            strategy=cmd.strategy or "",
+            messy_rule=rule,
+            visibility=roll.visibility,
+            draws=records,
+            **msgspec.structs.asdict(outcome),
+        )
+    ]
+
+
+def decide_set_hunger(state: Any, cmd: SetHunger, draws: Draws, actor: Actor) -> list[Event]:
+    if not 0 <= cmd.hunger <= MAX_HUNGER:
+        raise RuleViolation(
+            f"Hunger {cmd.hunger} is not in 0-5 (V5-5)", code="invalid", rule="V5-5"
+        )
+    previous = hunger_of(state, cmd.character)
+    return [
+        HungerSet(character=cmd.character, hunger=cmd.hunger, previous=previous, reason=cmd.reason)
+    ]
+
+
+def decide_configure(state: Any, cmd: ConfigureV5, draws: Draws, actor: Actor) -> list[Event]:
+    return [V5Configured(messy_rule=cmd.messy_rule)]
+
+
+# ---------------------------------------------------------------- evolvers
+
+
+def _v5(state: Any, **changes: Any) -> Any:
+    return replace(state, v5=replace(state.v5, **changes))
+
+
+def evolve_pool_rolled(state: Any, e: PoolRolled) -> Any:
+    roll = Roll(
+        character=e.character,
+        normal=e.normal,
+        hunger=e.hunger,
+        difficulty=e.difficulty,
+        visibility=e.visibility,
+    )
+    return _v5(state, rolls={**state.v5.rolls, e.roll: roll}, next_roll=state.v5.next_roll + 1)
+
+
+def evolve_rouse_checked(state: Any, e: RouseChecked) -> Any:
+    return _v5(
+        state,
+        hunger={**state.v5.hunger, e.character: e.hunger_after},
+        next_roll=state.v5.next_roll + 1,
+    )
+
+
+def evolve_willpower_rerolled(state: Any, e: WillpowerRerolled) -> Any:
+    roll = state.v5.rolls[e.roll]
+    return _v5(state, rolls={**state.v5.rolls, e.roll: replace(roll, normal=e.normal, rerolled=True)})
+
+
+def evolve_hunger_set(state: Any, e: HungerSet) -> Any:
+    return _v5(state, hunger={**state.v5.hunger, e.character: e.hunger})
+
+
+def evolve_configured(state: Any, e: V5Configured) -> Any:
+    return _v5(state, messy_rule=e.messy_rule)
+
+
+DECIDERS = {
+    RollPool: decide_roll_pool,
+    RouseCheck: decide_rouse,
+    WillpowerReroll: decide_willpower_reroll,
+    SetHunger: decide_set_hunger,
+    ConfigureV5: decide_configure,
+}
+EVOLVERS = {
+    PoolRolled: evolve_pool_rolled,
+    RouseChecked: evolve_rouse_checked,
+    WillpowerRerolled: evolve_willpower_rerolled,
+    HungerSet: evolve_hunger_set,
+    V5Configured: evolve_configured,
+}
+EVENTS = (PoolRolled, RouseChecked, WillpowerRerolled, HungerSet, V5Configured)
+COMMANDS = (RollPool, RouseCheck, WillpowerReroll, SetHunger, ConfigureV5)
+
+
+# ---------------------------------------------------------------- simulation
+
+
+def random_command(
+    rng: random.Random, state: Any, characters: list[str] | None = None
+) -> tuple[Actor, Command]:
+    """One random, mostly valid V5 command against the current state (``conteur
+    simulate``): mostly a player's pool, some Rouse checks, Willpower rerolls (some
+    refused: already rerolled, nothing to avoid), blind storyteller rolls, Hunger set."""
+    characters = characters or [
+        c for c in roster_characters(state) if isinstance(sheet_of(state, c), V5Sheet)
+    ]
+    if not characters:
+        return STORYTELLER, RollPool(pool=rng.randint(1, 8), hunger=rng.randint(0, 5))
+    who = rng.choice(characters)
+    player = Actor(role="player", character=who, name=who)
+    sheet = sheet_of(state, who)
+    visibility = rng.choice(("open", "open", "open", "secret"))
+    pick = rng.random()
+    if pick < 0.55:
+        if isinstance(sheet, V5Sheet) and sheet.attributes:
+            return player, RollPool(
+                character=who,
+                attribute=rng.choice(sorted(sheet.attributes)),
+                skill=rng.choice(sorted(sheet.skills)) if sheet.skills else None,
+                difficulty=rng.randint(1, 5),
+                visibility=visibility,
+            )
+        return player, RollPool(character=who, pool=rng.randint(1, 9), difficulty=rng.randint(1, 5))
+    if pick < 0.7:
+        return player, RouseCheck(character=who, visibility=visibility)
+    if pick < 0.85:
+        own = sorted(k for k, r in state.v5.rolls.items() if r.character == who)
+        strategy = rng.choice(("reroll_failures", "maximise_criticals", "avoid_messy"))
+        return player, WillpowerReroll(
+            character=who, roll=rng.choice(own) if own else "r1", strategy=strategy
+        )
+    if pick < 0.95:
+        return STORYTELLER, RollPool(
+            character=who, pool=rng.randint(1, 7), difficulty=rng.randint(1, 4), visibility="blind"
+        )
+    return STORYTELLER, SetHunger(character=who, hunger=rng.randint(0, 5))
+
+
+def random_commands(
+    rng: random.Random, state: Any, characters: list[str] | None = None
+) -> Iterator[tuple[Actor, Command]]:
+    """Endless ``random_command``s against one state; a simulator that folds as it goes
+    calls ``random_command`` with each new state instead."""
+    while True:
+        yield random_command(rng, state, characters)
