@@ -41,7 +41,8 @@ def row_hash(prev_hash: str, seq: int, session: str, type_: str, data: bytes, ac
     h.update(b"\n")
     h.update(body)
     h.update(b"\n")
-    h.update(data)
+    # a row edited through SQL may come back as TEXT; its bytes are what the hash covers
+    h.update(data.encode() if isinstance(data, str) else data)
     return h.hexdigest()
 
 
