@@ -1,0 +1,374 @@
+"""The asyncio Python client: reconnecting, resyncing, with a durable outbox.
+
+One ``Client`` follows one session as one viewer (the token decides who). It keeps
+connecting (backoff with jitter, capped, reset once a ``welcome`` arrives), says ``hello``
+with the last seq it holds, takes the missed events, and once ``live`` arrives flushes the
+outbox in the order commands were made. Commands are written to the outbox before they
+are sent, with their UUID, so a dropout or a process restart resends the same id and the
+server's idempotency hands back the first outcome: a throw is never made twice.
+
+Received events are kept in the same SQLite file, so the viewer's folded state is rebuilt
+after a restart without downloading the session again. For a storyteller (who sees every
+event whole) ``client.state`` equals the server's ``GameState``; for a player it is the
+fold of what that player may see, or ``None`` when a redacted event cannot be folded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import secrets
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import msgspec
+import websockets
+from websockets.asyncio.client import connect
+
+from client.outbox import Entry, Outbox
+from events import game
+from events.model import Command
+
+log = logging.getLogger("conteur.client")
+
+_decode_frame = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+
+# Errors after which reconnecting cannot help: the token is wrong, not the network.
+FATAL_CODES = frozenset({"auth", "unauthorized", "forbidden", "bad_token", "unknown_token",
+                         "token", "invalid_token", "unknown_session"})
+
+
+class Result(msgspec.Struct, frozen=True, kw_only=True):
+    """A command's outcome: the seqs of its events, or a rejection with its reason."""
+
+    id: str
+    seqs: tuple[int, ...] = ()
+    code: str | None = None
+    message: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.code is None
+
+
+class Delivered(msgspec.Struct, frozen=True, kw_only=True):
+    """One event as this viewer received it: ``event`` is a typed Struct when its tag is
+    known to ``events.game``, else the raw JSON object (a newer server, a sealed form)."""
+
+    seq: int
+    event: Any
+    raw: dict
+
+    @property
+    def type(self) -> str:
+        return self.raw.get("type", "?")
+
+
+class ClientError(Exception):
+    """The server refused this client for good (a bad token, an unknown session)."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class Backoff:
+    """Exponential backoff with "equal jitter": half the delay fixed, half random, so a
+    room of phones coming back from the same Wi-Fi blip does not reconnect in lockstep."""
+
+    def __init__(self, base: float = 0.25, cap: float = 10.0, rng: random.Random | None = None):
+        self.base, self.cap = base, cap
+        self.attempt = 0
+        self._rng = rng or random.Random()
+
+    def next(self) -> float:
+        ceiling = min(self.cap, self.base * (2 ** self.attempt))
+        self.attempt += 1
+        return ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+
+    def reset(self) -> None:
+        self.attempt = 0
+
+
+def decode_event(raw: dict) -> Any:
+    """The typed event for a tag ``events.game`` knows, else the raw object."""
+    cls = game.EVENT_BY_TAG.get(raw.get("type", ""))
+    if cls is None:
+        return raw
+    try:
+        return msgspec.convert(raw, cls)
+    except msgspec.ValidationError:
+        return raw
+
+
+def command_json(command: Command | dict) -> dict:
+    """A command as wire JSON, checked against its type when ``events.game`` knows it,
+    so a typo fails here, at once, and not as a rejection after a dropout."""
+    if isinstance(command, Command):
+        return msgspec.to_builtins(command)
+    tag = command.get("type")
+    if not tag:
+        raise ValueError("a command needs a 'type'")
+    cls = game.COMMAND_BY_TAG.get(tag)
+    if cls is not None:
+        msgspec.convert(command, cls)  # raises msgspec.ValidationError
+    return dict(command)
+
+
+class Client:
+    """A reconnecting client for one session. Use as ``async with Client(...) as c``."""
+
+    def __init__(self, url: str, token: str, session: str | None = None, *,
+                 outbox: Outbox | str | Path = ":memory:", device: str | None = None,
+                 backoff: Backoff | None = None, origin: str | None = None,
+                 ping_interval: float | None = 5.0):
+        self.url = url
+        self.token = token
+        self.outbox = outbox if isinstance(outbox, Outbox) else Outbox(outbox)
+        self.session = session or self.outbox.get_meta("session") or ""
+        self.device = self.outbox.device(device)
+        self.backoff = backoff or Backoff()
+        self.origin = origin
+        self.ping_interval = ping_interval
+        self.viewer: Any = None
+        self.head = 0
+        self.connected = False
+        self.connections = 0  # welcomes received: a test reads how often it came back
+        self.live = asyncio.Event()
+        self.error: ClientError | None = None
+        self._ws: Any = None
+        self._task: asyncio.Task | None = None
+        self._waiters: dict[str, asyncio.Future] = {}
+        self._subscribers: list[asyncio.Queue] = []
+        self._pending_log: list[tuple[int, dict]] = []
+        self._sent: set[str] = set()  # ids sent on the current connection
+        self.received: list[Delivered] = []
+        self._state: game.GameState | None = game.initial()
+        self.fold_error: str | None = None
+        for seq, raw in self.outbox.log(self.session):
+            self._take(seq, raw, notify=False)
+
+    # -- lifecycle -------------------------------------------------------------------
+
+    async def __aenter__(self) -> Client:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._run(), name="conteur-client")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._task
+            self._task = None
+        for queue in self._subscribers:
+            queue.put_nowait(None)
+        self.outbox.close()
+
+    async def wait_live(self, timeout: float | None = 10.0) -> None:
+        """Until the resync is done (``live``); raises ``ClientError`` on a refused token."""
+        waiter = asyncio.ensure_future(self.live.wait())
+        try:
+            while not self.live.is_set():
+                if self.error is not None:
+                    raise self.error
+                done, _ = await asyncio.wait({waiter}, timeout=0.05)
+                if timeout is not None:
+                    timeout -= 0.05
+                    if timeout <= 0 and not done:
+                        raise TimeoutError("not live yet")
+        finally:
+            waiter.cancel()
+        if self.error is not None:
+            raise self.error
+
+    @property
+    def last_seq(self) -> int:
+        return self.outbox.last_seq(self.session)
+
+    @property
+    def state(self) -> game.GameState | None:
+        """This viewer's fold of its events; ``None`` once one could not be folded."""
+        return self._state
+
+    # -- commands --------------------------------------------------------------------
+
+    def send(self, command: Command | dict, *, entropy: str | None = None,
+             command_id: str | None = None) -> str:
+        """Queue a command durably and send it when live; returns its id at once."""
+        body = command_json(command)
+        command_id = self.outbox.put(
+            self.session, body, entropy=entropy if entropy is not None else secrets.token_hex(8),
+            made_after=self.last_seq, command_id=command_id,
+        )
+        if self.live.is_set() and self._ws is not None:
+            entry = self.outbox.get(command_id)
+            if entry is not None:
+                asyncio.ensure_future(self._send_entry(self._ws, entry))
+        return command_id
+
+    async def request(self, command: Command | dict, *, entropy: str | None = None,
+                      timeout: float | None = 30.0) -> Result:
+        """Send and wait for the outcome, through any number of reconnects."""
+        command_id = self.send(command, entropy=entropy)
+        return await self.outcome(command_id, timeout=timeout)
+
+    async def outcome(self, command_id: str, timeout: float | None = 30.0) -> Result:
+        entry = self.outbox.get(command_id)
+        if entry is not None and entry.status != "queued":
+            return _result(entry)
+        future = self._waiters.setdefault(command_id, asyncio.get_running_loop().create_future())
+        return await asyncio.wait_for(asyncio.shield(future), timeout)
+
+    def queued(self) -> list[Entry]:
+        return self.outbox.queued(self.session)
+
+    # -- events ----------------------------------------------------------------------
+
+    async def events(self, *, replay: bool = False) -> AsyncIterator[Delivered]:
+        """Every event from now on (and those already held, with ``replay``), in order."""
+        queue: asyncio.Queue = asyncio.Queue()
+        if replay:
+            for item in self.received:
+                queue.put_nowait(item)
+        self._subscribers.append(queue)
+        try:
+            while True:
+                item = await queue.get()
+                if item is None:
+                    return
+                yield item
+        finally:
+            self._subscribers.remove(queue)
+
+    # -- the connection loop -----------------------------------------------------------
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await self._connect_once()
+            except asyncio.CancelledError:
+                raise
+            except ClientError as refused:
+                self.error = refused
+                log.error("refused: %s", refused)
+                for queue in self._subscribers:
+                    queue.put_nowait(None)
+                return
+            except (OSError, websockets.exceptions.WebSocketException, asyncio.TimeoutError) as exc:
+                log.info("connection lost: %r", exc)
+            finally:
+                self._flush_log()
+                self.connected = False
+                self.live.clear()
+                self._ws = None
+            await asyncio.sleep(self.backoff.next())
+
+    async def _connect_once(self) -> None:
+        kwargs: dict[str, Any] = {"compression": None, "max_size": 2**24,
+                                  "ping_interval": self.ping_interval,
+                                  "ping_timeout": self.ping_interval, "open_timeout": 10}
+        if self.origin:
+            kwargs["origin"] = self.origin
+        async with connect(self.url, **kwargs) as ws:
+            self._sent = set()
+            await ws.send(_encode({"type": "hello", "token": self.token, "session": self.session,
+                                   "after": self.last_seq, "device": self.device}))
+            async for message in ws:
+                try:
+                    frame = _decode_frame(message)
+                except msgspec.DecodeError:
+                    log.warning("undecodable frame dropped")
+                    continue
+                await self._on_frame(ws, frame)
+
+    async def _on_frame(self, ws: Any, frame: dict) -> None:
+        kind = frame.get("type")
+        if kind == "event":
+            self._pending_log.append((frame["seq"], frame["event"]))
+            self._take(frame["seq"], frame["event"])
+            if self.live.is_set():
+                self._flush_log()
+        elif kind == "welcome":
+            self.viewer = frame.get("viewer")
+            self.head = frame.get("head", 0)
+            if not self.session and isinstance(self.viewer, dict) and self.viewer.get("session"):
+                self.session = self.viewer["session"]
+            if self.session:
+                self.outbox.set_meta("session", self.session)
+            self.connected = True
+            self.connections += 1
+            self.backoff.reset()
+        elif kind == "live":
+            self.head = frame.get("head", self.head)
+            self._flush_log()
+            self._ws = ws
+            self.live.set()
+            for entry in self.outbox.queued(self.session):
+                await self._send_entry(ws, entry)
+        elif kind == "ack":
+            self._settle(frame["id"], tuple(frame.get("seqs", ())), None, None)
+        elif kind == "reject":
+            self._settle(frame["id"], (), frame.get("code", "rule"), frame.get("message", ""))
+        elif kind == "error":
+            code, message = frame.get("code", "error"), frame.get("message", "")
+            if not self.connected and code in FATAL_CODES:
+                raise ClientError(code, message)
+            log.warning("server error %s: %s", code, message)
+
+    async def _send_entry(self, ws: Any, entry: Entry) -> None:
+        if entry.id in self._sent or entry.status != "queued":
+            return
+        self._sent.add(entry.id)
+        frame = {"type": "command", "id": entry.id, "command": entry.command}
+        if entry.entropy:
+            frame["entropy"] = entry.entropy
+        with contextlib.suppress(websockets.exceptions.ConnectionClosed):
+            await ws.send(_encode(frame))
+
+    def _settle(self, command_id: str, seqs: tuple[int, ...], code: str | None,
+                message: str | None) -> None:
+        if code is None:
+            self.outbox.acked(command_id, seqs)
+        else:
+            self.outbox.rejected(command_id, code, message or "")
+        future = self._waiters.pop(command_id, None)
+        if future is not None and not future.done():
+            future.set_result(Result(id=command_id, seqs=seqs, code=code, message=message))
+
+    def _take(self, seq: int, raw: dict, *, notify: bool = True) -> None:
+        if seq <= (self.received[-1].seq if self.received else 0):
+            return  # a resync overlapping what we hold
+        event = decode_event(raw)
+        item = Delivered(seq=seq, event=event, raw=raw)
+        self.received.append(item)
+        if self._state is not None:
+            if isinstance(event, dict):
+                self._state, self.fold_error = None, f"cannot fold {raw.get('type')} at {seq}"
+            else:
+                try:
+                    self._state = msgspec.structs.replace(game.evolve(self._state, event), head=seq)
+                except Exception as exc:  # a redacted event a player's fold cannot take
+                    self._state, self.fold_error = None, f"{type(exc).__name__} at {seq}: {exc}"
+        if notify:
+            for queue in self._subscribers:
+                queue.put_nowait(item)
+
+    def _flush_log(self) -> None:
+        if self._pending_log and self.session:
+            self.outbox.record(self.session, self._pending_log)
+        self._pending_log = []
+
+
+def _result(entry: Entry) -> Result:
+    return Result(id=entry.id, seqs=entry.seqs, code=entry.code, message=entry.message)
