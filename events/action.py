@@ -1,19 +1,906 @@
-"""Stub: to be filled by its issue. Module contract: see events/game.py."""
+"""Action dice with D+/- dice (ACT-1..13): commands, events, state, deciders.
+
+A roll: ``dice`` action dice (3, a setting), d8 or d10 with a fitting Expertise (ACT-3);
+each die at or above the characteristic's threshold is one success point (PS); the net
+bonus or malus rolls that many D+/- (ACT-5, ACT-6). The D+/- is a d6 read as
+
+    faces 1, 2 -> "-"      faces 3, 4 -> blank      faces 5, 6 -> "+"      (ACT-4)
+
+Roll ids ("a1", "a2"...) and modifier ids ("m1"...) come from the state. The game clock
+(``state.session.turn``, ``state.session.game_seconds``) is read defensively: the session
+module is written alongside this one.
+"""
 
 from __future__ import annotations
 
+import random
+import re
+import unicodedata
+from typing import Any, Literal
+
 import msgspec
+from msgspec.structs import replace
+
+from events import v5
+from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
+from events.sheets import ActionSheet, V5Sheet
+from events.v5 import Visible, Visibility, check_visibility, roster_characters, sheet_of
+
+Option = Literal["none", "surpass", "sacrifice"]
+Unit = Literal["turns", "minutes", "hours"]
+
+PLUS_FACES = (5, 6)
+MINUS_FACES = (1, 2)
+OPTION_BONUS = 2  # ACT-8: two extra D+/- as a bonus, netted with the rest (ACT-5)
+SACRIFICE_PS = 2
+MAX_PLUSMINUS = 20  # a guard against typos (choice)
+SECONDS = {"turns": 0, "minutes": 60, "hours": 3600}
+
+
+def sign(face: int) -> str:
+    """ACT-4: the symbol a D+/- face shows."""
+    if face in PLUS_FACES:
+        return "+"
+    if face in MINUS_FACES:
+        return "-"
+    return ""
+
+
+def fold_name(name: str) -> str:
+    """Names compare without case or accents: "extreme" is "Extrême" on a phone."""
+    decomposed = unicodedata.normalize("NFKD", name.strip())
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+# ---------------------------------------------------------------- pure outcome
+
+
+class ActionOutcome(msgspec.Struct, frozen=True, kw_only=True):
+    ps_dice: int  # PS from the action dice alone
+    ps: int  # final PS
+    success: bool | None  # None for an opposed roll (no difficulty)
+
+
+def points(
+    dice: list[int] | tuple[int, ...],
+    threshold: int,
+    plusminus: list[int] | tuple[int, ...],
+    net: int,
+    difficulty: int | None,
+    sacrifice: bool = False,
+) -> ActionOutcome:
+    """ACT-3, ACT-6, ACT-8, ACT-11. PS never go below 0 (choice), and the Sacrifice's
+    +2 PS come after that floor."""
+    ps_dice = sum(1 for f in dice if f >= threshold)
+    ps = ps_dice
+    signs = [sign(f) for f in plusminus]
+    if net > 0:
+        ps += signs.count("+")
+    elif net < 0:
+        ps -= signs.count("-")
+    ps = max(0, ps)
+    if sacrifice:
+        ps += SACRIFICE_PS
+    success = None if difficulty is None else ps >= difficulty
+    return ActionOutcome(ps_dice=ps_dice, ps=ps, success=success)
+
+
+_TEST = re.compile(r"^\s*test\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$", re.IGNORECASE)
+
+
+def parse_test(text: str) -> tuple[str, int | str]:
+    """ACT-13: ``Test (Science, 3)`` -> ("Science", 3); a named level stays a name:
+    ``Test (Motricité, Difficile)`` -> ("Motricité", "Difficile")."""
+    match = _TEST.match(text)
+    if not match:
+        raise RuleViolation(
+            f"{text!r} is not a test: write it Test (Characteristic, Difficulty) (ACT-13)",
+            code="invalid",
+            rule="ACT-13",
+        )
+    characteristic, difficulty = match.groups()
+    return characteristic, int(difficulty) if difficulty.lstrip("-").isdigit() else difficulty
+
+
+def notation(characteristic: str, difficulty: int | str) -> str:
+    return f"Test ({characteristic}, {difficulty})"
+
+
+_MODIFIER = re.compile(
+    r"^\s*(bonus|malus)\s*\(\s*(\d+)\s*(tours?|turns?|min(?:utes?)?|h(?:eures?|ours?)?)\s*\)"
+    r"\s*(?:de\s*|of\s*)?(\d+)\s*$",
+    re.IGNORECASE,
+)
+
+
+def parse_modifier(text: str) -> tuple[int, int, Unit]:
+    """ACT-7 notation: ``Malus (2 Tours) de 1`` -> (-1, 2, "turns");
+    ``Bonus (30 min) de 2`` -> (2, 30, "minutes"); ``Malus (1 h) de 1`` -> (-1, 1, "hours")."""
+    match = _MODIFIER.match(text)
+    if not match:
+        raise RuleViolation(
+            f"{text!r} is not a modifier: write it Malus (2 Tours) de 1 (ACT-7)",
+            code="invalid",
+            rule="ACT-7",
+        )
+    kind, duration, unit, value = match.groups()
+    unit_name: Unit = (
+        "turns" if unit[0].lower() == "t" else "minutes" if unit[0].lower() == "m" else "hours"
+    )
+    amount = int(value) if kind.lower() == "bonus" else -int(value)
+    return amount, int(duration), unit_name
+
+
+# ---------------------------------------------------------------- settings and state
+
+
+DEFAULT_LEVELS = {"Difficile": 2, "Extrême": 4}  # ACT-11; 1 and 3 named by organisers
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    dice: int = 3  # ACT-3 (choice: a setting)
+    die: int = 8
+    expert_die: int = 10
+    levels: dict[str, int] = msgspec.field(default_factory=lambda: dict(DEFAULT_LEVELS))
+
+
+class Modifier(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    id: str
+    character: str
+    value: int  # > 0 bonus, < 0 malus
+    unit: str
+    duration: int
+    expires_turn: int | None = None  # last turn it applies
+    expires_seconds: int | None = None  # game time at which it stops applying
+    reason: str = ""
+
+
+class Rolled(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    character: str
+    ps: int
+    opponent: str | None = None
+    answered: bool = False
+    visibility: str = "open"
+
+
+class Group(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Simultaneous actions of one character in one turn (ACT-8, ACT-10)."""
+
+    declared: int
+    actions: int = 0
+    option: str = "none"
 
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
-    pass
+    settings: Settings = Settings()
+    rolls: dict[str, Rolled] = {}
+    next_roll: int = 1
+    modifiers: tuple[Modifier, ...] = ()
+    next_modifier: int = 1
+    tension: dict[str, int] = {}  # NT once it moved from the sheet's
+    dead: dict[str, str] = {}  # character -> the roll it sacrificed itself in
+    pending: dict[str, Any] = {}  # multi-turn actions begun: roll id -> ActionBegun
+    groups: dict[str, Group] = {}
+    cooperations: dict[str, bool] = {}  # label -> someone reached the difficulty
 
 
 def initial() -> State:
     return State()
 
 
-DECIDERS: dict = {}
-EVOLVERS: dict = {}
-EVENTS: tuple = ()
-COMMANDS: tuple = ()
+def clock(state: Any) -> tuple[int, int]:
+    """(turn, game_seconds) of the session's game clock, 0 when it has none."""
+    session = getattr(state, "session", None)
+    return int(getattr(session, "turn", 0) or 0), int(getattr(session, "game_seconds", 0) or 0)
+
+
+def active_modifiers(state: Any, character: str) -> tuple[Modifier, ...]:
+    """ACT-7: a modifier in turns applies up to and including its last turn; one in
+    minutes or hours until that much game time has passed."""
+    turn, seconds = clock(state)
+    return tuple(
+        m
+        for m in state.action.modifiers
+        if m.character == character
+        and (m.expires_turn is None or turn <= m.expires_turn)
+        and (m.expires_seconds is None or seconds < m.expires_seconds)
+    )
+
+
+def tension_of(state: Any, character: str) -> int:
+    if character in state.action.tension:
+        return state.action.tension[character]
+    sheet = sheet_of(state, character)
+    return sheet.tension if isinstance(sheet, ActionSheet) else 0
+
+
+def cooperation_succeeded(state: Any, label: str) -> bool:
+    """ACT-9: the cooperative action succeeds if one of its rolls reached the difficulty."""
+    return state.action.cooperations.get(label, False)
+
+
+# ---------------------------------------------------------------- commands
+
+
+class RollAction(Command, frozen=True, kw_only=True, tag="roll_action"):
+    """Roll an action (ACT-1..13). Give ``characteristic`` + ``difficulty`` (a number or
+    a named level) or ``test`` ("Test (Science, 3)"); for a roll against another player
+    character give ``opponent`` (initiator) or ``against`` = the initiator's roll id
+    (defender) and no difficulty. ``turns`` > 1 begins a multi-turn action, rolled later
+    with ``resume`` = its id at its last turn."""
+
+    character: str
+    characteristic: str | None = None
+    difficulty: int | str | None = None
+    test: str | None = None
+    threshold: int | None = None  # storytellers, or a character without a sheet
+    expertise: bool | str | None = None  # an Expertise's name is checked on the sheet
+    bonus: int = 0
+    malus: int = 0
+    cooperation: str = ""  # ACT-9: label shared by the cooperating rolls
+    simultaneous: int = 1  # ACT-10: actions attempted at once, this one included
+    together: str = ""  # ties the simultaneous actions of one turn
+    option: Option = "none"  # ACT-8: one field, so the options are exclusive
+    opponent: str | None = None
+    against: str | None = None
+    turns: int = 1
+    resume: str | None = None
+    visibility: Visibility = "open"
+    label: str = ""
+    entropy: str = ""
+
+
+class ApplyModifier(Command, frozen=True, kw_only=True, tag="apply_modifier"):
+    """ACT-7: ``value`` > 0 a bonus, < 0 a malus, for ``duration`` ``unit``s of game
+    time; or the notation ``Malus (2 Tours) de 1``."""
+
+    storyteller_only = True
+    play = False
+
+    character: str
+    value: int = 0
+    duration: int = 0
+    unit: Unit = "turns"
+    notation: str | None = None
+    reason: str = ""
+
+
+class RuleAction(Command, frozen=True, kw_only=True, tag="rule_action"):
+    """ACT-1: the director rules an action trivial (succeeds) or impossible (fails),
+    without a roll. It still counts among simultaneous actions (ACT-10)."""
+
+    storyteller_only = True
+    play = False
+
+    character: str
+    ruling: Literal["trivial", "impossible"]
+    description: str = ""
+    simultaneous: int = 1
+    together: str = ""
+
+
+class ConfigureAction(Command, frozen=True, kw_only=True, tag="action_settings"):
+    storyteller_only = True
+    play = False
+
+    dice: int = 3
+    die: int = 8
+    expert_die: int = 10
+    levels: dict[str, int] = msgspec.field(default_factory=lambda: dict(DEFAULT_LEVELS))
+
+
+# ---------------------------------------------------------------- events
+
+
+class ActionRolled(Visible, Event, frozen=True, kw_only=True, tag="action.rolled"):
+    roll: str
+    character: str
+    characteristic: str
+    threshold: int
+    expertise: bool
+    sides: int
+    dice: tuple[int, ...]
+    plusminus: tuple[int, ...]  # D+/- faces; see ``sign``
+    signs: tuple[str, ...]
+    net: int  # net bonus (> 0) or malus (< 0) after ACT-5
+    ps_dice: int
+    ps: int
+    success: bool | None
+    difficulty: int | None = None
+    difficulty_name: str = ""
+    notation: str = ""  # ACT-13, for tests
+    expertise_name: str = ""
+    bonus: int = 0  # declared
+    malus: int = 0  # declared
+    modifiers: tuple[str, ...] = ()  # ids of the temporary modifiers counted
+    cooperation: str = ""
+    cooperation_success: bool | None = None  # ACT-9: this roll or an earlier one succeeded
+    simultaneous: int = 1
+    together: str = ""
+    option: str = "none"
+    opponent: str | None = None
+    against: str | None = None
+    turns: int = 1
+    turn: int = 0
+    visibility: str = "open"
+    label: str = ""
+    draws: tuple[DrawRecord, ...] = ()
+
+
+class ActionBegun(Visible, Event, frozen=True, kw_only=True, tag="action.begun"):
+    """ACT-2: a multi-turn action, rolled only at its last turn."""
+
+    roll: str
+    character: str
+    turns: int
+    started_turn: int
+    last_turn: int
+    command: RollAction
+    notation: str = ""
+    visibility: str = "open"
+
+
+class ActionRuled(Event, frozen=True, kw_only=True, tag="action.ruled"):
+    roll: str
+    character: str
+    ruling: str
+    success: bool
+    description: str = ""
+    simultaneous: int = 1
+    together: str = ""
+    turn: int = 0
+
+
+class OppositionSettled(Event, frozen=True, kw_only=True, tag="action.opposition_settled"):
+    """ACT-12: more PS wins; on equal PS the defender's position holds (choice)."""
+
+    initiator_roll: str
+    defender_roll: str
+    initiator: str
+    defender: str
+    initiator_ps: int
+    defender_ps: int
+    winner: str
+    visibility: str = "open"
+
+    def owners(self) -> frozenset[str] | None:
+        if self.visibility == "open":
+            return None
+        if self.visibility == "secret":
+            return frozenset((self.initiator, self.defender))
+        return frozenset()
+
+
+class TensionRaised(Visible, Event, frozen=True, kw_only=True, tag="action.tension_raised"):
+    """ACT-8: NT+1 once the action in which the character surpassed itself is over."""
+
+    character: str
+    tension: int
+    roll: str
+    visibility: str = "open"
+
+
+class CharacterSacrificed(Visible, Event, frozen=True, kw_only=True, tag="action.sacrificed"):
+    """ACT-8: the character dies; its player narrates the death."""
+
+    character: str
+    roll: str
+    visibility: str = "open"
+
+
+class ModifierApplied(Event, frozen=True, kw_only=True, tag="action.modifier_applied"):
+    """ACT-7. Seen by its character and the storytellers (a modifier is sheet-like)."""
+
+    modifier: str
+    character: str
+    value: int
+    duration: int
+    unit: str
+    applied_turn: int
+    applied_seconds: int
+    expires_turn: int | None = None
+    expires_seconds: int | None = None
+    reason: str = ""
+
+    def owners(self) -> frozenset[str] | None:
+        return frozenset((self.character,))
+
+
+class ActionConfigured(Event, frozen=True, kw_only=True, tag="action.configured"):
+    settings: Settings
+
+
+# ---------------------------------------------------------------- deciders
+
+
+def _refuse(message: str, rule: str, code: str = "rule") -> RuleViolation:
+    return RuleViolation(f"{message} ({rule})", code=code, rule=rule)
+
+
+def _check_player_character(state: Any, character: str, who: str = "") -> None:
+    """ACT-1: only player characters roll; checked when a roster is on record."""
+    roster = roster_characters(state)
+    if roster and character not in roster:
+        raise _refuse(f"{who or character} is not a player character: only they roll", "ACT-1")
+    if character in state.action.dead:
+        raise _refuse(f"{character} died sacrificing itself", "ACT-8")
+
+
+def _difficulty(state: Any, value: int | str | None) -> tuple[int | None, str]:
+    if value is None or isinstance(value, int):
+        return value, ""
+    if value.strip().isdigit():
+        return int(value), ""
+    levels = state.action.settings.levels
+    for name, number in levels.items():
+        if fold_name(name) == fold_name(value):
+            return number, name
+    table = ", ".join(f"{n} ({v})" for n, v in sorted(levels.items(), key=lambda kv: kv[1]))
+    raise _refuse(f"unknown difficulty {value!r}: the table names {table}", "ACT-11", "invalid")
+
+
+def _threshold(state: Any, cmd: RollAction, actor: Actor, characteristic: str) -> int:
+    sheet = sheet_of(state, cmd.character)
+    sheet = sheet if isinstance(sheet, ActionSheet) else None
+    if cmd.threshold is not None:
+        if sheet is not None and not actor.is_storyteller:
+            raise _refuse(
+                f"{cmd.character}'s sheet is on record: name the characteristic, not a threshold",
+                "ACT-3",
+                "invalid",
+            )
+        threshold = cmd.threshold
+    elif sheet is None:
+        raise _refuse(
+            f"no action sheet for {cmd.character}: give the characteristic's threshold",
+            "ACT-3",
+            "invalid",
+        )
+    else:
+        found = [v for k, v in sheet.characteristics.items() if fold_name(k) == fold_name(characteristic)]
+        if not found:
+            raise _refuse(
+                f"{cmd.character}'s sheet has no characteristic {characteristic!r}", "ACT-3", "invalid"
+            )
+        threshold = found[0]
+    if not 1 <= threshold <= state.action.settings.expert_die:
+        raise _refuse(f"threshold {threshold}+ is not on the dice", "ACT-3", "invalid")
+    return threshold
+
+
+def _expertise(state: Any, cmd: RollAction, actor: Actor) -> tuple[bool, str]:
+    if cmd.expertise is None or cmd.expertise is False:
+        return False, ""
+    sheet = sheet_of(state, cmd.character)
+    if isinstance(cmd.expertise, str):
+        if not isinstance(sheet, ActionSheet):
+            return True, cmd.expertise
+        for name in sheet.expertises:
+            if fold_name(name) == fold_name(cmd.expertise):
+                return True, name
+        raise _refuse(f"{cmd.character} has no Expertise {cmd.expertise!r}", "ACT-3", "invalid")
+    if isinstance(sheet, ActionSheet) and not actor.is_storyteller:
+        raise _refuse("name the Expertise from your sheet that fits the action", "ACT-3", "invalid")
+    return True, ""
+
+
+def _group_key(character: str, turn: int, together: str) -> str:
+    return f"{character}\x1f{turn}\x1f{together}"
+
+
+def _check_group(state: Any, character: str, simultaneous: int, together: str, option: str) -> None:
+    """ACT-10 count, and ACT-8: an option on one of the simultaneous actions only."""
+    if simultaneous < 1:
+        raise _refuse(f"{simultaneous} simultaneous actions is not a count", "ACT-10", "invalid")
+    if simultaneous == 1:
+        return
+    turn, _ = clock(state)
+    group = state.action.groups.get(_group_key(character, turn, together))
+    if group is None:
+        return
+    if group.declared != simultaneous:
+        raise _refuse(
+            f"{character} declared {group.declared} simultaneous actions this turn, not "
+            f"{simultaneous}",
+            "ACT-10",
+            "invalid",
+        )
+    if group.actions >= group.declared:
+        raise _refuse(
+            f"{character} already attempted its {group.declared} simultaneous actions this turn",
+            "ACT-10",
+        )
+    if option != "none" and group.option != "none":
+        raise _refuse(
+            f"{character} already used {group.option} on one of these simultaneous actions: "
+            "an option goes on one of them only",
+            "ACT-8",
+        )
+
+
+def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
+    if cmd.resume is not None:
+        return _resume(state, cmd, draws, actor)
+    check_visibility(cmd.visibility, actor)
+    _check_player_character(state, cmd.character)
+    characteristic, difficulty_value = cmd.characteristic, cmd.difficulty
+    if cmd.test is not None:
+        if cmd.characteristic is not None or cmd.difficulty is not None:
+            raise _refuse("give the test notation or the characteristic and difficulty, not both",
+                          "ACT-13", "invalid")
+        characteristic, difficulty_value = parse_test(cmd.test)
+    if not characteristic:
+        raise _refuse("name the characteristic the action uses", "ACT-3", "invalid")
+    difficulty, difficulty_name = _difficulty(state, difficulty_value)
+    opposed = cmd.opponent is not None or cmd.against is not None
+    if opposed and difficulty is not None:
+        raise _refuse("a roll against another player character has no difficulty: "
+                      "more PS wins", "ACT-12", "invalid")
+    if cmd.opponent is not None and cmd.against is not None:
+        raise _refuse("a roll either opposes a character or answers a roll", "ACT-12", "invalid")
+    if not opposed:
+        if difficulty is None:
+            raise _refuse("a test needs a difficulty", "ACT-11", "invalid")
+        if difficulty < 1:
+            raise _refuse(
+                f"difficulty {difficulty} needs no roll: the director rules a trivial action "
+                "successful (rule_action)",
+                "ACT-1",
+            )
+    if cmd.opponent is not None:
+        if cmd.opponent == cmd.character:
+            raise _refuse("a character cannot oppose itself", "ACT-12", "invalid")
+        _check_player_character(state, cmd.opponent)
+    initiator = None
+    if cmd.against is not None:
+        initiator = state.action.rolls.get(cmd.against)
+        if initiator is None or initiator.opponent is None:
+            raise RuleViolation(f"no opposed roll {cmd.against!r} to answer", code="not_found")
+        if initiator.opponent != cmd.character:
+            raise _refuse(f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character}",
+                          "ACT-12", "invalid")
+        if initiator.answered:
+            raise _refuse(f"roll {cmd.against} was already answered", "ACT-12")
+    if cmd.bonus < 0 or cmd.malus < 0:
+        raise _refuse("bonus and malus are counts of D+/-, 0 or more", "ACT-5", "invalid")
+    if cmd.turns < 1:
+        raise _refuse(f"an action lasts at least one turn, not {cmd.turns}", "ACT-2", "invalid")
+    _check_group(state, cmd.character, cmd.simultaneous, cmd.together, cmd.option)
+    threshold = _threshold(state, cmd, actor, characteristic)
+    expertise, expertise_name = _expertise(state, cmd, actor)
+    label = difficulty_name or (str(difficulty) if difficulty is not None else "")
+    shown = notation(characteristic, label) if not opposed else ""
+    roll_id = f"a{state.action.next_roll}"
+    if cmd.turns > 1:  # ACT-2: rolled only at its last turn
+        turn, _ = clock(state)
+        return [
+            ActionBegun(
+                roll=roll_id,
+                character=cmd.character,
+                turns=cmd.turns,
+                started_turn=turn,
+                last_turn=turn + cmd.turns - 1,
+                command=cmd,
+                notation=shown,
+                visibility=cmd.visibility,
+            )
+        ]
+    return _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise,
+                 expertise_name, difficulty, difficulty_name, shown, initiator)
+
+
+def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
+    begun = state.action.pending.get(cmd.resume)
+    if begun is None:
+        raise RuleViolation(f"no multi-turn action {cmd.resume!r} under way", code="not_found")
+    if begun.character != cmd.character:
+        raise RuleViolation(f"action {cmd.resume} is {begun.character}'s", code="forbidden")
+    turn, _ = clock(state)
+    if turn < begun.last_turn:
+        raise _refuse(
+            f"{begun.character}'s action lasts {begun.turns} turns: it is rolled at turn "
+            f"{begun.last_turn}, and this is turn {turn}",
+            "ACT-2",
+        )
+    spec = replace(begun.command, turns=1, entropy=cmd.entropy)
+    _check_player_character(state, spec.character)
+    characteristic, difficulty_value = spec.characteristic, spec.difficulty
+    if spec.test is not None:
+        characteristic, difficulty_value = parse_test(spec.test)
+    difficulty, difficulty_name = _difficulty(state, difficulty_value)
+    threshold = _threshold(state, spec, STORYTELLER, characteristic)
+    expertise, expertise_name = _expertise(state, spec, STORYTELLER)
+    events = _roll(state, spec, draws, begun.roll, characteristic, threshold, expertise,
+                   expertise_name, difficulty, difficulty_name, begun.notation, None)
+    first = events[0]
+    events[0] = replace(first, turns=begun.turns)
+    return events
+
+
+def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expertise_name,
+          difficulty, difficulty_name, shown, initiator) -> list[Event]:
+    settings = state.action.settings
+    modifiers = active_modifiers(state, cmd.character)
+    bonus = cmd.bonus + (1 if cmd.cooperation else 0) + sum(m.value for m in modifiers if m.value > 0)
+    bonus += OPTION_BONUS if cmd.option != "none" else 0
+    malus = cmd.malus + (cmd.simultaneous - 1) - sum(m.value for m in modifiers if m.value < 0)
+    net = bonus - malus  # ACT-5
+    if abs(net) > MAX_PLUSMINUS:
+        raise _refuse(f"a net modifier of {net} is beyond {MAX_PLUSMINUS} D+/-", "ACT-6", "invalid")
+    sides = settings.expert_die if expertise else settings.die
+    action_records = tuple(draws.roll(sides) for _ in range(settings.dice))
+    pm_records = tuple(draws.roll(6) for _ in range(abs(net)))
+    dice = tuple(r.face for r in action_records)
+    plusminus = tuple(r.face for r in pm_records)
+    outcome = points(dice, threshold, plusminus, net, difficulty, cmd.option == "sacrifice")
+    cooperation_success = None
+    if cmd.cooperation:
+        cooperation_success = bool(outcome.success) or cooperation_succeeded(state, cmd.cooperation)
+    turn, _ = clock(state)
+    rolled = ActionRolled(
+        roll=roll_id,
+        character=cmd.character,
+        characteristic=characteristic,
+        threshold=threshold,
+        expertise=expertise,
+        expertise_name=expertise_name,
+        sides=sides,
+        dice=dice,
+        plusminus=plusminus,
+        signs=tuple(sign(f) for f in plusminus),
+        net=net,
+        ps_dice=outcome.ps_dice,
+        ps=outcome.ps,
+        success=outcome.success,
+        difficulty=difficulty,
+        difficulty_name=difficulty_name,
+        notation=shown,
+        bonus=cmd.bonus,
+        malus=cmd.malus,
+        modifiers=tuple(m.id for m in modifiers),
+        cooperation=cmd.cooperation,
+        cooperation_success=cooperation_success,
+        simultaneous=cmd.simultaneous,
+        together=cmd.together,
+        option=cmd.option,
+        opponent=cmd.opponent,
+        against=cmd.against,
+        turn=turn,
+        visibility=cmd.visibility,
+        label=cmd.label,
+        draws=action_records + pm_records,
+    )
+    events: list[Event] = [rolled]
+    if initiator is not None:
+        winner = initiator.character if initiator.ps > outcome.ps else cmd.character  # ACT-12
+        hidden = [v for v in (initiator.visibility, cmd.visibility) if v != "open"]
+        events.append(
+            OppositionSettled(
+                initiator_roll=cmd.against,
+                defender_roll=roll_id,
+                initiator=initiator.character,
+                defender=cmd.character,
+                initiator_ps=initiator.ps,
+                defender_ps=outcome.ps,
+                winner=winner,
+                visibility="blind" if "blind" in hidden else hidden[0] if hidden else "open",
+            )
+        )
+    if cmd.option == "surpass":  # ACT-8
+        events.append(
+            TensionRaised(character=cmd.character, tension=tension_of(state, cmd.character) + 1,
+                          roll=roll_id, visibility=cmd.visibility)
+        )
+    elif cmd.option == "sacrifice":
+        events.append(CharacterSacrificed(character=cmd.character, roll=roll_id,
+                                          visibility=cmd.visibility))
+    return events
+
+
+def decide_apply_modifier(state: Any, cmd: ApplyModifier, draws: Draws, actor: Actor) -> list[Event]:
+    value, duration, unit = cmd.value, cmd.duration, cmd.unit
+    if cmd.notation is not None:
+        value, duration, unit = parse_modifier(cmd.notation)
+    if value == 0:
+        raise _refuse("a modifier of 0 changes nothing", "ACT-7", "invalid")
+    if duration < 1:
+        raise _refuse(f"a temporary modifier lasts at least 1 {unit}", "ACT-7", "invalid")
+    turn, seconds = clock(state)
+    expires_turn = turn + duration if unit == "turns" else None
+    expires_seconds = seconds + duration * SECONDS[unit] if unit != "turns" else None
+    return [
+        ModifierApplied(
+            modifier=f"m{state.action.next_modifier}",
+            character=cmd.character,
+            value=value,
+            duration=duration,
+            unit=unit,
+            applied_turn=turn,
+            applied_seconds=seconds,
+            expires_turn=expires_turn,
+            expires_seconds=expires_seconds,
+            reason=cmd.reason,
+        )
+    ]
+
+
+def decide_rule_action(state: Any, cmd: RuleAction, draws: Draws, actor: Actor) -> list[Event]:
+    _check_group(state, cmd.character, cmd.simultaneous, cmd.together, "none")
+    turn, _ = clock(state)
+    return [
+        ActionRuled(
+            roll=f"a{state.action.next_roll}",
+            character=cmd.character,
+            ruling=cmd.ruling,
+            success=cmd.ruling == "trivial",
+            description=cmd.description,
+            simultaneous=cmd.simultaneous,
+            together=cmd.together,
+            turn=turn,
+        )
+    ]
+
+
+def decide_configure(state: Any, cmd: ConfigureAction, draws: Draws, actor: Actor) -> list[Event]:
+    if cmd.dice < 1 or cmd.die < 2 or cmd.expert_die < 2:
+        raise _refuse("at least one action die of two sides or more", "ACT-3", "invalid")
+    if any(v < 1 for v in cmd.levels.values()):
+        raise _refuse("a named difficulty needs at least 1 PS", "ACT-11", "invalid")
+    settings = Settings(dice=cmd.dice, die=cmd.die, expert_die=cmd.expert_die, levels=cmd.levels)
+    return [ActionConfigured(settings=settings)]
+
+
+# ---------------------------------------------------------------- evolvers
+
+
+def _action(state: Any, **changes: Any) -> Any:
+    return replace(state, action=replace(state.action, **changes))
+
+
+def _count_in_group(state: Any, character: str, simultaneous: int, together: str,
+                    turn: int, option: str) -> dict[str, Group]:
+    groups = state.action.groups
+    if simultaneous <= 1:
+        return groups
+    key = _group_key(character, turn, together)
+    group = groups.get(key, Group(declared=simultaneous))
+    group = replace(group, actions=group.actions + 1,
+                    option=option if option != "none" else group.option)
+    return {**groups, key: group}
+
+
+def evolve_rolled(state: Any, e: ActionRolled) -> Any:
+    rolls = {**state.action.rolls,
+             e.roll: Rolled(character=e.character, ps=e.ps, opponent=e.opponent,
+                            visibility=e.visibility)}
+    if e.against is not None and e.against in rolls:
+        rolls[e.against] = replace(rolls[e.against], answered=True)
+    pending = state.action.pending
+    if e.roll in pending:
+        pending = {k: v for k, v in pending.items() if k != e.roll}
+    cooperations = state.action.cooperations
+    if e.cooperation:
+        cooperations = {**cooperations, e.cooperation: bool(e.cooperation_success)}
+    groups = _count_in_group(state, e.character, e.simultaneous, e.together, e.turn, e.option)
+    next_roll = max(state.action.next_roll, int(e.roll[1:]) + 1)
+    return _action(state, rolls=rolls, pending=pending, cooperations=cooperations,
+                   groups=groups, next_roll=next_roll)
+
+
+def evolve_begun(state: Any, e: ActionBegun) -> Any:
+    return _action(state, pending={**state.action.pending, e.roll: e},
+                   next_roll=state.action.next_roll + 1)
+
+
+def evolve_ruled(state: Any, e: ActionRuled) -> Any:
+    groups = _count_in_group(state, e.character, e.simultaneous, e.together, e.turn, "none")
+    return _action(state, groups=groups, next_roll=state.action.next_roll + 1)
+
+
+def evolve_tension(state: Any, e: TensionRaised) -> Any:
+    return _action(state, tension={**state.action.tension, e.character: e.tension})
+
+
+def evolve_sacrificed(state: Any, e: CharacterSacrificed) -> Any:
+    return _action(state, dead={**state.action.dead, e.character: e.roll})
+
+
+def evolve_modifier(state: Any, e: ModifierApplied) -> Any:
+    modifier = Modifier(id=e.modifier, character=e.character, value=e.value, unit=e.unit,
+                        duration=e.duration, expires_turn=e.expires_turn,
+                        expires_seconds=e.expires_seconds, reason=e.reason)
+    return _action(state, modifiers=state.action.modifiers + (modifier,),
+                   next_modifier=state.action.next_modifier + 1)
+
+
+def evolve_configured(state: Any, e: ActionConfigured) -> Any:
+    return _action(state, settings=e.settings)
+
+
+DECIDERS = {
+    RollAction: decide_roll_action,
+    ApplyModifier: decide_apply_modifier,
+    RuleAction: decide_rule_action,
+    ConfigureAction: decide_configure,
+}
+EVOLVERS = {
+    ActionRolled: evolve_rolled,
+    ActionBegun: evolve_begun,
+    ActionRuled: evolve_ruled,
+    OppositionSettled: lambda state, e: state,
+    TensionRaised: evolve_tension,
+    CharacterSacrificed: evolve_sacrificed,
+    ModifierApplied: evolve_modifier,
+    ActionConfigured: evolve_configured,
+}
+EVENTS = (ActionRolled, ActionBegun, ActionRuled, OppositionSettled, TensionRaised,
+          CharacterSacrificed, ModifierApplied, ActionConfigured)
+COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction)
+
+
+# ---------------------------------------------------------------- simulation
+
+
+def random_command(rng: random.Random, state: Any,
+                   characters: list[str] | None = None) -> tuple[Actor, Command]:
+    """One random, mostly valid action-dice command against the current state."""
+    characters = characters or [
+        c for c in roster_characters(state)
+        if isinstance(sheet_of(state, c), ActionSheet) and c not in state.action.dead
+    ]
+    if not characters:
+        return STORYTELLER, RollAction(character="pc", characteristic="Motricité",
+                                       threshold=rng.randint(4, 8), difficulty=rng.randint(1, 4))
+    who = rng.choice(characters)
+    player = Actor(role="player", character=who, name=who)
+    sheet = sheet_of(state, who)
+    names = sorted(sheet.characteristics) if isinstance(sheet, ActionSheet) else []
+    characteristic = rng.choice(names) if names else "Motricité"
+    threshold = None if names else rng.randint(4, 8)
+    pick = rng.random()
+    if pick < 0.1:
+        return STORYTELLER, ApplyModifier(character=who, value=rng.choice((-2, -1, 1, 2)),
+                                          duration=rng.randint(1, 3),
+                                          unit=rng.choice(("turns", "minutes", "hours")))
+    if pick < 0.15:
+        return STORYTELLER, RuleAction(character=who, ruling=rng.choice(("trivial", "impossible")))
+    if pick < 0.25:
+        others = [c for c in characters if c != who]
+        waiting = sorted(k for k, r in state.action.rolls.items()
+                         if r.opponent == who and not r.answered)
+        if waiting:
+            return player, RollAction(character=who, characteristic=characteristic,
+                                      threshold=threshold, against=waiting[0])
+        if others:
+            return player, RollAction(character=who, characteristic=characteristic,
+                                      threshold=threshold, opponent=rng.choice(others))
+    difficulty: int | str = rng.choice((1, 2, 3, "Difficile", "Extrême"))
+    option = rng.choices(("none", "surpass", "sacrifice"), (0.9, 0.08, 0.02))[0]
+    expertise = rng.choice(sheet.expertises) if isinstance(sheet, ActionSheet) and \
+        sheet.expertises and rng.random() < 0.3 else None
+    return player, RollAction(
+        character=who, characteristic=characteristic, threshold=threshold,
+        difficulty=difficulty, expertise=expertise, bonus=rng.choice((0, 0, 0, 1, 2)),
+        malus=rng.choice((0, 0, 0, 1)), option=option,
+        visibility=rng.choice(("open", "open", "secret")),
+    )
+
+
+def random_dice_command(rng: random.Random, state: Any) -> tuple[Actor, Command]:
+    """For ``conteur simulate``: a random dice command for a random character of the
+    roster, V5 or action dice after its sheet; storyteller rolls without a roster."""
+    characters = roster_characters(state)
+    if characters:
+        who = rng.choice(characters)
+        if isinstance(sheet_of(state, who), V5Sheet):
+            return v5.random_command(rng, state)
+        if isinstance(sheet_of(state, who), ActionSheet):
+            return random_command(rng, state)
+    return (v5.random_command if rng.random() < 0.5 else random_command)(rng, state)
+
+
+def random_dice_commands(rng: random.Random, state: Any):
+    """Endless ``random_dice_command``s against one state (use ``random_dice_command``
+    with each new state when folding as you go)."""
+    while True:
+        yield random_dice_command(rng, state)
