@@ -1,19 +1,857 @@
-"""Stub: to be filled by its issue. Module contract: see events/game.py."""
+"""Mind's Eye Theatre challenges (MET-1..16): throws, bids, retests, overbids, outcomes.
+
+A challenge has two sides: ``initiator`` and ``defender``. A side is a roster character,
+an antagonist a storyteller plays (a name not on the roster, storytellers only), or
+``"storyteller"`` (the other side of static, simple and complex tests). Rounds are
+numbered across the whole challenge (a new throw after equal bids, a retest, an overbid
+retest or the next successive test is a new round), so a stale throw names an old round
+and is refused.
+
+Flow: ``challenge`` -> sealed ``throw`` from each side -> reveal. A winner on the throw
+(or on the bids that follow a tie, or by a tie rule) opens the loser's window: ``retest``,
+``overbid`` (classic only), ``accept``; a storyteller's ``close_window`` (or the server's,
+after ``accept_timeout`` seconds, with ``timeout=True``) makes the result stand.
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
 import msgspec
+from msgspec.structs import replace
+
+from events import met_rules as rules
+from events.model import Command, DrawRecord, Event, RuleViolation
+from events.session import STORYTELLER_SIDE, TieDebt, check_in_game, check_not_frozen, spend_action, traits
+from events.sheets import MetSheet
+
+Kind = Literal["classic", "static", "simple", "complex"]
+Attribute = Literal["physical", "social", "mental"]
+Choice = Literal["rock", "paper", "scissors", "bomb"]
+OPEN = ("throwing", "bidding", "window", "overbid")
+
+
+# ---------------------------------------------------------------- state
+
+
+class Challenge(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    kind: str
+    initiator: str
+    defender: str
+    tested: str | None = None  # static/simple/complex: the character facing the storyteller
+    attribute: str | None = None
+    defender_attribute: str | None = None  # Example 2: Mental power resisted with Physical
+    difficulty: int = 0
+    tests: int = 1
+    test: int = 1
+    abilities: tuple[str, ...] = ()
+    defender_abilities: tuple[str, ...] = ()
+    mutual: bool = False
+    round: int = 1
+    status: str = "throwing"  # throwing | bidding | window | overbid | resolved | cancelled
+    throws: dict[str, str] = {}  # this round's sealed throws (the server knows them)
+    bids: dict[str, int] = {}  # this round's bids, or the overbid answer
+    winner: str | None = None
+    loser: str | None = None
+    by: str = ""  # how the current result came: throw | bid | difficulty | ...
+    retests: dict[str, int] = {}  # MET-12, per side
+    overbids: tuple[str, ...] = ()  # MET-14, sides that overbid
+    overbid_value: int | None = None
+    cancellable: str | None = None  # the side whose retest may still be cancelled
+    previous: tuple[str, str, str, int] | None = None  # result before that retest
+    reason: str = ""  # why it ended (accepted, window_closed, overruled, ...)
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        return (self.initiator, self.defender)
+
+    def other(self, side: str) -> str:
+        return self.defender if side == self.initiator else self.initiator
+
+    def attribute_of(self, side: str) -> str | None:
+        if side == self.defender and self.defender_attribute:
+            return self.defender_attribute
+        return self.attribute
+
+    def abilities_of(self, side: str) -> tuple[str, ...]:
+        return self.defender_abilities if side == self.defender else self.abilities
 
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
-    pass
+    challenges: dict[str, Challenge] = {}
+    counter: int = 0  # challenge ids are "c1", "c2", ... from this counter
+    debts: tuple[TieDebt, ...] = ()  # MET-13, unpaid, carried across sessions
 
 
 def initial() -> State:
     return State()
 
 
-DECIDERS: dict = {}
-EVOLVERS: dict = {}
-EVENTS: tuple = ()
-COMMANDS: tuple = ()
+# ---------------------------------------------------------------- commands
+
+
+class IssueChallenge(Command, frozen=True, kw_only=True, tag="challenge"):
+    """``character`` initiates. For a static test a storyteller initiates against a
+    character (a trap, a power), set ``character`` to an antagonist name or
+    "storyteller" and ``defender`` to the character tested."""
+
+    character: str
+    kind: Kind = "classic"
+    attribute: Attribute | None = None
+    defender: str | None = None
+    defender_attribute: Attribute | None = None
+    difficulty: int = 0  # static (MET-10)
+    tests: int = 1  # successive tests, static/simple/complex (MET-10, MET-11)
+    abilities: tuple[str, ...] = ()  # ability traits that apply to the initiator's bid
+    defender_abilities: tuple[str, ...] = ()
+    mutual: bool = False  # MET-8: one challenge settles both same-attribute actions
+    action: str = ""
+
+
+class Throw(Command, frozen=True, kw_only=True, tag="throw"):
+    character: str
+    challenge: str
+    round: int
+    choice: Choice | None = None  # None: the server draws (storytellers only)
+    entropy: str = ""  # FAIR-2: what the client sent, for the server's draw
+
+
+class DeclareBid(Command, frozen=True, kw_only=True, tag="bid"):
+    character: str
+    challenge: str
+    round: int
+    value: int
+
+
+class Retest(Command, frozen=True, kw_only=True, tag="retest"):
+    character: str
+    challenge: str
+    source: str  # the ability, power or merit it comes from (MET-12)
+    cancels: bool = False  # option retest_cancel: spend it to cancel the opponent's retest
+
+
+class Overbid(Command, frozen=True, kw_only=True, tag="overbid"):
+    character: str
+    challenge: str
+    value: int
+
+
+class Concede(Command, frozen=True, kw_only=True, tag="concede"):
+    character: str
+    challenge: str
+
+
+class Accept(Command, frozen=True, kw_only=True, tag="accept"):
+    character: str
+    challenge: str
+
+
+class CancelChallenge(Command, frozen=True, kw_only=True, tag="cancel_challenge"):
+    storyteller_only = True
+    play = False
+    challenge: str
+    reason: str = ""
+
+
+class Overrule(Command, frozen=True, kw_only=True, tag="overrule"):
+    storyteller_only = True
+    play = False
+    challenge: str
+    winner: str
+    reason: str = ""
+
+
+class CloseWindow(Command, frozen=True, kw_only=True, tag="close_window"):
+    storyteller_only = True
+    play = False
+    challenge: str
+    timeout: bool = False  # sent by the server after accept_timeout seconds (MET-16)
+
+
+# ---------------------------------------------------------------- events
+
+
+class _Owned(Event, frozen=True, kw_only=True):
+    character: str
+
+    def owners(self) -> frozenset[str] | None:
+        return frozenset((self.character,))
+
+
+class ChallengeIssued(Event, frozen=True, kw_only=True, tag="met.challenge_issued"):
+    challenge: str
+    kind: str
+    initiator: str
+    defender: str
+    tested: str | None = None
+    attribute: str | None = None
+    defender_attribute: str | None = None
+    difficulty: int = 0
+    tests: int = 1
+    abilities: tuple[str, ...] = ()
+    defender_abilities: tuple[str, ...] = ()
+    mutual: bool = False
+    action: str = ""
+
+
+class ThrowCommitted(_Owned, frozen=True, kw_only=True, tag="met.throw_committed"):
+    """Sealed (MET-2): others learn that a throw is in, not which."""
+
+    challenge: str
+    round: int
+    choice: str | None = None
+    draws: tuple[DrawRecord, ...] = ()
+
+    def redacted(self) -> Event | None:
+        return replace(self, choice=None, draws=())
+
+
+class ThrowsRevealed(Event, frozen=True, kw_only=True, tag="met.throws_revealed"):
+    challenge: str
+    round: int
+    throws: dict[str, str]
+    winner: str | None = None  # None: a tie
+
+
+class BidDeclared(_Owned, frozen=True, kw_only=True, tag="met.bid_declared"):
+    """Told to the storyteller only (MET-3): others learn that a bid is in."""
+
+    challenge: str
+    round: int
+    value: int | None = None
+    overbid: bool = False  # the winner's score answering an overbid (MET-13)
+
+    def redacted(self) -> Event | None:
+        return replace(self, value=None)
+
+
+class BidsCompared(Event, frozen=True, kw_only=True, tag="met.bids_compared"):
+    challenge: str
+    round: int
+    winner: str | None = None  # None: equal bids, the throw is redone
+
+
+class RoundWon(Event, frozen=True, kw_only=True, tag="met.round_won"):
+    challenge: str
+    round: int
+    winner: str
+    loser: str
+    by: str  # throw | bid | difficulty | simple_tie | complex_tie | no_sheet | tie_debt | zero_traits
+
+
+class RoundStarted(Event, frozen=True, kw_only=True, tag="met.round_started"):
+    challenge: str
+    round: int
+    test: int = 1
+    reason: str = ""  # equal_bids | retest | overbid | next_test
+
+
+class TieDebtPaid(Event, frozen=True, kw_only=True, tag="met.tie_debt_paid"):
+    debtor: str
+    creditor: str
+    challenge: str  # where it was paid
+
+
+class TieDebtIncurred(Event, frozen=True, kw_only=True, tag="met.tie_debt_incurred"):
+    debtor: str
+    creditor: str
+    challenge: str
+
+
+class RetestTaken(Event, frozen=True, kw_only=True, tag="met.retest_taken"):
+    challenge: str
+    character: str
+    source: str
+    round: int  # the round whose result is ignored
+
+
+class RetestCancelled(Event, frozen=True, kw_only=True, tag="met.retest_cancelled"):
+    challenge: str
+    character: str  # who cancelled, spending its own retest
+    source: str
+    cancelled: str  # whose retest
+
+
+class OverbidDeclared(_Owned, frozen=True, kw_only=True, tag="met.overbid_declared"):
+    challenge: str
+    value: int | None = None
+
+    def redacted(self) -> Event | None:
+        return replace(self, value=None)
+
+
+class OverbidSettled(Event, frozen=True, kw_only=True, tag="met.overbid_settled"):
+    challenge: str
+    character: str
+    opponent: str
+    granted: bool  # 4 or more traits above the opponent: one retest (MET-13)
+
+
+class ChallengeConceded(Event, frozen=True, kw_only=True, tag="met.challenge_conceded"):
+    challenge: str
+    character: str
+
+
+class ChallengeResolved(Event, frozen=True, kw_only=True, tag="met.challenge_resolved"):
+    """The outcome stands (MET-16). With ``mutual`` the winner's action succeeds and the
+    loser's fails (MET-8)."""
+
+    challenge: str
+    winner: str
+    loser: str
+    reason: str  # final | accepted | window_closed | timeout | conceded | overbid_failed | zero_traits
+    mutual: bool = False
+
+
+class ChallengeCancelled(Event, frozen=True, kw_only=True, tag="met.challenge_cancelled"):
+    challenge: str
+    reason: str = ""
+
+
+class ChallengeOverruled(Event, frozen=True, kw_only=True, tag="met.challenge_overruled"):
+    challenge: str
+    winner: str
+    loser: str
+    previous_winner: str | None = None
+    reason: str = ""
+
+
+# ---------------------------------------------------------------- queries
+
+
+def get(state, challenge_id: str) -> Challenge:
+    found = state.met.challenges.get(challenge_id)
+    if found is None:
+        raise RuleViolation(f"no challenge {challenge_id!r}", code="not_found")
+    return found
+
+
+def open_windows(state) -> tuple[str, ...]:
+    """Challenges waiting for their loser (MET-16): the server closes each with
+    ``CloseWindow(timeout=True)`` after ``state.session.options.accept_timeout`` s."""
+    return tuple(c.id for c in state.met.challenges.values() if c.status in ("window", "overbid"))
+
+
+def debts_between(state, a: str, b: str) -> tuple[TieDebt, ...]:
+    return tuple(d for d in state.met.debts if {d.debtor, d.creditor} == {a, b})
+
+
+def _sheet(state, side: str) -> MetSheet | None:
+    found = state.session.characters.get(side)
+    sheet = found.sheet if found else None
+    return sheet if isinstance(sheet, MetSheet) else None
+
+
+def _on_roster(state, side: str) -> bool:
+    return side in state.session.characters
+
+
+def _open(state, challenge_id: str) -> Challenge:
+    ch = get(state, challenge_id)
+    if ch.status not in OPEN:
+        raise RuleViolation(f"challenge {ch.id} is {ch.status} (MET-16)")
+    return ch
+
+
+def _side(ch: Challenge, character: str) -> None:
+    if character not in ch.sides:
+        raise RuleViolation(f"{character} takes no part in challenge {ch.id}", code="forbidden")
+
+
+def _check_declared(state, ch: Challenge, side: str, value: int, what: str, actor) -> None:
+    """MET-4, MET-15: the server knows the true sheet and checks every declaration."""
+    if value < 0:
+        raise RuleViolation(f"a {what} counts traits: {value} is below 0 (MET-3)", code="invalid")
+    sheet = _sheet(state, side)
+    if sheet is not None:
+        rules.check_score(sheet, ch.attribute_of(side), ch.abilities_of(side), value, what)
+    elif not actor.is_storyteller:
+        raise RuleViolation(
+            f"no sheet on file for {side}: a storyteller declares for it (MET-15)", code="rule"
+        )
+
+
+# ---------------------------------------------------------------- outcomes
+
+
+def _loser_can_act(state, ch: Challenge, loser: str, by: str) -> bool:
+    """Whether the loser still has a window (MET-12, MET-13); else the result stands."""
+    if loser == STORYTELLER_SIDE or by == "zero_traits":
+        return False
+    sheet = _sheet(state, loser)
+    has_source = sheet is None or bool(rules.retest_sources(sheet))  # else nothing to retest with
+    if has_source and ch.retests.get(loser, 0) < rules.retests_allowed(sheet, ch.kind):
+        return True
+    return ch.kind == "classic" and by == "throw" and loser not in ch.overbids
+
+
+def _won(state, ch: Challenge, winner: str, loser: str, by: str, round: int | None = None) -> list[Event]:
+    events: list[Event] = [
+        RoundWon(challenge=ch.id, round=ch.round if round is None else round, winner=winner, loser=loser, by=by)
+    ]
+    if ch.tested is not None and winner == ch.tested and ch.test < ch.tests:
+        # MET-10/11 successive tests: all must be won (choice); the next one starts
+        events.append(RoundStarted(challenge=ch.id, round=ch.round + 1, test=ch.test + 1, reason="next_test"))
+    elif not _loser_can_act(state, ch, loser, by):
+        events.append(
+            ChallengeResolved(challenge=ch.id, winner=winner, loser=loser, reason="final", mutual=ch.mutual)
+        )
+    return events
+
+
+def _tie(state, ch: Challenge) -> list[Event]:
+    """A tie of throws: MET-11 for simple/complex, MET-6 and MET-13 handicaps, else bids."""
+    if ch.kind == "simple":
+        return _won(state, ch, ch.tested, STORYTELLER_SIDE, "simple_tie")
+    if ch.kind == "complex":
+        return _won(state, ch, STORYTELLER_SIDE, ch.tested, "complex_tie")
+    characters = state.session.characters
+    a, b = ch.sides
+    no_sheet = {s for s in ch.sides if s in characters and characters[s].no_sheet}  # MET-6
+    debts = debts_between(state, a, b)  # MET-13
+    handicapped = no_sheet | {d.debtor for d in debts}
+    paid = [TieDebtPaid(debtor=d.debtor, creditor=d.creditor, challenge=ch.id) for d in debts]
+    if len(handicapped) == 1:
+        (loser,) = handicapped
+        by = "tie_debt" if any(d.debtor == loser for d in debts) else "no_sheet"
+        paid = [p for p in paid if p.debtor == loser][:1]  # one debt per tie
+        return paid + _won(state, ch, ch.other(loser), loser, by)
+    # both handicapped: the handicaps cancel out (choice) and the debts are paid
+    return paid  # the tie goes to bids (ThrowsRevealed with no winner opened them)
+
+
+def _compare_bids(state, ch: Challenge, bids: dict[str, int]) -> list[Event]:
+    if ch.kind == "static":
+        # MET-10: declared <= difficulty loses, above it wins
+        winner = ch.tested if bids[ch.tested] > ch.difficulty else ch.other(ch.tested)
+        compared = BidsCompared(challenge=ch.id, round=ch.round, winner=winner)
+        return [compared] + _won(state, ch, winner, ch.other(winner), "difficulty")
+    a, b = ch.sides
+    if bids[a] == bids[b]:  # MET-3: a perfect tie redoes the throw
+        return [
+            BidsCompared(challenge=ch.id, round=ch.round, winner=None),
+            RoundStarted(challenge=ch.id, round=ch.round + 1, test=ch.test, reason="equal_bids"),
+        ]
+    winner = a if bids[a] > bids[b] else b
+    return [BidsCompared(challenge=ch.id, round=ch.round, winner=winner)] + _won(
+        state, ch, winner, ch.other(winner), "bid"
+    )
+
+
+# ---------------------------------------------------------------- deciders
+
+
+def _issue(state, cmd: IssueChallenge, draws, actor) -> list[Event]:
+    session = state.session
+    initiator = cmd.character
+    defender = cmd.defender
+    tested = None
+    if cmd.kind in ("simple", "complex"):
+        if not _on_roster(state, initiator):
+            raise RuleViolation(f"a {cmd.kind} test is for a character of the roster (MET-11)", code="invalid")
+        if cmd.attribute is not None:
+            raise RuleViolation(f"a {cmd.kind} test uses no traits (MET-11)", code="invalid")
+        tested, defender = initiator, STORYTELLER_SIDE
+    elif cmd.attribute is None:
+        raise RuleViolation("a challenge names Physical, Social or Mental (MET-1)", code="invalid")
+    elif cmd.kind == "static":
+        if cmd.difficulty < 0:
+            raise RuleViolation("a difficulty counts traits, 0 or more (MET-10)", code="invalid")
+        if _on_roster(state, initiator):
+            tested, defender = initiator, STORYTELLER_SIDE
+        elif defender and _on_roster(state, defender):
+            tested = defender  # a storyteller's static against a character (trap, power)
+        else:
+            raise RuleViolation("a static challenge tests one character of the roster (MET-10)", code="invalid")
+    else:
+        if not defender or defender == STORYTELLER_SIDE:
+            raise RuleViolation(
+                "a classic challenge names its defender; against the storyteller use a static test (MET-8)",
+                code="invalid",
+            )
+        if not actor.is_storyteller and not _on_roster(state, defender):
+            raise RuleViolation(f"no character {defender!r} in this session", code="not_found")
+    if defender == initiator:
+        raise RuleViolation("a character cannot challenge itself (MET-1)", code="invalid")
+    if cmd.tests < 1 or (cmd.tests > 1 and cmd.kind == "classic"):
+        raise RuleViolation("successive tests are for static, simple and complex tests (MET-10, MET-11)", code="invalid")
+    if cmd.mutual and (cmd.kind != "classic" or cmd.defender_attribute not in (None, cmd.attribute)):
+        raise RuleViolation(
+            "one challenge settles both actions only when both use the same attribute (MET-8)", code="invalid"
+        )
+    if not _on_roster(state, initiator) and (not actor.is_storyteller or initiator == ""):
+        raise RuleViolation(f"no character {initiator!r} in this session", code="not_found")
+    for side in (initiator, defender):
+        found = session.characters.get(side)
+        if found is not None and found.sheet is not None and not isinstance(found.sheet, MetSheet):
+            raise RuleViolation(f"{found.name} has no Mind's Eye Theatre sheet", code="invalid")
+    initiator_sheet = _sheet(state, initiator)
+    if initiator_sheet is not None and initiator_sheet.cannot_initiate:
+        raise RuleViolation(
+            f"{session.characters[initiator].name} can initiate no challenge, only defend (MET-1)"
+        )
+    if not actor.is_storyteller and defender in session.characters:
+        check_in_game(session, defender, target=True)  # TIME-6
+        check_not_frozen(session, defender)  # TIME-5
+        if session.characters[defender].scene != session.characters[initiator].scene:
+            raise RuleViolation(f"{session.characters[defender].name} is not in your scene (TIME-2)")
+    if _on_roster(state, initiator):
+        spend_action(state, initiator)  # TIME-4
+    ch = Challenge(
+        id=f"c{state.met.counter + 1}",
+        kind=cmd.kind,
+        initiator=initiator,
+        defender=defender,
+        tested=tested,
+        attribute=cmd.attribute,
+        defender_attribute=cmd.defender_attribute,
+        difficulty=cmd.difficulty,
+        tests=cmd.tests,
+        abilities=cmd.abilities,
+        defender_abilities=cmd.defender_abilities,
+        mutual=cmd.mutual,
+    )
+    issued = ChallengeIssued(
+        challenge=ch.id,
+        kind=ch.kind,
+        initiator=initiator,
+        defender=defender,
+        tested=tested,
+        attribute=ch.attribute,
+        defender_attribute=ch.defender_attribute,
+        difficulty=ch.difficulty,
+        tests=ch.tests,
+        abilities=ch.abilities,
+        defender_abilities=ch.defender_abilities,
+        mutual=ch.mutual,
+        action=cmd.action,
+    )
+    # MET-5: 0 traits or less in the attribute loses at once (both: the initiator, choice)
+    zero = [s for s in ch.sides if (sheet := _sheet(state, s)) is not None and traits(sheet, ch.attribute_of(s)) <= 0]
+    if ch.attribute is None or not zero:
+        return [issued]
+    loser = initiator if initiator in zero else zero[0]
+    winner = ch.other(loser)
+    return [
+        issued,
+        RoundWon(challenge=ch.id, round=1, winner=winner, loser=loser, by="zero_traits"),
+        ChallengeResolved(challenge=ch.id, winner=winner, loser=loser, reason="zero_traits", mutual=ch.mutual),
+    ]
+
+
+def _throw(state, cmd: Throw, draws, actor) -> list[Event]:
+    ch = _open(state, cmd.challenge)
+    _side(ch, cmd.character)
+    if ch.status != "throwing" or cmd.round != ch.round:
+        raise RuleViolation(
+            f"round {cmd.round} of challenge {ch.id} takes no throw now (it is at round {ch.round}, {ch.status}) (MET-2)"
+        )
+    if cmd.character in ch.throws:
+        raise RuleViolation("your throw for this round is already sealed (MET-2)")
+    records: tuple[DrawRecord, ...] = ()
+    choice = cmd.choice
+    if choice is None:
+        if not actor.is_storyteller:
+            raise RuleViolation("choose rock, paper or scissors (MET-2)", code="invalid")
+        record = draws.roll(len(rules.DRAWN))  # d3: 1 rock, 2 paper, 3 scissors
+        choice, records = rules.DRAWN[record.face - 1], (record,)
+    if choice == "bomb":
+        sheet = _sheet(state, cmd.character)
+        if not state.session.options.bomb:
+            raise RuleViolation("this chronicle plays without the bomb (MET-2)")
+        if _on_roster(state, cmd.character) and not (sheet and sheet.bomb):
+            raise RuleViolation("only a character whose power grants it may throw the bomb (MET-2)")
+    committed = ThrowCommitted(
+        challenge=ch.id, round=ch.round, character=cmd.character, choice=choice, draws=records
+    )
+    throws = {**ch.throws, cmd.character: choice}
+    if len(throws) < 2:
+        return [committed]
+    a, b = ch.sides
+    winner = rules.throw_winner(a, throws[a], b, throws[b])
+    revealed = ThrowsRevealed(challenge=ch.id, round=ch.round, throws=throws, winner=winner)
+    if winner is not None:
+        return [committed, revealed] + _won(state, ch, winner, ch.other(winner), "throw")
+    return [committed, revealed] + _tie(state, ch)
+
+
+def _bid(state, cmd: DeclareBid, draws, actor) -> list[Event]:
+    ch = _open(state, cmd.challenge)
+    _side(ch, cmd.character)
+    if cmd.round != ch.round:
+        raise RuleViolation(f"challenge {ch.id} is at round {ch.round}, not {cmd.round} (MET-3)")
+    if ch.status == "overbid":
+        if cmd.character != ch.winner:
+            raise RuleViolation("the winner answers the overbid; the loser announced first (MET-13)")
+        _check_declared(state, ch, cmd.character, cmd.value, "score", actor)
+        overbidder = ch.loser
+        granted = ch.overbid_value >= cmd.value + 4  # MET-13: 4 traits or more above
+        events: list[Event] = [
+            BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value, overbid=True),
+            OverbidSettled(challenge=ch.id, character=overbidder, opponent=cmd.character, granted=granted),
+        ]
+        if granted:
+            return events + [RoundStarted(challenge=ch.id, round=ch.round + 1, test=ch.test, reason="overbid")]
+        return events + [
+            TieDebtIncurred(debtor=overbidder, creditor=cmd.character, challenge=ch.id),
+            ChallengeResolved(
+                challenge=ch.id, winner=cmd.character, loser=overbidder, reason="overbid_failed", mutual=ch.mutual
+            ),
+        ]
+    if ch.status != "bidding":
+        raise RuleViolation(f"challenge {ch.id} takes bids only after a tie of throws (MET-3)")
+    bidders = (ch.tested,) if ch.kind == "static" else ch.sides
+    if cmd.character not in bidders:
+        raise RuleViolation("against a difficulty only the tested character declares (MET-10)")
+    if cmd.character in ch.bids:
+        raise RuleViolation("your bid for this round is already declared (MET-3)")
+    if ch.kind == "classic" and cmd.character == ch.defender and ch.initiator not in ch.bids:
+        raise RuleViolation("the initiator declares its traits first (MET-3)")
+    _check_declared(state, ch, cmd.character, cmd.value, "bid", actor)
+    declared = BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value)
+    bids = {**ch.bids, cmd.character: cmd.value}
+    if len(bids) < len(bidders):
+        return [declared]
+    return [declared] + _compare_bids(state, ch, bids)
+
+
+def _check_source(state, ch: Challenge, character: str, source: str, actor) -> None:
+    if not source.strip():
+        raise RuleViolation("a retest names its source: ability, power or merit (MET-12)", code="invalid")
+    sheet = _sheet(state, character)
+    if sheet is not None and not actor.is_storyteller and source not in rules.retest_sources(sheet):
+        raise RuleViolation(f"{source!r} is not an ability, power or merit on your sheet (MET-12, MET-15)")
+    allowed = rules.retests_allowed(sheet, ch.kind)
+    if ch.retests.get(character, 0) >= allowed:
+        raise RuleViolation(
+            "one retest per character per challenge; Lucky allows a second on a static challenge only (MET-12)"
+        )
+
+
+def _retest(state, cmd: Retest, draws, actor) -> list[Event]:
+    ch = _open(state, cmd.challenge)
+    _side(ch, cmd.character)
+    if cmd.cancels:
+        if not state.session.options.retest_cancel:
+            raise RuleViolation("this chronicle does not let a retest cancel a retest (MET-12 option)")
+        if ch.cancellable is None or ch.cancellable == cmd.character or ch.throws or ch.previous is None:
+            raise RuleViolation("there is no opponent's retest to cancel now (MET-12 option)")
+        _check_source(state, ch, cmd.character, cmd.source, actor)
+        winner, loser, by, round = ch.previous
+        cancelled = RetestCancelled(
+            challenge=ch.id, character=cmd.character, source=cmd.source, cancelled=ch.cancellable
+        )
+        return [cancelled] + _won(state, ch, winner, loser, by, round=round)
+    if ch.status != "window" or cmd.character != ch.loser:
+        raise RuleViolation("only the loser of the challenge may retest, before it is accepted (MET-12)")
+    _check_source(state, ch, cmd.character, cmd.source, actor)
+    return [
+        RetestTaken(challenge=ch.id, character=cmd.character, source=cmd.source, round=ch.round),
+        RoundStarted(challenge=ch.id, round=ch.round + 1, test=ch.test, reason="retest"),
+    ]
+
+
+def _overbid(state, cmd: Overbid, draws, actor) -> list[Event]:
+    ch = _open(state, cmd.challenge)
+    _side(ch, cmd.character)
+    if ch.kind != "classic":
+        raise RuleViolation("an overbid answers an opponent's score: classic challenges only (MET-13)")
+    if ch.status != "window" or cmd.character != ch.loser:
+        raise RuleViolation("only the loser may overbid, before the effects are resolved (MET-13)")
+    if ch.by != "throw":
+        raise RuleViolation("an overbid is for a challenge lost on the throw (MET-13)")
+    if cmd.character in ch.overbids:
+        raise RuleViolation("one overbid per character per challenge (MET-14)")
+    _check_declared(state, ch, cmd.character, cmd.value, "score", actor)
+    return [OverbidDeclared(challenge=ch.id, character=cmd.character, value=cmd.value)]
+
+
+def _concede(state, cmd: Concede, draws, actor) -> list[Event]:
+    ch = _open(state, cmd.challenge)
+    _side(ch, cmd.character)
+    if ch.kind == "static" and cmd.character == ch.defender:
+        raise RuleViolation("the defender of a static challenge cannot choose to lose (MET-7)")
+    winner = ch.other(cmd.character)
+    return [
+        ChallengeConceded(challenge=ch.id, character=cmd.character),
+        ChallengeResolved(challenge=ch.id, winner=winner, loser=cmd.character, reason="conceded", mutual=ch.mutual),
+    ]
+
+
+def _accept(state, cmd: Accept, draws, actor) -> list[Event]:
+    ch = _open(state, cmd.challenge)
+    if ch.status != "window" or cmd.character != ch.loser:
+        raise RuleViolation("only the loser accepts a result, once it is known (MET-16)")
+    return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason="accepted", mutual=ch.mutual)]
+
+
+def _close_window(state, cmd: CloseWindow, draws, actor) -> list[Event]:
+    ch = _open(state, cmd.challenge)
+    if ch.status not in ("window", "overbid"):
+        raise RuleViolation(f"challenge {ch.id} has no open window for a retest or an overbid (MET-16)")
+    reason = "timeout" if cmd.timeout else "window_closed"
+    return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason=reason, mutual=ch.mutual)]
+
+
+def _cancel(state, cmd: CancelChallenge, draws, actor) -> list[Event]:
+    ch = get(state, cmd.challenge)
+    if ch.status == "cancelled":
+        raise RuleViolation(f"challenge {ch.id} is already cancelled (MET-16)")
+    return [ChallengeCancelled(challenge=ch.id, reason=cmd.reason)]
+
+
+def _overrule(state, cmd: Overrule, draws, actor) -> list[Event]:
+    ch = get(state, cmd.challenge)
+    if ch.status == "cancelled":
+        raise RuleViolation(f"challenge {ch.id} is cancelled (MET-16)")
+    _side(ch, cmd.winner)
+    return [
+        ChallengeOverruled(
+            challenge=ch.id,
+            winner=cmd.winner,
+            loser=ch.other(cmd.winner),
+            previous_winner=ch.winner,
+            reason=cmd.reason,
+        )
+    ]
+
+
+# ---------------------------------------------------------------- evolvers
+
+
+def _put(state, ch: Challenge, **met_changes):
+    met = state.met
+    return replace(state, met=replace(met, challenges={**met.challenges, ch.id: ch}, **met_changes))
+
+
+def _update(state, challenge_id: str, **changes):
+    return _put(state, replace(state.met.challenges[challenge_id], **changes))
+
+
+def _issued(state, e: ChallengeIssued):
+    ch = Challenge(
+        id=e.challenge,
+        kind=e.kind,
+        initiator=e.initiator,
+        defender=e.defender,
+        tested=e.tested,
+        attribute=e.attribute,
+        defender_attribute=e.defender_attribute,
+        difficulty=e.difficulty,
+        tests=e.tests,
+        abilities=e.abilities,
+        defender_abilities=e.defender_abilities,
+        mutual=e.mutual,
+    )
+    state = _put(state, ch, counter=state.met.counter + 1)
+    found = state.session.characters.get(e.initiator)
+    if found is None:
+        return state
+    turn = state.session.turn  # TIME-4: a challenge initiated is an action of this turn
+    used = found.actions_used + 1 if found.actions_turn == turn else 1
+    characters = {**state.session.characters, found.id: replace(found, actions_turn=turn, actions_used=used)}
+    return replace(state, session=replace(state.session, characters=characters))
+
+
+def _committed(state, e: ThrowCommitted):
+    ch = state.met.challenges[e.challenge]
+    return _update(state, e.challenge, throws={**ch.throws, e.character: e.choice}, cancellable=None)
+
+
+def _revealed(state, e: ThrowsRevealed):
+    return _update(state, e.challenge, status="throwing" if e.winner else "bidding", bids={})
+
+
+def _bid_declared(state, e: BidDeclared):
+    ch = state.met.challenges[e.challenge]
+    return _update(state, e.challenge, bids={**ch.bids, e.character: e.value})
+
+
+def _round_won(state, e: RoundWon):
+    return _update(state, e.challenge, status="window", winner=e.winner, loser=e.loser, by=e.by)
+
+
+def _round_started(state, e: RoundStarted):
+    return _update(
+        state, e.challenge, status="throwing", round=e.round, test=e.test, throws={}, bids={}, overbid_value=None
+    )
+
+
+def _retest_taken(state, e: RetestTaken):
+    ch = state.met.challenges[e.challenge]
+    retests = {**ch.retests, e.character: ch.retests.get(e.character, 0) + 1}
+    if not state.session.options.retest_cancel:
+        return _update(state, ch.id, retests=retests)
+    previous = (ch.winner, ch.loser, ch.by, e.round)
+    return _update(state, ch.id, retests=retests, cancellable=e.character, previous=previous)
+
+
+def _retest_cancelled(state, e: RetestCancelled):
+    ch = state.met.challenges[e.challenge]
+    retests = {**ch.retests, e.character: ch.retests.get(e.character, 0) + 1}
+    return _update(state, ch.id, retests=retests, cancellable=None, previous=None)
+
+
+def _overbid_declared(state, e: OverbidDeclared):
+    ch = state.met.challenges[e.challenge]
+    return _update(
+        state, ch.id, status="overbid", overbids=ch.overbids + (e.character,), overbid_value=e.value, bids={}
+    )
+
+
+def _resolved(state, e: ChallengeResolved):
+    return _update(state, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason=e.reason)
+
+
+def _debt_paid(state, e: TieDebtPaid):
+    debts = list(state.met.debts)
+    for i, d in enumerate(debts):
+        if (d.debtor, d.creditor) == (e.debtor, e.creditor):
+            del debts[i]
+            break
+    return replace(state, met=replace(state.met, debts=tuple(debts)))
+
+
+def _debt_incurred(state, e: TieDebtIncurred):
+    debt = TieDebt(debtor=e.debtor, creditor=e.creditor, challenge=e.challenge)
+    return replace(state, met=replace(state.met, debts=state.met.debts + (debt,)))
+
+
+DECIDERS: dict = {
+    IssueChallenge: _issue,
+    Throw: _throw,
+    DeclareBid: _bid,
+    Retest: _retest,
+    Overbid: _overbid,
+    Concede: _concede,
+    Accept: _accept,
+    CancelChallenge: _cancel,
+    Overrule: _overrule,
+    CloseWindow: _close_window,
+}
+
+EVOLVERS: dict = {
+    ChallengeIssued: _issued,
+    ThrowCommitted: _committed,
+    ThrowsRevealed: _revealed,
+    BidDeclared: _bid_declared,
+    BidsCompared: lambda s, e: s,
+    RoundWon: _round_won,
+    RoundStarted: _round_started,
+    TieDebtPaid: _debt_paid,
+    TieDebtIncurred: _debt_incurred,
+    RetestTaken: _retest_taken,
+    RetestCancelled: _retest_cancelled,
+    OverbidDeclared: _overbid_declared,
+    OverbidSettled: lambda s, e: s,
+    ChallengeConceded: lambda s, e: s,
+    ChallengeResolved: _resolved,
+    ChallengeCancelled: lambda s, e: _update(s, e.challenge, status="cancelled", reason=e.reason or "cancelled"),
+    ChallengeOverruled: lambda s, e: _update(
+        s, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason="overruled"
+    ),
+}
+
+EVENTS: tuple = tuple(EVOLVERS)
+COMMANDS: tuple = tuple(DECIDERS)

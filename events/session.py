@@ -1,23 +1,710 @@
-"""Stub: to be filled by its issue. Module contract: see events/game.py."""
+"""The session clock: roster, scenes, Time Out, out of game, turns and time skips.
+
+Units of play (TIME-2): a chronicle holds scenarios, a scenario sessions; this module
+decides one session (one evening), its scenes and its turns. What must outlive the
+session (MET-13 tie debts) leaves through ``carry_over`` and comes back in the next
+session's ``OpenSession.carried``.
+
+The game clock (TIME-1, TIME-3) only moves through events: ``next_turn`` adds one turn
+of ``turn_seconds``; ``skip_time`` adds seconds and the turns they make. Modules with
+timed effects compare their expiry with ``game_seconds`` / ``turn``, and may register a
+pure function in ``ON_CLOCK`` that ``evolve`` calls after every clock move to drop what
+ran out (the dice module's temporary modifiers, for instance).
+"""
 
 from __future__ import annotations
 
+import math
+from typing import Callable, Iterable, Literal
+
 import msgspec
+from msgspec.structs import replace
+
+from events.model import Command, Event, RuleViolation
+from events.sheets import AnySheet, MetSheet
+
+STORYTELLER_SIDE = "storyteller"  # the side a storyteller plays in static/simple/complex tests
+ATTRIBUTES = ("physical", "social", "mental")
+Attribute = Literal["physical", "social", "mental"]
+
+
+# ---------------------------------------------------------------- state
+
+
+class MetOptions(msgspec.Struct, frozen=True, kw_only=True):
+    """Per-chronicle Mind's Eye Theatre options (issue 3, Deliver 3), off by default."""
+
+    bomb: bool = False  # a "bomb" throw for characters whose powers grant it
+    retest_cancel: bool = False  # an opponent may cancel a retest with a retest of its own
+    accept_timeout: int = 60  # MET-16 (choice): seconds before the server closes a window
+    celerity_extra_actions: bool = True  # TIME-4 (choice): +1 action per Celerity level
+
+
+class TieDebt(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """MET-13: ``debtor`` loses its next tie against ``creditor``, with no time limit."""
+
+    debtor: str
+    creditor: str
+    challenge: str = ""  # the failed overbid that made the debt (may be from a past session)
+
+
+class Carried(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """What a session inherits from the previous session of its chronicle."""
+
+    tie_debts: tuple[TieDebt, ...] = ()
+
+
+class Character(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    name: str
+    sheet: AnySheet | None = None
+    scene: str | None = None
+    out_of_game: bool = False  # TIME-6
+    no_sheet: bool = False  # MET-6: the player has no sheet at hand, loses ties
+    busy_until: int = 0  # TIME-4: turn at which a multi-turn action ends
+    actions_turn: int = -1  # the turn ``actions_used`` counts for
+    actions_used: int = 0
+
+
+class Scene(msgspec.Struct, frozen=True, kw_only=True):
+    id: str
+    name: str
+    open: bool = True
+    frozen: bool = False  # TIME-5, scope "scene"
+    paced: bool = False  # turn by turn (combat): the TIME-4 action budget applies
 
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
-    pass
+    name: str = ""
+    status: Literal["pending", "open", "closed"] = "pending"
+    turn_seconds: int = 4  # TIME-3
+    options: MetOptions = MetOptions()
+    characters: dict[str, Character] = {}
+    scenes: dict[str, Scene] = {}
+    frozen: bool = False  # TIME-5, scope "session"
+    turn: int = 0
+    game_seconds: int = 0
+    seed_commitment: str = ""
+    seed: str = ""
 
 
 def initial() -> State:
     return State()
 
 
-DECIDERS: dict = {}
-EVOLVERS: dict = {}
-EVENTS: tuple = ()
-COMMANDS: tuple = ()
+# ---------------------------------------------------------------- helpers
+
+
+def turns_for(seconds: float, turn_seconds: float = 4) -> int:
+    """TIME-3: a duration in seconds lasts ceil(seconds / turn length) turns (15 s -> 4)."""
+    if turn_seconds <= 0:
+        raise RuleViolation("a turn lasts more than 0 seconds (TIME-3)", code="invalid")
+    return max(0, math.ceil(seconds / turn_seconds))
+
+
+def actions_per_turn(sheet: AnySheet | None, options: MetOptions = MetOptions()) -> int:
+    """TIME-4: one action per turn, plus one per Celerity level when the option is on."""
+    celerity = sheet.celerity if isinstance(sheet, MetSheet) else 0
+    return 1 + (max(0, celerity) if options.celerity_extra_actions else 0)
+
+
+def traits(sheet: AnySheet | None, attribute: str | None) -> int:
+    if not isinstance(sheet, MetSheet) or attribute not in ATTRIBUTES:
+        return 0
+    return getattr(sheet, attribute)
+
+
+def initiative_order(state, actions: Iterable[tuple[str, str]]) -> list[tuple[tuple[str, str], ...]]:
+    """MET-9: the order in which ``(character, attribute)`` actions of one turn resolve.
+
+    Celerity first, higher level first (choice); then more traits in the attribute used.
+    Equal on both: one group, acting simultaneously (each attribute still its own throw).
+    A storyteller may decree another order: this is only what the storyteller view shows.
+    ``state`` is a GameState or a session State.
+    """
+    session = getattr(state, "session", state)
+
+    def key(action: tuple[str, str]) -> tuple[int, int]:
+        character = session.characters.get(action[0])
+        sheet = character.sheet if character else None
+        celerity = sheet.celerity if isinstance(sheet, MetSheet) else 0
+        return (celerity, traits(sheet, action[1]))
+
+    groups: list[tuple[tuple[str, str], ...]] = []
+    last = None
+    for action in sorted(actions, key=key, reverse=True):
+        if groups and key(action) == last:
+            groups[-1] = groups[-1] + (action,)
+        else:
+            groups.append((action,))
+        last = key(action)
+    return groups
+
+
+def carry_over(state) -> Carried:
+    """What the next session of the chronicle inherits: the unpaid MET-13 tie debts."""
+    return Carried(tie_debts=tuple(state.met.debts))
+
+
+ON_CLOCK: list[Callable] = []
+"""Pure ``fn(game_state) -> game_state`` called after the clock moves (TIME-1)."""
+
+
+def character(session: State, character_id: str) -> Character:
+    found = session.characters.get(character_id)
+    if found is None:
+        raise RuleViolation(f"no character {character_id!r} in this session", code="not_found")
+    return found
+
+
+def _scene(session: State, scene_id: str) -> Scene:
+    found = session.scenes.get(scene_id)
+    if found is None:
+        raise RuleViolation(f"no scene {scene_id!r}", code="not_found")
+    return found
+
+
+def check_not_frozen(session: State, character_id: str) -> None:
+    """TIME-5: refused when the session or the character's scene is in Time Out."""
+    if session.frozen:
+        raise RuleViolation("Time Out: the session is frozen until a storyteller resumes (TIME-5)", code="frozen")
+    found = session.characters.get(character_id)
+    if found is not None and found.scene is not None:
+        scene = session.scenes.get(found.scene)
+        if scene is not None and scene.frozen:
+            raise RuleViolation(
+                f"Time Out: scene {scene.name!r} is frozen until a storyteller resumes (TIME-5)",
+                code="frozen",
+            )
+
+
+def check_in_game(session: State, character_id: str, *, target: bool = False) -> None:
+    """TIME-6: an out-of-game character neither acts nor is the target of a challenge."""
+    found = session.characters.get(character_id)
+    if found is not None and found.out_of_game:
+        who = f"{found.name} is" if target else "you are"
+        raise RuleViolation(
+            f"{who} out of game and interact{'s' if target else ''} with no other player (TIME-6)",
+            code="out_of_game",
+        )
 
 
 def check_playable(state, command, actor) -> None:
     """TIME-5 / TIME-6: raise RuleViolation(code="frozen" | "out_of_game") if refused."""
+    session: State = state.session
+    if session.status == "closed":
+        raise RuleViolation("the session is closed (TIME-2)", code="rule")
+    if actor.character is None:
+        return
+    check_not_frozen(session, actor.character)
+    check_in_game(session, actor.character)
+
+
+# ---------------------------------------------------------------- commands
+
+
+class OpenSession(Command, frozen=True, kw_only=True, tag="open_session"):
+    storyteller_only = True
+    play = False
+    name: str = ""
+    turn_seconds: int = 4
+    bomb: bool = False
+    retest_cancel: bool = False
+    accept_timeout: int = 60
+    celerity_extra_actions: bool = True
+    seed_commitment: str = ""  # FAIR-2, filled by the server
+    carried: Carried = Carried()
+
+
+class CloseSession(Command, frozen=True, kw_only=True, tag="close_session"):
+    storyteller_only = True
+    play = False
+    seed: str = ""  # FAIR-2, filled by the server, revealed in SessionClosed
+
+
+class AddCharacter(Command, frozen=True, kw_only=True, tag="add_character"):
+    storyteller_only = True
+    play = False
+    character: str
+    name: str
+    sheet: AnySheet | None = None
+
+
+class OpenScene(Command, frozen=True, kw_only=True, tag="open_scene"):
+    storyteller_only = True
+    play = False
+    scene: str
+    name: str = ""
+
+
+class CloseScene(Command, frozen=True, kw_only=True, tag="close_scene"):
+    storyteller_only = True
+    play = False
+    scene: str
+
+
+class JoinScene(Command, frozen=True, kw_only=True, tag="join_scene"):
+    character: str
+    scene: str
+
+
+class LeaveScene(Command, frozen=True, kw_only=True, tag="leave_scene"):
+    character: str
+
+
+class Freeze(Command, frozen=True, kw_only=True, tag="freeze"):
+    storyteller_only = True
+    play = False
+    scope: Literal["scene", "session"] = "session"
+    scene: str | None = None
+
+
+class Resume(Command, frozen=True, kw_only=True, tag="resume"):
+    storyteller_only = True
+    play = False
+    scope: Literal["scene", "session"] = "session"
+    scene: str | None = None
+
+
+class OutOfGame(Command, frozen=True, kw_only=True, tag="out_of_game"):
+    play = False  # a player may ask for a pause even during a Time Out
+    character: str
+    reason: str = ""
+
+
+class BackInGame(Command, frozen=True, kw_only=True, tag="back_in_game"):
+    play = False
+    character: str
+
+
+class NextTurn(Command, frozen=True, kw_only=True, tag="next_turn"):
+    storyteller_only = True
+    play = False
+    scene: str | None = None  # the scene that plays turn by turn from now on (TIME-4)
+
+
+class SkipTime(Command, frozen=True, kw_only=True, tag="skip_time"):
+    storyteller_only = True
+    play = False
+    seconds: int
+    note: str = ""  # "an hour later..."
+
+
+class SetTurnLength(Command, frozen=True, kw_only=True, tag="set_turn_length"):
+    storyteller_only = True
+    play = False
+    seconds: int
+
+
+class MarkNoSheet(Command, frozen=True, kw_only=True, tag="mark_no_sheet"):
+    storyteller_only = True
+    play = False
+    character: str
+    no_sheet: bool = True
+
+
+class TakeAction(Command, frozen=True, kw_only=True, tag="take_action"):
+    """TIME-4: an action that costs one action, or lasts several (hacking 5-20...)."""
+
+    character: str
+    description: str = ""
+    actions: int = 1  # how many actions it takes
+    celerity_shortens: bool = True  # False: a duration Celerity cannot shorten
+
+
+# ---------------------------------------------------------------- events
+
+
+class SessionOpened(Event, frozen=True, kw_only=True, tag="session.opened"):
+    name: str = ""
+    turn_seconds: int = 4
+    options: MetOptions = MetOptions()
+    seed_commitment: str = ""
+    carried: Carried = Carried()
+
+
+class SessionClosed(Event, frozen=True, kw_only=True, tag="session.closed"):
+    seed: str = ""
+
+
+class CharacterAdded(Event, frozen=True, kw_only=True, tag="session.character_added"):
+    """Secret: the sheet is for its character and the storytellers; others learn the name."""
+
+    character: str
+    name: str
+    sheet: AnySheet | None = None
+
+    def owners(self) -> frozenset[str] | None:
+        return frozenset((self.character,))
+
+    def redacted(self) -> Event | None:
+        return replace(self, sheet=None)
+
+
+class SceneOpened(Event, frozen=True, kw_only=True, tag="session.scene_opened"):
+    scene: str
+    name: str = ""
+
+
+class SceneClosed(Event, frozen=True, kw_only=True, tag="session.scene_closed"):
+    scene: str
+
+
+class SceneJoined(Event, frozen=True, kw_only=True, tag="session.scene_joined"):
+    character: str
+    scene: str
+
+
+class SceneLeft(Event, frozen=True, kw_only=True, tag="session.scene_left"):
+    character: str
+    scene: str
+
+
+class TimeOutCalled(Event, frozen=True, kw_only=True, tag="session.time_out_called"):
+    scope: Literal["scene", "session"] = "session"
+    scene: str | None = None
+
+
+class TimeOutEnded(Event, frozen=True, kw_only=True, tag="session.time_out_ended"):
+    scope: Literal["scene", "session"] = "session"
+    scene: str | None = None
+
+
+class WentOutOfGame(Event, frozen=True, kw_only=True, tag="session.went_out_of_game"):
+    character: str
+    reason: str = ""
+
+
+class CameBackInGame(Event, frozen=True, kw_only=True, tag="session.came_back_in_game"):
+    character: str
+
+
+class TurnAdvanced(Event, frozen=True, kw_only=True, tag="session.turn_advanced"):
+    turn: int  # the new turn number
+    game_seconds: int  # the game clock after it
+    scene: str | None = None
+
+
+class TimeSkipped(Event, frozen=True, kw_only=True, tag="session.time_skipped"):
+    seconds: int
+    turn: int
+    game_seconds: int
+    note: str = ""
+
+
+class TurnLengthSet(Event, frozen=True, kw_only=True, tag="session.turn_length_set"):
+    seconds: int
+
+
+class NoSheetMarked(Event, frozen=True, kw_only=True, tag="session.no_sheet_marked"):
+    character: str
+    no_sheet: bool = True
+
+
+class ActionTaken(Event, frozen=True, kw_only=True, tag="session.action_taken"):
+    character: str
+    turn: int
+    description: str = ""
+    ends_turn: int = 0  # the turn it completes; after that the character is free again
+
+
+# ---------------------------------------------------------------- deciders
+
+
+def _open(state, cmd: OpenSession, draws, actor) -> list[Event]:
+    if state.session.status == "open":
+        raise RuleViolation("the session is already open (TIME-2)", code="rule")
+    turns_for(1, cmd.turn_seconds)  # TIME-3: a positive turn length
+    options = MetOptions(
+        bomb=cmd.bomb,
+        retest_cancel=cmd.retest_cancel,
+        accept_timeout=cmd.accept_timeout,
+        celerity_extra_actions=cmd.celerity_extra_actions,
+    )
+    return [
+        SessionOpened(
+            name=cmd.name,
+            turn_seconds=cmd.turn_seconds,
+            options=options,
+            seed_commitment=cmd.seed_commitment,
+            carried=cmd.carried,
+        )
+    ]
+
+
+def _close(state, cmd: CloseSession, draws, actor) -> list[Event]:
+    if state.session.status == "closed":
+        raise RuleViolation("the session is already closed (TIME-2)", code="rule")
+    return [SessionClosed(seed=cmd.seed)]
+
+
+def _add_character(state, cmd: AddCharacter, draws, actor) -> list[Event]:
+    if cmd.character in state.session.characters:
+        raise RuleViolation(f"character {cmd.character!r} is already on the roster", code="invalid")
+    if not cmd.character or cmd.character == STORYTELLER_SIDE:
+        raise RuleViolation(f"{cmd.character!r} cannot be a character id", code="invalid")
+    return [CharacterAdded(character=cmd.character, name=cmd.name, sheet=cmd.sheet)]
+
+
+def _open_scene(state, cmd: OpenScene, draws, actor) -> list[Event]:
+    found = state.session.scenes.get(cmd.scene)
+    if found is not None and found.open:
+        raise RuleViolation(f"scene {found.name!r} is already open (TIME-2)", code="rule")
+    return [SceneOpened(scene=cmd.scene, name=cmd.name or cmd.scene)]
+
+
+def _close_scene(state, cmd: CloseScene, draws, actor) -> list[Event]:
+    if not _scene(state.session, cmd.scene).open:
+        raise RuleViolation(f"scene {cmd.scene!r} is already closed (TIME-2)", code="rule")
+    return [SceneClosed(scene=cmd.scene)]
+
+
+def _join(state, cmd: JoinScene, draws, actor) -> list[Event]:
+    found = character(state.session, cmd.character)
+    scene = _scene(state.session, cmd.scene)
+    if not scene.open:
+        raise RuleViolation(f"scene {scene.name!r} is closed (TIME-2)", code="rule")
+    if found.scene == cmd.scene:
+        raise RuleViolation(f"{found.name} is already in scene {scene.name!r}", code="rule")
+    if not actor.is_storyteller:
+        check_not_frozen(state.session, cmd.character)  # entering a frozen scene: no
+        if scene.frozen:
+            raise RuleViolation(f"Time Out: scene {scene.name!r} is frozen (TIME-5)", code="frozen")
+    left = [SceneLeft(character=cmd.character, scene=found.scene)] if found.scene else []
+    return left + [SceneJoined(character=cmd.character, scene=cmd.scene)]
+
+
+def _leave(state, cmd: LeaveScene, draws, actor) -> list[Event]:
+    found = character(state.session, cmd.character)
+    if found.scene is None:
+        raise RuleViolation(f"{found.name} is in no scene", code="rule")
+    return [SceneLeft(character=cmd.character, scene=found.scene)]
+
+
+def _scope_scene(state, cmd) -> Scene | None:
+    if cmd.scope == "session":
+        return None
+    if cmd.scene is None:
+        raise RuleViolation("a scene Time Out names its scene (TIME-5)", code="invalid")
+    return _scene(state.session, cmd.scene)
+
+
+def _freeze(state, cmd: Freeze, draws, actor) -> list[Event]:
+    scene = _scope_scene(state, cmd)
+    already = state.session.frozen if scene is None else scene.frozen
+    if already:
+        raise RuleViolation("already in Time Out (TIME-5)", code="rule")
+    return [TimeOutCalled(scope=cmd.scope, scene=scene.id if scene else None)]
+
+
+def _resume(state, cmd: Resume, draws, actor) -> list[Event]:
+    scene = _scope_scene(state, cmd)
+    frozen = state.session.frozen if scene is None else scene.frozen
+    if not frozen:
+        raise RuleViolation("there is no Time Out to end here (TIME-5)", code="rule")
+    return [TimeOutEnded(scope=cmd.scope, scene=scene.id if scene else None)]
+
+
+def _out(state, cmd: OutOfGame, draws, actor) -> list[Event]:
+    if character(state.session, cmd.character).out_of_game:
+        raise RuleViolation("already out of game (TIME-6)", code="rule")
+    return [WentOutOfGame(character=cmd.character, reason=cmd.reason)]
+
+
+def _back(state, cmd: BackInGame, draws, actor) -> list[Event]:
+    if not character(state.session, cmd.character).out_of_game:
+        raise RuleViolation("not out of game (TIME-6)", code="rule")
+    return [CameBackInGame(character=cmd.character)]
+
+
+def _next_turn(state, cmd: NextTurn, draws, actor) -> list[Event]:
+    session = state.session
+    if cmd.scene is not None:
+        _scene(session, cmd.scene)
+    return [
+        TurnAdvanced(
+            turn=session.turn + 1,
+            game_seconds=session.game_seconds + session.turn_seconds,
+            scene=cmd.scene,
+        )
+    ]
+
+
+def _skip(state, cmd: SkipTime, draws, actor) -> list[Event]:
+    if cmd.seconds <= 0:
+        raise RuleViolation("time only moves forward (TIME-1)", code="invalid")
+    session = state.session
+    return [
+        TimeSkipped(
+            seconds=cmd.seconds,
+            turn=session.turn + turns_for(cmd.seconds, session.turn_seconds),
+            game_seconds=session.game_seconds + cmd.seconds,
+            note=cmd.note,
+        )
+    ]
+
+
+def _turn_length(state, cmd: SetTurnLength, draws, actor) -> list[Event]:
+    turns_for(1, cmd.seconds)
+    return [TurnLengthSet(seconds=cmd.seconds)]
+
+
+def _no_sheet(state, cmd: MarkNoSheet, draws, actor) -> list[Event]:
+    character(state.session, cmd.character)
+    return [NoSheetMarked(character=cmd.character, no_sheet=cmd.no_sheet)]
+
+
+def spend_action(state, character_id: str) -> None:
+    """TIME-4: refuse an action beyond the turn's budget in a scene played turn by turn."""
+    session: State = state.session
+    found = character(session, character_id)
+    scene = session.scenes.get(found.scene) if found.scene else None
+    if scene is None or not scene.paced:
+        return  # real-time play: no turn budget (choice)
+    if found.busy_until > session.turn:
+        raise RuleViolation(
+            f"{found.name} is busy with a longer action until turn {found.busy_until} (TIME-4)"
+        )
+    allowed = actions_per_turn(found.sheet, session.options)
+    used = found.actions_used if found.actions_turn == session.turn else 0
+    if used >= allowed:
+        raise RuleViolation(
+            f"{found.name} has used its {allowed} action{'s' if allowed > 1 else ''} this turn (TIME-4)"
+        )
+
+
+def _take_action(state, cmd: TakeAction, draws, actor) -> list[Event]:
+    if cmd.actions < 1:
+        raise RuleViolation("an action takes at least one action (TIME-4)", code="invalid")
+    session = state.session
+    spend_action(state, cmd.character)
+    found = character(session, cmd.character)
+    per_turn = actions_per_turn(found.sheet, session.options) if cmd.celerity_shortens else 1
+    turns = math.ceil(cmd.actions / per_turn)
+    ends = session.turn + turns if cmd.actions > 1 else 0
+    return [ActionTaken(character=cmd.character, turn=session.turn, description=cmd.description, ends_turn=ends)]
+
+
+# ---------------------------------------------------------------- evolvers
+
+
+def _set(state, **changes):
+    return replace(state, session=replace(state.session, **changes))
+
+
+def _with_character(state, character_id: str, **changes):
+    characters = state.session.characters
+    updated = replace(characters[character_id], **changes)
+    return _set(state, characters={**characters, character_id: updated})
+
+
+def _with_scene(state, scene_id: str, **changes):
+    scenes = state.session.scenes
+    return _set(state, scenes={**scenes, scene_id: replace(scenes[scene_id], **changes)})
+
+
+def _clock_moved(state):
+    for hook in ON_CLOCK:
+        state = hook(state)
+    return state
+
+
+def _opened(state, e: SessionOpened):
+    state = _set(
+        state,
+        name=e.name,
+        status="open",
+        turn_seconds=e.turn_seconds,
+        options=e.options,
+        seed_commitment=e.seed_commitment,
+    )
+    # MET-13: debts from earlier sessions of the chronicle, merged with any already known
+    debts = tuple(state.met.debts) + tuple(d for d in e.carried.tie_debts if d not in state.met.debts)
+    return replace(state, met=replace(state.met, debts=debts))
+
+
+def _added(state, e: CharacterAdded):
+    new = Character(id=e.character, name=e.name, sheet=e.sheet)
+    return _set(state, characters={**state.session.characters, e.character: new})
+
+
+def _scene_closed(state, e: SceneClosed):
+    state = _with_scene(state, e.scene, open=False, paced=False)
+    for c in state.session.characters.values():
+        if c.scene == e.scene:
+            state = _with_character(state, c.id, scene=None)
+    return state
+
+
+def _time_out(frozen: bool):
+    def evolve(state, e):
+        if e.scope == "session":
+            return _set(state, frozen=frozen)
+        return _with_scene(state, e.scene, frozen=frozen)
+
+    return evolve
+
+
+def _turn(state, e: TurnAdvanced):
+    state = _set(state, turn=e.turn, game_seconds=e.game_seconds)
+    if e.scene is not None:
+        state = _with_scene(state, e.scene, paced=True)
+    return _clock_moved(state)
+
+
+def _skipped(state, e: TimeSkipped):
+    # a skip ends turn-by-turn play: the scene is back to real time (choice)
+    scenes = {k: replace(s, paced=False) if s.paced else s for k, s in state.session.scenes.items()}
+    return _clock_moved(_set(state, turn=e.turn, game_seconds=e.game_seconds, scenes=scenes))
+
+
+def _action(state, e: ActionTaken):
+    found = state.session.characters[e.character]
+    used = found.actions_used + 1 if found.actions_turn == e.turn else 1
+    return _with_character(
+        state, e.character, actions_turn=e.turn, actions_used=used, busy_until=e.ends_turn
+    )
+
+
+DECIDERS: dict = {
+    OpenSession: _open,
+    CloseSession: _close,
+    AddCharacter: _add_character,
+    OpenScene: _open_scene,
+    CloseScene: _close_scene,
+    JoinScene: _join,
+    LeaveScene: _leave,
+    Freeze: _freeze,
+    Resume: _resume,
+    OutOfGame: _out,
+    BackInGame: _back,
+    NextTurn: _next_turn,
+    SkipTime: _skip,
+    SetTurnLength: _turn_length,
+    MarkNoSheet: _no_sheet,
+    TakeAction: _take_action,
+}
+
+EVOLVERS: dict = {
+    SessionOpened: _opened,
+    SessionClosed: lambda s, e: _set(s, status="closed", seed=e.seed),
+    CharacterAdded: _added,
+    SceneOpened: lambda s, e: _set(
+        s, scenes={**s.session.scenes, e.scene: Scene(id=e.scene, name=e.name or e.scene)}
+    ),
+    SceneClosed: _scene_closed,
+    SceneJoined: lambda s, e: _with_character(s, e.character, scene=e.scene),
+    SceneLeft: lambda s, e: _with_character(s, e.character, scene=None),
+    TimeOutCalled: _time_out(True),
+    TimeOutEnded: _time_out(False),
+    WentOutOfGame: lambda s, e: _with_character(s, e.character, out_of_game=True),
+    CameBackInGame: lambda s, e: _with_character(s, e.character, out_of_game=False),
+    TurnAdvanced: _turn,
+    TimeSkipped: _skipped,
+    TurnLengthSet: lambda s, e: _set(s, turn_seconds=e.seconds),
+    NoSheetMarked: lambda s, e: _with_character(s, e.character, no_sheet=e.no_sheet),
+    ActionTaken: _action,
+}
+
+EVENTS: tuple = tuple(EVOLVERS)
+COMMANDS: tuple = tuple(DECIDERS)

@@ -22,6 +22,8 @@ class MetSheet(Sheet, frozen=True, kw_only=True, tag="met"):
     celerity: int = 0  # TIME-4, MET-9
     bomb: bool = False  # the chronicle's optional "bomb" throw, when a power grants it
     bonus: dict[str, int] = {}  # bonus (+) or malus (-) traits by category, from powers/weapons
+    powers: tuple[str, ...] = ()  # disciplines/powers a retest may name as its source (MET-12)
+    cannot_initiate: bool = False  # MET-1: may defend normally but initiate no challenge
 
 
 class V5Sheet(Sheet, frozen=True, kw_only=True, tag="v5"):

@@ -1,0 +1,87 @@
+"""Mind's Eye Theatre arithmetic, free of commands and events: who beats whom (MET-2),
+what a character may declare (MET-3, MET-4, MET-10), how many retests it has (MET-12)."""
+
+from __future__ import annotations
+
+from events.model import RuleViolation
+from events.sheets import MetSheet
+from events.session import ATTRIBUTES, traits
+
+CHOICES = ("rock", "paper", "scissors", "bomb")
+DRAWN = ("rock", "paper", "scissors")  # a server draw: d3, face 1..3 (bomb is never drawn)
+
+# MET-2: rock beats scissors, scissors beat paper, paper beats rock. The chronicle option
+# "bomb" beats rock and paper, loses to scissors and ties bomb.
+_BEATS = {
+    "rock": {"scissors"},
+    "scissors": {"paper", "bomb"},
+    "paper": {"rock"},
+    "bomb": {"rock", "paper"},
+}
+
+
+def beats(a: str, b: str) -> bool:
+    return b in _BEATS[a]
+
+
+def throw_winner(a_side: str, a: str, b_side: str, b: str) -> str | None:
+    """The side whose throw wins, or None on a tie."""
+    if beats(a, b):
+        return a_side
+    if beats(b, a):
+        return b_side
+    return None
+
+
+def label(attribute: str | None) -> str:
+    return attribute.capitalize() if attribute else "no"
+
+
+def true_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...]) -> int:
+    """MET-3: traits in the category, plus applicable ability traits, plus bonus/malus."""
+    return (
+        traits(sheet, attribute)
+        + sum(sheet.abilities.get(name, 0) for name in abilities)
+        + sheet.bonus.get(attribute, 0)
+    )
+
+
+def score_breakdown(sheet: MetSheet, attribute: str, abilities: tuple[str, ...]) -> str:
+    parts = [f"{label(attribute)} {traits(sheet, attribute)}"]
+    parts += [f"{n} {sheet.abilities[n]}" for n in abilities if n in sheet.abilities]
+    bonus = sheet.bonus.get(attribute, 0)
+    if bonus:
+        parts.append(f"bonus {bonus:+d}")
+    return " + ".join(parts)
+
+
+def check_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...], value: int, what: str) -> None:
+    """MET-4: never above twice the attribute; lying downward only (MET-15: checked)."""
+    if attribute not in ATTRIBUTES:
+        raise RuleViolation(f"no attribute to declare traits in (MET-3)", code="invalid")
+    if value < 0:
+        raise RuleViolation(f"a {what} counts traits: {value} is below 0 (MET-3)", code="invalid")
+    base = traits(sheet, attribute)
+    cap = 2 * base
+    if value > cap:
+        raise RuleViolation(
+            f"{what} {value} is above your cap of {cap} (twice your {base} {label(attribute)} traits) (MET-4)",
+            rule="MET-4",
+        )
+    truth = true_score(sheet, attribute, abilities)
+    if value > truth:
+        raise RuleViolation(
+            f"{what} {value} is above your true {truth} ({score_breakdown(sheet, attribute, abilities)}):"
+            " you may declare less than the truth, never more (MET-4, MET-15)",
+            rule="MET-4",
+        )
+
+
+def retests_allowed(sheet: MetSheet | None, kind: str) -> int:
+    """MET-12: one retest per challenge; the Lucky merit allows a second on a static one."""
+    lucky = isinstance(sheet, MetSheet) and any(m.lower() == "lucky" for m in sheet.merits)
+    return 2 if lucky and kind == "static" else 1
+
+
+def retest_sources(sheet: MetSheet) -> set[str]:
+    return set(sheet.abilities) | set(sheet.merits) | set(sheet.powers)
