@@ -245,40 +245,89 @@ class SQLiteStore:
         conn.close()
 
     def _commit(self, conn: sqlite3.Connection, batch: list) -> None:
-        head = self._head
-        last_hash = dict(self._last_hash)  # committed only with the transaction
+        """One transaction for the whole batch, with as few SQLite calls as possible.
+
+        Each sqlite3 call releases the GIL and may wait up to a switch interval to get it
+        back while the event loop is busy, so the work is done in Python first (encode,
+        idempotency, seqs, hashes) and written with one executemany per table. A command
+        whose events cannot be encoded fails alone, before anything touches the file.
+        """
         results: list[tuple[concurrent.futures.Future, Outcome | BaseException]] = []
+        known = self._known_outcomes(conn, [p for p, _ in batch if p.command_id])
+        head = self._head
+        tips = dict(self._last_hash)  # committed only with the transaction
+        event_rows: list[tuple] = []
+        command_rows: list[tuple] = []
+        at = utc_now()
+        for pending, future in batch:
+            key = (pending.device, pending.command_id)
+            if pending.command_id and key in known:
+                # stored earlier, or a retry of a command earlier in this same batch
+                results.append((future, msgspec.structs.replace(known[key], replayed=True)))
+                continue
+            try:
+                datas = [(e.__struct_config__.tag, _event_encoder.encode(e)) for e in pending.events]
+            except Exception as exc:  # this command alone fails; nothing of it is written
+                results.append((future, exc))
+                continue
+            last_hash = self._chain_tip(conn, pending.session, tips)
+            seqs = []
+            for tag, data in datas:
+                head += 1
+                digest = row_hash(last_hash, head, pending.session, tag, data, pending.actor,
+                                  pending.device, pending.command_id, at)
+                event_rows.append((head, pending.session, tag, data, pending.actor, pending.device,
+                                   pending.command_id, at, last_hash, digest))
+                last_hash = digest
+                seqs.append(head)
+            tips[pending.session] = last_hash
+            outcome = Outcome(seqs=tuple(seqs), code=pending.code, message=pending.message)
+            if pending.command_id:
+                command_rows.append((pending.device, pending.command_id, pending.session,
+                                     _seqs_encoder.encode(seqs).decode(), pending.code, pending.message))
+                known[key] = outcome
+            results.append((future, outcome))
         try:
             conn.execute("BEGIN IMMEDIATE")
-            for pending, future in batch:
-                conn.execute("SAVEPOINT one")
-                saved = (head, dict(last_hash))
-                try:
-                    outcome, head = self._write_one(conn, pending, head, last_hash)
-                except Exception as exc:  # this command alone fails; nothing of it stays
-                    head, last_hash = saved
-                    conn.execute("ROLLBACK TO one")
-                    conn.execute("RELEASE one")
-                    results.append((future, exc))
-                    continue
-                conn.execute("RELEASE one")
-                results.append((future, outcome))
+            if event_rows:
+                conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
+            if command_rows:
+                conn.executemany("INSERT INTO commands VALUES (?,?,?,?,?,?)", command_rows)
             conn.execute("COMMIT")
         except Exception as exc:  # the whole transaction failed (disk full, I/O error)
             try:
                 conn.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
+            self._last_hash = {}  # re-read the tips from the file next time
             error = StoreError(f"append failed, nothing was written: {exc}")
             for _, future in batch:
                 future.set_exception(error)
             return
-        self._head, self._last_hash = head, last_hash
+        self._head, self._last_hash = head, tips
         for future, result in results:
             if isinstance(result, BaseException):
                 future.set_exception(result)
             else:
                 future.set_result(result)
+
+    def _known_outcomes(self, conn, pendings: list[Pending]) -> dict:
+        """Outcomes already stored for these commands' (device, command_id), in one query."""
+        known: dict = {}
+        keys = list({(p.device, p.command_id) for p in pendings})
+        for i in range(0, len(keys), 400):  # SQLite caps host parameters per statement
+            chunk = keys[i:i + 400]
+            values = ",".join("(?,?)" for _ in chunk)
+            args = [x for key in chunk for x in key]
+            # a join on the VALUES list searches the primary key; "IN (VALUES ...)" scans
+            for device, command_id, seqs, code, message in conn.execute(
+                f"SELECT c.device, c.command_id, c.seqs, c.code, c.message FROM (VALUES {values}) "
+                f"AS k JOIN commands c ON c.device = k.column1 AND c.command_id = k.column2", args
+            ):
+                known[(device, command_id)] = Outcome(
+                    seqs=tuple(_seqs_decoder.decode(seqs)), code=code, message=message, replayed=True
+                )
+        return known
 
     def _chain_tip(self, conn, session: str, tips: dict[str, str]) -> str:
         tip = tips.get(session)
@@ -288,41 +337,6 @@ class SQLiteStore:
             ).fetchone()
             tip = tips[session] = row[0] if row else GENESIS
         return tip
-
-    def _write_one(self, conn, pending: Pending, head: int, tips: dict[str, str]):
-        if pending.command_id:
-            row = conn.execute(
-                "SELECT seqs, code, message FROM commands WHERE device=? AND command_id=?",
-                (pending.device, pending.command_id),
-            ).fetchone()
-            if row is not None:
-                seqs = tuple(_seqs_decoder.decode(row[0]))
-                return Outcome(seqs=seqs, code=row[1], message=row[2], replayed=True), head
-        last_hash = self._chain_tip(conn, pending.session, tips)
-        at = utc_now()
-        seqs = []
-        rows = []
-        for event in pending.events:
-            head += 1
-            data = _event_encoder.encode(event)
-            tag = event.__struct_config__.tag
-            digest = row_hash(
-                last_hash, head, pending.session, tag, data, pending.actor, pending.device,
-                pending.command_id, at,
-            )
-            rows.append((head, pending.session, tag, data, pending.actor, pending.device,
-                         pending.command_id, at, last_hash, digest))
-            last_hash = digest
-            seqs.append(head)
-        conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
-        tips[pending.session] = last_hash
-        if pending.command_id:
-            conn.execute(
-                "INSERT INTO commands VALUES (?,?,?,?,?,?)",
-                (pending.device, pending.command_id, pending.session,
-                 _seqs_encoder.encode(seqs).decode(), pending.code, pending.message),
-            )
-        return Outcome(seqs=tuple(seqs), code=pending.code, message=pending.message), head
 
     # -- reads -----------------------------------------------------------------------
 
