@@ -1,0 +1,278 @@
+"""Random, mostly valid Mind's Eye Theatre play, for ``conteur simulate`` and property tests.
+
+The caller owns the loop (decide, store, fold)::
+
+    state = game.initial()
+    for actor, command in setup_met_session(rng):
+        state = game.fold(game.decide(state, command, draws, actor=actor), state)
+    commands = random_met_commands(rng, state)
+    actor, command = next(commands)
+    while ...:
+        events = game.decide(state, command, draws, actor=actor)   # may raise RuleViolation
+        state = game.fold(events, state)
+        actor, command = commands.send(state)   # the next command, for the new state
+
+About one command in twenty is deliberately wrong (a bid above the truth, a throw for a
+past round, a retest too many), so the refusals get exercised too.
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Iterator
+
+from events import met, session
+from events.met_rules import retest_sources, true_score
+from events.model import STORYTELLER, Actor, Command, DrawRecord, RuleViolation
+from events.session import STORYTELLER_SIDE
+from events.sheets import MetSheet
+
+SCENE = "s1"
+ABILITIES = ("Melee", "Brawl", "Dodge", "Athletics", "Intimidation", "Occult")
+
+
+class RandomDraws:
+    """A Draws for simulations: faces from ``rng``, counter from the state (not FAIR-2)."""
+
+    def __init__(self, rng: random.Random, start: int = 0):
+        self._rng = rng
+        self._counter = start
+
+    def roll(self, sides: int) -> DrawRecord:
+        record = DrawRecord(counter=self._counter, sides=sides, face=self._rng.randint(1, sides))
+        self._counter += 1
+        return record
+
+
+def random_sheet(rng: random.Random) -> MetSheet:
+    abilities = {name: rng.randint(1, 3) for name in rng.sample(ABILITIES, rng.randint(0, 3))}
+    return MetSheet(
+        physical=rng.randint(0, 10),
+        social=rng.randint(0, 10),
+        mental=rng.randint(0, 10),
+        abilities=abilities,
+        merits=("Lucky",) if rng.random() < 0.3 else (),
+        powers=("Fortitude",) if rng.random() < 0.3 else (),
+        celerity=rng.choice((0, 0, 0, 1, 2)),
+        bomb=rng.random() < 0.2,
+        bonus={"physical": rng.randint(-1, 2)} if rng.random() < 0.3 else {},
+    )
+
+
+def player(character: str) -> Actor:
+    return Actor(role="player", character=character, name=character)
+
+
+def setup_met_session(
+    rng: random.Random, characters: int = 4, **options
+) -> list[tuple[Actor, Command]]:
+    """Open a session, add ``characters`` random MET characters and put them in one scene."""
+    ids = [f"pc{i}" for i in range(1, characters + 1)]
+    commands: list[tuple[Actor, Command]] = [(STORYTELLER, session.OpenSession(name="simulated", **options))]
+    commands += [
+        (STORYTELLER, session.AddCharacter(character=c, name=c.upper(), sheet=random_sheet(rng))) for c in ids
+    ]
+    commands.append((STORYTELLER, session.OpenScene(scene=SCENE, name="Elysium")))
+    commands += [(player(c), session.JoinScene(character=c, scene=SCENE)) for c in ids]
+    return commands
+
+
+def _actor_for(state, side: str) -> Actor:
+    return player(side) if side in state.session.characters else STORYTELLER
+
+
+def _declared(rng: random.Random, state, ch: met.Challenge, side: str) -> int:
+    """Mostly the truth or a downward lie; now and then an upward lie (refused)."""
+    found = state.session.characters.get(side)
+    sheet = found.sheet if found else None
+    if not isinstance(sheet, MetSheet):
+        return rng.randint(0, 12)
+    attribute = ch.attribute_of(side)
+    truth = min(true_score(sheet, attribute, ch.abilities_of(side)), 2 * getattr(sheet, attribute))
+    if rng.random() < 0.05:
+        return truth + 1
+    return max(0, truth - (rng.randint(0, 2) if rng.random() < 0.3 else 0))
+
+
+def _throw(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
+    side = rng.choice([s for s in ch.sides if s not in ch.throws])
+    actor = _actor_for(state, side)
+    round = ch.round - 1 if rng.random() < 0.03 else ch.round
+    if actor.is_storyteller:
+        choice = None if rng.random() < 0.7 else rng.choice(("rock", "paper", "scissors"))
+    else:
+        sheet = state.session.characters[side].sheet
+        bomb = state.session.options.bomb and getattr(sheet, "bomb", False) or rng.random() < 0.02
+        choice = rng.choice(("rock", "paper", "scissors") + (("bomb",) if bomb else ()))
+    return actor, met.Throw(character=side, challenge=ch.id, round=round, choice=choice)
+
+
+def _bid(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
+    if ch.status == "overbid":
+        side = ch.winner
+    elif ch.kind == "static":
+        side = ch.tested
+    else:
+        waiting = [s for s in ch.sides if s not in ch.bids]
+        side = ch.initiator if ch.initiator in waiting and rng.random() < 0.95 else waiting[-1]
+    value = _declared(rng, state, ch, side)
+    return _actor_for(state, side), met.DeclareBid(character=side, challenge=ch.id, round=ch.round, value=value)
+
+
+def _window(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
+    loser = ch.loser
+    actor = _actor_for(state, loser)
+    found = state.session.characters.get(loser)
+    sheet = found.sheet if found else None
+    roll = rng.random()
+    if roll < 0.15:
+        return STORYTELLER, met.CloseWindow(challenge=ch.id, timeout=rng.random() < 0.5)
+    if roll < 0.45 and ch.kind == "classic" and ch.by == "throw":
+        return actor, met.Overbid(character=loser, challenge=ch.id, value=_declared(rng, state, ch, loser))
+    if roll < 0.75:
+        sources = sorted(retest_sources(sheet)) if isinstance(sheet, MetSheet) else ["Willpower"]
+        return actor, met.Retest(character=loser, challenge=ch.id, source=rng.choice(sources or ["Luck"]))
+    if roll < 0.8 and not (ch.kind == "static" and loser == ch.defender):
+        return actor, met.Concede(character=loser, challenge=ch.id)
+    return actor, met.Accept(character=loser, challenge=ch.id)
+
+
+def _cancel_retest(rng, state, ch: met.Challenge) -> tuple[Actor, Command] | None:
+    if not (state.session.options.retest_cancel and ch.cancellable and not ch.throws):
+        return None
+    side = ch.other(ch.cancellable)
+    found = state.session.characters.get(side)
+    sources = sorted(retest_sources(found.sheet)) if found and isinstance(found.sheet, MetSheet) else ["Willpower"]
+    if not sources or rng.random() < 0.5:
+        return None
+    return _actor_for(state, side), met.Retest(character=side, challenge=ch.id, source=sources[0], cancels=True)
+
+
+def _has_action(state, character: str) -> bool:
+    try:
+        session.spend_action(state, character)
+    except RuleViolation:
+        return False
+    return True
+
+
+def _new_challenge(rng, state) -> tuple[Actor, Command]:
+    present = [c for c in state.session.characters.values() if c.scene and not c.out_of_game]
+    free = [c for c in present if _has_action(state, c.id)]
+    if not free:
+        return STORYTELLER, session.NextTurn()
+    initiator = rng.choice(free)
+    kind = rng.choice(("classic", "classic", "classic", "static", "simple", "complex"))
+    attribute = rng.choice(session.ATTRIBUTES)
+    abilities = tuple(rng.sample(ABILITIES, 2))
+    actor = player(initiator.id)
+    if kind in ("simple", "complex"):
+        return actor, met.IssueChallenge(character=initiator.id, kind=kind, tests=rng.choice((1, 1, 2)))
+    if kind == "static":
+        return actor, met.IssueChallenge(
+            character=initiator.id, kind="static", attribute=attribute, difficulty=rng.randint(2, 10), abilities=abilities
+        )
+    others = [c for c in present if c.id != initiator.id and c.scene == initiator.scene]
+    if not others:
+        return STORYTELLER, met.IssueChallenge(
+            character=initiator.id, defender="Ghoul", attribute=attribute, abilities=abilities
+        )
+    defender = rng.choice(others)
+    same = rng.random() < 0.7
+    return actor, met.IssueChallenge(
+        character=initiator.id,
+        defender=defender.id,
+        attribute=attribute,
+        defender_attribute=None if same else rng.choice(session.ATTRIBUTES),
+        abilities=abilities[:1],
+        defender_abilities=abilities[1:],
+        mutual=same and rng.random() < 0.5,
+    )
+
+
+def _session_command(rng, state) -> tuple[Actor, Command]:
+    s = state.session
+    ids = sorted(s.characters)
+    if s.frozen:
+        return STORYTELLER, session.Resume(scope="session")
+    frozen = [k for k, sc in s.scenes.items() if sc.frozen]
+    if frozen:
+        return STORYTELLER, session.Resume(scope="scene", scene=frozen[0])
+    out = [c for c in ids if s.characters[c].out_of_game]
+    if out:
+        return player(out[0]), session.BackInGame(character=out[0])
+    roll = rng.random()
+    if roll < 0.2:
+        return STORYTELLER, session.Freeze(scope=rng.choice(("scene", "session")), scene=SCENE)
+    if roll < 0.4 and ids:
+        c = rng.choice(ids)
+        return player(c), session.OutOfGame(character=c, reason="rules question")
+    if roll < 0.5 and ids:
+        c = rng.choice(ids)
+        return STORYTELLER, session.MarkNoSheet(character=c, no_sheet=not s.characters[c].no_sheet)
+    if roll < 0.6:
+        return STORYTELLER, session.SkipTime(seconds=rng.choice((15, 60, 3600)))
+    return STORYTELLER, session.NextTurn(scene=SCENE if rng.random() < 0.3 else None)
+
+
+def random_met_command(rng: random.Random, state) -> tuple[Actor, Command]:
+    """One random, mostly valid command for this GameState."""
+    if rng.random() < 0.08:
+        return _session_command(rng, state)
+    s = state.session
+    if s.frozen or any(c.frozen for c in s.scenes.values()) or any(c.out_of_game for c in s.characters.values()):
+        if rng.random() < 0.7:
+            return _session_command(rng, state)
+    live = [c for c in state.met.challenges.values() if c.status in met.OPEN]
+    if live and rng.random() < 0.02:
+        ch = rng.choice(live)
+        if rng.random() < 0.5:
+            return STORYTELLER, met.CancelChallenge(challenge=ch.id, reason="simulated")
+        return STORYTELLER, met.Overrule(challenge=ch.id, winner=rng.choice(ch.sides), reason="simulated")
+    if not live or (len(live) < 3 and rng.random() < 0.15):
+        return _new_challenge(rng, state)
+    ch = rng.choice(live)
+    cancel = _cancel_retest(rng, state, ch)
+    if cancel is not None:
+        return cancel
+    if ch.status == "throwing":
+        return _throw(rng, state, ch)
+    if ch.status in ("bidding", "overbid"):
+        return _bid(rng, state, ch)
+    return _window(rng, state, ch)
+
+
+def random_met_commands(rng: random.Random, state) -> Iterator[tuple[Actor, Command]]:
+    """Endless commands; ``send(new_state)`` after folding to get one for the new state
+    (plain ``next()`` draws another command for the last state sent)."""
+    while True:
+        sent = yield random_met_command(rng, state)
+        if sent is not None:
+            state = sent
+
+
+def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
+    """A whole simulated session, pure: returns (events, refusals) with refusals a list of
+    (command, RuleViolation). ``options`` go to OpenSession (bomb, retest_cancel, ...)."""
+    from events import game
+
+    state = game.initial()
+    events: list = []
+    refusals: list = []
+
+    def play(actor, command):
+        nonlocal state
+        try:
+            decided = game.decide(state, command, RandomDraws(rng, state.draw_counter), actor=actor)
+        except RuleViolation as violation:
+            refusals.append((command, violation))
+            return
+        state = game.fold(decided, state)
+        events.extend(decided)
+
+    for actor, command in setup_met_session(rng, characters, **options):
+        play(actor, command)
+    commands = random_met_commands(rng, state)
+    for i in range(steps):
+        play(*(next(commands) if i == 0 else commands.send(state)))
+    return events, refusals
