@@ -1,0 +1,166 @@
+"""The Litestar application: ``create_app`` and the ways to run it.
+
+One process, one SQLite file: the lifespan opens the store (unless given one), builds the
+``Chronicle`` (the command path), the token table and the hub, and closes the store at
+shutdown. Uvicorn runs with permessage-deflate off (it costs 2-3x at 300 devices, DESIGN)
+and a hard frame limit above the protocol's 64 KiB, which the endpoint enforces with a
+readable ``error``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from pathlib import Path
+from typing import AsyncIterator
+
+import msgspec
+import uvicorn
+from litestar import Litestar, get
+from litestar.datastructures import State
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.spec import Components, SecurityScheme
+from litestar.static_files import create_static_files_router
+
+from server.auth import Tokens
+from server.hub import Hub
+from server.service import Chronicle
+from server.store import SQLiteStore
+from server.ws import ws_endpoint
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "client" / "web"
+HARD_FRAME_LIMIT = 1 << 20  # above this uvicorn closes with 1009; below, the app answers
+
+
+class Settings(msgspec.Struct, kw_only=True):
+    origins: tuple[str, ...] = ()  # extra Origins allowed on /ws (same host always is)
+    max_frame: int = 64 * 1024
+    rate: float = 20.0  # frames per second per connection, sustained
+    burst: int = 200  # an offline outbox flushing at once
+    send_queue: int = 4096  # frames waiting for a device before it is dropped
+    hello_timeout: float = 30.0
+    public_url: str = ""  # the base of join links, when not the request's own host
+
+
+class Runtime:
+    """What the handlers share, built by the lifespan: ``app.state.conteur``."""
+
+    def __init__(self, store: SQLiteStore, settings: Settings):
+        self.store = store
+        self.settings = settings
+        self.chronicle = Chronicle(store)
+        self.tokens = Tokens(store)
+        self.hub = Hub(store)
+        self.chronicle.listeners.append(self.hub.on_executed)
+
+
+@get("/health", tags=["server"], summary="Liveness and the chronicle's head seq")
+async def health(state: State) -> dict[str, object]:
+    rt: Runtime = state.conteur
+    return {"status": "ok", "head": rt.hub.delivered, "devices": rt.hub.connections()}
+
+
+def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None,
+               web_dir: str | Path | None = WEB_DIR, debug: bool = False) -> Litestar:
+    """The app for one chronicle database (a path, opened by the lifespan, or an open
+    store, left open)."""
+    settings = settings or Settings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        owned = not isinstance(db, SQLiteStore)
+        store = SQLiteStore(db) if owned else db
+        runtime = Runtime(store, settings)
+        runtime.hub.bind()
+        app.state.conteur = runtime
+        try:
+            yield
+        finally:
+            if owned:
+                store.close()
+
+    from server.http_api import CONTROLLERS
+
+    handlers: list = [health, ws_endpoint, *CONTROLLERS]
+    if web_dir is not None and Path(web_dir).is_dir():
+        handlers.append(create_static_files_router(
+            path="/", directories=[Path(web_dir)], html_mode=True, name="web",
+            include_in_schema=False,
+        ))
+    openapi = OpenAPIConfig(
+        title="conteur",
+        version="0.1.0",
+        description="Session server for live-action role-playing games. The websocket "
+        "protocol at /ws is described in docs/protocol.md.",
+        components=Components(security_schemes={
+            "token": SecurityScheme(type="http", scheme="bearer",
+                                    description="a storyteller, player or observer token"),
+        }),
+    )
+    return Litestar(route_handlers=handlers, lifespan=[lifespan], openapi_config=openapi,
+                    debug=debug)
+
+
+def uvicorn_config(app: Litestar, host: str = "127.0.0.1", port: int = 8000, **extra) -> uvicorn.Config:
+    return uvicorn.Config(
+        app, host=host, port=port, ws="websockets-sansio", ws_per_message_deflate=False,
+        ws_max_size=HARD_FRAME_LIMIT, lifespan="on", log_level=extra.pop("log_level", "warning"),
+        **extra,
+    )
+
+
+class Served:
+    """A real server on a background thread, for tests and benchmarks.
+
+    ``with Served(create_app(db)) as s: s.url, s.ws_url``. Port 0 picks a free port.
+    """
+
+    def __init__(self, app: Litestar, host: str = "127.0.0.1", port: int = 0, **extra):
+        self.app = app
+        self.server = uvicorn.Server(uvicorn_config(app, host, port, **extra))
+        self.thread = threading.Thread(target=self.server.run, name="conteur-uvicorn", daemon=True)
+        self.host = host
+        self.port = port
+
+    def __enter__(self) -> Served:
+        self.thread.start()
+        while not self.server.started:
+            if not self.thread.is_alive():
+                raise RuntimeError("the server did not start")
+            self.thread.join(0.02)
+        self.port = self.server.servers[0].sockets[0].getsockname()[1]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    @property
+    def runtime(self) -> Runtime:
+        return self.app.state.conteur
+
+
+def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, *,
+        demo: bool = False, origins: tuple[str, ...] = ()) -> None:
+    """``conteur serve``: prints the addresses (and the demo's links), then serves."""
+    from server import demo as demo_mod
+
+    settings = Settings(origins=tuple(origins))
+    store = SQLiteStore(db)
+    try:
+        demo_mod.announce(store, host, port, demo=demo)
+        app = create_app(store, settings=settings)
+        uvicorn.Server(uvicorn_config(app, host, port, log_level="info")).run()
+    finally:
+        store.close()

@@ -1,0 +1,122 @@
+"""Tokens: who a device is, and what it may do.
+
+A token is a random string shown once (at ``conteur init``, in the demo, on a join sheet)
+and stored only as its SHA-256, in a ``tokens`` table of the chronicle's own SQLite file:
+a stolen database or backup gives no working token. A token maps to a ``Grant``: a role
+(storyteller, player of one character, observer), optionally bound to one session. The
+token travels only in the websocket ``hello`` frame or an ``Authorization: Bearer``
+header, never in a URL the server logs (a join link carries it in the ``#fragment``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import threading
+
+import msgspec
+
+from events.model import Actor, Role
+from server.store import SQLiteStore, utc_now
+
+TOKEN_BYTES = 15  # 120 bits, 20 URL-safe characters: short enough for a small QR code
+
+
+class Grant(msgspec.Struct, frozen=True, kw_only=True):
+    """What a token allows. ``id`` is a prefix of the hash: it names the token in logs
+    and keys the device's idempotency records without revealing the token."""
+
+    id: str
+    role: Role
+    character: str | None = None
+    session: str | None = None  # None: every session of the chronicle
+    name: str = ""
+
+    @property
+    def actor(self) -> Actor:
+        default = self.character or self.role
+        return Actor(role=self.role, character=self.character, name=self.name or default)
+
+    def allows(self, session: str) -> bool:
+        return self.session is None or self.session == session
+
+
+def digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Tokens:
+    """The ``tokens`` table. Reads are cached; a revocation updates the cache."""
+
+    def __init__(self, store: SQLiteStore):
+        self._store = store
+        self._lock = threading.Lock()
+        self._cache: dict[str, Grant] = {}
+        conn = store._connect()
+        try:
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, role TEXT NOT NULL, "
+                "character TEXT, session TEXT, name TEXT NOT NULL DEFAULT '', "
+                "created TEXT NOT NULL, revoked TEXT)"
+            )
+        finally:
+            conn.close()
+
+    def issue(self, role: Role, *, character: str | None = None, session: str | None = None,
+              name: str = "") -> str:
+        """A new token, returned once; only its hash is kept."""
+        if role == "player" and not character:
+            raise ValueError("a player token is for one character")
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        conn = self._store._connect()
+        try:
+            conn.execute(
+                "INSERT INTO tokens (hash, role, character, session, name, created) "
+                "VALUES (?,?,?,?,?,?)",
+                (digest(token), role, character, session, name, utc_now()),
+            )
+        finally:
+            conn.close()
+        return token
+
+    def check(self, token: str | None) -> Grant | None:
+        if not token or len(token) > 256:
+            return None
+        key = digest(token)
+        with self._lock:
+            if key in self._cache:
+                return self._cache[key]
+        row = self._store._reader.execute(
+            "SELECT role, character, session, name FROM tokens WHERE hash=? AND revoked IS NULL",
+            (key,),
+        ).fetchone()
+        if row is None:
+            return None  # not cached: guessed tokens must not fill the memory
+        grant = Grant(id=key[:12], role=row[0], character=row[1], session=row[2], name=row[3])
+        with self._lock:
+            self._cache[key] = grant
+        return grant
+
+    def revoke(self, *, session: str, character: str) -> int:
+        """Revokes every player token of one character (a lost phone, a reprinted sheet)."""
+        conn = self._store._connect()
+        try:
+            cursor = conn.execute(
+                "UPDATE tokens SET revoked=? WHERE role='player' AND character=? "
+                "AND (session=? OR session IS NULL) AND revoked IS NULL",
+                (utc_now(), character, session),
+            )
+            count = cursor.rowcount
+        finally:
+            conn.close()
+        with self._lock:
+            self._cache.clear()
+        return count
+
+    def count(self, role: Role | None = None) -> int:
+        sql = "SELECT count(*) FROM tokens WHERE revoked IS NULL"
+        args: tuple = ()
+        if role is not None:
+            sql += " AND role=?"
+            args = (role,)
+        return self._store._reader.execute(sql, args).fetchone()[0]

@@ -1,0 +1,1 @@
+CONTROLLERS: list = []

@@ -1,0 +1,249 @@
+"""Fan-out: every committed event to every connected device of its session, in seq order.
+
+- Redaction once per event: ``events.views.forms`` gives the whole and public forms, each
+  encoded once into its frame; a device gets one of the two strings by its viewer class.
+- Per-device send queues: the hub only ``put_nowait``s a string; each socket has its own
+  sender task. A slow device never slows the others; one whose queue overflows is closed
+  (it reconnects and resyncs), never waited for.
+- Order: the chronicle's listeners may be called slightly out of commit order (several
+  awaiting tasks resume in loop order, ``execute_sync`` runs in other threads), so the hub
+  re-sequences by global seq. Seqs are gapless and a commit implies every lower seq is
+  committed, so a hole is filled at once from the store.
+- Resync without loss or duplicates: a device subscribes (live events start to buffer)
+  and reads ``(after, head]`` in the same loop step, with ``head`` the last dispatched
+  seq; everything above ``head`` reaches it through the buffer.
+- Recent frames of each session stay in a ring, so a reconnection storm is served from
+  memory instead of 300 reads of the same rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import threading
+from typing import Awaitable, Callable, Iterable
+
+from events import views
+from events.model import Actor, Event
+from server import wire
+from server.service import Executed
+from server.store import SQLiteStore, decode_events
+
+log = logging.getLogger("conteur.hub")
+
+Encoded = views.Forms[str]
+
+
+def encode_forms(seq: int, event: Event) -> Encoded:
+    f = views.forms(event)
+    whole = wire.encode_event(seq, f.whole)
+    if f.owners is None:
+        return views.Forms(whole, whole, None)
+    public = wire.encode_event(seq, f.public) if f.public is not None else None
+    return views.Forms(whole, public, f.owners)
+
+
+class Connection:
+    """One device's socket as the hub sees it: a viewer, a queue and a sender task."""
+
+    def __init__(self, send: Callable[[str], Awaitable[None]], viewer: Actor, session: str, *,
+                 max_queue: int = 2048, on_overflow: Callable[[Connection], None] | None = None):
+        self.send = send
+        self.viewer = viewer
+        self.session = session
+        self.max_queue = max_queue
+        self.on_overflow = on_overflow
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.syncing = True
+        self.buffer: list[str] = []
+        self.closed = False
+        self.sender: asyncio.Task | None = None
+
+    def offer(self, forms: Encoded) -> None:
+        frame = views.pick(forms, self.viewer)
+        if frame is None:
+            return
+        if self.syncing:
+            self.buffer.append(frame)
+            if len(self.buffer) > self.max_queue:
+                self._overflow()
+        else:
+            self.push(frame)
+
+    def push(self, frame: str) -> None:
+        if self.closed:
+            return
+        if self.queue.qsize() >= self.max_queue:
+            self._overflow()
+            return
+        self.queue.put_nowait(frame)
+
+    def go_live(self, head: int) -> None:
+        """After resync: ``live``, then what arrived meanwhile, then the live stream."""
+        self.push(wire.encode(wire.Live(head=head)))
+        for frame in self.buffer:
+            self.push(frame)
+        self.buffer = []
+        self.syncing = False
+
+    def start(self) -> None:
+        self.sender = asyncio.get_running_loop().create_task(self._send_loop())
+
+    async def _send_loop(self) -> None:
+        while True:
+            frame = await self.queue.get()
+            if frame is None:
+                return
+            await self.send(frame)
+
+    def _overflow(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.buffer = []
+        log.warning("device of %s on %s too slow: dropped, it will resync",
+                    self.viewer.name, self.session)
+        if self.on_overflow is not None:
+            self.on_overflow(self)
+
+    def stop(self) -> None:
+        self.closed = True
+        if self.sender is not None:
+            self.sender.cancel()
+
+
+class Hub:
+    def __init__(self, store: SQLiteStore, *, ring: int = 4096):
+        self.store = store
+        self.ring_size = ring
+        self.delivered = store.head()  # last global seq dispatched
+        self._start = self.delivered
+        self._pending: dict[int, tuple[str, Event]] = {}
+        self._subs: dict[str, set[Connection]] = collections.defaultdict(set)
+        self._heads: dict[str, int] = {}
+        self._recent: dict[str, collections.deque[tuple[int, Encoded]]] = {}
+        self._floor: dict[str, int] = {}  # the ring holds every event of the session above it
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+
+    # -- input -------------------------------------------------------------------------
+
+    def bind(self) -> None:
+        """Called from the event loop that runs the sockets."""
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+
+    def on_executed(self, executed: Executed) -> None:
+        """The chronicle's listener; safe from any thread."""
+        if not executed.events:
+            return
+        if self._loop is not None and threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self._take, executed.session, executed.events)
+        else:
+            self._take(executed.session, executed.events)
+
+    def _take(self, session: str, events: Iterable[tuple[int, Event]]) -> None:
+        for seq, event in events:
+            if seq > self.delivered:
+                self._pending[seq] = (session, event)
+        while self._pending:
+            nxt = self.delivered + 1
+            item = self._pending.pop(nxt, None)
+            if item is None:
+                self._fill(min(self._pending))
+            else:
+                self._dispatch(nxt, *item)
+
+    def _fill(self, below: int) -> None:
+        """Dispatches the committed events in (delivered, below) from the store."""
+        rows = []
+        for row in self.store.rows(after=self.delivered):
+            if row.seq >= below:
+                break
+            rows.append(row)
+        for row, event in zip(rows, decode_events([r.data for r in rows])):
+            self._dispatch(row.seq, row.session, event)
+        if self.delivered < below - 1:  # not in the store: never committed; skip the hole
+            log.error("seqs %d..%d announced missing from the store", self.delivered + 1, below - 1)
+            self.delivered = below - 1
+
+    def _dispatch(self, seq: int, session: str, event: Event) -> None:
+        forms = encode_forms(seq, event)
+        self.delivered = seq
+        self._heads[session] = seq
+        self._remember(session, [(seq, forms)])
+        for conn in tuple(self._subs.get(session, ())):
+            conn.offer(forms)
+
+    def _remember(self, session: str, items: list[tuple[int, Encoded]]) -> None:
+        ring = self._recent.get(session)
+        if ring is None:
+            ring = self._recent[session] = collections.deque()
+            self._floor.setdefault(session, self._start)
+        for item in items:
+            ring.append(item)
+        while len(ring) > self.ring_size:
+            self._floor[session] = ring.popleft()[0]
+
+    # -- devices -----------------------------------------------------------------------
+
+    def head(self, session: str) -> int:
+        """The last dispatched seq of ``session`` (0 if none)."""
+        head = self._heads.get(session)
+        if head is None:
+            row = self.store._reader.execute(
+                "SELECT max(seq) FROM events WHERE session=? AND seq<=?", (session, self.delivered)
+            ).fetchone()
+            head = self._heads[session] = row[0] or 0
+        return head
+
+    def subscribe(self, conn: Connection) -> int:
+        """From now on ``conn`` receives (buffers, while syncing) every new event of its
+        session; returns the head up to which it must be resynced from history."""
+        self._subs[conn.session].add(conn)
+        return self.head(conn.session)
+
+    def unsubscribe(self, conn: Connection) -> None:
+        subs = self._subs.get(conn.session)
+        if subs is not None:
+            subs.discard(conn)
+            if not subs:
+                del self._subs[conn.session]
+
+    def connections(self, session: str | None = None) -> int:
+        if session is not None:
+            return len(self._subs.get(session, ()))
+        return sum(len(s) for s in self._subs.values())
+
+    async def history(self, session: str, after: int, upto: int) -> list[tuple[int, Encoded]]:
+        """Encoded forms of the session's events in (after, upto]: memory first."""
+        floor = self._floor.get(session, self._start)
+        if after >= floor:
+            return [(s, f) for s, f in self._recent.get(session, ()) if after < s <= upto]
+        items = await asyncio.to_thread(self._read, session, after, upto)
+        if items is not None and upto >= self._floor.get(session, self._start):
+            self._prepend(session, after, items)
+        return items
+
+    def _read(self, session: str, after: int, upto: int) -> list[tuple[int, Encoded]]:
+        rows = self.store._reader.execute(
+            "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq",
+            (after, upto, session),
+        ).fetchall()
+        events = decode_events([r[1] for r in rows])
+        return [(r[0], encode_forms(r[0], e)) for r, e in zip(rows, events)]
+
+    def _prepend(self, session: str, after: int, items: list[tuple[int, Encoded]]) -> None:
+        """Keeps what a resync read from disk, so the next device resyncs from memory."""
+        floor = self._floor.get(session, self._start)
+        older = [item for item in items if item[0] <= floor]
+        ring = self._recent.setdefault(session, collections.deque())
+        room = self.ring_size - len(ring)
+        if room <= 0 or not older:
+            return
+        if len(older) > room:
+            after = older[-room - 1][0]  # the newest dropped: the ring holds what is above
+            older = older[-room:]
+        ring.extendleft(reversed(older))
+        self._floor[session] = after

@@ -1,0 +1,160 @@
+"""The websocket frames (docs/protocol.md is the authority), and their typed codecs.
+
+Every frame is one JSON object in one text message, with a ``type`` field. Client frames
+decode through one typed msgspec decoder over the tagged union of frame types, the
+command payload decoded as ``game.AnyCommand``: a frame is either a valid typed value or
+a precise ``error`` for the sender, never a half-read dict.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Union
+
+import msgspec
+from msgspec import Meta
+
+from events import game
+from events.model import Actor, Event
+
+Id = Annotated[str, Meta(min_length=1, max_length=128)]
+Name = Annotated[str, Meta(max_length=128)]
+
+
+class Frame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
+    pass
+
+
+# -- client -> server ------------------------------------------------------------------
+
+
+class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
+    """Authenticate and resume: every event of ``session`` after seq ``after`` follows."""
+
+    token: Annotated[str, Meta(min_length=1, max_length=256)]
+    session: Id
+    after: Annotated[int, Meta(ge=0)] = 0
+    device: Name = ""
+
+
+class CommandFrame(Frame, frozen=True, kw_only=True, tag="command"):
+    """``id`` is the client-made idempotency key (a UUID); ``entropy`` is mixed into draws."""
+
+    id: Id
+    command: game.AnyCommand  # type: ignore[valid-type]
+    entropy: Annotated[str, Meta(max_length=256)] = ""
+
+
+class Ping(Frame, frozen=True, kw_only=True, tag="ping"):
+    pass
+
+
+ClientFrame = Union[Hello, CommandFrame, Ping]
+
+
+# -- server -> client ------------------------------------------------------------------
+
+
+class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
+    viewer: Actor
+    session: str
+    head: int  # the session's last seq when resync started; ``live`` repeats it
+
+
+class EventFrame(Frame, frozen=True, kw_only=True, tag="event"):
+    seq: int
+    event: Event
+
+
+class Live(Frame, frozen=True, kw_only=True, tag="live"):
+    head: int
+
+
+class Ack(Frame, frozen=True, kw_only=True, tag="ack"):
+    id: str
+    seqs: tuple[int, ...]
+
+
+class Reject(Frame, frozen=True, kw_only=True, tag="reject"):
+    id: str
+    code: str
+    message: str
+
+
+class Error(Frame, frozen=True, kw_only=True, tag="error"):
+    code: str
+    message: str
+    id: str | None = None  # the command frame's id, when it could be read: the outbox drops it
+
+
+class Pong(Frame, frozen=True, kw_only=True, tag="pong"):
+    pass
+
+
+ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong]
+
+CLIENT_TAGS = ("hello", "command", "ping")
+SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong")
+
+# -- codecs ----------------------------------------------------------------------------
+
+_encoder = msgspec.json.Encoder()
+_client_decoder = msgspec.json.Decoder(ClientFrame)
+_any_decoder = msgspec.json.Decoder()
+
+
+class FrameError(Exception):
+    """A frame that cannot be used; ``code`` and ``message`` go back in an ``error``."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def encode(frame: Frame) -> str:
+    """Frames travel as text messages: browsers then get strings, not Blobs."""
+    return _encoder.encode(frame).decode()
+
+
+def encode_event(seq: int, event: Event) -> str:
+    return encode(EventFrame(seq=seq, event=event))
+
+
+def decode(data: str | bytes) -> Frame:
+    try:
+        return _client_decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        raise _explain(data, exc) from None
+
+
+def _explain(data: str | bytes, exc: msgspec.DecodeError) -> FrameError:
+    """Turns a decode failure into the most useful code for the sender."""
+    try:
+        raw = _any_decoder.decode(data)
+    except msgspec.DecodeError:
+        return FrameError("malformed", f"a frame is one JSON object: {exc}")
+    if not isinstance(raw, dict):
+        return FrameError("malformed", "a frame is a JSON object with a \"type\" field")
+    kind = raw.get("type")
+    if kind not in CLIENT_TAGS:
+        return FrameError(
+            "unknown_type",
+            f"unknown frame type {kind!r}; expected one of {', '.join(CLIENT_TAGS)}",
+        )
+    if kind == "command":
+        command = raw.get("command")
+        tag = command.get("type") if isinstance(command, dict) else None
+        if isinstance(command, dict) and tag not in game.COMMAND_BY_TAG:
+            return FrameError("unknown_command", f"unknown command type {tag!r}")
+    return FrameError("invalid", f"invalid {kind} frame: {exc}")
+
+
+def frame_id(data: str | bytes) -> str | None:
+    """The ``id`` of a command frame that failed to decode, so its reject can name it."""
+    try:
+        raw = _any_decoder.decode(data)
+    except msgspec.DecodeError:
+        return None
+    if isinstance(raw, dict) and raw.get("type") == "command" and isinstance(raw.get("id"), str):
+        return raw["id"]
+    return None

@@ -1,0 +1,248 @@
+"""The websocket endpoint: handshake checks, hello, resync, commands (docs/protocol.md).
+
+One task reads frames; a sender task per socket writes whatever the hub and the command
+path queue for it. Until ``live``, frames from the device are not read (TCP holds them),
+so a device's outbox flush always lands after it has caught up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from litestar import WebSocket, websocket
+
+from events import views
+from server import wire
+from server.hub import Connection
+
+if TYPE_CHECKING:
+    from server.app import Runtime
+
+log = logging.getLogger("conteur.ws")
+
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_FORBIDDEN_ORIGIN = 4403
+CLOSE_TOO_SLOW = 4408  # the send queue overflowed: reconnect and resync
+
+
+def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
+    """Same host as the server, or listed; no Origin at all is a non-browser client.
+
+    Browsers always send Origin on a websocket handshake, so a page from another site
+    (which could ride on a player's network position) is refused here: Litestar's CORS
+    does not cover websockets.
+    """
+    if origin is None:
+        return True
+    if origin in allowed or "*" in allowed:
+        return True
+    parts = urlsplit(origin)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return False
+    return host is not None and parts.netloc.lower() == host.lower()
+
+
+class RateLimit:
+    """A token bucket: ``burst`` frames at once (an outbox flush), ``rate`` per second."""
+
+    def __init__(self, rate: float, burst: int):
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.stamp = time.monotonic()
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Session:
+    """One websocket, from handshake to close."""
+
+    def __init__(self, socket: WebSocket, runtime: Runtime):
+        self.socket = socket
+        self.rt = runtime
+        self.settings = runtime.settings
+        self.limit = RateLimit(self.settings.rate, self.settings.burst)
+        self.conn: Connection | None = None
+        self.device = ""
+        self.closing = False
+
+    async def send_now(self, frame: wire.Frame | str) -> None:
+        text = frame if isinstance(frame, str) else wire.encode(frame)
+        await self.socket.send({"type": "websocket.send", "text": text})
+
+    def send_later(self, frame: wire.Frame) -> None:
+        if self.conn is not None:
+            self.conn.push(wire.encode(frame))
+
+    async def send(self, frame: wire.Frame) -> None:
+        if self.conn is not None and not self.conn.syncing:
+            self.send_later(frame)
+        else:
+            await self.send_now(frame)
+
+    async def close(self, code: int, reason: str) -> None:
+        if self.closing:
+            return
+        self.closing = True
+        try:
+            await self.socket.send({"type": "websocket.close", "code": code, "reason": reason})
+        except Exception:  # already gone
+            pass
+
+    async def receive(self) -> str | bytes | None:
+        message = await self.socket.receive()
+        if message["type"] == "websocket.disconnect":
+            return None
+        text = message.get("text")
+        return text if text is not None else message.get("bytes") or b""
+
+    def check(self, data: str | bytes) -> wire.Error | None:
+        """Size and rate, before any decoding."""
+        size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
+        if size > self.settings.max_frame:
+            return wire.Error(code="too_large",
+                              message=f"frame of {size} bytes; the limit is {self.settings.max_frame}")
+        if not self.limit.allow():
+            return wire.Error(code="rate_limited",
+                              message=f"more than {self.settings.rate:g} frames per second; "
+                              "this frame was dropped, slow down and resend")
+        return None
+
+    async def next_frame(self) -> wire.Frame | None:
+        """The next valid frame; errors are answered here and the connection stays open."""
+        while True:
+            data = await self.receive()
+            if data is None:
+                return None
+            problem = self.check(data)
+            if problem is None:
+                try:
+                    return wire.decode(data)
+                except wire.FrameError as exc:
+                    problem = wire.Error(code=exc.code, message=exc.message, id=wire.frame_id(data))
+            await self.send(problem)
+
+    # -- phases ------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        headers = self.socket.headers
+        if not origin_allowed(headers.get("origin"), headers.get("host"), self.settings.origins):
+            log.warning("websocket refused: Origin %r", headers.get("origin"))
+            await self.socket.close(code=CLOSE_FORBIDDEN_ORIGIN, reason="origin not allowed")
+            return
+        await self.socket.accept()
+        try:
+            hello = await self.hello()
+            if hello is None:
+                return
+            await self.resync(hello)
+            await self.serve()
+        finally:
+            if self.conn is not None:
+                self.rt.hub.unsubscribe(self.conn)
+                self.conn.stop()
+
+    async def hello(self) -> wire.Hello | None:
+        while True:
+            try:
+                frame = await asyncio.wait_for(self.next_frame(), self.settings.hello_timeout)
+            except asyncio.TimeoutError:
+                await self.send_now(wire.Error(code="timeout", message="no hello in time"))
+                await self.close(1008, "no hello")
+                return None
+            if frame is None:
+                return None
+            if isinstance(frame, wire.Ping):
+                await self.send_now(wire.Pong())
+            elif isinstance(frame, wire.Hello):
+                grant = self.rt.tokens.check(frame.token)
+                if grant is None:
+                    await self.send_now(wire.Error(code="unauthorized", message="unknown or revoked token"))
+                    await self.close(CLOSE_UNAUTHORIZED, "unauthorized")
+                    return None
+                if not grant.allows(frame.session):
+                    await self.send_now(wire.Error(
+                        code="forbidden", message=f"this token is for session {grant.session!r}"))
+                    await self.close(CLOSE_UNAUTHORIZED, "wrong session")
+                    return None
+                self.grant = grant
+                # idempotency records are per device; the grant id keeps one token's
+                # device names from colliding with (or replaying) another's
+                self.device = f"{grant.id}:{frame.device}"
+                return frame
+            else:
+                await self.send_now(wire.Error(code="hello_first", message="send hello first",
+                                               id=getattr(frame, "id", None)))
+
+    async def resync(self, hello: wire.Hello) -> None:
+        actor = self.grant.actor
+        hub = self.rt.hub
+
+        def overflow(_conn: Connection) -> None:
+            asyncio.get_running_loop().create_task(
+                self.close(CLOSE_TOO_SLOW, "too slow: reconnect to resync"))
+
+        conn = Connection(self.send_now_text, actor, hello.session,
+                          max_queue=self.settings.send_queue, on_overflow=overflow)
+        self.conn = conn
+        head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
+        await self.send_now(wire.Welcome(viewer=actor, session=hello.session, head=head))
+        for _seq, forms in await hub.history(hello.session, hello.after, head):
+            frame = views.pick(forms, actor)
+            if frame is not None:
+                await self.send_now(frame)
+            if conn.closed:
+                return
+        conn.start()
+        conn.go_live(head)
+
+    async def send_now_text(self, text: str) -> None:
+        await self.socket.send({"type": "websocket.send", "text": text})
+
+    async def serve(self) -> None:
+        while not self.closing:
+            frame = await self.next_frame()
+            if frame is None or self.conn is None or self.conn.closed:
+                return
+            if isinstance(frame, wire.Ping):
+                self.send_later(wire.Pong())
+            elif isinstance(frame, wire.CommandFrame):
+                # started in arrival order; each decides before its first await, so a
+                # device's commands are decided in the order it sent them
+                asyncio.get_running_loop().create_task(self.command(frame))
+            else:
+                self.send_later(wire.Error(code="already_hello", message="hello was already accepted"))
+
+    async def command(self, frame: wire.CommandFrame) -> None:
+        try:
+            executed = await self.rt.chronicle.execute(
+                self.conn.session, frame.command, self.grant.actor, device=self.device,
+                command_id=frame.id, entropy=frame.entropy,
+            )
+        except Exception as exc:  # the store failed: nothing was written, the device may retry
+            log.exception("command %s failed", frame.id)
+            self.send_later(wire.Reject(id=frame.id, code="unavailable",
+                                        message=f"the server could not record it, retry: {exc}"))
+            return
+        outcome = executed.outcome
+        if outcome.rejected:
+            self.send_later(wire.Reject(id=frame.id, code=outcome.code or "rule",
+                                        message=outcome.message or ""))
+        else:
+            self.send_later(wire.Ack(id=frame.id, seqs=outcome.seqs))
+
+
+@websocket("/ws")
+async def ws_endpoint(socket: WebSocket) -> None:
+    await Session(socket, socket.app.state.conteur).run()
