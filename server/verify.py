@@ -102,8 +102,10 @@ def check_draws(rows: list[Row], report: Report) -> None:
         if not seed:
             continue  # session still open: its seed is secret, its draws not yet checkable
         report.sessions_checked += 1
-        result = fair.verify_draws(seed, session, decoded, commitment=commitment)
-        report.draws_checked += result.checked
-        if result.bad is not None:
-            report.bad_draw = DrawMismatch(session, result.bad_seq, result.reason)
+        events = [event for _, event in decoded]
+        bad = fair.verify_draws(seed, session, events, commitment or None, start=0)
+        if bad is not None:
+            seq = decoded[bad.index][0] if bad.index is not None else srows[0].seq
+            report.bad_draw = DrawMismatch(session, seq, bad.message)
             return
+        report.draws_checked += sum(len(getattr(e, "draws", ()) or ()) for e in events)
