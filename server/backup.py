@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-__all__ = ["BackupError", "DatabaseInUse", "backup", "count_events", "restore"]
+__all__ = ["BackupError", "DatabaseInUse", "add_commands", "backup", "count_events", "restore"]
 
 Progress = Callable[[int, int, int], object]
 
@@ -176,3 +177,60 @@ def _fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+# --- command line: `conteur backup` and `conteur restore` -------------------------------
+
+def add_commands(sub) -> None:
+    """Register `backup` and `restore` on the CLI's argparse subparsers."""
+    p = sub.add_parser("backup", help="copy a live database consistently (e.g. to a USB stick)")
+    p.add_argument("--db", required=True, help="the chronicle database (the server may be running)")
+    p.add_argument("--to", required=True,
+                   help="the copy to write; an existing directory gets a timestamped file")
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("restore", help="replace a database by a backup (stop the server first)")
+    p.add_argument("--from", dest="source", required=True, help="the backup file")
+    p.add_argument("--db", required=True, help="the database to replace (moved aside, not deleted)")
+    p.add_argument("--force", action="store_true",
+                   help="restore even if another process has the database open")
+    p.set_defaults(func=cmd_restore)
+
+
+def cmd_backup(args) -> int:
+    target = Path(args.to)
+    if target.is_dir():
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+        target = target / f"{Path(args.db).stem}-{stamp}.db"
+    try:
+        count = backup(args.db, target)
+    except (BackupError, OSError) as exc:
+        print(f"conteur backup: {exc}", file=sys.stderr)
+        return 1
+    print(f"backed up {count} events from {args.db} to {target}")
+    return 0
+
+
+def cmd_restore(args) -> int:
+    try:
+        count = restore(args.source, args.db, force=args.force)
+    except (BackupError, OSError) as exc:
+        print(f"conteur restore: {exc}", file=sys.stderr)
+        return 1
+    print(f"restored {count} events from {args.source} to {args.db}; "
+          f"the previous database, if any, is beside it as {Path(args.db).name}.before-restore-*")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m server.backup backup|restore ...`, the same as `conteur backup|restore`."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="conteur")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

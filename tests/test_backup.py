@@ -240,7 +240,7 @@ def test_forced_restore_leaves_the_running_server_on_the_old_file(tmp_path):
     backup(db, tmp_path / "copy.db")
     make_db(db, rows=2)  # the live chronicle went on to 7 events
     server = sqlite3.connect(db)
-    server.execute("SELECT 1").fetchone()
+    server.execute("SELECT count(*) FROM events").fetchone()  # opened, as a server has
 
     assert restore(tmp_path / "copy.db", db, force=True) == 5
 
@@ -256,3 +256,34 @@ def test_restore_refuses_a_damaged_backup_and_keeps_the_database(tmp_path):
     with pytest.raises(BackupError):
         restore(damaged, db)
     assert seqs(db) == [1, 2, 3, 4, 5]
+
+
+def test_cli_backup_into_a_folder_names_the_copy_by_time(tmp_path, capsys):
+    from server.backup import main
+
+    db = make_db(tmp_path / "conteur.db", rows=7)
+    stick = tmp_path / "stick"
+    stick.mkdir()
+
+    assert main(["backup", "--db", str(db), "--to", str(stick)]) == 0
+
+    [copy] = stick.iterdir()
+    assert copy.name.startswith("conteur-") and copy.suffix == ".db"
+    assert seqs(copy) == list(range(1, 8))
+    assert "backed up 7 events" in capsys.readouterr().out
+
+
+def test_cli_restore_tells_to_stop_the_server_then_force_works(tmp_path, capsys):
+    from server.backup import main
+
+    db = make_db(tmp_path / "conteur.db", rows=3)
+    main(["backup", "--db", str(db), "--to", str(tmp_path / "copy.db")])
+    server = sqlite3.connect(db)
+    server.execute("SELECT count(*) FROM events").fetchone()  # opened, as a server has
+
+    assert main(["restore", "--from", str(tmp_path / "copy.db"), "--db", str(db)]) == 1
+    assert "systemctl stop conteur" in capsys.readouterr().err
+    assert main(["restore", "--from", str(tmp_path / "copy.db"), "--db", str(db),
+                 "--force"]) == 0
+    assert "restored 3 events" in capsys.readouterr().out
+    server.close()
