@@ -21,7 +21,7 @@ from typing import Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from events import v5
+from events import session, v5
 from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
 from events.sheets import ActionSheet, V5Sheet
 from events.v5 import Visible, Visibility, check_visibility, roster_characters, sheet_of
@@ -194,17 +194,34 @@ def clock(state: Any) -> tuple[int, int]:
     return int(getattr(session, "turn", 0) or 0), int(getattr(session, "game_seconds", 0) or 0)
 
 
-def active_modifiers(state: Any, character: str) -> tuple[Modifier, ...]:
+def running(modifier: Modifier, turn: int, seconds: int) -> bool:
     """ACT-7: a modifier in turns applies up to and including its last turn; one in
     minutes or hours until that much game time has passed."""
+    return (modifier.expires_turn is None or turn <= modifier.expires_turn) and (
+        modifier.expires_seconds is None or seconds < modifier.expires_seconds
+    )
+
+
+def active_modifiers(state: Any, character: str) -> tuple[Modifier, ...]:
     turn, seconds = clock(state)
     return tuple(
-        m
-        for m in state.action.modifiers
-        if m.character == character
-        and (m.expires_turn is None or turn <= m.expires_turn)
-        and (m.expires_seconds is None or seconds < m.expires_seconds)
+        m for m in state.action.modifiers if m.character == character and running(m, turn, seconds)
     )
+
+
+def drop_expired(state: Any) -> Any:
+    """Called by the session after every clock move (TIME-1): expired modifiers leave the
+    state. Rolls check expiry themselves too, so this only keeps the state small."""
+    turn, seconds = clock(state)
+    kept = tuple(m for m in state.action.modifiers if running(m, turn, seconds))
+    if len(kept) == len(state.action.modifiers):
+        return state
+    return replace(state, action=replace(state.action, modifiers=kept))
+
+
+_hooks = getattr(session, "ON_CLOCK", None)
+if isinstance(_hooks, list) and drop_expired not in _hooks:
+    _hooks.append(drop_expired)
 
 
 def tension_of(state: Any, character: str) -> int:

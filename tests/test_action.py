@@ -1,0 +1,367 @@
+"""Action dice with D+/- (RULES ACT-1..13) and the texts' worked examples.
+
+D+/- faces as scripted draws: 5 or 6 is "+", 1 or 2 is "-", 3 or 4 is blank (ACT-4).
+"""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from events import action, game
+from events.action import (
+    ActionBegun,
+    ActionRolled,
+    ActionRuled,
+    ApplyModifier,
+    CharacterSacrificed,
+    ConfigureAction,
+    OppositionSettled,
+    RollAction,
+    RuleAction,
+    TensionRaised,
+    parse_test,
+)
+from events.model import STORYTELLER, Actor, DrawRecord
+from events.session import CharacterAdded, TimeSkipped, TurnAdvanced
+from events.sheets import ActionSheet
+from events.testing import assert_decides, assert_refuses, decide_after
+
+PLUS, MINUS, BLANK = 5, 1, 3
+
+
+def pc(character: str, **characteristics: int) -> CharacterAdded:
+    return CharacterAdded(
+        character=character,
+        name=character.capitalize(),
+        sheet=ActionSheet(characteristics=characteristics, expertises=("Sauter",)),
+    )
+
+
+def player(character: str) -> Actor:
+    return Actor(role="player", character=character, name=character)
+
+
+ROSTER = [
+    pc("jake", Motricité=6),
+    pc("sergei", Carrure=5),
+    pc("natalia", Motricité=5, Science=7),
+    pc("jaleel", Persuasion=6),
+    pc("nella", Volonté=6),
+    pc("alfred", Carrure=6),
+    pc("judith", Carrure=5),
+    pc("louisa", Science=6),
+    pc("sylvio", Science=6),
+    pc("dalia", Motricité=6),
+]
+
+
+def act(character, faces, given=(), actor=None, **fields) -> list:
+    return decide_after(ROSTER + list(given), RollAction(character=character, **fields),
+                        actor=actor or player(character), draws=faces)
+
+
+def draws(*pairs):
+    return tuple(DrawRecord(counter=i, sides=s, face=f) for i, (s, f) in enumerate(pairs))
+
+
+# ---------------------------------------------------------------- worked examples
+
+
+def test_act_3_act_11_jake_jumps_with_his_expertise():
+    """Expertise "Sauter": 3d10 at 6+, rolls 2, 7, 8 -> 2 PS against "Difficile" (2)."""
+    assert_decides(
+        given=ROSTER,
+        when=RollAction(character="jake", characteristic="Motricité", difficulty="Difficile",
+                        expertise="Sauter"),
+        actor=player("jake"),
+        draws=[2, 7, 8],
+        then=[
+            ActionRolled(
+                roll="a1", character="jake", characteristic="Motricité", threshold=6,
+                expertise=True, expertise_name="Sauter", sides=10, dice=(2, 7, 8),
+                plusminus=(), signs=(), net=0, ps_dice=2, ps=2, success=True, difficulty=2,
+                difficulty_name="Difficile", notation="Test (Motricité, Difficile)",
+                draws=draws((10, 2), (10, 7), (10, 8)),
+            )
+        ],
+    )
+
+
+def test_act_8_sergei_surpasses_himself():
+    """Carrure 5+, "Extrême" (4): 5, 8, 6 -> 3 PS, "+" and "-" -> 4 PS: success, NT+1."""
+    rolled, raised = act("sergei", [5, 8, 6, PLUS, MINUS], characteristic="Carrure",
+                         difficulty="Extrême", option="surpass")
+    assert (rolled.ps_dice, rolled.signs, rolled.ps, rolled.success) == (3, ("+", "-"), 4, True)
+    assert raised == TensionRaised(character="sergei", tension=1, roll="a1")
+
+
+def test_act_8_sergei_sacrifices_himself():
+    """5, 8, 1 -> 2 PS, one "+" -> 3, the Sacrifice's +2 -> 5: success, and he dies."""
+    rolled, died = act("sergei", [5, 8, 1, PLUS, BLANK], characteristic="Carrure",
+                       difficulty="Extrême", option="sacrifice")
+    assert (rolled.ps_dice, rolled.ps, rolled.success) == (2, 5, True)
+    assert died == CharacterSacrificed(character="sergei", roll="a1")
+    assert_refuses(given=ROSTER + [rolled, died],
+                   when=RollAction(character="sergei", characteristic="Carrure", difficulty=1),
+                   actor=player("sergei"), match="ACT-8")
+
+
+def test_act_10_natalia_runs_and_hacks_at_once():
+    """Two simultaneous actions, malus 1 each. The run: 6, 3, 1 at 5+ and a "+" that does
+    not count -> 1 PS, success at 1; the door: 4, 5, 7 at 7+ and a "-" -> 0 PS, failure."""
+    (run,) = act("natalia", [6, 3, 1, PLUS], characteristic="Motricité", difficulty=1,
+                 simultaneous=2)
+    (door,) = act("natalia", [4, 5, 7, MINUS], given=[run], characteristic="Science",
+                  difficulty=1, simultaneous=2)
+    assert (run.net, run.ps, run.success) == (-1, 1, True)
+    assert (door.net, door.ps, door.success) == (-1, 0, False)
+    assert_refuses(given=ROSTER + [run, door],
+                   when=RollAction(character="natalia", characteristic="Science", difficulty=1,
+                                   simultaneous=2),
+                   actor=player("natalia"), match="ACT-10")
+
+
+def test_act_12_jaleel_against_nella_more_ps_wins():
+    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    nella, settled = act("nella", [6, 7, 1], given=[jaleel], characteristic="Volonté",
+                         against="a1")
+    assert (jaleel.ps, nella.ps, jaleel.success) == (1, 2, None)
+    assert settled == OppositionSettled(initiator_roll="a1", defender_roll="a2",
+                                        initiator="jaleel", defender="nella",
+                                        initiator_ps=1, defender_ps=2, winner="nella")
+
+
+def test_act_9_alfred_and_judith_cooperate():
+    """Each gets bonus 1; the door opens if at least one of them reaches the difficulty."""
+    (alfred,) = act("alfred", [2, 3, 4, BLANK], characteristic="Carrure", difficulty=2,
+                    cooperation="porte")
+    (judith,) = act("judith", [5, 6, 1, PLUS], given=[alfred], characteristic="Carrure",
+                    difficulty=2, cooperation="porte")
+    assert (alfred.net, alfred.success, alfred.cooperation_success) == (1, False, False)
+    assert (judith.net, judith.ps, judith.success, judith.cooperation_success) == (1, 3, True, True)
+    state = game.fold(ROSTER + [alfred, judith])
+    assert action.cooperation_succeeded(state, "porte")
+
+
+def test_act_2_louisa_hacks_for_three_turns_and_rolls_at_the_last():
+    (begun,) = act("louisa", [], characteristic="Science", difficulty=2, turns=3)
+    assert isinstance(begun, ActionBegun) and (begun.roll, begun.last_turn) == ("a1", 2)
+    turn1 = [begun, TurnAdvanced(turn=1, game_seconds=4)]
+    assert_refuses(given=ROSTER + turn1, when=RollAction(character="louisa", resume="a1"),
+                   actor=player("louisa"), match="rolled at turn 2")
+    turn2 = turn1 + [TurnAdvanced(turn=2, game_seconds=8)]
+    (rolled,) = act("louisa", [6, 7, 2], given=turn2, resume="a1")
+    assert (rolled.roll, rolled.turns, rolled.turn, rolled.success) == ("a1", 3, 2, True)
+    state = game.fold(ROSTER + turn2 + [rolled])
+    assert state.action.pending == {} and state.action.next_roll == 2
+
+
+def test_act_7_dalia_malus_lasts_the_next_two_turns():
+    (malus,) = decide_after(ROSTER, ApplyModifier(character="dalia",
+                                                  notation="Malus (2 Tours) de 1"))
+    assert (malus.value, malus.unit, malus.expires_turn) == (-1, "turns", 2)
+    at_turn_2 = [malus, TurnAdvanced(turn=2, game_seconds=8)]
+    (rolled,) = act("dalia", [6, 6, 6, MINUS], given=at_turn_2, characteristic="Motricité",
+                    difficulty=3)
+    assert (rolled.net, rolled.modifiers, rolled.ps) == (-1, ("m1",), 2)
+    (later,) = act("dalia", [6, 6, 6], given=at_turn_2 + [TurnAdvanced(turn=3, game_seconds=12)],
+                   characteristic="Motricité", difficulty=3)
+    assert (later.net, later.modifiers) == (0, ())
+
+
+@pytest.mark.parametrize(
+    "notation, seconds", [("Malus (30 min) de 1", 1800), ("Malus (1 h) de 1", 3600)]
+)
+def test_act_7_enrik_and_janus_maluses_run_on_game_time(notation, seconds):
+    (malus,) = decide_after(ROSTER, ApplyModifier(character="dalia", notation=notation))
+    assert malus.expires_seconds == seconds
+    just_before = [malus, TimeSkipped(seconds=seconds - 1, turn=0, game_seconds=seconds - 1)]
+    assert [m.id for m in action.active_modifiers(game.fold(ROSTER + just_before), "dalia")] == ["m1"]
+    over = just_before + [TimeSkipped(seconds=1, turn=0, game_seconds=seconds)]
+    state = game.fold(ROSTER + over)
+    assert action.active_modifiers(state, "dalia") == ()
+    assert state.action.modifiers == ()  # dropped by the clock hook (TIME-1)
+
+
+def test_act_13_sylvio_hacks_a_terminal_noted_as_a_test():
+    assert parse_test("Test (Science, 3)") == ("Science", 3)
+    (rolled,) = act("sylvio", [6, 6, 6], test="Test (Science, 3)")
+    assert (rolled.notation, rolled.difficulty, rolled.success) == ("Test (Science, 3)", 3, True)
+
+
+# ---------------------------------------------------------------- rules
+
+
+def test_act_1_the_director_rules_trivial_actions_successful_without_a_roll():
+    assert_decides(given=ROSTER, when=RuleAction(character="jake", ruling="trivial",
+                                                 description="s'asseoir"),
+                   then=[ActionRuled(roll="a1", character="jake", ruling="trivial", success=True,
+                                     description="s'asseoir")])
+
+
+def test_act_1_impossible_actions_fail_without_a_roll():
+    (ruled,) = decide_after(ROSTER, RuleAction(character="jake", ruling="impossible"))
+    assert ruled.success is False
+
+
+def test_act_1_only_the_director_rules():
+    assert_refuses(given=ROSTER, when=RuleAction(character="jake", ruling="trivial"),
+                   actor=player("jake"), code="forbidden")
+
+
+def test_act_1_only_player_characters_roll():
+    assert_refuses(given=ROSTER, when=RollAction(character="mutant", characteristic="Carrure",
+                                                 difficulty=1, threshold=5),
+                   match="ACT-1")
+
+
+def test_act_1_a_difficulty_of_zero_is_a_ruling_not_a_roll():
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité",
+                                                 difficulty=0),
+                   actor=player("jake"), match="ACT-1")
+
+
+def test_act_3_three_d8_without_expertise_and_the_threshold_counts():
+    (rolled,) = act("jake", [5, 6, 8], characteristic="Motricité", difficulty=1)
+    assert (rolled.sides, rolled.dice, rolled.ps) == (8, (5, 6, 8), 2)
+
+
+def test_act_3_the_number_of_action_dice_is_a_setting():
+    given = [*decide_after(ROSTER, ConfigureAction(dice=4))]
+    (rolled,) = act("jake", [6, 6, 6, 6], given=given, characteristic="Motricité", difficulty=1)
+    assert rolled.ps == 4
+
+
+def test_act_3_an_expertise_not_on_the_sheet_is_refused():
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité",
+                                                 difficulty=1, expertise="Nager"),
+                   actor=player("jake"), match="ACT-3")
+
+
+def test_act_3_a_player_with_a_sheet_cannot_declare_a_threshold():
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité",
+                                                 difficulty=1, threshold=2),
+                   actor=player("jake"), code="invalid")
+
+
+def test_act_4_the_d_plus_minus_has_two_plus_two_minus_two_blank_faces():
+    assert [action.sign(f) for f in range(1, 7)] == ["-", "-", "", "", "+", "+"]
+
+
+def test_act_5_bonuses_and_maluses_cancel_each_other():
+    (rolled,) = act("jake", [6, 6, 2, PLUS], characteristic="Motricité", difficulty=1,
+                    bonus=3, malus=2)
+    assert (rolled.net, len(rolled.plusminus), rolled.ps) == (1, 1, 3)
+
+
+def test_act_6_a_bonus_counts_only_plus_and_a_malus_only_minus():
+    assert action.points([6], 6, [PLUS, MINUS], 2, 1).ps == 2
+    assert action.points([6], 6, [PLUS, MINUS], -2, 1).ps == 0
+
+
+def test_act_6_ps_never_go_below_zero():
+    assert action.points([1, 1, 1], 6, [MINUS, MINUS], -2, 1).ps == 0
+
+
+def test_act_8_options_are_exclusive_by_the_command_shape():
+    with pytest.raises(msgspec.ValidationError):
+        msgspec.json.decode(b'{"type":"roll_action","character":"x","option":"both"}',
+                            type=RollAction)
+
+
+def test_act_8_an_option_on_one_simultaneous_action_only():
+    (first,) = [e for e in act("natalia", [6, 3, 1, PLUS, PLUS], characteristic="Motricité",
+                               difficulty=1, simultaneous=2, option="surpass")
+                if isinstance(e, ActionRolled)]
+    assert_refuses(given=ROSTER + [first],
+                   when=RollAction(character="natalia", characteristic="Science", difficulty=1,
+                                   simultaneous=2, option="surpass"),
+                   actor=player("natalia"), match="ACT-8")
+
+
+def test_act_8_the_options_bonus_nets_with_a_malus():
+    rolled, _ = act("jake", [6, 2, 2, PLUS], characteristic="Motricité", difficulty=1,
+                    malus=1, option="surpass")
+    assert rolled.net == 1
+
+
+def test_act_10_an_automatic_success_still_counts_among_simultaneous_actions():
+    ruled = decide_after(ROSTER, RuleAction(character="natalia", ruling="trivial",
+                                            simultaneous=2))
+    (run,) = act("natalia", [6, 3, 1, MINUS], given=ruled, characteristic="Motricité",
+                 difficulty=1, simultaneous=2)
+    assert (run.net, run.ps, run.success) == (-1, 0, False)
+
+
+def test_act_11_named_levels_come_from_the_settings_table():
+    table = {"Facile": 1, "Difficile": 2, "Ardu": 3, "Extrême": 4}
+    given = decide_after(ROSTER, ConfigureAction(levels=table))
+    (rolled,) = act("jake", [6, 6, 6], given=given, characteristic="Motricité", difficulty="ardu")
+    assert (rolled.difficulty, rolled.difficulty_name) == (3, "Ardu")
+
+
+def test_act_11_names_match_without_accents_or_case():
+    (rolled,) = act("jake", [6, 6, 6], characteristic="motricite", difficulty="extreme")
+    assert (rolled.difficulty, rolled.characteristic) == (4, "motricite")
+
+
+def test_act_11_an_unknown_level_is_refused_with_the_table():
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité",
+                                                 difficulty="Ardu"),
+                   actor=player("jake"), match="Difficile (2), Extrême (4)")
+
+
+def test_act_12_on_equal_ps_the_defender_holds():
+    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    _, settled = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
+    assert settled.winner == "nella"
+
+
+def test_act_12_only_the_opposed_character_answers_once():
+    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    assert_refuses(given=ROSTER + [jaleel], when=RollAction(character="jake",
+                   characteristic="Motricité", against="a1"), actor=player("jake"), match="ACT-12")
+    answer = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
+    assert_refuses(given=ROSTER + [jaleel, *answer],
+                   when=RollAction(character="nella", characteristic="Volonté", against="a1"),
+                   actor=player("nella"), match="already answered")
+
+
+def test_act_12_an_opposed_roll_has_no_difficulty():
+    assert_refuses(given=ROSTER, when=RollAction(character="jaleel", characteristic="Persuasion",
+                                                 difficulty=2, opponent="nella"),
+                   actor=player("jaleel"), match="ACT-12")
+
+
+def test_act_13_a_named_level_in_the_notation():
+    assert parse_test("test ( Motricité , Difficile )") == ("Motricité", "Difficile")
+
+
+def test_act_13_a_malformed_notation_is_refused():
+    assert_refuses(given=ROSTER, when=RollAction(character="sylvio", test="Science 3"),
+                   actor=player("sylvio"), match="ACT-13")
+
+
+# ---------------------------------------------------------------- visibility
+
+
+def test_a_secret_action_is_seen_by_its_roller_only():
+    rolled, raised = act("sergei", [5, 8, 6, PLUS, MINUS], characteristic="Carrure",
+                         difficulty=4, option="surpass", visibility="secret")
+    assert rolled.owners() == raised.owners() == frozenset({"sergei"})
+    assert rolled.redacted() is None
+
+
+def test_a_blind_action_is_for_storytellers_and_only_they_roll_it():
+    (rolled,) = act("jake", [6, 6, 6], actor=STORYTELLER, characteristic="Motricité",
+                    difficulty=1, visibility="blind")
+    assert rolled.owners() == frozenset() and rolled.redacted() is None
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité",
+                                                 difficulty=1, visibility="blind"),
+                   actor=player("jake"), code="forbidden")
+
+
+def test_a_modifier_is_seen_by_its_character():
+    (malus,) = decide_after(ROSTER, ApplyModifier(character="dalia", value=-1, duration=2))
+    assert malus.owners() == frozenset({"dalia"})

@@ -1,0 +1,398 @@
+"""V5 dice pools with Hunger (RULES V5-1..9), given events / when command / then events."""
+
+from __future__ import annotations
+
+import pytest
+from msgspec.structs import replace
+
+from events import game, v5
+from events.model import STORYTELLER, Actor, DrawRecord
+from events.session import CharacterAdded
+from events.sheets import V5Sheet
+from events.testing import assert_decides, assert_refuses, decide_after
+from events.v5 import (
+    HungerSet,
+    PoolRolled,
+    RollPool,
+    RouseCheck,
+    RouseChecked,
+    SetHunger,
+    WillpowerReroll,
+    score,
+)
+
+ANNA = Actor(role="player", character="anna", name="Anna")
+BRUNO = Actor(role="player", character="bruno", name="Bruno")
+SHEET = V5Sheet(
+    attributes={"Dexterity": 3, "Wits": 2, "Composure": 2, "Resolve": 3},
+    skills={"Stealth": 2, "Awareness": 1},
+    willpower=4,
+    humanity=7,
+    hunger=2,
+)
+ROSTER = [
+    CharacterAdded(character="anna", name="Anna", sheet=SHEET),
+    CharacterAdded(character="bruno", name="Bruno", sheet=V5Sheet(hunger=0)),
+]
+
+
+def records(faces, start=0):
+    return tuple(DrawRecord(counter=start + i, sides=10, face=f) for i, f in enumerate(faces))
+
+
+def roll(faces, *, given=ROSTER, actor=ANNA, **fields) -> PoolRolled:
+    fields.setdefault("character", actor.character)
+    (event,) = decide_after(given, RollPool(**fields), actor=actor, draws=faces)
+    return event
+
+
+# ---------------------------------------------------------------- V5-1 pools
+
+
+def test_v5_1_pool_is_attribute_plus_skill_from_the_sheet():
+    event = roll([6, 7, 2, 3, 9], attribute="Dexterity", skill="Stealth")
+    assert event.pool == 5
+    assert event.source == "Dexterity 3 + Stealth 2"
+
+
+def test_v5_1_other_combinations_name_two_attributes():
+    assert roll([6] * 5, attribute="Composure", skill="Resolve").pool == 5
+
+
+def test_v5_1_willpower_and_humanity_pools_come_from_the_sheet():
+    assert roll([6] * 4, kind="willpower").pool == 4
+    assert roll([6] * 7, kind="humanity").pool == 7
+
+
+def test_v5_1_the_whole_roll_is_recorded_in_its_event():
+    assert_decides(
+        given=ROSTER,
+        when=RollPool(character="anna", attribute="Dexterity", skill="Stealth", difficulty=2),
+        actor=ANNA,
+        draws=[6, 7, 2, 1, 10],
+        then=[
+            PoolRolled(
+                roll="r1",
+                character="anna",
+                kind="normal",
+                pool=5,
+                difficulty=2,
+                normal=(6, 7, 2),
+                hunger=(1, 10),
+                successes=3,
+                margin=1,
+                success=True,
+                critical=False,
+                messy=True,
+                bestial=False,
+                source="Dexterity 3 + Stealth 2",
+                draws=records([6, 7, 2, 1, 10]),
+            )
+        ],
+    )
+
+
+def test_v5_1_a_pool_of_zero_or_less_is_refused():
+    assert_refuses(
+        given=ROSTER,
+        when=RollPool(character="anna", attribute="Wits", bonus=-2),
+        actor=ANNA,
+        match="V5-1",
+    )
+
+
+def test_v5_1_a_player_with_a_sheet_names_traits_not_a_number():
+    assert_refuses(
+        given=ROSTER, when=RollPool(character="anna", pool=9), actor=ANNA, code="invalid", match="V5-1"
+    )
+
+
+def test_v5_1_an_unknown_trait_is_refused_naming_it():
+    assert_refuses(
+        given=ROSTER, when=RollPool(character="anna", attribute="Charisma"), actor=ANNA,
+        match="'Charisma'",
+    )
+
+
+def test_v5_1_a_storyteller_names_any_pool():
+    assert roll([6] * 9, actor=STORYTELLER, character="anna", pool=9).pool == 9
+
+
+# ---------------------------------------------------------------- V5-2, V5-3, V5-8
+
+
+def test_v5_2_six_to_ten_succeed_one_to_five_fail():
+    assert score([1, 2, 3, 4, 5], [], 1).successes == 0
+    assert score([6, 7, 8, 9], [], 1).successes == 4
+
+
+def test_v5_3_difficulty_is_the_number_of_successes_and_the_rest_is_margin():
+    assert score([6, 7, 8, 2], [], 2) == v5.Outcome(
+        successes=3, margin=1, success=True, critical=False, messy=False, bestial=False
+    )
+    failed = score([6, 2, 3], [], 2)
+    assert (failed.success, failed.margin) == (False, 0)
+
+
+def test_v5_3_difficulty_two_needs_two_successes():
+    assert score([6, 6], [], 2).success and not score([6, 5], [], 2).success
+
+
+def test_v5_8_a_one_on_a_normal_die_has_no_consequence():
+    outcome = score([1, 1, 1], [2], 1)
+    assert not outcome.success and not outcome.bestial
+
+
+# ---------------------------------------------------------------- V5-4 tens
+
+
+def test_v5_4_three_tens_are_five_successes():
+    assert score([10, 10, 10], [], 1).successes == 5
+
+
+def test_v5_4_six_tens_are_twelve_successes():
+    assert score([10] * 6, [], 1).successes == 12
+
+
+def test_v5_4_a_single_ten_is_one_success_and_no_critical():
+    outcome = score([10, 3], [], 1)
+    assert (outcome.successes, outcome.critical) == (1, False)
+
+
+def test_v5_4_a_successful_roll_with_a_pair_of_tens_is_a_critical():
+    assert score([10, 10, 2], [], 3).critical
+
+
+def test_v5_4_a_failed_roll_with_a_pair_of_tens_is_no_critical():
+    outcome = score([10, 10], [], 5)
+    assert (outcome.successes, outcome.success, outcome.critical) == (4, False, False)
+
+
+# ---------------------------------------------------------------- V5-5 Hunger dice
+
+
+def test_v5_5_six_dice_at_hunger_two_are_four_normal_and_two_hunger_dice():
+    event = roll([6, 7, 8, 9, 2, 3], actor=STORYTELLER, character="anna", pool=6)
+    assert (event.normal, event.hunger) == ((6, 7, 8, 9), (2, 3))
+
+
+def test_v5_5_never_more_hunger_dice_than_the_pool():
+    given = ROSTER + [HungerSet(character="anna", hunger=5, previous=2)]
+    event = roll([6, 7, 8], given=given, actor=STORYTELLER, character="anna", pool=3)
+    assert (event.normal, event.hunger) == ((), (6, 7, 8))
+
+
+@pytest.mark.parametrize("kind", ["willpower", "humanity", "rouse"])
+def test_v5_5_willpower_humanity_and_rouse_pools_have_no_hunger_dice(kind):
+    event = roll([6, 7, 1], actor=STORYTELLER, character="anna", pool=3, kind=kind)
+    assert (event.normal, event.hunger, event.bestial) == ((6, 7, 1), (), False)
+
+
+def test_v5_5_hunger_follows_its_changes():
+    given = ROSTER + [RouseChecked(roll="r1", character="anna", face=3, hunger_before=2, hunger_after=3)]
+    event = roll([6] * 5, given=given, attribute="Dexterity", skill="Stealth")
+    assert len(event.hunger) == 3
+
+
+def test_v5_5_a_storyteller_roll_without_character_takes_hunger_as_given():
+    event = roll([6, 6, 6], actor=STORYTELLER, character=None, pool=3, hunger=1)
+    assert event.hunger == (6,)
+
+
+def test_v5_5_a_player_cannot_set_the_hunger_of_a_roll():
+    assert_refuses(given=ROSTER, when=RollPool(character="anna", attribute="Wits", hunger=0),
+                   actor=ANNA, code="forbidden")
+
+
+# ---------------------------------------------------------------- V5-6, V5-7
+
+
+def test_v5_6_a_failure_with_a_hunger_one_is_a_bestial_failure():
+    assert score([2, 3], [1], 1).bestial
+
+
+def test_v5_6_a_success_with_a_hunger_one_is_nothing_special():
+    outcome = score([6, 3], [1], 1)
+    assert outcome.success and not outcome.bestial
+
+
+def test_v5_7_text_rule_a_success_with_a_hunger_ten_is_a_messy_critical():
+    assert score([6, 3], [10], 1, "text").messy
+    assert not score([6, 3], [10], 1, "official").messy
+
+
+def test_v5_7_official_rule_needs_a_critical_with_a_hunger_ten_in_its_pairs():
+    assert score([10, 3], [10], 1, "official").messy
+    assert not score([10, 10], [9], 1, "official").messy
+
+
+def test_v5_7_a_failed_roll_is_never_messy():
+    assert not score([2], [10], 3, "text").messy
+    assert not score([10], [10], 5, "official").messy
+
+
+def test_v5_7_the_official_rule_is_a_chronicle_option():
+    given = ROSTER + [v5.V5Configured(messy_rule="official")]
+    event = roll([6, 3, 2, 10], given=given, actor=STORYTELLER, character="anna", pool=4)
+    assert (event.success, event.messy, event.messy_rule) == (True, False, "official")
+
+
+def test_v5_7_only_a_storyteller_configures_the_messy_rule():
+    assert_refuses(given=ROSTER, when=v5.ConfigureV5(messy_rule="official"), actor=ANNA,
+                   code="forbidden")
+
+
+# ---------------------------------------------------------------- V5-9 Rouse checks
+
+
+def test_v5_9_rouse_check_failure_raises_hunger_by_one():
+    assert_decides(
+        given=ROSTER,
+        when=RouseCheck(character="anna"),
+        actor=ANNA,
+        draws=[5],
+        then=[RouseChecked(roll="r1", character="anna", face=5, hunger_before=2,
+                           hunger_after=3, draws=records([5]))],
+    )
+
+
+def test_v5_9_rouse_check_success_keeps_hunger():
+    (event,) = decide_after(ROSTER, RouseCheck(character="anna"), actor=ANNA, draws=[6])
+    assert (event.hunger_after, event.raised) == (2, False)
+
+
+def test_v5_9_rouse_check_never_raises_hunger_above_five():
+    given = ROSTER + [HungerSet(character="anna", hunger=5, previous=2)]
+    (event,) = decide_after(given, RouseCheck(character="anna"), actor=ANNA, draws=[1])
+    assert (event.hunger_before, event.hunger_after) == (5, 5)
+
+
+# ---------------------------------------------------------------- V5-9 Willpower reroll
+
+FIRST = PoolRolled(
+    roll="r1", character="anna", kind="normal", pool=5, difficulty=3,
+    normal=(2, 4, 6, 10), hunger=(1,), successes=2, margin=0, success=False,
+    critical=False, messy=False, bestial=True, draws=records([2, 4, 6, 10, 1]),
+)
+
+
+def test_v5_9_willpower_rerolls_chosen_normal_dice_in_an_appended_event():
+    events = decide_after(ROSTER + [FIRST], WillpowerReroll(character="anna", roll="r1", dice=(0, 1)),
+                          actor=ANNA, draws=[7, 8])
+    assert events == [
+        v5.WillpowerRerolled(
+            roll="r1", character="anna", dice=(0, 1), before=(2, 4), after=(7, 8),
+            normal=(7, 8, 6, 10), hunger=(1,), difficulty=3, successes=4, margin=1,
+            success=True, critical=False, messy=False, bestial=False,
+            draws=records([7, 8], start=5),
+        )
+    ]
+
+
+def test_v5_9_willpower_rerolls_at_most_three_dice():
+    assert_refuses(given=ROSTER + [FIRST],
+                   when=WillpowerReroll(roll="r1", dice=(0, 1, 2, 3)), actor=ANNA, match="V5-9")
+
+
+def test_v5_9_willpower_never_rerolls_a_hunger_die():
+    assert_refuses(given=ROSTER + [FIRST], when=WillpowerReroll(roll="r1", dice=(4,)),
+                   actor=ANNA, match="Hunger dice are never rerolled")
+
+
+def test_v5_9_willpower_rerolls_once_per_roll():
+    (reroll,) = decide_after(ROSTER + [FIRST], WillpowerReroll(roll="r1", dice=(0,)), actor=ANNA,
+                             draws=[3])
+    assert_refuses(given=ROSTER + [FIRST, reroll], when=WillpowerReroll(roll="r1", dice=(1,)),
+                   actor=ANNA, match="once per roll")
+
+
+def test_v5_9_a_player_rerolls_only_the_rolls_of_its_character():
+    assert_refuses(given=ROSTER + [FIRST], when=WillpowerReroll(roll="r1", dice=(0,)), actor=BRUNO,
+                   code="forbidden")
+
+
+def test_v5_9_strategy_reroll_failures_takes_the_failed_normal_dice():
+    (event,) = decide_after(ROSTER + [FIRST], WillpowerReroll(roll="r1", strategy="reroll_failures"),
+                            actor=ANNA, draws=[9, 9])
+    assert (event.dice, event.strategy, event.success) == ((0, 1), "reroll_failures", True)
+
+
+def test_v5_9_strategy_maximise_criticals_rerolls_every_non_ten_up_to_three():
+    assert v5.reroll_choice((9, 2, 10, 6, 7), (), "maximise_criticals", "text") == (1, 3, 4)
+
+
+def test_v5_9_strategy_avoid_messy_rerolls_the_normal_tens_under_the_official_rule():
+    assert v5.reroll_choice((10, 3, 10, 7), (10,), "avoid_messy", "official") == (0, 1, 2)
+
+
+def test_v5_9_avoid_messy_is_refused_when_the_hunger_dice_alone_make_it():
+    with pytest.raises(v5.RuleViolation, match="Hunger dice alone"):
+        v5.reroll_choice((10, 3), (10,), "avoid_messy", "text")
+
+
+def test_v5_9_a_reroll_leaves_the_first_roll_in_the_log_and_updates_the_roll():
+    (reroll,) = decide_after(ROSTER + [FIRST], WillpowerReroll(roll="r1", dice=(0,)), actor=ANNA,
+                             draws=[6])
+    state = game.fold(ROSTER + [FIRST, reroll]).v5
+    assert state.rolls["r1"].normal == (6, 4, 6, 10) and state.rolls["r1"].rerolled
+
+
+# ---------------------------------------------------------------- V5-9 Hunger set
+
+
+def test_v5_9_a_storyteller_sets_hunger():
+    assert_decides(given=ROSTER, when=SetHunger(character="anna", hunger=4, reason="fed badly"),
+                   then=[HungerSet(character="anna", hunger=4, previous=2, reason="fed badly")])
+
+
+def test_v5_9_only_a_storyteller_sets_hunger():
+    assert_refuses(given=ROSTER, when=SetHunger(character="anna", hunger=0), actor=ANNA,
+                   code="forbidden")
+
+
+def test_v5_5_hunger_is_between_zero_and_five():
+    assert_refuses(given=ROSTER, when=SetHunger(character="anna", hunger=6), match="V5-5")
+
+
+def test_hunger_set_is_seen_by_its_character_only():
+    assert HungerSet(character="anna", hunger=4, previous=2).owners() == frozenset({"anna"})
+
+
+# ---------------------------------------------------------------- visibility and ids
+
+
+def test_roll_ids_follow_each_other():
+    first = roll([6] * 5, attribute="Dexterity", skill="Stealth")
+    second = roll([6] * 5, given=ROSTER + [first], attribute="Dexterity", skill="Stealth")
+    assert (first.roll, second.roll) == ("r1", "r2")
+
+
+def test_an_open_roll_is_public():
+    assert roll([6] * 5, attribute="Dexterity", skill="Stealth").owners() is None
+
+
+def test_a_secret_roll_is_seen_by_its_roller_and_hides_even_its_dice_count():
+    event = roll([6] * 5, attribute="Dexterity", skill="Stealth", visibility="secret")
+    assert event.owners() == frozenset({"anna"}) and event.redacted() is None
+
+
+def test_a_blind_roll_is_for_storytellers_only():
+    event = roll([6] * 2, actor=STORYTELLER, character="anna", pool=2, visibility="blind")
+    assert event.owners() == frozenset() and event.redacted() is None
+
+
+def test_a_player_cannot_roll_blind():
+    assert_refuses(given=ROSTER, when=RollPool(character="anna", attribute="Wits", visibility="blind"),
+                   actor=ANNA, code="forbidden")
+
+
+def test_a_reroll_keeps_the_visibility_of_its_roll():
+    secret = replace(FIRST, visibility="secret")
+    (event,) = decide_after(ROSTER + [secret], WillpowerReroll(roll="r1", dice=(0,)), actor=ANNA,
+                            draws=[6])
+    assert event.owners() == frozenset({"anna"})
+
+
+def test_a_player_rolls_only_for_its_own_character():
+    assert_refuses(given=ROSTER, when=RollPool(character="anna", attribute="Wits"), actor=BRUNO,
+                   code="forbidden")
