@@ -69,11 +69,11 @@ def cmd_simulate(args) -> int:
     from server.simulate import simulate
 
     summary = simulate(args.db, events=args.events, seed=args.seed, session=args.session,
-                       progress=Progress("simulating", args.events))
+                       ruleset=args.ruleset, progress=Progress("simulating", args.events))
     if args.json:
         print(msgspec.json.encode(summary).decode())
     else:
-        print(f"simulated session {summary.session}: {summary.events} events "
+        print(f"simulated {', '.join(summary.sessions)}: {summary.events} events "
               f"({summary.accepted} commands accepted, {summary.rejected} rejected) in {args.db}")
     return 0
 
@@ -101,7 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--db", required=True)
     p.add_argument("--events", type=int, default=1000, help="about how many events to produce")
     p.add_argument("--seed", type=int, default=0, help="random seed of the simulated players")
-    p.add_argument("--session", default=None, help="session id (default: sim-SEED)")
+    p.add_argument("--session", default=None, help="session id (default: sim-SEED; with mixed, a suffix per ruleset)")
+    p.add_argument("--ruleset", default="mixed", choices=["mixed", "met", "v5", "action"],
+                   help="mixed plays one session per ruleset side by side")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_simulate)
 
