@@ -1,0 +1,191 @@
+"""Provably fair draws (RULES FAIR-1, FAIR-2): derivation, rejection sampling, verification."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import random
+
+import msgspec
+import pytest
+from msgspec.structs import replace
+
+from events import action, fair, game, v5
+from events.fair import FairDraws, commitment, derive_face, face_from_chunks, verify_draws
+from events.model import STORYTELLER, DrawRecord, RuleViolation, ScriptedDraws
+from events.session import CharacterAdded
+from events.sheets import ActionSheet, V5Sheet
+
+SEED = bytes(range(32))
+SESSION = "s-2026-11-29"
+
+
+def test_fair_2_the_commitment_is_the_hex_sha256_of_the_seed():
+    assert commitment(SEED) == hashlib.sha256(SEED).hexdigest()
+
+
+def test_fair_2_a_new_seed_is_32_fresh_random_bytes():
+    first, second = fair.new_seed(), fair.new_seed()
+    assert len(first) == 32 and first != second
+
+
+def test_fair_2_a_face_is_the_documented_hmac_of_seed_session_counter_and_entropy():
+    """Recomputed here from the module's documentation alone, as an outsider would."""
+    message = json.dumps([SESSION, 7, "tap:42", 0], separators=(",", ":")).encode()
+    digest = hmac.new(SEED, message, hashlib.sha256).digest()
+    first_kept = next(b for b in digest if b < 250)
+    assert derive_face(SEED, SESSION, 7, 10, "tap:42") == first_kept % 10 + 1
+
+
+def test_fair_2_draw_counters_run_consecutively_from_the_start():
+    draws = FairDraws(SEED, SESSION, start=12, entropy="e")
+    records = [draws.roll(10) for _ in range(3)]
+    assert [r.counter for r in records] == [12, 13, 14]
+    assert all(r.entropy == "e" and r.sides == 10 for r in records)
+
+
+def test_fair_2_the_same_inputs_give_the_same_faces():
+    def faces(entropy):
+        draws = FairDraws(SEED, SESSION, start=0, entropy=entropy)
+        return [draws.roll(10).face for _ in range(30)]
+
+    assert faces("a") == faces("a")
+    assert faces("a") != faces("b")  # the roller's entropy counts
+
+
+def test_fair_2_rejection_sampling_skips_the_biased_top_of_a_byte():
+    # 256 = 25 * 10 + 6: bytes 250..255 would favour faces 1..6, so they are skipped
+    assert face_from_chunks([250, 255, 7], 10, 1) == 8
+    assert face_from_chunks([249], 10, 1) == 10
+    assert face_from_chunks([255], 8, 1) == 8  # 256 is a multiple of 8: nothing skipped
+    assert face_from_chunks([250, 251], 10, 1) is None
+
+
+def test_fair_2_a_counter_whose_first_byte_is_rejected_uses_the_next_one():
+    def first_bytes(counter):
+        digest = hmac.new(SEED, json.dumps([SESSION, counter, "", 0], separators=(",", ":")).encode(),
+                          hashlib.sha256).digest()
+        return digest
+
+    counter = next(c for c in range(5000) if first_bytes(c)[0] >= 250)
+    digest = first_bytes(counter)
+    expected = next(b for b in digest if b < 250) % 10 + 1
+    assert derive_face(SEED, SESSION, counter, 10) == expected
+
+
+def test_fair_2_dice_above_256_faces_read_two_bytes():
+    assert 1 <= derive_face(SEED, SESSION, 0, 1000) <= 1000
+
+
+def test_fair_2_recompute_gives_back_the_recorded_face():
+    record = FairDraws(SEED, SESSION, start=3, entropy="x").roll(8)
+    assert fair.recompute(SEED, SESSION, record) == record.face
+
+
+# ---------------------------------------------------------------- a whole session
+
+ROSTER = [
+    CharacterAdded(character="anna", name="Anna",
+                   sheet=V5Sheet(attributes={"Wits": 3, "Strength": 2}, skills={"Brawl": 2},
+                                 willpower=4, humanity=7, hunger=1)),
+    CharacterAdded(character="jake", name="Jake",
+                   sheet=ActionSheet(characteristics={"Motricité": 6, "Science": 7},
+                                     expertises=("Sauter",))),
+    CharacterAdded(character="nella", name="Nella",
+                   sheet=ActionSheet(characteristics={"Volonté": 5})),
+]
+
+
+def play(seed: bytes, steps: int, rng_seed: int = 4) -> tuple[list, int]:
+    """A simulated dice session with fair draws: the events and how many were refused."""
+    rng = random.Random(rng_seed)
+    state = game.fold(ROSTER)
+    events, refused = list(ROSTER), 0
+    for i in range(steps):
+        actor, command = action.random_dice_command(rng, state)
+        draws = FairDraws(seed, SESSION, start=state.draw_counter, entropy=f"tap{i}")
+        try:
+            decided = game.decide(state, command, draws, actor=actor)
+        except RuleViolation:
+            refused += 1
+            continue
+        state = game.fold(decided, state)
+        events.extend(decided)
+    return events, refused
+
+
+@pytest.fixture(scope="module")
+def session_log():
+    return play(SEED, 300)
+
+
+def test_simulated_dice_commands_are_mostly_valid(session_log):
+    events, refused = session_log
+    assert refused < 100
+    kinds = {type(e) for e in events}
+    assert {v5.PoolRolled, action.ActionRolled} <= kinds
+
+
+def test_fair_2_every_draw_of_a_closed_session_recomputes_from_its_log(session_log):
+    events, _ = session_log
+    assert sum(len(getattr(e, "draws", ())) for e in events) > 300
+    assert verify_draws(SEED.hex(), SESSION, events, commitment(SEED), start=0) is None
+
+
+def test_fair_2_an_exported_log_of_plain_json_verifies_too(session_log):
+    events, _ = session_log
+    exported = json.loads(msgspec.json.encode(events))
+    assert verify_draws(SEED.hex(), SESSION, exported, commitment(SEED)) is None
+
+
+def test_fair_2_a_changed_die_is_named(session_log):
+    events, _ = session_log
+    index = next(i for i, e in enumerate(events) if len(getattr(e, "draws", ())) >= 3)
+    event = events[index]
+    record = event.draws[1]
+    forged = replace(record, face=record.face % record.sides + 1)
+    tampered = list(events)
+    tampered[index] = replace(event, draws=(event.draws[0], forged, *event.draws[2:]))
+    bad = verify_draws(SEED.hex(), SESSION, tampered, commitment(SEED))
+    assert (bad.reason, bad.index, bad.record, bad.expected) == ("face", index, forged, record.face)
+    assert f"draw #{record.counter}" in bad.message and f"recorded {forged.face}" in bad.message
+
+
+def test_fair_2_a_seed_that_does_not_match_the_commitment_is_refused(session_log):
+    events, _ = session_log
+    bad = verify_draws(bytes(32).hex(), SESSION, events, commitment(SEED))
+    assert bad.reason == "commitment" and bad.index is None
+
+
+def test_fair_1_a_draw_thrown_away_leaves_a_gap(session_log):
+    events, _ = session_log
+    index = next(i for i, e in enumerate(events) if getattr(e, "draws", ()))
+    bad = verify_draws(SEED.hex(), SESSION, events[:index] + events[index + 1 :], start=0)
+    assert bad.reason == "counter" and "missing or repeated" in bad.message
+
+
+def test_fair_1_replay_folds_recorded_results_and_never_draws(session_log):
+    events, _ = session_log
+    # folding needs no draw source at all, and gives the same state every time
+    assert game.fold(events) == game.fold(events)
+    state = game.fold(events)
+    assert state.draw_counter == max(r.counter for e in events for r in getattr(e, "draws", ())) + 1
+
+
+def test_fair_1_a_decider_draws_only_from_its_source():
+    with pytest.raises(RuleViolation, match="no scripted draw left"):
+        game.decide(game.fold(ROSTER), v5.RollPool(pool=2), ScriptedDraws(), actor=STORYTELLER)
+
+
+def test_fair_2_storyteller_throws_use_the_same_source():
+    draws = FairDraws(SEED, SESSION, start=0, entropy="")
+    (event,) = game.decide(game.fold(ROSTER),
+                           v5.RollPool(character="anna", pool=3, visibility="blind"),
+                           draws, actor=STORYTELLER)
+    assert all(fair.recompute(SEED, SESSION, r) == r.face for r in event.draws)
+
+
+def test_fair_draws_implement_the_draws_protocol():
+    record = FairDraws(SEED, SESSION, start=0).roll(6)
+    assert isinstance(record, DrawRecord) and 1 <= record.face <= 6
