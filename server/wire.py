@@ -14,7 +14,7 @@ import msgspec
 from msgspec import Meta
 
 from events import game
-from events.model import Actor, Event
+from events.model import Event
 
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
 Name = Annotated[str, Meta(max_length=128)]
@@ -31,7 +31,7 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     """Authenticate and resume: every event of ``session`` after seq ``after`` follows."""
 
     token: Annotated[str, Meta(min_length=1, max_length=256)]
-    session: Id
+    session: Name = ""  # empty: the session the token is bound to
     after: Annotated[int, Meta(ge=0)] = 0
     device: Name = ""
 
@@ -54,8 +54,15 @@ ClientFrame = Union[Hello, CommandFrame, Ping]
 # -- server -> client ------------------------------------------------------------------
 
 
+class Viewer(msgspec.Struct, frozen=True, kw_only=True):
+    role: str
+    character: str | None = None
+    name: str = ""
+    session: str = ""
+
+
 class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
-    viewer: Actor
+    viewer: Viewer
     session: str
     head: int  # the session's last seq when resync started; ``live`` repeats it
 

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+import msgspec
 from litestar import WebSocket, websocket
 
 from events import views
@@ -171,7 +172,13 @@ class Session:
                     await self.send_now(wire.Error(code="unauthorized", message="unknown or revoked token"))
                     await self.close(CLOSE_UNAUTHORIZED, "unauthorized")
                     return None
-                if not grant.allows(frame.session):
+                session = frame.session or grant.session or ""
+                if not session:
+                    await self.send_now(wire.Error(
+                        code="unknown_session", message="this token is for every session: name one"))
+                    await self.close(CLOSE_UNAUTHORIZED, "no session")
+                    return None
+                if not grant.allows(session):
                     await self.send_now(wire.Error(
                         code="forbidden", message=f"this token is for session {grant.session!r}"))
                     await self.close(CLOSE_UNAUTHORIZED, "wrong session")
@@ -180,7 +187,7 @@ class Session:
                 # idempotency records are per device; the grant id keeps one token's
                 # device names from colliding with (or replaying) another's
                 self.device = f"{grant.id}:{frame.device}"
-                return frame
+                return msgspec.structs.replace(frame, session=session)
             else:
                 await self.send_now(wire.Error(code="hello_first", message="send hello first",
                                                id=getattr(frame, "id", None)))
@@ -197,7 +204,9 @@ class Session:
                           max_queue=self.settings.send_queue, on_overflow=overflow)
         self.conn = conn
         head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
-        await self.send_now(wire.Welcome(viewer=actor, session=hello.session, head=head))
+        viewer = wire.Viewer(role=actor.role, character=actor.character, name=actor.name,
+                             session=hello.session)
+        await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head))
         for _seq, forms in await hub.history(hello.session, hello.after, head):
             frame = views.pick(forms, actor)
             if frame is not None:

@@ -1,0 +1,71 @@
+"""The log and the state over HTTP, through the same views as the websocket: a player
+gets its redacted stream and the state folded from it; a storyteller gets everything."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import msgspec
+
+from litestar import Controller, Request, get
+from litestar.params import Parameter
+
+from events import game, views
+from server import wire
+from server.auth import Grant
+from server.http_common import DEPENDENCIES, SECURITY, runtime
+from server.store import decode_events
+
+MAX_PAGE = 5000
+
+
+def visible(request: Request, grant: Grant, session: str, after: int, upto: int | None,
+            limit: int | None) -> list[wire.EventFrame]:
+    """The (seq, event) frames ``grant`` may see in (after, upto], at most ``limit``."""
+    store = runtime(request).store
+    viewer = grant.actor
+    out: list[wire.EventFrame] = []
+    while limit is None or len(out) < limit:
+        rows = store.read_after(session, after, limit=MAX_PAGE)
+        if upto is not None:
+            rows = [r for r in rows if r.seq <= upto]
+        if not rows:
+            break
+        for row, event in zip(rows, decode_events([r.data for r in rows])):
+            seen = views.view(event, viewer)
+            if seen is not None:
+                out.append(wire.EventFrame(seq=row.seq, event=seen))
+                if limit is not None and len(out) >= limit:
+                    break
+        after = rows[-1].seq
+    return out
+
+
+class EventsController(Controller):
+    path = "/sessions/{session:str}"
+    tags = ["events"]
+    dependencies = DEPENDENCIES
+    security = SECURITY
+
+    @get("/events", summary="Events after a seq, each in the form this token may see")
+    async def events(
+        self, request: Request, grant: Grant, session: str,
+        after: Annotated[int, Parameter(ge=0, description="exclusive: events with seq > after")] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=MAX_PAGE)] = 1000,
+    ) -> list[wire.EventFrame]:
+        return visible(request, grant, session, after, None, limit)
+
+    @get("/state", summary="The state at a seq: the true state for a storyteller, the state "
+         "folded from its own view for anyone else")
+    async def state(
+        self, request: Request, grant: Grant, session: str,
+        at: Annotated[int | None, Parameter(ge=0, description="a seq; default: the head")] = None,
+    ) -> dict[str, Any]:
+        # a dict, not GameState: Litestar's schema generator cannot take its dict defaults
+        rt = runtime(request)
+        if grant.role == "storyteller":
+            return msgspec.to_builtins(rt.store.load_state(session, at))
+        frames = visible(request, grant, session, 0, at, None)
+        state = game.fold(f.event for f in frames)  # already in this viewer's forms
+        head = frames[-1].seq if frames else 0
+        return msgspec.to_builtins(msgspec.structs.replace(state, head=head))

@@ -1,0 +1,87 @@
+"""The printable join sheet: one QR code per character, for check-in.
+
+Tokens are stored hashed, so a sheet cannot show old tokens: printing one mints a fresh
+player token per character (the storyteller may revoke the previous ones at the same
+time, for a reprint after a lost sheet). The QR codes are inline SVG, so the page prints
+as it is, without network. The join link carries the token in its ``#fragment``.
+"""
+
+from __future__ import annotations
+
+import html
+
+import msgspec
+import qrcode
+import qrcode.image.svg
+from litestar import Controller, MediaType, Request, Response, post
+
+from server.auth import Grant
+from server.http_common import DEPENDENCIES, SECURITY, runtime, storyteller_only
+from server.http_sessions import base_url
+from server.roster import join_link
+
+
+def qr_svg(data: str) -> str:
+    image = qrcode.make(data, image_factory=qrcode.image.svg.SvgPathImage, box_size=10, border=2)
+    return image.to_string(encoding="unicode")
+
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<style>
+body {{ font-family: sans-serif; margin: 1cm; }}
+.cards {{ display: grid; grid-template-columns: repeat(3, 1fr); gap: 8mm; }}
+.card {{ border: 1px dashed #888; padding: 4mm; text-align: center; break-inside: avoid; }}
+.card svg {{ width: 45mm; height: 45mm; }}
+.name {{ font-size: 14pt; font-weight: bold; }}
+.link {{ font-family: monospace; font-size: 7pt; word-break: break-all; }}
+@media print {{ h1 .hint {{ display: none; }} }}
+</style></head>
+<body><h1>{title} <small class="hint">scan with the phone's camera to join</small></h1>
+<div class="cards">
+{cards}
+</div></body></html>
+"""
+
+CARD = """<div class="card"><div class="name">{name}</div><div>{player}</div>
+{svg}<div class="link">{link}</div></div>"""
+
+
+class JoinSheetOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    revoke_previous: bool = False  # a reprint: the old sheet's tokens stop working
+    characters: list[str] | None = None  # only these (default: every character)
+
+
+def render(title: str, entries: list[tuple[str, str, str]]) -> str:
+    cards = "\n".join(
+        CARD.format(name=html.escape(name), player=html.escape(player), svg=qr_svg(link),
+                    link=html.escape(link))
+        for name, player, link in entries
+    )
+    return PAGE.format(title=html.escape(title), cards=cards)
+
+
+class JoinSheetController(Controller):
+    path = "/sessions/{session:str}/join-sheet"
+    tags = ["sessions"]
+    dependencies = DEPENDENCIES
+    security = SECURITY
+
+    @post("/", guards=[storyteller_only], status_code=200, media_type=MediaType.HTML,
+          summary="A printable page with one join QR code per character (mints fresh tokens)")
+    async def sheet(self, request: Request, grant: Grant, session: str,
+                    data: JoinSheetOptions | None = None) -> Response[str]:
+        data = data or JoinSheetOptions()
+        rt = runtime(request)
+        state = rt.chronicle.state(session)
+        base = base_url(request)
+        entries = []
+        for cid, character in state.session.characters.items():
+            if data.characters is not None and cid not in data.characters:
+                continue
+            if data.revoke_previous:
+                rt.tokens.revoke(session=session, character=cid)
+            token = rt.tokens.issue("player", character=cid, session=session, name=character.name)
+            entries.append((character.name, cid, join_link(base, token, session)))
+        title = f"{state.session.name or session}: join"
+        return Response(render(title, entries), media_type=MediaType.HTML)

@@ -1,0 +1,152 @@
+"""Sessions over HTTP: list, create (open_session), close, any command, roster import,
+tokens. Every change goes through the same command path as the websocket."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+from litestar import Controller, Request, get, post
+from litestar.exceptions import ValidationException
+from msgspec import Meta
+
+from events import game
+from events import session as session_events
+from events.model import Command
+from server import wire
+from server.auth import Grant
+from server.http_common import DEPENDENCIES, SECURITY, runtime, storyteller_only
+from server.roster import Imported, RosterError, import_roster, join_link, parse_roster
+
+SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$")]
+
+
+class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
+    session: str
+    name: str
+    status: str
+    characters: int
+    head: int
+    devices: int
+
+
+class CreateSession(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    session: SessionId
+    name: str = ""
+    turn_seconds: Annotated[int, Meta(ge=1, le=3600)] = 4
+    bomb: bool = False
+    retest_cancel: bool = False
+    accept_timeout: Annotated[int, Meta(ge=0, le=86400)] = 60
+    celerity_extra_actions: bool = True
+
+
+class CommandBody(msgspec.Struct, frozen=True, kw_only=True):
+    """The HTTP twin of the websocket ``command`` frame."""
+
+    id: Annotated[str, Meta(min_length=1, max_length=128)]
+    command: game.AnyCommand  # type: ignore[valid-type]
+    entropy: Annotated[str, Meta(max_length=256)] = ""
+
+
+class NewToken(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    role: Literal["player", "observer", "storyteller"]
+    character: str | None = None
+    name: str = ""
+
+
+class IssuedToken(msgspec.Struct, frozen=True, kw_only=True):
+    token: str
+    role: str
+    character: str | None = None
+    session: str | None = None
+    link: str
+
+
+def base_url(request: Request) -> str:
+    return runtime(request).settings.public_url or str(request.base_url).rstrip("/")
+
+
+async def run_command(request: Request, grant: Grant, session_id: str, command: Command,
+                      command_id: str, entropy: str = "") -> wire.Ack | wire.Reject:
+    executed = await runtime(request).chronicle.execute(
+        session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
+        entropy=entropy)
+    outcome = executed.outcome
+    if outcome.rejected:
+        return wire.Reject(id=command_id, code=outcome.code or "rule", message=outcome.message or "")
+    return wire.Ack(id=command_id, seqs=outcome.seqs)
+
+
+class SessionController(Controller):
+    path = "/sessions"
+    tags = ["sessions"]
+    dependencies = DEPENDENCIES
+    security = SECURITY
+
+    @get("/", summary="The sessions this token may see")
+    async def list_sessions(self, request: Request, grant: Grant) -> list[SessionInfo]:
+        rt = runtime(request)
+        names = [s for s in rt.store.sessions() if grant.allows(s)]
+        out = []
+        for name in names:
+            state = rt.chronicle.state(name)
+            out.append(SessionInfo(session=name, name=state.session.name, status=state.session.status,
+                                   characters=len(state.session.characters), head=rt.hub.head(name),
+                                   devices=rt.hub.connections(name)))
+        return out
+
+    @post("/", guards=[storyteller_only], summary="Open a new session (open_session)", status_code=200)
+    async def create(self, request: Request, grant: Grant, data: CreateSession) -> wire.Ack | wire.Reject:
+        fields = msgspec.structs.asdict(data)
+        sid = fields.pop("session")
+        return await run_command(request, grant, sid, session_events.OpenSession(**fields), f"create:{sid}")
+
+    @post("/{session:str}/close", guards=[storyteller_only], status_code=200,
+          summary="Close a session (close_session): its draw seed is revealed")
+    async def close(self, request: Request, grant: Grant, session: str) -> wire.Ack | wire.Reject:
+        return await run_command(request, grant, session, session_events.CloseSession(), f"close:{session}")
+
+    @post("/{session:str}/commands", status_code=200,
+          summary="Run one command, as the websocket's command frame does")
+    async def command(self, request: Request, grant: Grant, session: str,
+                      data: CommandBody) -> wire.Ack | wire.Reject:
+        return await run_command(request, grant, session, data.command, data.id, data.entropy)
+
+    @post("/{session:str}/roster", guards=[storyteller_only], status_code=200,
+          summary="Import a roster (JSON): characters and sheets; returns the join tokens once")
+    async def roster(self, request: Request, grant: Grant, session: str, data: dict[str, Any]) -> Imported:
+        try:
+            roster = parse_roster({**data, "session": session})
+        except RosterError as exc:
+            raise ValidationException(str(exc)) from None
+        rt = runtime(request)
+        try:
+            return await import_roster(rt.chronicle, rt.tokens, roster)
+        except RosterError as exc:
+            raise ValidationException(str(exc)) from None
+
+    @post("/{session:str}/tokens", guards=[storyteller_only], status_code=200,
+          summary="Mint a token for this session (a player's new phone, a wall display)")
+    async def token(self, request: Request, grant: Grant, session: str, data: NewToken) -> IssuedToken:
+        if data.role == "player":
+            state = runtime(request).chronicle.state(session)
+            if not data.character or data.character not in state.session.characters:
+                raise ValidationException(f"no character {data.character!r} in session {session!r}")
+        character = data.character if data.role == "player" else None
+        token = runtime(request).tokens.issue(data.role, character=character, session=session,
+                                             name=data.name or character or data.role)
+        return IssuedToken(token=token, role=data.role, character=character, session=session,
+                           link=join_link(base_url(request), token, session))
+
+
+class Me(msgspec.Struct, frozen=True, kw_only=True):
+    role: str
+    character: str | None = None
+    session: str | None = None
+    name: str = ""
+
+
+@get("/me", tags=["auth"], dependencies=DEPENDENCIES, security=SECURITY,
+     summary="Who this token is: role, character, session")
+async def me(grant: Grant) -> Me:
+    return Me(role=grant.role, character=grant.character, session=grant.session, name=grant.name)

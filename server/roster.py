@@ -1,0 +1,212 @@
+"""Roster files: a session, its options and its characters with their sheets.
+
+A roster is TOML or JSON (docs/protocol.md, "Roster file")::
+
+    session = "night-1"            # the session id (default "main")
+    name = "Elysium, first night"
+    ruleset = "met"                # the sheet kind of characters whose sheet names none
+
+    [options]                      # open_session: turn_seconds, bomb, retest_cancel,
+    turn_seconds = 4               #   accept_timeout, celerity_extra_actions
+
+    [v5]                           # optional: v5_settings (messy_rule)
+    [action]                       # optional: action_settings (dice, die, expert_die, levels)
+
+    [[scenes]]
+    id = "elysium"
+    name = "Elysium"
+
+    [[characters]]
+    id = "anna"
+    name = "Anna Volkova"
+    player = "Alice"               # shown on the join sheet
+    scene = "elysium"              # optional: joins that scene
+    [characters.sheet]
+    physical = 6
+    social = 4
+
+Importing turns it into storyteller commands (open_session, v5_settings, action_settings,
+add_character, open_scene, join_scene) through the ordinary command path, so the roster
+is in the log like everything else, and mints one player token per character plus one
+observer token. Re-importing skips what is already there.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from events import action, session, v5
+from events.model import STORYTELLER, Command
+from events.sheets import AnySheet
+from server.auth import Tokens
+from server.service import Chronicle
+
+Ruleset = Literal["met", "v5", "action"]
+
+
+class RosterScene(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    id: str
+    name: str = ""
+
+
+class RosterCharacter(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    id: str
+    name: str = ""
+    player: str = ""
+    scene: str | None = None
+    sheet: AnySheet | None = None
+
+
+class Roster(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    session: str = "main"
+    name: str = ""
+    ruleset: Ruleset = "met"
+    options: dict[str, Any] = {}
+    v5: dict[str, Any] | None = None
+    action: dict[str, Any] | None = None
+    scenes: list[RosterScene] = []
+    characters: list[RosterCharacter] = []
+
+
+class JoinToken(msgspec.Struct, frozen=True, kw_only=True):
+    character: str
+    name: str
+    player: str = ""
+    token: str
+
+
+class Imported(msgspec.Struct, frozen=True, kw_only=True):
+    """What an import gives back: the tokens, shown once."""
+
+    session: str
+    players: tuple[JoinToken, ...] = ()
+    observer: str = ""
+    storyteller: str = ""  # only from ``init_from_roster``
+    rejected: tuple[str, ...] = ()  # commands the rules refused, with their reasons
+
+
+class RosterError(ValueError):
+    pass
+
+
+def parse_roster(data: dict[str, Any]) -> Roster:
+    """A roster from decoded TOML/JSON; sheets without ``kind`` take the roster's ruleset."""
+    if not isinstance(data, dict):
+        raise RosterError("a roster is a table (TOML) or an object (JSON)")
+    ruleset = data.get("ruleset", "met")
+    characters = []
+    for raw in data.get("characters") or []:
+        if isinstance(raw, dict) and isinstance(raw.get("sheet"), dict) and "kind" not in raw["sheet"]:
+            raw = {**raw, "sheet": {"kind": ruleset, **raw["sheet"]}}
+        characters.append(raw)
+    try:
+        return msgspec.convert({**data, "characters": characters}, Roster)
+    except msgspec.ValidationError as exc:
+        raise RosterError(f"invalid roster: {exc}") from None
+
+
+def load_roster(path: str | Path) -> Roster:
+    path = Path(path)
+    raw = path.read_bytes()
+    try:
+        if path.suffix.lower() == ".json":
+            data = json.loads(raw)
+        else:
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, tomllib.TOMLDecodeError) as exc:
+        raise RosterError(f"{path}: {exc}") from None
+    return parse_roster(data)
+
+
+def roster_commands(roster: Roster, state) -> list[tuple[str, Command]]:
+    """(idempotency key, command) for what the session still lacks."""
+    def build(kind: type, fields: dict[str, Any], what: str) -> Command:
+        try:
+            return msgspec.convert(fields, kind)
+        except msgspec.ValidationError as exc:
+            raise RosterError(f"invalid {what}: {exc}") from None
+
+    out: list[tuple[str, Command]] = []
+    if state.session.status == "pending":
+        out.append(("open", build(session.OpenSession, {"name": roster.name, **roster.options}, "options")))
+    if roster.v5 is not None:
+        out.append(("v5", build(v5.ConfigureV5, roster.v5, "v5 settings")))
+    if roster.action is not None:
+        out.append(("action", build(action.ConfigureAction, roster.action, "action settings")))
+    for scene in roster.scenes:
+        if scene.id not in state.session.scenes:
+            out.append((f"scene:{scene.id}", session.OpenScene(scene=scene.id, name=scene.name or scene.id)))
+    for c in roster.characters:
+        if c.id not in state.session.characters:
+            out.append((f"character:{c.id}", session.AddCharacter(
+                character=c.id, name=c.name or c.id, sheet=c.sheet)))
+            if c.scene:
+                out.append((f"join:{c.id}", session.JoinScene(character=c.id, scene=c.scene)))
+    return out
+
+
+def _mint(tokens: Tokens, roster: Roster, rejected: list[str]) -> Imported:
+    players = tuple(
+        JoinToken(character=c.id, name=c.name or c.id, player=c.player,
+                  token=tokens.issue("player", character=c.id, session=roster.session,
+                                     name=c.player or c.name or c.id))
+        for c in roster.characters
+    )
+    observer = tokens.issue("observer", session=roster.session, name="wall display")
+    return Imported(session=roster.session, players=players, observer=observer,
+                    rejected=tuple(rejected))
+
+
+def import_roster_sync(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> Imported:
+    rejected = []
+    for key, command in roster_commands(roster, chronicle.state(roster.session)):
+        done = chronicle.execute_sync(roster.session, command, STORYTELLER, device="roster",
+                                      command_id=f"{roster.session}:{key}")
+        if done.outcome.rejected:
+            rejected.append(f"{key}: {done.outcome.message}")
+    return _mint(tokens, roster, rejected)
+
+
+async def import_roster(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> Imported:
+    rejected = []
+    for key, command in roster_commands(roster, chronicle.state(roster.session)):
+        done = await chronicle.execute(roster.session, command, STORYTELLER, device="roster",
+                                       command_id=f"{roster.session}:{key}")
+        if done.outcome.rejected:
+            rejected.append(f"{key}: {done.outcome.message}")
+    return _mint(tokens, roster, rejected)
+
+
+def init_from_roster(store, path: str | Path) -> Imported:
+    """``conteur init --db FILE --roster FILE``: the session, its characters and every
+    token, the storyteller's included. Tokens are printed once and stored hashed."""
+    roster = load_roster(path)
+    tokens = Tokens(store)
+    imported = import_roster_sync(Chronicle(store), tokens, roster)
+    storyteller = tokens.issue("storyteller", name="storyteller")
+    return msgspec.structs.replace(imported, storyteller=storyteller)
+
+
+def join_link(base: str, token: str, session: str) -> str:
+    """The token rides in the fragment: browsers never send it, so no log holds it."""
+    return f"{base.rstrip('/')}/#join={token}&session={session}"
+
+
+def format_imported(imported: Imported, base: str) -> str:
+    """The text ``conteur init`` prints."""
+    lines = [f"session {imported.session}"]
+    if imported.storyteller:
+        lines.append(f"storyteller token (shown once): {imported.storyteller}")
+        lines.append(f"  {join_link(base, imported.storyteller, imported.session)}")
+    lines.append(f"observer token: {imported.observer}")
+    for p in imported.players:
+        who = f" ({p.player})" if p.player else ""
+        lines.append(f"{p.character}: {p.name}{who}  {join_link(base, p.token, imported.session)}")
+    for r in imported.rejected:
+        lines.append(f"refused: {r}")
+    return "\n".join(lines)
