@@ -91,6 +91,7 @@ def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
         _copy(src, partial, None, journal_mode="wal")
     finally:
         src.close()
+    _give_to_folder_owner(partial)
     _fsync(partial)
     os.replace(partial, target)
     _fsync(target.parent)
@@ -164,6 +165,14 @@ def _move_aside(path: Path) -> Path:
         if old.exists():
             os.replace(old, aside.with_name(aside.name + suffix))
     return aside
+
+
+def _give_to_folder_owner(path: Path) -> None:
+    # `sudo conteur restore` would leave a root-owned file the service cannot write; the
+    # data folder's owner (the `conteur` user) is who the database belongs to.
+    if os.geteuid() == 0:
+        folder = path.parent.stat()
+        os.chown(path, folder.st_uid, folder.st_gid)
 
 
 def _remove_db_files(path: Path) -> None:

@@ -287,3 +287,17 @@ def test_cli_restore_tells_to_stop_the_server_then_force_works(tmp_path, capsys)
                  "--force"]) == 0
     assert "restored 3 events" in capsys.readouterr().out
     server.close()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run restore as `sudo` would")
+def test_restore_as_root_gives_the_database_to_the_data_folders_owner(tmp_path):
+    db = make_db(tmp_path / "live.db", rows=3)
+    backup(db, tmp_path / "copy.db")
+    data = tmp_path / "var-lib-conteur"
+    data.mkdir()
+    os.chown(data, 4242, 4242)  # the `conteur` user of the unit
+
+    restore(tmp_path / "copy.db", data / "conteur.db")
+
+    owner = (data / "conteur.db").stat()
+    assert (owner.st_uid, owner.st_gid) == (4242, 4242)
