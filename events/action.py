@@ -158,8 +158,7 @@ class Modifier(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 class Rolled(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     character: str
     ps: int
-    opponent: str | None = None
-    answered: bool = False
+    opponent: str
     visibility: str = "open"
 
 
@@ -167,13 +166,14 @@ class Group(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Simultaneous actions of one character in one turn (ACT-8, ACT-10)."""
 
     declared: int
+    turn: int = 0
     actions: int = 0
     option: str = "none"
 
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
     settings: Settings = Settings()
-    rolls: dict[str, Rolled] = {}
+    waiting: dict[str, Rolled] = {}  # ACT-12: opposed rolls not yet answered, by roll id
     next_roll: int = 1
     modifiers: tuple[Modifier, ...] = ()
     next_modifier: int = 1
@@ -264,7 +264,6 @@ class RollAction(Command, frozen=True, kw_only=True, tag="roll_action"):
     resume: str | None = None
     visibility: Visibility = "open"
     label: str = ""
-    entropy: str = ""
 
 
 class ApplyModifier(Command, frozen=True, kw_only=True, tag="apply_modifier"):
@@ -570,14 +569,13 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
         _check_player_character(state, cmd.opponent)
     initiator = None
     if cmd.against is not None:
-        initiator = state.action.rolls.get(cmd.against)
-        if initiator is None or initiator.opponent is None:
-            raise RuleViolation(f"no opposed roll {cmd.against!r} to answer", code="not_found")
+        initiator = state.action.waiting.get(cmd.against)
+        if initiator is None:
+            raise _refuse(f"no opposed roll {cmd.against!r} waits for an answer", "ACT-12",
+                          "not_found")
         if initiator.opponent != cmd.character:
             raise _refuse(f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character}",
                           "ACT-12", "invalid")
-        if initiator.answered:
-            raise _refuse(f"roll {cmd.against} was already answered", "ACT-12")
     if cmd.bonus < 0 or cmd.malus < 0:
         raise _refuse("bonus and malus are counts of D+/-, 0 or more", "ACT-5", "invalid")
     if cmd.turns < 1:
@@ -619,7 +617,7 @@ def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Eve
             f"{begun.last_turn}, and this is turn {turn}",
             "ACT-2",
         )
-    spec = replace(begun.command, turns=1, entropy=cmd.entropy)
+    spec = replace(begun.command, turns=1)
     _check_player_character(state, spec.character)
     characteristic, difficulty_value = spec.characteristic, spec.difficulty
     if spec.test is not None:
@@ -776,22 +774,24 @@ def _action(state: Any, **changes: Any) -> Any:
 
 def _count_in_group(state: Any, character: str, simultaneous: int, together: str,
                     turn: int, option: str) -> dict[str, Group]:
-    groups = state.action.groups
     if simultaneous <= 1:
-        return groups
+        return state.action.groups
+    # groups of past turns can take no more actions: dropped to keep the state small
+    groups = {k: g for k, g in state.action.groups.items() if g.turn >= turn}
     key = _group_key(character, turn, together)
-    group = groups.get(key, Group(declared=simultaneous))
+    group = groups.get(key, Group(declared=simultaneous, turn=turn))
     group = replace(group, actions=group.actions + 1,
                     option=option if option != "none" else group.option)
     return {**groups, key: group}
 
 
 def evolve_rolled(state: Any, e: ActionRolled) -> Any:
-    rolls = {**state.action.rolls,
-             e.roll: Rolled(character=e.character, ps=e.ps, opponent=e.opponent,
-                            visibility=e.visibility)}
-    if e.against is not None and e.against in rolls:
-        rolls[e.against] = replace(rolls[e.against], answered=True)
+    waiting = state.action.waiting
+    if e.opponent is not None:
+        waiting = {**waiting, e.roll: Rolled(character=e.character, ps=e.ps,
+                                             opponent=e.opponent, visibility=e.visibility)}
+    if e.against is not None:
+        waiting = {k: v for k, v in waiting.items() if k != e.against}
     pending = state.action.pending
     if e.roll in pending:
         pending = {k: v for k, v in pending.items() if k != e.roll}
@@ -800,7 +800,7 @@ def evolve_rolled(state: Any, e: ActionRolled) -> Any:
         cooperations = {**cooperations, e.cooperation: bool(e.cooperation_success)}
     groups = _count_in_group(state, e.character, e.simultaneous, e.together, e.turn, e.option)
     next_roll = max(state.action.next_roll, int(e.roll[1:]) + 1)
-    return _action(state, rolls=rolls, pending=pending, cooperations=cooperations,
+    return _action(state, waiting=waiting, pending=pending, cooperations=cooperations,
                    groups=groups, next_roll=next_roll)
 
 
@@ -883,8 +883,7 @@ def random_command(rng: random.Random, state: Any,
         return STORYTELLER, RuleAction(character=who, ruling=rng.choice(("trivial", "impossible")))
     if pick < 0.25:
         others = [c for c in characters if c != who]
-        waiting = sorted(k for k, r in state.action.rolls.items()
-                         if r.opponent == who and not r.answered)
+        waiting = sorted(k for k, r in state.action.waiting.items() if r.opponent == who)
         if waiting:
             return player, RollAction(character=who, characteristic=characteristic,
                                       threshold=threshold, against=waiting[0])

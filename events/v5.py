@@ -174,6 +174,7 @@ def reroll_choice(
 
 
 class Roll(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    id: str
     character: str | None
     normal: tuple[int, ...]
     hunger: tuple[int, ...]
@@ -184,6 +185,8 @@ class Roll(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
     hunger: dict[str, int] = {}  # current Hunger once it moved from the sheet's
+    # the latest pool roll of each character ("" for storyteller rolls without one): only
+    # it may be rerolled (choice), which keeps the state small over a long session
     rolls: dict[str, Roll] = {}
     next_roll: int = 1
     messy_rule: MessyRule = "text"  # V5-7 chronicle option
@@ -220,14 +223,12 @@ class RollPool(Command, frozen=True, kw_only=True, tag="roll_pool"):
     visibility: Visibility = "open"
     hunger: int | None = None
     label: str = ""
-    entropy: str = ""
 
 
 class RouseCheck(Command, frozen=True, kw_only=True, tag="rouse"):
     character: str
     visibility: Visibility = "open"
     label: str = ""
-    entropy: str = ""
 
 
 class WillpowerReroll(Command, frozen=True, kw_only=True, tag="willpower_reroll"):
@@ -238,7 +239,6 @@ class WillpowerReroll(Command, frozen=True, kw_only=True, tag="willpower_reroll"
     character: str | None = None
     dice: tuple[int, ...] = ()
     strategy: Strategy | None = None
-    entropy: str = ""
 
 
 class SetHunger(Command, frozen=True, kw_only=True, tag="set_hunger"):
@@ -469,8 +469,15 @@ def decide_rouse(state: Any, cmd: RouseCheck, draws: Draws, actor: Actor) -> lis
 def decide_willpower_reroll(
     state: Any, cmd: WillpowerReroll, draws: Draws, actor: Actor
 ) -> list[Event]:
-    roll = state.v5.rolls.get(cmd.roll)
+    roll = next((r for r in state.v5.rolls.values() if r.id == cmd.roll), None)
     if roll is None:
+        if cmd.roll[1:].isdigit() and int(cmd.roll[1:]) < state.v5.next_roll:
+            raise RuleViolation(
+                f"roll {cmd.roll} is no longer its character's latest pool roll: Willpower "
+                "rerolls the roll just made (V5-9)",
+                code="rule",
+                rule="V5-9",
+            )
         raise RuleViolation(f"no pool roll {cmd.roll!r} to reroll", code="not_found")
     if not actor.is_storyteller and roll.character != actor.character:
         raise RuleViolation(
@@ -563,13 +570,15 @@ def _v5(state: Any, **changes: Any) -> Any:
 
 def evolve_pool_rolled(state: Any, e: PoolRolled) -> Any:
     roll = Roll(
+        id=e.roll,
         character=e.character,
         normal=e.normal,
         hunger=e.hunger,
         difficulty=e.difficulty,
         visibility=e.visibility,
     )
-    return _v5(state, rolls={**state.v5.rolls, e.roll: roll}, next_roll=state.v5.next_roll + 1)
+    rolls = {**state.v5.rolls, e.character or "": roll}
+    return _v5(state, rolls=rolls, next_roll=state.v5.next_roll + 1)
 
 
 def evolve_rouse_checked(state: Any, e: RouseChecked) -> Any:
@@ -581,8 +590,9 @@ def evolve_rouse_checked(state: Any, e: RouseChecked) -> Any:
 
 
 def evolve_willpower_rerolled(state: Any, e: WillpowerRerolled) -> Any:
-    roll = state.v5.rolls[e.roll]
-    return _v5(state, rolls={**state.v5.rolls, e.roll: replace(roll, normal=e.normal, rerolled=True)})
+    key = e.character or ""
+    roll = replace(state.v5.rolls[key], normal=e.normal, rerolled=True)
+    return _v5(state, rolls={**state.v5.rolls, key: roll})
 
 
 def evolve_hunger_set(state: Any, e: HungerSet) -> Any:
@@ -643,10 +653,10 @@ def random_command(
     if pick < 0.7:
         return player, RouseCheck(character=who, visibility=visibility)
     if pick < 0.85:
-        own = sorted(k for k, r in state.v5.rolls.items() if r.character == who)
+        latest = state.v5.rolls.get(who)
         strategy = rng.choice(("reroll_failures", "maximise_criticals", "avoid_messy"))
         return player, WillpowerReroll(
-            character=who, roll=rng.choice(own) if own else "r1", strategy=strategy
+            character=who, roll=latest.id if latest else "r1", strategy=strategy
         )
     if pick < 0.95:
         return STORYTELLER, RollPool(

@@ -325,7 +325,7 @@ def test_act_12_only_the_opposed_character_answers_once():
     answer = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
     assert_refuses(given=ROSTER + [jaleel, *answer],
                    when=RollAction(character="nella", characteristic="Volonté", against="a1"),
-                   actor=player("nella"), match="already answered")
+                   actor=player("nella"), match="waits for an answer")
 
 
 def test_act_12_an_opposed_roll_has_no_difficulty():

@@ -306,6 +306,12 @@ def test_v5_9_willpower_rerolls_once_per_roll():
                    actor=ANNA, match="once per roll")
 
 
+def test_v5_9_willpower_rerolls_the_latest_roll_only():
+    later = replace(FIRST, roll="r2", draws=records([6] * 5, start=5))
+    assert_refuses(given=ROSTER + [FIRST, later], when=WillpowerReroll(roll="r1", dice=(0,)),
+                   actor=ANNA, match="latest pool roll")
+
+
 def test_v5_9_a_player_rerolls_only_the_rolls_of_its_character():
     assert_refuses(given=ROSTER + [FIRST], when=WillpowerReroll(roll="r1", dice=(0,)), actor=BRUNO,
                    code="forbidden")
@@ -334,7 +340,7 @@ def test_v5_9_a_reroll_leaves_the_first_roll_in_the_log_and_updates_the_roll():
     (reroll,) = decide_after(ROSTER + [FIRST], WillpowerReroll(roll="r1", dice=(0,)), actor=ANNA,
                              draws=[6])
     state = game.fold(ROSTER + [FIRST, reroll]).v5
-    assert state.rolls["r1"].normal == (6, 4, 6, 10) and state.rolls["r1"].rerolled
+    assert state.rolls["anna"].normal == (6, 4, 6, 10) and state.rolls["anna"].rerolled
 
 
 # ---------------------------------------------------------------- V5-9 Hunger set
