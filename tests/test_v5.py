@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given as for_all
+from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from events import game, v5
@@ -402,3 +404,41 @@ def test_a_reroll_keeps_the_visibility_of_its_roll():
 def test_a_player_rolls_only_for_its_own_character():
     assert_refuses(given=ROSTER, when=RollPool(character="anna", attribute="Wits"), actor=BRUNO,
                    code="forbidden")
+
+
+# ---------------------------------------------------------------- properties
+
+
+faces = st.lists(st.integers(1, 10), max_size=8)
+
+
+@for_all(faces, faces, st.integers(0, 10))
+def test_v5_4_successes_are_the_successful_dice_plus_two_per_pair_of_tens(normal, hunger, difficulty):
+    outcome = score(normal, hunger, difficulty)
+    dice = normal + hunger
+    assert outcome.successes == sum(f >= 6 for f in dice) + 2 * (dice.count(10) // 2)
+    assert outcome.success == (outcome.successes >= difficulty)
+    assert not (outcome.success and outcome.bestial)
+
+
+@for_all(faces, faces, st.integers(0, 10))
+def test_v5_7_an_official_messy_critical_is_always_a_messy_critical_by_the_text(normal, hunger, d):
+    if score(normal, hunger, d, "official").messy:
+        assert score(normal, hunger, d, "text").messy
+
+
+@for_all(st.integers(1, 30), st.integers(0, 5), st.sampled_from(["normal", "willpower", "humanity", "rouse"]))
+def test_v5_5_hunger_dice_never_exceed_the_pool_nor_hunger(pool, hunger, kind):
+    n = v5.hunger_dice_count(pool, hunger, kind)
+    assert 0 <= n <= min(pool, hunger) and (kind == "normal" or n == 0)
+
+
+@for_all(st.lists(st.integers(1, 10), min_size=1, max_size=10), st.lists(st.integers(1, 10), max_size=5),
+         st.sampled_from(["reroll_failures", "maximise_criticals", "avoid_messy"]),
+         st.sampled_from(["text", "official"]))
+def test_v5_9_a_strategy_picks_at_most_three_normal_dice(normal, hunger, strategy, rule):
+    try:
+        picked = v5.reroll_choice(tuple(normal), tuple(hunger), strategy, rule)
+    except v5.RuleViolation:
+        return
+    assert len(picked) <= 3 and all(0 <= i < len(normal) for i in picked)
