@@ -27,6 +27,7 @@ import msgspec
 import websockets
 from websockets.asyncio.client import connect
 
+from client.commands import Commands
 from client.outbox import Entry, Outbox
 from events import game
 from events.model import Command
@@ -39,6 +40,9 @@ _encode = msgspec.json.Encoder().encode
 # Errors after which reconnecting cannot help: the token is wrong, not the network.
 FATAL_CODES = frozenset({"auth", "unauthorized", "forbidden", "bad_token", "unknown_token",
                          "token", "invalid_token", "unknown_session"})
+
+# Refusals that wrote nothing and say "try again": the command stays in the outbox.
+RETRY_CODES = frozenset({"unavailable", "rate_limited"})
 
 
 class Result(msgspec.Struct, frozen=True, kw_only=True):
@@ -119,7 +123,7 @@ def command_json(command: Command | dict) -> dict:
     return dict(command)
 
 
-class Client:
+class Client(Commands):
     """A reconnecting client for one session. Use as ``async with Client(...) as c``."""
 
     def __init__(self, url: str, token: str, session: str | None = None, *,
@@ -134,7 +138,8 @@ class Client:
         self.backoff = backoff or Backoff()
         self.origin = origin
         self.ping_interval = ping_interval
-        self.viewer: Any = None
+        viewer = self.outbox.get_meta("viewer")
+        self.viewer: Any = msgspec.json.decode(viewer) if viewer else None
         self.head = 0
         self.connected = False
         self.connections = 0  # welcomes received: a test reads how often it came back
@@ -302,10 +307,11 @@ class Client:
         elif kind == "welcome":
             self.viewer = frame.get("viewer")
             self.head = frame.get("head", 0)
-            if not self.session and isinstance(self.viewer, dict) and self.viewer.get("session"):
-                self.session = self.viewer["session"]
+            if not self.session and frame.get("session"):
+                self.session = frame["session"]
             if self.session:
                 self.outbox.set_meta("session", self.session)
+            self.outbox.set_meta("viewer", _encode(self.viewer).decode())
             self.connected = True
             self.connections += 1
             self.backoff.reset()
@@ -319,11 +325,19 @@ class Client:
         elif kind == "ack":
             self._settle(frame["id"], tuple(frame.get("seqs", ())), None, None)
         elif kind == "reject":
+            if frame.get("code") in RETRY_CODES:  # nothing was written: send it again later
+                self._retry_later(ws, frame["id"])
+                return
             self._settle(frame["id"], (), frame.get("code", "rule"), frame.get("message", ""))
         elif kind == "error":
             code, message = frame.get("code", "error"), frame.get("message", "")
             if not self.connected and code in FATAL_CODES:
                 raise ClientError(code, message)
+            if frame.get("id") and code not in RETRY_CODES:
+                # a command frame the server could not read: it will never be accepted
+                self._settle(frame["id"], (), code, message)
+            elif frame.get("id"):
+                self._retry_later(ws, frame["id"])
             log.warning("server error %s: %s", code, message)
 
     async def _send_entry(self, ws: Any, entry: Entry) -> None:
@@ -335,6 +349,17 @@ class Client:
             frame["entropy"] = entry.entropy
         with contextlib.suppress(websockets.exceptions.ConnectionClosed):
             await ws.send(_encode(frame))
+
+    def _retry_later(self, ws: Any, command_id: str) -> None:
+        self._sent.discard(command_id)
+
+        async def again() -> None:
+            await asyncio.sleep(self.backoff.next())
+            entry = self.outbox.get(command_id)
+            if entry is not None and ws is self._ws:
+                await self._send_entry(ws, entry)
+
+        asyncio.ensure_future(again())
 
     def _settle(self, command_id: str, seqs: tuple[int, ...], code: str | None,
                 message: str | None) -> None:

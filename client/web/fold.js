@@ -19,8 +19,6 @@ export function initialView() {
   };
 }
 
-const clone = (o) => ({ ...o });
-
 function character(vm, id) {
   if (!vm.characters[id]) vm.characters[id] = { id, name: id, sheet: null, scene: null, outOfGame: false, noSheet: false };
   return vm.characters[id];
@@ -29,13 +27,6 @@ function character(vm, id) {
 function scene(vm, id) {
   if (!vm.scenes[id]) vm.scenes[id] = { id, name: id, open: true, frozen: false };
   return vm.scenes[id];
-}
-
-function challenge(vm, id) {
-  if (!vm.challenges[id]) {
-    vm.challenges[id] = { id, stage: "open", round: 1, throws: {}, bids: {}, participants: [], history: [], ended: false };
-  }
-  return vm.challenges[id];
 }
 
 const H = {
@@ -94,88 +85,112 @@ function v5Roll(e) {
   };
 }
 
-// Action dice (ACT): any "action.*" event that carries dice becomes a roll.
+// Action dice (ACT-3..6): the action dice against the threshold, then the D+/- dice.
 function actionRoll(vm, e) {
-  const dice = e.dice || e.faces || e.action_dice;
-  if (!Array.isArray(dice)) return false;
-  const id = e.roll || e.action || `a${vm.rolls.length}`;
-  const roll = {
-    id, kind: "action", character: e.character, normal: dice, threshold: e.threshold,
-    sides: e.sides, pm: e.pm || e.plus_minus || e.dpm || [], points: e.points ?? e.ps ?? e.success_points,
-    difficulty: e.difficulty, success: e.success, label: e.label || e.notation || e.characteristic || "",
-    surpass: e.surpass, sacrifice: e.sacrifice,
-  };
-  const i = vm.rolls.findIndex((r) => r.id === id);
-  if (i >= 0) vm.rolls[i] = { ...vm.rolls[i], ...roll }; else vm.rolls.push(roll);
-  return true;
+  if (e.type === "action.modifier_applied") {
+    vm.modifiers = (vm.modifiers || []).concat([{ id: e.modifier, character: e.character, value: e.value, duration: e.duration, unit: e.unit }]);
+    return;
+  }
+  if (e.type !== "action.rolled") return;
+  vm.rolls.push({
+    id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
+    sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
+    label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
+  });
 }
 
-// Mind's Eye Theatre: every "met.*" event naming a challenge is merged into it. Known
-// fields get meaning (stage, throws, bids, winner); the rest stays visible in its history.
+// Mind's Eye Theatre: mirrors events/met.py's evolvers; ``status`` is the challenge's
+// stage: throwing | bidding | window | overbid | resolved | cancelled.
+function challenge(vm, id) {
+  if (!vm.challenges[id]) {
+    vm.challenges[id] = {
+      id, kind: "classic", initiator: null, defender: null, tested: null, attribute: null,
+      defenderAttribute: null, difficulty: 0, tests: 1, test: 1, abilities: [], defenderAbilities: [],
+      round: 1, status: "throwing", throws: {}, bids: {}, revealed: null, winner: null, loser: null,
+      by: "", reason: "", retests: {}, overbids: [], history: [],
+    };
+  }
+  return vm.challenges[id];
+}
+
+export const SEALED = "sealed";
+
+const MET = {
+  challenge_issued: (c, e) => Object.assign(c, {
+    kind: e.kind, initiator: e.initiator, defender: e.defender, tested: e.tested ?? null,
+    attribute: e.attribute ?? null, defenderAttribute: e.defender_attribute ?? null,
+    difficulty: e.difficulty || 0, tests: e.tests || 1, abilities: e.abilities || [],
+    defenderAbilities: e.defender_abilities || [], mutual: !!e.mutual, action: e.action || "",
+  }),
+  throw_committed: (c, e) => { c.throws = { ...c.throws, [e.character]: e.choice ?? SEALED }; },
+  throws_revealed: (c, e) => {
+    c.throws = { ...e.throws };
+    c.revealed = { round: e.round, throws: { ...e.throws }, winner: e.winner ?? null };
+    c.status = e.winner ? "throwing" : "bidding";
+    c.bids = {};
+  },
+  bid_declared: (c, e) => { c.bids = { ...c.bids, [e.character]: e.value ?? SEALED }; },
+  bids_compared: (c, e) => { c.lastBids = { round: e.round, bids: { ...c.bids }, winner: e.winner ?? null }; },
+  round_won: (c, e) => Object.assign(c, { status: "window", winner: e.winner, loser: e.loser, by: e.by }),
+  round_started: (c, e) => Object.assign(c, {
+    status: "throwing", round: e.round, test: e.test || c.test, throws: {}, bids: {}, overbidValue: null, restart: e.reason || "",
+  }),
+  retest_taken: (c, e) => { c.retests = { ...c.retests, [e.character]: (c.retests[e.character] || 0) + 1 }; },
+  retest_cancelled: (c, e) => { c.retests = { ...c.retests, [e.character]: (c.retests[e.character] || 0) + 1 }; },
+  overbid_declared: (c, e) => Object.assign(c, {
+    status: "overbid", overbids: c.overbids.concat([e.character]), overbidValue: e.value ?? SEALED, bids: {},
+  }),
+  overbid_settled: (c, e) => { c.overbidGranted = e.granted; },
+  challenge_conceded: (c, e) => { c.conceded = e.character; },
+  challenge_resolved: (c, e) => Object.assign(c, { status: "resolved", winner: e.winner, loser: e.loser, reason: e.reason }),
+  challenge_cancelled: (c, e) => Object.assign(c, { status: "cancelled", reason: e.reason || "cancelled" }),
+  challenge_overruled: (c, e) => Object.assign(c, { status: "resolved", winner: e.winner, loser: e.loser, reason: "overruled" }),
+};
+
 function metEvent(vm, type, e) {
-  const id = e.challenge;
-  if (!id) return false;
-  const c = challenge(vm, id);
   const name = type.slice(4);
-  c.history.push({ type: name, ...e });
-  for (const k of ["kind", "attribute", "initiator", "defender", "target", "difficulty", "tests", "round", "winner", "loser", "outcome", "reason", "window"]) {
-    if (e[k] !== undefined && e[k] !== null) c[k] = e[k];
+  if (name === "tie_debt_incurred") { vm.debts = (vm.debts || []).concat([{ debtor: e.debtor, creditor: e.creditor }]); return; }
+  if (name === "tie_debt_paid") {
+    const i = (vm.debts || []).findIndex((d) => d.debtor === e.debtor && d.creditor === e.creditor);
+    if (i >= 0) vm.debts = vm.debts.filter((_, j) => j !== i);
   }
-  if (Array.isArray(e.participants)) c.participants = e.participants.slice();
-  for (const k of ["initiator", "defender", "target"]) {
-    if (typeof e[k] === "string" && !c.participants.includes(e[k])) c.participants.push(e[k]);
-  }
-  if (e.throws && typeof e.throws === "object") c.throws = { ...c.throws, ...e.throws };
-  if (e.character && e.throw) c.throws = { ...c.throws, [e.character]: e.throw };
-  else if (e.character && name.includes("thr")) c.throws = { ...c.throws, [e.character]: e.throw || "sealed" };
-  if (e.character && (e.bid !== undefined || e.value !== undefined) && name.includes("bid")) {
-    c.bids = { ...c.bids, [e.character]: e.bid ?? e.value ?? "sealed" };
-  }
-  if (e.bids && typeof e.bids === "object") c.bids = { ...c.bids, ...e.bids };
-  if (name.includes("round") || name.includes("retest")) {
-    if (e.round) c.round = e.round;
-    if (name.includes("started") || name.includes("retest")) { c.throws = {}; c.bids = {}; }
-  }
-  c.stage = e.stage || stageFrom(name, c.stage);
-  if (["ended", "cancelled", "accepted", "closed", "overruled", "settled", "conceded"].some((w) => name.endsWith(w)) && e.final !== false) {
-    if (!name.includes("overruled") || e.ended !== false) c.ended = name !== "overruled" || c.ended;
-  }
-  if (e.ended === true) c.ended = true;
-  return true;
+  if (!e.challenge) return;
+  const c = challenge(vm, e.challenge);
+  c.history.push({ ...e, type: name });
+  const handler = MET[name];
+  if (handler) handler(c, e);
 }
 
-function stageFrom(name, previous) {
-  const table = [
-    ["cancel", "cancelled"], ["overrul", "overruled"], ["accept", "ended"], ["ended", "ended"],
-    ["conced", "ended"], ["overbid", "overbid"], ["retest", "throw"], ["tie", "bid"],
-    ["bid", "bid"], ["reveal", "revealed"], ["resolv", "result"], ["won", "result"], ["lost", "result"],
-    ["thr", "throw"], ["issued", "throw"], ["started", "throw"], ["declared", "throw"],
-  ];
-  for (const [k, stage] of table) if (name.includes(k)) return stage;
-  return previous;
+// The side a character plays in a challenge uses these traits (Example 2 of the texts).
+export function attributeOf(c, side) {
+  return side === c.defender && c.defenderAttribute ? c.defenderAttribute : c.attribute;
 }
+
+export function abilitiesOf(c, side) {
+  return side === c.defender ? c.defenderAbilities : c.abilities;
+}
+
+export function isOpen(c) {
+  return c.status !== "resolved" && c.status !== "cancelled";
+}
+
+// Mutates ``vm`` in place: a resync folds thousands of events, and the app holds the
+// only reference. The log keeps the last LOG_SIZE events for the storyteller's view.
+const LOG_SIZE = 400;
 
 export function applyEvent(vm, seq, event) {
-  vm = clone(vm);
   vm.head = Math.max(vm.head, seq);
-  vm.log = vm.log.concat([{ seq, type: event.type, event }]);
+  const entry = { seq, type: event.type, event };
+  vm.log.push(entry);
+  if (vm.log.length > LOG_SIZE) vm.log.splice(0, vm.log.length - LOG_SIZE);
   const type = event.type || "";
-  // copy-on-write of the containers handlers touch
-  vm.session = clone(vm.session);
-  vm.characters = Object.fromEntries(Object.entries(vm.characters).map(([k, v]) => [k, clone(v)]));
-  vm.scenes = Object.fromEntries(Object.entries(vm.scenes).map(([k, v]) => [k, clone(v)]));
-  vm.challenges = Object.fromEntries(Object.entries(vm.challenges).map(([k, v]) => [k, { ...v, history: v.history.slice(), participants: v.participants.slice() }]));
-  vm.rolls = vm.rolls.slice();
-  vm.hunger = clone(vm.hunger);
-  vm.rejections = vm.rejections.slice();
   try {
     const handler = H[type];
     if (handler) handler(vm, event);
     else if (type.startsWith("met.")) metEvent(vm, type, event);
     else if (type.startsWith("action.")) actionRoll(vm, event);
   } catch (err) {
-    // a malformed or unexpected event must not stop the phone: keep it in the log only
-    vm.log[vm.log.length - 1].error = String(err);
+    entry.error = String(err); // an unexpected event must not stop the phone
   }
   return vm;
 }

@@ -1,0 +1,627 @@
+// conteur's web app: the player's phone and the storyteller's tablet, one page, no build.
+//
+// The page holds a view model folded from the events this viewer receives (fold.js);
+// every action is a command written to the IndexedDB outbox first, then sent when live,
+// so a tap made during a Wi-Fi dropout is kept, shown as queued, and sent once on
+// reconnect (the server deduplicates by the command's UUID).
+
+import { initialView, applyEvent, rulesetOf, bidBounds, isFrozenFor, attributeOf, abilitiesOf, isOpen, SEALED } from "./fold.js";
+import { pickLang, translator } from "./i18n.js";
+import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId } from "./net.js";
+
+const lang = pickLang(navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]);
+const t = translator(lang);
+document.documentElement.lang = lang;
+
+const app = {
+  vm: initialView(),
+  viewer: null, // {role, character, name}
+  session: "",
+  status: "connecting", // connecting | online | offline
+  live: false,
+  lastSeq: 0,
+  queued: [], // outbox entries not yet acknowledged
+  sentOn: new Map(), // command id -> connection number it was sent on
+  conn: 0,
+  notices: [], // {id, kind: ok|reject, text}
+  form: {}, // values of inputs, kept across re-renders
+  frozenBefore: false,
+  waitingBefore: new Set(),
+};
+window.conteur = app; // for the curious, and for the browser tests' assertions
+
+const outbox = new Outbox();
+let connection = null;
+
+const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+const $ = (sel) => document.querySelector(sel);
+
+// ------------------------------------------------------------------ commands
+
+async function act(command) {
+  const entry = { id: uuid4(), n: Date.now() + Math.random(), session: app.session, command, entropy: entropy(), madeAfter: app.lastSeq };
+  await outbox.put(entry);
+  app.queued.push(entry);
+  send(entry);
+  schedule();
+  return entry.id;
+}
+
+function send(entry) {
+  if (!app.live || app.sentOn.get(entry.id) === app.conn) return;
+  if (connection.send({ type: "command", id: entry.id, command: entry.command, entropy: entry.entropy })) {
+    app.sentOn.set(entry.id, app.conn);
+  }
+}
+
+async function settle(id, notice) {
+  const entry = app.queued.find((e) => e.id === id);
+  app.queued = app.queued.filter((e) => e.id !== id);
+  app.sentOn.delete(id);
+  await outbox.delete(id);
+  if (notice && entry) {
+    app.notices.push({ id, ...notice, command: entry.command.type });
+    setTimeout(() => { app.notices = app.notices.filter((n) => n.id !== id); schedule(); }, notice.kind === "reject" ? 12000 : 2500);
+  }
+  schedule();
+}
+
+// ------------------------------------------------------------------ frames
+
+function onFrame(frame) {
+  switch (frame.type) {
+    case "welcome":
+      app.viewer = frame.viewer;
+      if (frame.session) app.session = frame.session;
+      app.conn += 1;
+      break;
+    case "event":
+      if (frame.seq <= app.lastSeq) return; // an overlap after a reconnect
+      app.lastSeq = frame.seq;
+      applyEvent(app.vm, frame.seq, frame.event);
+      break;
+    case "live":
+      app.live = true;
+      app.status = "online";
+      for (const entry of app.queued) send(entry);
+      break;
+    case "ack":
+      settle(frame.id, { kind: "ok", text: t("accepted_cmd") });
+      break;
+    case "reject":
+      settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      break;
+    case "error":
+      if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      else if (!app.viewer) app.fatal = frame.message || frame.code;
+      break;
+    default:
+      return; // pong, and frame types of a newer server
+  }
+  schedule();
+}
+
+function onStatus(status) {
+  if (status !== "online") app.live = false;
+  app.status = status;
+  schedule();
+}
+
+// ------------------------------------------------------------------ rendering
+
+let pending = false;
+function schedule() {
+  if (pending) return;
+  pending = true;
+  setTimeout(() => { pending = false; render(); }, 0);
+}
+
+function me() {
+  return app.viewer && app.viewer.character;
+}
+
+function isStoryteller() {
+  return app.viewer && app.viewer.role === "storyteller";
+}
+
+function nameOf(id) {
+  if (id === "storyteller") return t("storyteller");
+  const c = app.vm.characters[id];
+  return c ? c.name : id;
+}
+
+function render() {
+  const root = $("#app");
+  const focused = document.activeElement && document.activeElement.id;
+  if (!app.token) {
+    root.innerHTML = joinView();
+  } else if (!app.viewer) {
+    root.innerHTML = header() + `<main class="wait"><p>${esc(app.fatal || t("connecting"))}</p></main>`;
+  } else {
+    root.innerHTML = header() + (isStoryteller() ? storytellerView() : playerView()) + outboxView() + noticesView();
+  }
+  document.body.classList.toggle("storyteller", !!isStoryteller());
+  freezeOverlay();
+  nudge();
+  if (focused) {
+    const el = document.getElementById(focused);
+    if (el) el.focus();
+  }
+}
+
+function header() {
+  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline") }[app.status];
+  const who = isStoryteller() ? t("storyteller") : (me() ? nameOf(me()) : "");
+  return `<header class="bar">
+    <span class="who">${esc(who)}</span>
+    <span class="clock">${esc(t("turn"))} ${app.vm.session.turn}</span>
+    <span id="conn" class="conn ${app.status}" role="status" aria-live="polite" data-testid="conn"
+      aria-label="${esc(label)}"><span class="dot" aria-hidden="true"></span>${esc(label)}</span>
+  </header>`;
+}
+
+function freezeOverlay() {
+  const overlay = $("#freeze");
+  const frozen = !!app.viewer && !isStoryteller() && isFrozenFor(app.vm, me());
+  overlay.hidden = !frozen;
+  document.body.classList.toggle("frozen", frozen);
+  if (frozen && !app.frozenBefore) vibrate([400, 150, 400]);
+  app.frozenBefore = frozen;
+}
+
+function vibrate(pattern) {
+  try { if ("vibrate" in navigator) navigator.vibrate(pattern); } catch (err) { /* not allowed */ }
+}
+
+// A challenge that waits for this player's answer buzzes the phone once.
+function nudge() {
+  if (!app.viewer || isStoryteller()) return;
+  const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`));
+  for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
+  app.waitingBefore = waiting;
+}
+
+// ---- player
+
+function myChallenges() {
+  return Object.values(app.vm.challenges).filter((c) => isOpen(c) && [c.initiator, c.defender].includes(me()));
+}
+
+// What this player may do now in a challenge, or null.
+function myMove(c) {
+  const id = me();
+  const queuedFor = app.queued.some((e) => e.command.challenge === c.id && e.command.round === c.round && e.command.character === id);
+  if (queuedFor) return null;
+  if (c.status === "throwing" && !(id in c.throws)) return "throw";
+  if (c.status === "bidding") {
+    const bidders = c.kind === "static" ? [c.tested] : [c.initiator, c.defender];
+    if (bidders.includes(id) && !(id in c.bids)) return "bid";
+  }
+  if (c.status === "window" && c.loser === id) return "window";
+  if (c.status === "overbid" && c.winner === id && !(id in c.bids)) return "answer";
+  return null;
+}
+
+function playerView() {
+  const c = app.vm.characters[me()] || { name: me(), sheet: null };
+  const ruleset = rulesetOf(app.vm, me());
+  return `<main class="player">
+    ${characterCard(c)}
+    <section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
+      ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
+      ${ruleset === "met" ? newChallengeForm(c) : ""}
+    </section>
+    ${ruleset === "v5" ? v5Roller(c) : ""}
+    ${ruleset === "action" ? actionRoller(c) : ""}
+    ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
+  </main>`;
+}
+
+function characterCard(c) {
+  const s = c.sheet;
+  let traits = "";
+  if (s && s.kind === "met") {
+    traits = ["physical", "social", "mental"].map((a) => `<span class="trait"><b>${s[a] ?? 0}</b> ${esc(t(a))}</span>`).join("");
+  } else if (s && s.kind === "v5") {
+    const hunger = app.vm.hunger[c.id] ?? s.hunger ?? 0;
+    traits = `<span class="trait"><b>${hunger}</b> ${esc(t("hunger"))}</span><span class="trait"><b>${s.willpower ?? 0}</b> ${esc(t("willpower"))}</span>`;
+  } else if (s && s.kind === "action") {
+    traits = Object.entries(s.characteristics || {}).map(([k, v]) => `<span class="trait"><b>${v}+</b> ${esc(k)}</span>`).join("");
+  }
+  const sc = c.scene && app.vm.scenes[c.scene];
+  return `<section class="card character" aria-label="${esc(t("character"))}">
+    <h1>${esc(c.name || "")}</h1>
+    <p class="scene">${esc(sc ? sc.name : t("no_scene"))}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}</p>
+    <div class="traits">${traits}</div>
+  </section>`;
+}
+
+const THROWS = ["rock", "paper", "scissors"];
+const ICON = { rock: "✊", paper: "✋", scissors: "✌", bomb: "💣" };
+
+function challengeCard(c) {
+  const id = me();
+  const other = c.initiator === id ? c.defender : c.initiator;
+  const move = myMove(c);
+  const attr = attributeOf(c, id);
+  let body = "";
+  if (move === "throw") {
+    const choices = THROWS.concat(app.vm.session.options && app.vm.session.options.bomb && app.vm.characters[id]?.sheet?.bomb ? ["bomb"] : []);
+    body = `<div class="throws" role="group" aria-label="${esc(t("your_throw"))}">${choices.map((ch) =>
+      `<button class="throw" data-act="throw" data-ch="${esc(c.id)}" data-choice="${ch}" data-testid="throw-${ch}"
+        aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>`;
+    if (!(c.kind === "static" && c.defender === id)) body += concedeButton(c);
+  } else if (move === "bid" || move === "answer") {
+    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id));
+    const key = `bid-${c.id}-${c.round}`;
+    body = `<form class="bid" data-act="${move === "bid" ? "bid" : "answer"}" data-ch="${esc(c.id)}">
+      <label for="${key}">${esc(t("bid_label", bounds.max))}</label>
+      <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="${bounds.min}" max="${bounds.max}"
+        value="${esc(app.form[key] ?? bounds.max)}" required data-testid="bid-input">
+      <button type="submit" data-testid="bid-send">${esc(t("send_bid"))}</button></div></form>`;
+    if (move === "bid") body += concedeButton(c);
+  } else if (move === "window") {
+    body = windowPrompts(c);
+  } else if (c.status === "window" || c.status === "overbid") {
+    body = `<p class="muted">${esc(t("waiting_others"))}</p>`;
+  } else {
+    body = `<p class="muted">${esc(t("waiting_others"))}</p>`;
+  }
+  return `<article class="challenge" data-testid="challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
+    <h3>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
+    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}</p>
+    ${revealedLine(c)}
+    ${body}
+  </article>`;
+}
+
+function concedeButton(c) {
+  return `<button class="secondary" data-act="concede" data-ch="${esc(c.id)}">${esc(t("concede"))}</button>`;
+}
+
+function windowPrompts(c) {
+  const id = me();
+  const sheet = app.vm.characters[id]?.sheet || {};
+  const sources = [...Object.keys(sheet.abilities || {}), ...(sheet.merits || []), ...(sheet.powers || [])];
+  const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
+  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id));
+  const key = `ob-${c.id}-${c.round}`;
+  return `<div class="window">
+    <p class="lost">${esc(t("winner"))}: ${esc(nameOf(c.winner))}</p>
+    ${sources.length ? `<form class="retest" data-act="retest" data-ch="${esc(c.id)}">
+      <label for="src-${esc(c.id)}">${esc(t("retest_source"))}</label>
+      <div class="row"><select id="src-${esc(c.id)}" name="source">${sources.map((s) => `<option>${esc(s)}</option>`).join("")}</select>
+      <button type="submit" data-testid="retest">${esc(t("retest"))}</button></div></form>` : ""}
+    ${canOverbid ? `<form class="overbid" data-act="overbid" data-ch="${esc(c.id)}">
+      <label for="${key}">${esc(t("overbid_label"))}</label>
+      <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="0" max="${bounds.max}" value="${esc(app.form[key] ?? bounds.max)}" required>
+      <button type="submit" data-testid="overbid">${esc(t("overbid"))}</button></div></form>` : ""}
+    <button class="primary" data-act="accept" data-ch="${esc(c.id)}" data-testid="accept">${esc(t("accept"))}</button>
+  </div>`;
+}
+
+function stageText(c) {
+  return {
+    throwing: t("your_throw"), bidding: t("bid"), window: `${t("winner")}: ${nameOf(c.winner)}`,
+    overbid: t("overbid"), resolved: `${t("ended")} · ${t("winner")}: ${nameOf(c.winner)}`, cancelled: t("cancelled"),
+  }[c.status] || c.status;
+}
+
+function revealedLine(c) {
+  const parts = [];
+  if (c.revealed) {
+    const th = Object.entries(c.revealed.throws).map(([who, ch]) => `${nameOf(who)} ${ICON[ch] || ""} ${t(ch)}`).join(" · ");
+    parts.push(`${th}${c.revealed.winner ? "" : ` — ${t("tie")}`}`);
+  }
+  if (c.lastBids) {
+    parts.push(`${t("bid")}: ${Object.entries(c.lastBids.bids).map(([who, v]) => `${nameOf(who)} ${v === SEALED ? "?" : v}`).join(" · ")}`);
+  }
+  const mine = c.throws[me()];
+  if (c.status === "throwing" && mine) parts.push(`${t("your_throw")}: ${t(mine)} (${t("thrown")})`);
+  return parts.length ? `<p class="revealed" data-testid="revealed">${esc(parts.join(" — "))}</p>` : "";
+}
+
+function newChallengeForm(c) {
+  const others = Object.values(app.vm.characters).filter((o) => o.id !== c.id && (!c.scene || o.scene === c.scene));
+  if (!others.length) return "";
+  return `<details class="new-challenge"><summary>${esc(t("challenge_new"))}</summary>
+    <form data-act="challenge">
+      <label>${esc(t("opponent"))} <select name="defender">${others.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      <label>${esc(t("attribute"))} <select name="attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      <button type="submit" data-testid="challenge-start">${esc(t("start"))}</button>
+    </form></details>`;
+}
+
+// ---- dice
+
+function v5Roller(c) {
+  const rolls = app.vm.rolls.filter((r) => r.character === me() && r.kind === "v5");
+  const last = rolls[rolls.length - 1];
+  return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
+    <form data-act="roll_pool" class="row wrap">
+      <label>${esc(t("pool"))} <input id="pool" name="pool" type="number" min="1" max="30" value="${esc(app.form.pool ?? 5)}"></label>
+      <label>${esc(t("difficulty"))} <input id="v5diff" name="difficulty" type="number" min="0" max="15" value="${esc(app.form.v5diff ?? 2)}"></label>
+      <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
+    </form>
+    <div class="row wrap">
+      <button data-act="rouse" data-testid="rouse">${esc(t("rouse"))}</button>
+      ${last ? `<button data-act="willpower" data-roll="${esc(last.id)}">${esc(t("willpower"))}</button>` : ""}
+    </div></section>`;
+}
+
+function actionRoller(c) {
+  const chars = Object.keys((c.sheet && c.sheet.characteristics) || {});
+  return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
+    <form data-act="roll_action" class="row wrap">
+      <label>${esc(t("characteristic"))} <select name="characteristic">${chars.map((k) => `<option>${esc(k)}</option>`).join("")}</select></label>
+      <label>${esc(t("difficulty"))} <input id="actdiff" name="difficulty" type="number" min="0" max="10" value="${esc(app.form.actdiff ?? 2)}"></label>
+      <label class="check"><input type="checkbox" name="expertise"> ${esc(t("expertise"))}</label>
+      <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
+    </form></section>`;
+}
+
+function rollsView(rolls) {
+  if (!rolls.length) return "";
+  return `<section class="card rolls" aria-label="${esc(t("dice"))}">${rolls.slice(-4).reverse().map(rollCard).join("")}</section>`;
+}
+
+function die(face, cls, label) {
+  return `<span class="die ${cls}" role="img" aria-label="${esc(label)} ${esc(face)}">${esc(face)}</span>`;
+}
+
+function rollCard(r) {
+  let dice = "";
+  let words = "";
+  if (r.kind === "v5" || r.kind === "rouse") {
+    dice = (r.normal || []).map((f) => die(f, f >= 6 ? "hit" : "", t("die"))).join("") +
+      (r.hunger || []).map((f) => die(f, `hunger${f >= 6 ? " hit" : ""}${f === 1 ? " skull" : ""}`, t("hunger_die"))).join("");
+    if (r.kind === "rouse") words = r.raised ? t("hunger_raised", r.hungerAfter) : t("hunger_stays");
+    else if (r.hidden) words = "?";
+    else {
+      const main = r.bestial ? t("bestial") : r.messy ? t("messy") : r.critical ? t("critical") : r.success ? t("success") : t("failure");
+      words = `${main} — ${t("successes", r.successes)}${r.success ? `, ${t("margin", r.margin)}` : ""} / ${t("difficulty")} ${r.difficulty}`;
+    }
+  } else if (r.kind === "action") {
+    dice = (r.normal || []).map((f) => die(f, f >= r.threshold ? "hit" : "", `d${r.sides}`)).join("") +
+      (r.signs || []).map((s) => `<span class="die dpm ${s === "+" ? "plus" : s === "-" ? "minus" : "blank"}" role="img"
+        aria-label="D+/- ${esc(s === "+" ? t("plus") : s === "-" ? t("minus") : t("blank"))}">${s === "-" ? "−" : s || "·"}</span>`).join("");
+    words = `${r.success === true ? t("success") : r.success === false ? t("failure") : ""} — ${t("points", r.points)}${r.difficulty != null ? ` / ${t("difficulty")} ${r.difficulty}` : ""}`;
+  }
+  const ok = r.success === true ? "ok" : r.success === false ? "ko" : "";
+  return `<article class="roll ${ok}" data-testid="roll-result"><p class="label">${esc(nameOf(r.character))} ${esc(r.label || "")}</p>
+    <div class="dice-row">${dice}</div><p class="words">${esc(words)}</p></article>`;
+}
+
+// ---- storyteller
+
+function storytellerView() {
+  const vm = app.vm;
+  const open = Object.values(vm.challenges).filter(isOpen);
+  const scenes = Object.values(vm.scenes).filter((s) => s.open);
+  const chars = Object.values(vm.characters);
+  const ruleset = rulesetOf(vm);
+  return `<main class="st">
+    <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
+      <div class="row wrap">
+        ${vm.session.frozen
+          ? `<button class="primary" data-act="resume" data-testid="resume-all">${esc(t("resume_all"))}</button>`
+          : `<button class="danger" data-act="freeze" data-testid="freeze-all">${esc(t("freeze_all"))}</button>`}
+      </div>
+      ${scenes.map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}" data-scene="${esc(s.id)}">
+        <h3>${esc(s.name)}${s.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
+        <p>${chars.filter((c) => c.scene === s.id).map((c) => esc(c.name)).join(", ") || esc(t("none"))}</p>
+        ${s.frozen
+          ? `<button data-act="resume" data-scene="${esc(s.id)}">${esc(t("resume_scene"))}</button>`
+          : `<button class="danger" data-act="freeze" data-scene="${esc(s.id)}">${esc(t("freeze_scene"))}</button>`}
+        ${initiativeView(s, chars)}
+      </div>`).join("")}
+      <form data-act="open_scene" class="row wrap"><label>${esc(t("scene_name"))} <input id="scene-name" name="name" value="${esc(app.form["scene-name"] ?? "")}"></label>
+        <button type="submit">${esc(t("open_scene"))}</button></form>
+    </section>
+    <section class="card" aria-labelledby="h-stch"><h2 id="h-stch">${esc(t("challenges"))}</h2>
+      ${open.map(stChallenge).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
+    </section>
+    <section class="card" aria-labelledby="h-time"><h2 id="h-time">${esc(t("turn"))} ${vm.session.turn}</h2>
+      <div class="row wrap"><button data-act="next_turn">${esc(t("next_turn"))}</button>
+      <form data-act="skip_time" class="row"><label>${esc(t("skip_time"))} <input id="skip" name="minutes" type="number" min="1" value="${esc(app.form.skip ?? 60)}"> ${esc(t("minutes"))}</label>
+        <button type="submit">${esc(t("skip_time"))}</button></form></div>
+    </section>
+    <section class="card" aria-labelledby="h-chars"><h2 id="h-chars">${esc(t("characters"))}</h2>
+      ${chars.map((c) => stCharacter(c, ruleset)).join("")}
+    </section>
+    ${rollsView(vm.rolls)}
+    <section class="card log" aria-labelledby="h-log"><h2 id="h-log">${esc(t("log"))}</h2>
+      <ol reversed>${vm.log.slice(-30).reverse().map((l) => `<li value="${l.seq}"><code>${esc(l.type)}</code> ${esc(summary(l.event))}</li>`).join("")}</ol>
+    </section>
+  </main>`;
+}
+
+// MET-9: Celerity first, then more traits in the attribute; equal ones act together.
+export function initiative(chars, attribute) {
+  const key = (c) => [(c.sheet && c.sheet.celerity) || 0, (c.sheet && c.sheet[attribute]) || 0];
+  const sorted = chars.slice().sort((a, b) => { const [x, y] = [key(a), key(b)]; return y[0] - x[0] || y[1] - x[1]; });
+  const groups = [];
+  for (const c of sorted) {
+    const last = groups[groups.length - 1];
+    if (last && key(last[0]).join() === key(c).join()) last.push(c); else groups.push([c]);
+  }
+  return groups;
+}
+
+function initiativeView(scene, chars) {
+  const here = chars.filter((c) => c.scene === scene.id && c.sheet && c.sheet.kind === "met");
+  if (here.length < 2) return "";
+  const attribute = app.form[`ini-${scene.id}`] || "physical";
+  return `<div class="initiative"><label>${esc(t("initiative"))}
+    <select id="ini-${esc(scene.id)}" data-form="ini-${esc(scene.id)}">${["physical", "social", "mental"].map((a) => `<option value="${a}" ${a === attribute ? "selected" : ""}>${esc(t(a))}</option>`).join("")}</select></label>
+    <ol>${initiative(here, attribute).map((g) => `<li>${g.map((c) => esc(c.name)).join(" = ")}</li>`).join("")}</ol></div>`;
+}
+
+function stChallenge(c) {
+  const sides = [c.initiator, c.defender];
+  const throws = sides.map((s) => `${esc(nameOf(s))}: ${c.throws[s] ? esc(t(c.throws[s])) : "…"}`).join(" · ");
+  const bids = Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${c.bids[s] ?? "…"}`).join(" / ")}` : "";
+  const antagonist = sides.find((s) => !app.vm.characters[s]);
+  const npcThrow = c.status === "throwing" && antagonist && !(antagonist in c.throws)
+    ? `<div class="row wrap" role="group" aria-label="${esc(t("throw_for"))}">${THROWS.map((ch) =>
+        `<button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(antagonist)}" data-choice="${ch}" aria-label="${esc(t("throw_label", t(ch)))}">${ICON[ch]} ${esc(t(ch))}</button>`).join("")}
+        <button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(antagonist)}" data-testid="server-throw">${esc(t("server_throws"))}</button></div>`
+    : "";
+  return `<article class="challenge" data-testid="st-challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
+    <h3>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
+    <p class="meta"><span class="stage">${esc(stageText(c))}</span> · ${esc(t(c.kind))} · ${esc(t("round"))} ${c.round}${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
+    <p>${throws}${esc(bids)}</p>
+    ${npcThrow}
+    <form data-act="overrule" data-ch="${esc(c.id)}" class="row wrap"><label>${esc(t("winner_is"))}
+      <select name="winner">${sides.map((s) => `<option value="${esc(s)}">${esc(nameOf(s))}</option>`).join("")}</select></label>
+      <button type="submit">${esc(t("overrule"))}</button>
+      <button type="button" class="danger" data-act="cancel" data-ch="${esc(c.id)}">${esc(t("cancel"))}</button></form>
+  </article>`;
+}
+
+function stCharacter(c, ruleset) {
+  const hunger = ruleset === "v5" ? `<form data-act="set_hunger" data-character="${esc(c.id)}" class="row">
+      <label>${esc(t("hunger"))} <input name="hunger" type="number" min="0" max="5" value="${esc(app.vm.hunger[c.id] ?? c.sheet?.hunger ?? 0)}"></label>
+      <button type="submit">${esc(t("set_hunger"))}</button></form>` : "";
+  const modifier = ruleset === "action" ? `<form data-act="apply_modifier" data-character="${esc(c.id)}" class="row">
+      <label>${esc(t("modifier"))} <input name="value" type="number" min="-5" max="5" value="-1"></label>
+      <label>${esc(t("duration"))} <input name="duration" type="number" min="1" value="2"></label>
+      <button type="submit">${esc(t("apply_modifier"))}</button></form>` : "";
+  return `<div class="char-row"><b>${esc(c.name)}</b> ${c.scene ? `· ${esc(app.vm.scenes[c.scene]?.name || c.scene)}` : ""}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}
+    ${hunger}${modifier}</div>`;
+}
+
+function summary(e) {
+  return Object.entries(e).filter(([k, v]) => k !== "type" && k !== "draws" && v !== null && v !== "" && typeof v !== "object")
+    .map(([k, v]) => `${k}=${v}`).join(" ");
+}
+
+function outboxView() {
+  if (!app.queued.length) return "";
+  return `<section class="card outbox" aria-labelledby="h-ob"><h2 id="h-ob">${esc(t("outbox"))}</h2><ul>
+    ${app.queued.map((e) => `<li data-testid="queued" data-command="${esc(e.command.type)}">${esc(e.command.type)} ${esc(e.command.choice || e.command.value || "")} <span class="badge">${esc(t("queued"))}</span></li>`).join("")}
+  </ul></section>`;
+}
+
+function noticesView() {
+  return `<div class="notices" role="alert">${app.notices.map((n) =>
+    `<p class="notice ${n.kind}" data-testid="notice-${n.kind}">${esc(n.kind === "reject" ? `${t("rejected")}: ${n.text}` : n.text)}</p>`).join("")}</div>`;
+}
+
+function joinView() {
+  return `<main class="join card"><h1>${esc(t("join_title"))}</h1><p>${esc(t("join_help"))}</p>
+    <form data-act="join"><label for="join-link">${esc(t("join_link"))}</label>
+    <input id="join-link" name="link" type="url" autocomplete="off"><button type="submit" class="primary">${esc(t("join_button"))}</button></form></main>`;
+}
+
+// ------------------------------------------------------------------ input
+
+const num = (v) => Number.parseInt(v, 10);
+
+function commandFor(act, el, data) {
+  const ch = el.dataset.ch;
+  const c = ch && app.vm.challenges[ch];
+  const character = me();
+  switch (act) {
+    case "throw": return { type: "throw", character, challenge: ch, round: c.round, choice: el.dataset.choice };
+    case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
+    case "bid": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")) };
+    case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")) };
+    case "retest": return { type: "retest", character, challenge: ch, source: data.get("source") };
+    case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")) };
+    case "concede": return { type: "concede", character, challenge: ch };
+    case "accept": return { type: "accept", character, challenge: ch };
+    case "challenge": return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute") };
+    case "roll_pool": return { type: "roll_pool", character, pool: num(data.get("pool")), difficulty: num(data.get("difficulty")) };
+    case "rouse": return { type: "rouse", character };
+    case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: "failures" };
+    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), expertise: data.get("expertise") ? true : null };
+    case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
+    case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
+    case "open_scene": { const name = data.get("name") || ""; return { type: "open_scene", scene: `s-${uuid4().slice(0, 8)}`, name }; }
+    case "overrule": return { type: "overrule", challenge: ch, winner: data.get("winner") };
+    case "cancel": return { type: "cancel_challenge", challenge: ch };
+    case "next_turn": return { type: "next_turn" };
+    case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };
+    case "set_hunger": return { type: "set_hunger", character: el.dataset.character, hunger: num(data.get("hunger")) };
+    case "apply_modifier": return { type: "apply_modifier", character: el.dataset.character, value: num(data.get("value")), duration: num(data.get("duration")), unit: "turns" };
+    default: return null;
+  }
+}
+
+function handle(ev, el) {
+  const act = el.dataset.act;
+  if (act === "join") {
+    const link = new FormData(el).get("link") || "";
+    const hash = link.includes("#") ? link.slice(link.indexOf("#")) : `#join=${link}`;
+    start({ hash, pathname: location.pathname, search: location.search });
+    return;
+  }
+  const data = el.tagName === "FORM" ? new FormData(el) : new FormData();
+  const command = commandFor(act, el, data);
+  if (command) act === "st-throw" && !command.choice ? act_({ ...command, choice: null }) : act_(command);
+}
+const act_ = (command) => act(command);
+
+document.addEventListener("click", (ev) => {
+  const el = ev.target.closest("button[data-act]");
+  if (!el || el.closest("form[data-act]") && el.type === "submit") return;
+  ev.preventDefault();
+  if (el.disabled) return;
+  handle(ev, el);
+});
+
+document.addEventListener("submit", (ev) => {
+  const form = ev.target.closest("form[data-act]");
+  if (!form) return;
+  ev.preventDefault();
+  handle(ev, form);
+});
+
+document.addEventListener("input", (ev) => {
+  const el = ev.target;
+  if (el.id) app.form[el.id] = el.value;
+});
+document.addEventListener("change", (ev) => {
+  const el = ev.target;
+  if (el.dataset && el.dataset.form) { app.form[el.dataset.form] = el.value; schedule(); }
+});
+
+// ------------------------------------------------------------------ start
+
+function wsUrl() {
+  return `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/ws`;
+}
+
+async function start(loc = location) {
+  const { token, session } = takeJoin(loc);
+  app.token = token;
+  app.session = session;
+  if (!token) { render(); return; }
+  await outbox.open();
+  app.queued = await outbox.all();
+  if (connection) connection.stop();
+  connection = new Connection({
+    url: wsUrl(),
+    hello: () => ({ type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId() }),
+    onFrame,
+    onStatus,
+  });
+  connection.start();
+  render();
+}
+
+// The service worker and the manifest need a secure context: HTTPS, or localhost.
+function secureEnough() {
+  return location.protocol === "https:" || ["localhost", "127.0.0.1", "[::1]"].includes(location.hostname);
+}
+
+if (secureEnough() && "serviceWorker" in navigator) {
+  const link = document.createElement("link");
+  link.rel = "manifest";
+  link.href = "manifest.webmanifest";
+  document.head.appendChild(link);
+  navigator.serviceWorker.register("sw.js").catch(() => {});
+}
+
+start();

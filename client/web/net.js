@@ -1,0 +1,171 @@
+// The web client's durable and network side: the IndexedDB outbox, the join token, and
+// the reconnecting websocket (backoff with jitter, capped; hello with the last seq).
+
+// crypto.randomUUID exists only in secure contexts; the venue's LAN is plain HTTP.
+export function uuid4() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+export function entropy() {
+  return [...crypto.getRandomValues(new Uint8Array(8))].map((x) => x.toString(16).padStart(2, "0")).join("");
+}
+
+// The join link carries the token in its fragment (never sent to the server, never in
+// its logs): keep it on the device, then clear it from the address bar.
+export function takeJoin(loc = location, store = localStorage) {
+  const params = new URLSearchParams(loc.hash.replace(/^#/, ""));
+  const token = params.get("join");
+  if (token) {
+    store.setItem("conteur.token", token);
+    const session = params.get("session");
+    if (session) store.setItem("conteur.session", session); else store.removeItem("conteur.session");
+    history.replaceState(null, "", loc.pathname + loc.search);
+  }
+  return { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "" };
+}
+
+export function deviceId(store = localStorage) {
+  let id = store.getItem("conteur.device");
+  if (!id) {
+    id = `web-${uuid4().slice(0, 13)}`;
+    store.setItem("conteur.device", id);
+  }
+  return id;
+}
+
+// The outbox: commands made but not acknowledged, kept across reloads and dropouts.
+export class Outbox {
+  constructor(name = "conteur") {
+    this.name = name;
+    this.memory = new Map(); // fallback when IndexedDB is unavailable (private modes)
+    this.db = null;
+  }
+
+  async open() {
+    if (!("indexedDB" in self)) return this;
+    try {
+      this.db = await new Promise((resolve, reject) => {
+        const req = indexedDB.open(this.name, 1);
+        req.onupgradeneeded = () => req.result.createObjectStore("outbox", { keyPath: "id" });
+        req.onsuccess = () => resolve(req.result);
+        req.onerror = () => reject(req.error);
+      });
+    } catch (err) {
+      this.db = null;
+    }
+    return this;
+  }
+
+  _tx(mode, fn) {
+    return new Promise((resolve, reject) => {
+      const tx = this.db.transaction("outbox", mode);
+      const result = fn(tx.objectStore("outbox"));
+      tx.oncomplete = () => resolve(result && "result" in result ? result.result : undefined);
+      tx.onerror = () => reject(tx.error);
+    });
+  }
+
+  async put(entry) {
+    this.memory.set(entry.id, entry);
+    if (this.db) await this._tx("readwrite", (s) => s.put(entry));
+  }
+
+  async delete(id) {
+    this.memory.delete(id);
+    if (this.db) await this._tx("readwrite", (s) => s.delete(id));
+  }
+
+  async all() {
+    const rows = this.db ? await this._tx("readonly", (s) => s.getAll()) : [...this.memory.values()];
+    return rows.sort((a, b) => a.n - b.n);
+  }
+}
+
+// One websocket at a time, reconnecting with capped exponential backoff and jitter.
+export class Connection {
+  constructor({ url, hello, onFrame, onStatus, base = 500, cap = 10000 }) {
+    Object.assign(this, { url, hello, onFrame, onStatus, base, cap });
+    this.attempt = 0;
+    this.ws = null;
+    this.timer = null;
+    this.lastHeard = 0;
+    this.stopped = false;
+    addEventListener("online", () => this.now());
+    setInterval(() => this.heartbeat(), 5000);
+  }
+
+  start() { this.connect(); }
+
+  now() {
+    if (this.ws && this.ws.readyState <= 1) return;
+    clearTimeout(this.timer);
+    this.connect();
+  }
+
+  connect() {
+    if (this.stopped) return;
+    this.onStatus("connecting");
+    let ws;
+    try {
+      ws = new WebSocket(this.url);
+    } catch (err) {
+      this.retry();
+      return;
+    }
+    this.ws = ws;
+    ws.onopen = () => {
+      this.lastHeard = Date.now();
+      ws.send(JSON.stringify(this.hello()));
+    };
+    ws.onmessage = (m) => {
+      this.lastHeard = Date.now();
+      let frame;
+      try { frame = JSON.parse(m.data); } catch (err) { return; }
+      if (frame.type === "welcome") this.attempt = 0;
+      if (frame.type === "pong") this.answersPings = true;
+      this.onFrame(frame);
+    };
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.onStatus("offline");
+      this.retry();
+    };
+    ws.onerror = () => {};
+  }
+
+  retry() {
+    const ceiling = Math.min(this.cap, this.base * 2 ** this.attempt);
+    this.attempt += 1;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.connect(), ceiling / 2 + Math.random() * ceiling / 2);
+  }
+
+  // A dead Wi-Fi link can leave a socket "open" for minutes: ping, and give up on it
+  // when nothing has been heard for a while.
+  heartbeat() {
+    const ws = this.ws;
+    if (!ws || ws.readyState !== 1) return;
+    if (this.answersPings && Date.now() - this.lastHeard > 20000) {
+      ws.close();
+      return;
+    }
+    try { ws.send(JSON.stringify({ type: "ping" })); } catch (err) { /* closing */ }
+  }
+
+  send(frame) {
+    if (!this.ws || this.ws.readyState !== 1) return false;
+    this.ws.send(JSON.stringify(frame));
+    return true;
+  }
+
+  stop() {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    if (this.ws) this.ws.close();
+  }
+}

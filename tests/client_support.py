@@ -1,0 +1,180 @@
+"""Shared by the Python-client and browser tests: a real chronicle on disk, a real server
+on loopback, and a TCP proxy the test controls to cut a device's connection.
+
+Playwright's offline mode does not cut an open websocket, and killing the server would
+cut everyone: the proxy sits between one device and the server, so one phone drops out
+while the others play on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+import msgspec
+
+from events import game
+from events.model import STORYTELLER
+from events.sheets import MetSheet, V5Sheet
+from server.app import Served, create_app
+from server.auth import Tokens
+from server.service import Chronicle
+from server.store import SQLiteStore
+
+SESSION = "demo"
+
+ANNA = MetSheet(physical=6, social=3, mental=4, abilities={"melee": 2, "brawl": 1}, merits=("lucky",))
+BRUNO = MetSheet(physical=7, social=2, mental=3, abilities={"brawl": 2, "dodge": 1})
+CLARA = V5Sheet(attributes={"dexterity": 3, "wits": 2}, skills={"stealth": 2}, willpower=5, hunger=2)
+
+
+class Setup(msgspec.Struct, kw_only=True):
+    db: str
+    session: str
+    storyteller: str
+    players: dict[str, str]  # character id -> token
+
+
+def command(tag: str, **fields):
+    return msgspec.convert({"type": tag, **fields}, game.COMMAND_BY_TAG[tag])
+
+
+def make_chronicle(db: str | Path, *, session: str = SESSION) -> Setup:
+    """A Mind's Eye Theatre session with Anna and Bruno in one scene, and a V5 character."""
+    store = SQLiteStore(str(db))
+    try:
+        chronicle = Chronicle(store)
+        for cmd in (
+            command("open_session", name="Demo"),
+            command("add_character", character="anna", name="Anna", sheet=msgspec.to_builtins(ANNA)),
+            command("add_character", character="bruno", name="Bruno", sheet=msgspec.to_builtins(BRUNO)),
+            command("open_scene", scene="hall", name="Great hall"),
+            command("join_scene", character="anna", scene="hall"),
+            command("join_scene", character="bruno", scene="hall"),
+        ):
+            executed = chronicle.execute_sync(session, cmd, STORYTELLER)
+            assert not executed.outcome.rejected, executed.outcome
+        tokens = Tokens(store)
+        return Setup(
+            db=str(db), session=session,
+            storyteller=tokens.issue("storyteller", session=session, name="Morgane"),
+            players={c: tokens.issue("player", character=c, session=session) for c in ("anna", "bruno")},
+        )
+    finally:
+        store.close()
+
+
+@contextmanager
+def served(db: str | Path) -> Iterator[Served]:
+    with Served(create_app(str(db))) as server:
+        yield server
+
+
+def stored_rows(db: str | Path, command_id: str) -> list[tuple[int, str]]:
+    """The server's log of one command: (seq, event type) of every event it appended."""
+    conn = sqlite3.connect(str(db))
+    try:
+        return conn.execute(
+            "SELECT seq, type FROM events WHERE command_id=? ORDER BY seq", (command_id,)
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+def events_of_type(db: str | Path, tag: str) -> list[dict]:
+    conn = sqlite3.connect(str(db))
+    try:
+        rows = conn.execute("SELECT data FROM events WHERE type=? ORDER BY seq", (tag,)).fetchall()
+    finally:
+        conn.close()
+    return [msgspec.json.decode(r[0]) for r in rows]
+
+
+class Proxy:
+    """A TCP proxy on its own thread and loop: ``cut()`` drops every open connection,
+    ``hold()`` refuses new ones until ``release()``."""
+
+    def __init__(self, target_port: int, host: str = "127.0.0.1"):
+        self.host = host
+        self.target_port = target_port
+        self.port = 0
+        self.held = False
+        self.accepted = 0
+        self._writers: set[asyncio.StreamWriter] = set()
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="proxy", daemon=True)
+
+    def __enter__(self) -> Proxy:
+        self._thread.start()
+        self._ready.wait(5)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(5)
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws"
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+
+        async def start() -> None:
+            server = await asyncio.start_server(self._handle, self.host, 0)
+            self.port = server.sockets[0].getsockname()[1]
+            self._ready.set()
+
+        self._loop.run_until_complete(start())
+        self._loop.run_forever()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.held:
+            writer.transport.abort()
+            return
+        self.accepted += 1
+        try:
+            up_reader, up_writer = await asyncio.open_connection(self.host, self.target_port)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._writers |= {writer, up_writer}
+
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+            try:
+                while data := await src.read(65536):
+                    dst.write(data)
+                    await dst.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                dst.transport.abort()
+
+        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        self._writers -= {writer, up_writer}
+
+    def cut(self, hold: bool = True) -> None:
+        """Drop every connection now (an RST both ways), and refuse new ones if ``hold``."""
+        done = threading.Event()
+
+        def go() -> None:
+            self.held = hold
+            for w in list(self._writers):
+                w.transport.abort()
+            self._writers.clear()
+            done.set()
+
+        self._loop.call_soon_threadsafe(go)
+        done.wait(5)
+
+    def release(self) -> None:
+        self.held = False
