@@ -31,7 +31,9 @@ die() {
 }
 
 wifi_device() {
-    nmcli -t -f DEVICE,TYPE device status | awk -F: '$2 == "wifi" { print $1; exit }'
+    # No early exit in awk, nor grep -q or head below: under pipefail, a reader that stops
+    # early kills nmcli with SIGPIPE and turns a match into a failure.
+    nmcli -t -f DEVICE,TYPE device status | awk -F: '$2 == "wifi" && !found { print $1; found = 1 }'
 }
 
 need_nmcli() {
@@ -40,7 +42,7 @@ need_nmcli() {
 
 down() {
     need_nmcli
-    if nmcli -t -f NAME connection show --active | grep -qx "$CON_NAME"; then
+    if nmcli -t -f NAME connection show --active | grep -x "$CON_NAME" >/dev/null; then
         nmcli connection down "$CON_NAME"
     fi
     echo "hotspot stopped (the connection '$CON_NAME' is kept; delete it with: nmcli connection delete $CON_NAME)"
@@ -57,29 +59,31 @@ up() {
     fi
 
     # Start from a clean definition each time, so a changed password or SSID applies.
-    if nmcli -t -f NAME connection show | grep -qx "$CON_NAME"; then
+    if nmcli -t -f NAME connection show | grep -x "$CON_NAME" >/dev/null; then
         nmcli connection delete "$CON_NAME" >/dev/null
     fi
     # band bg: every phone sees 2.4 GHz, and it carries further through walls.
     # WPA2 (rsn + ccmp) only: older phones fail to join WPA3-only or mixed networks.
+    # PMF off: optional under WPA2, and some phone and Wi-Fi chip pairs fail to join with it.
     # No IPv6: one address to print on the join sheet, one to put in the certificate.
     nmcli connection add type wifi ifname "$IFNAME" con-name "$CON_NAME" \
         autoconnect "$AUTOCONNECT" ssid "$ssid" \
         802-11-wireless.mode ap 802-11-wireless.band bg 802-11-wireless.channel "$CHANNEL" \
         wifi-sec.key-mgmt wpa-psk wifi-sec.proto rsn \
-        wifi-sec.pairwise ccmp wifi-sec.group ccmp wifi-sec.psk "$password" \
+        wifi-sec.pairwise ccmp wifi-sec.group ccmp wifi-sec.pmf disable \
+        wifi-sec.psk "$password" \
         ipv4.method shared ipv4.addresses "$ADDRESS" ipv6.method disabled >/dev/null
     nmcli connection up "$CON_NAME" >/dev/null
 
     local address
-    address=$(nmcli -g IP4.ADDRESS device show "$IFNAME" | head -n 1)
+    address=$(nmcli -g IP4.ADDRESS device show "$IFNAME" | sed -n 1p)
     address=${address%%/*}
     [[ -n "$address" ]] || address=${ADDRESS%%/*}
     cat <<EOF
 Hotspot up on $IFNAME.
   Wi-Fi network: $ssid
   Password:      $password
-  Phones open:   http://$address:$PORT/    (https://$address:<port>/ with conteur serve --tls)
+  Phones open:   http://$address:$PORT/   (https://$address:$PORT/ if conteur serves with --tls)
 The phones will say the network has no internet: tell them to stay connected.
 Stop it with: sudo $0 --down
 EOF
