@@ -252,8 +252,9 @@ def random_met_commands(rng: random.Random, state) -> Iterator[tuple[Actor, Comm
 
 
 def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
-    """A whole simulated session, pure: returns (events, refusals) with refusals a list of
-    (command, RuleViolation). ``options`` go to OpenSession (bomb, retest_cancel, ...)."""
+    """A whole simulated session, pure: returns (events, refusals, state) with refusals a
+    list of (command, RuleViolation) and state the live GameState folded event by event.
+    ``options`` go to OpenSession (bomb, retest_cancel, ...)."""
     from events import game
 
     state = game.initial()
@@ -275,4 +276,4 @@ def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
     commands = random_met_commands(rng, state)
     for i in range(steps):
         play(*(next(commands) if i == 0 else commands.send(state)))
-    return events, refusals
+    return events, refusals, state
