@@ -1,0 +1,203 @@
+"""A scripted device for tests and benchmarks: a real ``websockets`` client speaking the
+protocol of docs/protocol.md, recording every frame it receives.
+
+    async with Device(served.ws_url, token, "night-1") as anna:
+        ack = await anna.command({"type": "throw", ...})
+        await anna.wait_event("met.throws_revealed")
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from typing import Any, Callable
+
+import msgspec
+import websockets
+
+_decode = msgspec.json.decode
+_encode = msgspec.json.encode
+_ids = itertools.count(1)
+
+
+class Device:
+    def __init__(self, url: str, token: str, session: str = "", *, device: str = "",
+                 after: int = 0, origin: str | None = None, hello: bool = True):
+        self.url = url
+        self.token = token
+        self.session = session
+        self.device = device or f"device-{next(_ids)}"
+        self.after = after
+        self.origin = origin
+        self.say_hello = hello
+        self.frames: list[dict] = []  # everything received, in order
+        self.welcome: dict | None = None
+        self.live_head: int | None = None
+        self.ws: Any = None
+        self._reader: asyncio.Task | None = None
+        self._changed = asyncio.Event()
+
+    # -- connection ------------------------------------------------------------------
+
+    async def __aenter__(self) -> Device:
+        await self.connect()
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.close()
+
+    async def connect(self) -> None:
+        kwargs: dict[str, Any] = {"compression": None, "max_size": 1 << 24}
+        if self.origin is not None:
+            kwargs["origin"] = self.origin
+        self.ws = await websockets.connect(self.url, **kwargs)
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        if self.say_hello:
+            await self.send({"type": "hello", "token": self.token, "session": self.session,
+                             "after": self.after, "device": self.device})
+            await self.wait_for(lambda f: f["type"] in ("live", "error"))
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self._reader is not None:
+            await asyncio.gather(self._reader, return_exceptions=True)
+
+    async def _read(self) -> None:
+        try:
+            async for message in self.ws:
+                frame = _decode(message)
+                self.frames.append(frame)
+                if frame["type"] == "welcome":
+                    self.welcome = frame
+                elif frame["type"] == "live":
+                    self.live_head = frame["head"]
+                elif frame["type"] == "event":
+                    self.after = max(self.after, frame["seq"])
+                self._changed.set()
+        finally:
+            self._changed.set()
+
+    @property
+    def closed(self) -> bool:
+        return self._reader is None or self._reader.done()
+
+    @property
+    def close_code(self) -> int | None:
+        return None if self.ws is None else self.ws.close_code
+
+    # -- frames ----------------------------------------------------------------------
+
+    async def send(self, frame: dict | str | bytes) -> None:
+        await self.ws.send(frame if isinstance(frame, (str, bytes)) else _encode(frame).decode())
+
+    async def wait_for(self, predicate: Callable[[dict], bool], timeout: float = 10.0,
+                       start: int = 0) -> dict:
+        """The first frame (from index ``start``) matching ``predicate``."""
+        async def scan() -> dict:
+            index = start
+            while True:
+                while index < len(self.frames):
+                    frame = self.frames[index]
+                    index += 1
+                    if predicate(frame):
+                        return frame
+                if self.closed:
+                    raise ConnectionError(f"closed ({self.close_code}) before the frame came")
+                self._changed.clear()
+                if index < len(self.frames):
+                    continue
+                await self._changed.wait()
+        return await asyncio.wait_for(scan(), timeout)
+
+    async def command(self, command: dict | msgspec.Struct, *, id: str | None = None,
+                      entropy: str = "", timeout: float = 10.0) -> dict:
+        """Sends a command and returns its ``ack``, ``reject`` or ``error`` frame."""
+        if isinstance(command, msgspec.Struct):
+            command = msgspec.to_builtins(command)
+        command_id = id or f"{self.device}-cmd-{next(_ids)}"
+        frame: dict[str, Any] = {"type": "command", "id": command_id, "command": command}
+        if entropy:
+            frame["entropy"] = entropy
+        start = len(self.frames)
+        await self.send(frame)
+        return await self.wait_for(
+            lambda f: f["type"] in ("ack", "reject", "error") and f.get("id") == command_id,
+            timeout, start)
+
+    async def next_error(self, timeout: float = 10.0) -> dict:
+        start = len(self.frames)
+        return await self.wait_for(lambda f: f["type"] == "error", timeout, start)
+
+    async def wait_event(self, event_type: str, timeout: float = 10.0, **fields) -> dict:
+        def match(f: dict) -> bool:
+            if f["type"] != "event" or f["event"]["type"] != event_type:
+                return False
+            return all(f["event"].get(k) == v for k, v in fields.items())
+        return (await self.wait_for(match, timeout))["event"]
+
+    async def sync(self, timeout: float = 10.0) -> None:
+        """Until everything the server queued for this device before now has arrived:
+        a ``pong`` leaves through the same queue as the events."""
+        start = len(self.frames)
+        await self.send({"type": "ping"})
+        await self.wait_for(lambda f: f["type"] == "pong", timeout, start)
+
+    @property
+    def events(self) -> list[tuple[int, dict]]:
+        return [(f["seq"], f["event"]) for f in self.frames if f["type"] == "event"]
+
+    def types(self) -> list[str]:
+        return [e["type"] for _, e in self.events]
+
+
+class Venue:
+    """A chronicle served on loopback for a test: ``with Venue(tmp_path / "c.db") as v``.
+
+    The app opens the database itself, so ``restart()`` is a real stop and start of the
+    server process's app on the same file (on a new port: devices must reconnect).
+    """
+
+    def __init__(self, path, settings=None):
+        self.path = str(path)
+        self.settings = settings
+        self.served = None
+
+    def __enter__(self) -> Venue:
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        from server.app import Served, create_app
+
+        self.served = Served(create_app(self.path, settings=self.settings, web_dir=None))
+        self.served.__enter__()
+
+    def stop(self) -> None:
+        if self.served is not None:
+            self.served.stop()
+            self.served = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    @property
+    def runtime(self):
+        return self.served.runtime
+
+    @property
+    def url(self) -> str:
+        return self.served.url
+
+    @property
+    def ws_url(self) -> str:
+        return self.served.ws_url
+
+    def token(self, role: str = "storyteller", character: str | None = None,
+              session: str | None = None) -> str:
+        return self.runtime.tokens.issue(role, character=character, session=session,
+                                         name=character or role)

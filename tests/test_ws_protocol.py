@@ -1,0 +1,217 @@
+"""The websocket wire contract against a real server on loopback (docs/protocol.md):
+hello/welcome/live, errors that leave the connection open, auth, Origin, limits,
+idempotent retries."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import websockets
+
+from server.app import Settings
+from server.testing import Device, Venue
+
+
+@pytest.fixture
+def venue(tmp_path):
+    with Venue(tmp_path / "chronicle.db") as v:
+        yield v
+
+
+OPEN = {"type": "open_session", "name": "Night"}
+ANNA = {"type": "add_character", "character": "anna", "name": "Anna",
+        "sheet": {"kind": "met", "physical": 6, "social": 3, "mental": 4}}
+BRUNO = {"type": "add_character", "character": "bruno", "name": "Bruno",
+         "sheet": {"kind": "met", "physical": 5, "social": 5, "mental": 5}}
+
+
+async def opened(venue: Venue, session: str = "s1") -> Device:
+    st = Device(venue.ws_url, venue.token(), session)
+    await st.connect()
+    for command in (OPEN, ANNA, BRUNO):
+        assert (await st.command(command))["type"] == "ack"
+    return st
+
+
+async def test_hello_gets_welcome_then_live_with_the_head(venue):
+    async with Device(venue.ws_url, venue.token(), "s1") as st:
+        assert st.frames[0] == {"type": "welcome", "session": "s1", "head": 0,
+                                "viewer": {"role": "storyteller", "character": None,
+                                           "name": "storyteller", "session": "s1"}}
+        assert st.frames[1] == {"type": "live", "head": 0}
+        ack = await st.command(OPEN)
+        assert ack == {"type": "ack", "id": ack["id"], "seqs": [1]}
+        assert st.events[0][0] == 1 and st.events[0][1]["type"] == "session.opened"
+
+
+async def test_ping_gets_pong(venue):
+    async with Device(venue.ws_url, venue.token(), "s1") as st:
+        await st.sync()
+        assert st.frames[-1] == {"type": "pong"}
+
+
+@pytest.mark.parametrize("raw, code", [
+    ("not json", "malformed"),
+    ("[1, 2]", "malformed"),
+    ('{"no": "type"}', "unknown_type"),
+    ('{"type": "shout"}', "unknown_type"),
+    ('{"type": "command", "id": "c1", "command": {"type": "dance"}}', "unknown_command"),
+    ('{"type": "command", "id": "c2", "command": {"type": "throw", "character": "anna"}}', "invalid"),
+    ('{"type": "command", "command": {"type": "freeze"}}', "invalid"),
+    ('{"type": "hello", "token": "x", "session": "s1"}', "already_hello"),
+])
+async def test_a_bad_frame_gets_an_error_and_the_connection_stays_open(venue, raw, code):
+    async with Device(venue.ws_url, venue.token(), "s1") as st:
+        await st.send(raw)
+        error = await st.next_error()
+        assert error["code"] == code, error
+        assert error["message"]
+        ack = await st.command(OPEN)  # still open, still working
+        assert ack["type"] == "ack"
+
+
+async def test_an_invalid_command_frame_error_names_its_id_for_the_outbox(venue):
+    async with Device(venue.ws_url, venue.token(), "s1") as st:
+        await st.send({"type": "command", "id": "c9", "command": {"type": "bid", "value": "high"}})
+        error = await st.next_error()
+        assert error["id"] == "c9" and error["code"] == "invalid"
+
+
+async def test_an_oversized_frame_is_refused_with_a_clear_error_and_the_connection_stays(venue):
+    async with Device(venue.ws_url, venue.token(), "s1") as st:
+        await st.send(json.dumps({"type": "ping", "pad": "x" * 70_000}))
+        error = await st.next_error()
+        assert error["code"] == "too_large" and "65536" in error["message"]
+        await st.sync()
+
+
+async def test_a_huge_frame_closes_the_connection_with_1009(venue):
+    async with Device(venue.ws_url, venue.token(), "s1") as st:
+        await st.send("x" * (2 << 20))
+        with pytest.raises(ConnectionError):
+            await st.wait_for(lambda f: False)
+        assert st.close_code == 1009
+
+
+async def test_a_command_before_hello_is_refused_until_hello(venue):
+    async with Device(venue.ws_url, venue.token(), "s1", hello=False) as dev:
+        await dev.send({"type": "command", "id": "c1", "command": OPEN})
+        error = await dev.next_error()
+        assert error == {"type": "error", "code": "hello_first", "message": "send hello first", "id": "c1"}
+        await dev.send({"type": "hello", "token": dev.token, "session": "s1"})
+        await dev.wait_for(lambda f: f["type"] == "live")
+
+
+async def test_a_hello_without_token_is_invalid_and_a_wrong_token_closes(venue):
+    async with Device(venue.ws_url, "", "s1", hello=False) as dev:
+        await dev.send({"type": "hello", "session": "s1"})
+        assert (await dev.next_error())["code"] == "invalid"
+        await dev.send({"type": "hello", "token": "not-a-token", "session": "s1"})
+        assert (await dev.next_error())["code"] == "unauthorized"
+        with pytest.raises(ConnectionError):
+            await dev.wait_for(lambda f: False)
+        assert dev.close_code == 4401
+
+
+async def test_a_token_bound_to_another_session_is_refused(venue):
+    token = venue.token("observer", session="s2")
+    async with Device(venue.ws_url, token, "s1") as dev:
+        assert dev.frames[-1]["code"] == "forbidden"
+
+
+async def test_a_hello_without_session_takes_the_token_session(venue):
+    st = await opened(venue, "s7")
+    token = venue.token("player", "anna", "s7")
+    async with Device(venue.ws_url, token, "") as anna:
+        assert anna.welcome["session"] == "s7"
+        assert anna.welcome["viewer"] == {"role": "player", "character": "anna", "name": "anna",
+                                          "session": "s7"}
+        assert [t for t in anna.types()][:1] == ["session.opened"]
+    await st.close()
+
+
+async def test_a_player_commanding_another_character_is_rejected(venue):
+    st = await opened(venue)
+    async with Device(venue.ws_url, venue.token("player", "anna", "s1"), "s1") as anna:
+        reject = await anna.command({"type": "leave_scene", "character": "bruno"})
+        assert reject["type"] == "reject" and reject["code"] == "forbidden"
+        assert "anna" in reject["message"] and "bruno" in reject["message"]
+        reject = await anna.command({"type": "freeze"})
+        assert reject["code"] == "forbidden"
+    await st.close()
+
+
+async def test_an_observer_cannot_act(venue):
+    st = await opened(venue)
+    async with Device(venue.ws_url, venue.token("observer", session="s1"), "s1") as wall:
+        reject = await wall.command({"type": "leave_scene", "character": "anna"})
+        assert reject["code"] == "forbidden"
+    await st.close()
+
+
+async def test_a_retried_command_id_gets_its_first_ack_and_no_new_event(venue):
+    async with Device(venue.ws_url, venue.token(), "s1", device="tablet") as st:
+        first = await st.command(OPEN, id="same")
+        again = await st.command(OPEN, id="same")
+        assert first == again == {"type": "ack", "id": "same", "seqs": [1]}
+        await st.sync()
+        assert [seq for seq, _ in st.events] == [1]
+
+
+async def test_a_retried_rejected_command_gets_its_first_reject(venue):
+    async with Device(venue.ws_url, venue.token(), "s1", device="tablet") as st:
+        await st.command(OPEN)
+        first = await st.command(OPEN, id="twice")
+        assert first["type"] == "reject" and "already open" in first["message"]
+        assert await st.command(OPEN, id="twice") == first
+
+
+async def test_the_same_device_name_under_two_tokens_does_not_share_outcomes(venue):
+    """Idempotency records are keyed by token and device: no replaying another's ack."""
+    st = await opened(venue)
+    anna = Device(venue.ws_url, venue.token("player", "anna", "s1"), "s1", device="phone")
+    bruno = Device(venue.ws_url, venue.token("player", "bruno", "s1"), "s1", device="phone")
+    async with anna, bruno:
+        a = await anna.command({"type": "out_of_game", "character": "anna"}, id="x1")
+        b = await bruno.command({"type": "out_of_game", "character": "bruno"}, id="x1")
+        assert a["type"] == b["type"] == "ack" and a["seqs"] != b["seqs"]
+    await st.close()
+
+
+async def test_a_foreign_origin_is_refused_at_the_handshake(venue):
+    with pytest.raises(websockets.exceptions.InvalidStatus) as refused:
+        async with websockets.connect(venue.ws_url, origin="http://evil.example"):
+            pass
+    assert refused.value.response.status_code == 403
+
+
+async def test_the_server_own_origin_and_no_origin_are_allowed(venue):
+    own = f"http://127.0.0.1:{venue.served.port}"
+    async with Device(venue.ws_url, venue.token(), "s1", origin=own) as st:
+        assert st.live_head == 0
+    async with Device(venue.ws_url, venue.token(), "s1") as st:  # the Python client
+        assert st.live_head == 0
+
+
+async def test_a_configured_origin_is_allowed(tmp_path):
+    settings = Settings(origins=("https://conteur.example",))
+    with Venue(tmp_path / "c.db", settings) as venue:
+        async with Device(venue.ws_url, venue.token(), "s1", origin="https://conteur.example") as st:
+            assert st.live_head == 0
+
+
+async def test_the_rate_limit_answers_with_an_error_and_keeps_the_connection(tmp_path):
+    with Venue(tmp_path / "c.db", Settings(rate=0.5, burst=3)) as venue:
+        async with Device(venue.ws_url, venue.token(), "s1") as st:  # hello took one
+            for _ in range(3):
+                await st.send({"type": "ping"})
+            error = await st.next_error()
+            assert error["code"] == "rate_limited" and "per second" in error["message"]
+            assert st.frames.count({"type": "pong"}) == 2
+            assert not st.closed
+
+
+async def test_permessage_deflate_is_off(venue):
+    async with websockets.connect(venue.ws_url) as ws:  # offers deflate by default
+        assert ws.response.headers.get("Sec-WebSocket-Extensions") is None
