@@ -133,3 +133,16 @@ def test_default_hosts_include_loopback_and_the_hotspot_address():
     for host in hosts:
         if host[0].isdigit():
             ipaddress.ip_address(host)
+
+
+def test_a_ca_copied_from_the_main_machine_reissues_the_spare_ones_certificate(tmp_path):
+    main, spare = tmp_path / "main", tmp_path / "spare"
+    ensure_certificate(main, HOSTS)
+    ensure_certificate(spare, HOSTS)
+    for name in ("ca.crt", "ca.key"):  # README: keep tls/ with the backups
+        (spare / name).write_bytes((main / name).read_bytes())
+
+    cert, key = ensure_certificate(spare, HOSTS)
+
+    # Phones that trust the main machine's CA accept the spare at once.
+    handshake(cert, key, ca_certificate_path(main), server_hostname="10.42.0.1")
