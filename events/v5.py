@@ -185,8 +185,8 @@ class Roll(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
     hunger: dict[str, int] = {}  # current Hunger once it moved from the sheet's
-    # the latest pool roll of each character ("" for storyteller rolls without one): only
-    # it may be rerolled (choice), which keeps the state small over a long session
+    # the latest pool roll of each character (see ``_roll_key``): only it may be rerolled
+    # (choice), which keeps the state small over a long session
     rolls: dict[str, Roll] = {}
     next_roll: int = 1
     messy_rule: MessyRule = "text"  # V5-7 chronicle option
@@ -470,6 +470,8 @@ def decide_willpower_reroll(
     state: Any, cmd: WillpowerReroll, draws: Draws, actor: Actor
 ) -> list[Event]:
     roll = next((r for r in state.v5.rolls.values() if r.id == cmd.roll), None)
+    if roll is not None and roll.visibility == "blind" and not actor.is_storyteller:
+        roll = None  # a player neither sees nor rerolls a blind roll, nor learns it exists
     if roll is None:
         if cmd.roll[1:].isdigit() and int(cmd.roll[1:]) < state.v5.next_roll:
             raise RuleViolation(
@@ -568,6 +570,12 @@ def _v5(state: Any, **changes: Any) -> Any:
     return replace(state, v5=replace(state.v5, **changes))
 
 
+def _roll_key(character: str | None, visibility: str) -> str:
+    """Blind rolls are kept apart: a storyteller's blind roll for a character must not
+    displace, and so reveal itself through, that character's own latest roll."""
+    return f"blind:{character or ''}" if visibility == "blind" else character or ""
+
+
 def evolve_pool_rolled(state: Any, e: PoolRolled) -> Any:
     roll = Roll(
         id=e.roll,
@@ -577,7 +585,7 @@ def evolve_pool_rolled(state: Any, e: PoolRolled) -> Any:
         difficulty=e.difficulty,
         visibility=e.visibility,
     )
-    rolls = {**state.v5.rolls, e.character or "": roll}
+    rolls = {**state.v5.rolls, _roll_key(e.character, e.visibility): roll}
     return _v5(state, rolls=rolls, next_roll=state.v5.next_roll + 1)
 
 
@@ -590,9 +598,11 @@ def evolve_rouse_checked(state: Any, e: RouseChecked) -> Any:
 
 
 def evolve_willpower_rerolled(state: Any, e: WillpowerRerolled) -> Any:
-    key = e.character or ""
-    roll = replace(state.v5.rolls[key], normal=e.normal, rerolled=True)
-    return _v5(state, rolls={**state.v5.rolls, key: roll})
+    key = _roll_key(e.character, e.visibility)
+    roll = state.v5.rolls.get(key)
+    if roll is None or roll.id != e.roll:  # a viewer's partial fold (events.views)
+        return state
+    return _v5(state, rolls={**state.v5.rolls, key: replace(roll, normal=e.normal, rerolled=True)})
 
 
 def evolve_hunger_set(state: Any, e: HungerSet) -> Any:

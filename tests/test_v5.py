@@ -314,6 +314,19 @@ def test_v5_9_willpower_rerolls_the_latest_roll_only():
                    actor=ANNA, match="latest pool roll")
 
 
+def test_v5_9_a_blind_roll_for_a_character_does_not_displace_its_own_latest_roll():
+    blind = replace(FIRST, roll="r2", visibility="blind", draws=records([6] * 5, start=5))
+    (event,) = decide_after(ROSTER + [FIRST, blind], WillpowerReroll(roll="r1", dice=(0,)),
+                            actor=ANNA, draws=[6])
+    assert event.roll == "r1"
+
+
+def test_a_player_cannot_reroll_a_blind_roll_made_for_its_character():
+    blind = replace(FIRST, visibility="blind")
+    assert_refuses(given=ROSTER + [blind], when=WillpowerReroll(roll="r1", dice=(0,)), actor=ANNA,
+                   match="latest pool roll")
+
+
 def test_v5_9_a_player_rerolls_only_the_rolls_of_its_character():
     assert_refuses(given=ROSTER + [FIRST], when=WillpowerReroll(roll="r1", dice=(0,)), actor=BRUNO,
                    code="forbidden")
