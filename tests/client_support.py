@@ -19,7 +19,7 @@ import msgspec
 
 from events import game
 from events.model import STORYTELLER
-from events.sheets import MetSheet, V5Sheet
+from events.sheets import ActionSheet, MetSheet, V5Sheet
 from server.app import Served, create_app
 from server.auth import Tokens
 from server.service import Chronicle
@@ -30,6 +30,7 @@ SESSION = "demo"
 ANNA = MetSheet(physical=6, social=3, mental=4, abilities={"melee": 2, "brawl": 1}, merits=("lucky",))
 BRUNO = MetSheet(physical=7, social=2, mental=3, abilities={"brawl": 2, "dodge": 1})
 CLARA = V5Sheet(attributes={"dexterity": 3, "wits": 2}, skills={"stealth": 2}, willpower=5, hunger=2)
+JAKE = ActionSheet(characteristics={"science": 6, "combat": 5}, expertises=("chemistry",))
 
 
 class Setup(msgspec.Struct, kw_only=True):
@@ -37,6 +38,7 @@ class Setup(msgspec.Struct, kw_only=True):
     session: str
     storyteller: str
     players: dict[str, str]  # character id -> token
+    dice: dict[str, tuple[str, str]] = {}  # character id -> (session, token), dice rulesets
 
 
 def command(tag: str, **fields):
@@ -59,10 +61,19 @@ def make_chronicle(db: str | Path, *, session: str = SESSION) -> Setup:
             executed = chronicle.execute_sync(session, cmd, STORYTELLER)
             assert not executed.outcome.rejected, executed.outcome
         tokens = Tokens(store)
+        dice = {}
+        for dice_session, who, name, sheet in (("nuit", "clara", "Clara", CLARA), ("action", "jake", "Jake", JAKE)):
+            for cmd in (
+                command("open_session", name=dice_session),
+                command("add_character", character=who, name=name, sheet=msgspec.to_builtins(sheet)),
+            ):
+                assert not chronicle.execute_sync(dice_session, cmd, STORYTELLER).outcome.rejected
+            dice[who] = (dice_session, tokens.issue("player", character=who, session=dice_session))
         return Setup(
             db=str(db), session=session,
             storyteller=tokens.issue("storyteller", session=session, name="Morgane"),
             players={c: tokens.issue("player", character=c, session=session) for c in ("anna", "bruno")},
+            dice=dice,
         )
     finally:
         store.close()

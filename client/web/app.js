@@ -164,6 +164,8 @@ function freezeOverlay() {
   const overlay = $("#freeze");
   const frozen = !!app.viewer && !isStoryteller() && isFrozenFor(app.vm, me());
   overlay.hidden = !frozen;
+  $("#freeze-title").textContent = t("freeze");
+  $("#freeze-help").textContent = t("freeze_help");
   document.body.classList.toggle("frozen", frozen);
   if (frozen && !app.frozenBefore) vibrate([400, 150, 400]);
   app.frozenBefore = frozen;
@@ -355,6 +357,8 @@ function actionRoller(c) {
     <form data-act="roll_action" class="row wrap">
       <label>${esc(t("characteristic"))} <select name="characteristic">${chars.map((k) => `<option>${esc(k)}</option>`).join("")}</select></label>
       <label>${esc(t("difficulty"))} <input id="actdiff" name="difficulty" type="number" min="0" max="10" value="${esc(app.form.actdiff ?? 2)}"></label>
+      <label>${esc(t("bonus"))} <input id="actbonus" name="bonus" type="number" min="0" max="10" value="${esc(app.form.actbonus ?? 0)}"></label>
+      <label>${esc(t("malus"))} <input id="actmalus" name="malus" type="number" min="0" max="10" value="${esc(app.form.actmalus ?? 0)}"></label>
       <label class="check"><input type="checkbox" name="expertise"> ${esc(t("expertise"))}</label>
       <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
     </form></section>`;
@@ -420,6 +424,7 @@ function storytellerView() {
     </section>
     <section class="card" aria-labelledby="h-stch"><h2 id="h-stch">${esc(t("challenges"))}</h2>
       ${open.map(stChallenge).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
+      ${stNewChallenge(chars)}
     </section>
     <section class="card" aria-labelledby="h-time"><h2 id="h-time">${esc(t("turn"))} ${vm.session.turn}</h2>
       <div class="row wrap"><button data-act="next_turn">${esc(t("next_turn"))}</button>
@@ -479,6 +484,22 @@ function stChallenge(c) {
   </article>`;
 }
 
+// A storyteller's challenge: an antagonist against a character (classic), a difficulty
+// (static, MET-10), or a simple/complex test of one character (MET-11).
+function stNewChallenge(chars) {
+  if (!chars.length) return "";
+  return `<details class="new-challenge"><summary>${esc(t("challenge_new"))}</summary>
+    <form data-act="st-challenge">
+      <label>${esc(t("antagonist"))} <input name="antagonist" value="${esc(app.form.antagonist ?? t("antagonist_default"))}" id="antagonist"></label>
+      <label>${esc(t("character"))} <select name="target">${chars.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      <label>${esc(t("kind"))} <select name="kind">${["classic", "static", "simple", "complex"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select></label>
+      <label>${esc(t("attribute"))} <select name="attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      <label>${esc(t("difficulty"))} <input name="difficulty" type="number" min="0" max="30" value="5"></label>
+      <label>${esc(t("tests"))} <input name="tests" type="number" min="1" max="5" value="1"></label>
+      <button type="submit">${esc(t("start"))}</button>
+    </form></details>`;
+}
+
 function stCharacter(c, ruleset) {
   const hunger = ruleset === "v5" ? `<form data-act="set_hunger" data-character="${esc(c.id)}" class="row">
       <label>${esc(t("hunger"))} <input name="hunger" type="number" min="0" max="5" value="${esc(app.vm.hunger[c.id] ?? c.sheet?.hunger ?? 0)}"></label>
@@ -535,10 +556,18 @@ function commandFor(act, el, data) {
     case "roll_pool": return { type: "roll_pool", character, pool: num(data.get("pool")), difficulty: num(data.get("difficulty")) };
     case "rouse": return { type: "rouse", character };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: "failures" };
-    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), expertise: data.get("expertise") ? true : null };
+    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, expertise: data.get("expertise") ? true : null };
     case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
     case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
     case "open_scene": { const name = data.get("name") || ""; return { type: "open_scene", scene: `s-${uuid4().slice(0, 8)}`, name }; }
+    case "st-challenge": {
+      const kind = data.get("kind");
+      const target = data.get("target");
+      const antagonist = (data.get("antagonist") || "").trim() || "antagonist";
+      if (kind === "simple" || kind === "complex") return { type: "challenge", kind, character: target, tests: num(data.get("tests")) || 1 };
+      const base = { type: "challenge", kind, character: antagonist, defender: target, attribute: data.get("attribute") };
+      return kind === "static" ? { ...base, difficulty: num(data.get("difficulty")) || 0, tests: num(data.get("tests")) || 1 } : base;
+    }
     case "overrule": return { type: "overrule", challenge: ch, winner: data.get("winner") };
     case "cancel": return { type: "cancel_challenge", challenge: ch };
     case "next_turn": return { type: "next_turn" };

@@ -1,0 +1,33 @@
+// The app shell, cached so the page opens even when the venue's Wi-Fi does not answer.
+// Network first: a storyteller's update reaches phones at the next load; the cache is
+// only the fallback. Registered only on HTTPS or localhost (app.js).
+const CACHE = "conteur-shell-v1";
+const SHELL = ["./", "index.html", "app.js", "fold.js", "net.js", "i18n.js", "app.css", "icon.svg", "manifest.webmanifest"];
+
+self.addEventListener("install", (event) => {
+  event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil(
+    caches.keys()
+      .then((keys) => Promise.all(keys.filter((k) => k !== CACHE).map((k) => caches.delete(k))))
+      .then(() => self.clients.claim()),
+  );
+});
+
+self.addEventListener("fetch", (event) => {
+  const url = new URL(event.request.url);
+  if (event.request.method !== "GET" || url.origin !== location.origin) return;
+  const shell = url.pathname === "/" || SHELL.some((p) => url.pathname.endsWith(`/${p}`));
+  if (!shell) return; // the API and the websocket are never cached
+  event.respondWith(
+    fetch(event.request)
+      .then((response) => {
+        const copy = response.clone();
+        caches.open(CACHE).then((cache) => cache.put(event.request, copy));
+        return response;
+      })
+      .catch(() => caches.match(event.request, { ignoreSearch: true })),
+  );
+});
