@@ -113,8 +113,7 @@ class Throw(Command, frozen=True, kw_only=True, tag="throw"):
     character: str
     challenge: str
     round: int
-    choice: Choice | None = None  # None: the server draws (storytellers only)
-    entropy: str = ""  # FAIR-2: what the client sent, for the server's draw
+    choice: Choice | None = None  # None: the server draws a d3 (storytellers only)
 
 
 class DeclareBid(Command, frozen=True, kw_only=True, tag="bid"):

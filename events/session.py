@@ -76,6 +76,8 @@ class Scene(msgspec.Struct, frozen=True, kw_only=True):
 
 class State(msgspec.Struct, frozen=True, kw_only=True):
     name: str = ""
+    chronicle: str = ""  # TIME-2
+    scenario: str = ""
     status: Literal["pending", "open", "closed"] = "pending"
     turn_seconds: int = 4  # TIME-3
     options: MetOptions = MetOptions()
@@ -207,6 +209,8 @@ class OpenSession(Command, frozen=True, kw_only=True, tag="open_session"):
     storyteller_only = True
     play = False
     name: str = ""
+    chronicle: str = ""  # TIME-2: the series of scenarios this session belongs to
+    scenario: str = ""
     turn_seconds: int = 4
     bomb: bool = False
     retest_cancel: bool = False
@@ -317,6 +321,8 @@ class TakeAction(Command, frozen=True, kw_only=True, tag="take_action"):
 
 class SessionOpened(Event, frozen=True, kw_only=True, tag="session.opened"):
     name: str = ""
+    chronicle: str = ""  # TIME-2: the series of scenarios this session belongs to
+    scenario: str = ""
     turn_seconds: int = 4
     options: MetOptions = MetOptions()
     seed_commitment: str = ""
@@ -424,6 +430,8 @@ def _open(state, cmd: OpenSession, draws, actor) -> list[Event]:
     return [
         SessionOpened(
             name=cmd.name,
+            chronicle=cmd.chronicle,
+            scenario=cmd.scenario,
             turn_seconds=cmd.turn_seconds,
             options=options,
             seed_commitment=cmd.seed_commitment,
@@ -614,6 +622,8 @@ def _opened(state, e: SessionOpened):
         state,
         name=e.name,
         status="open",
+        chronicle=e.chronicle,
+        scenario=e.scenario,
         turn_seconds=e.turn_seconds,
         options=e.options,
         seed_commitment=e.seed_commitment,

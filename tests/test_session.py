@@ -106,6 +106,17 @@ def test_time_2_a_session_opens_with_its_settings_and_seed_commitment():
     )
 
 
+def test_time_2_a_session_belongs_to_a_scenario_of_a_chronicle():
+    events = assert_decides(
+        given=[], when=OpenSession(name="Night 3", chronicle="Paris by Night", scenario="The Masque"),
+        then=[SessionOpened(name="Night 3", chronicle="Paris by Night", scenario="The Masque")],
+    )
+    state = game.fold(events).session
+    assert (state.chronicle, state.scenario, state.name, state.status) == (
+        "Paris by Night", "The Masque", "Night 3", "open")
+    assert_refuses(given=events, when=OpenSession(), match="already open")
+
+
 def test_time_2_closing_the_session_reveals_the_seed_and_stops_play():
     events = assert_decides(given=roster(a=A6), when=CloseSession(seed="s3cr3t"), then=[SessionClosed(seed="s3cr3t")])
     state = game.fold(roster(a=A6) + events)
