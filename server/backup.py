@@ -50,6 +50,8 @@ def backup(db_path: str | os.PathLike, to_path: str | os.PathLike, *,
     src_path, dest = Path(db_path), Path(to_path)
     if not src_path.is_file():
         raise BackupError(f"no database at {src_path}")
+    if dest.resolve() == src_path.resolve():
+        raise BackupError(f"{dest} is the live database itself: back up to another file")
     dest.parent.mkdir(parents=True, exist_ok=True)
     partial = dest.with_name(dest.name + ".partial")
     _remove_db_files(partial)
@@ -78,6 +80,8 @@ def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
     source, target = Path(backup_path), Path(db_path)
     if not source.is_file():
         raise BackupError(f"no backup at {source}")
+    if target.resolve() == source.resolve():
+        raise BackupError(f"{source} is the database to restore to: nothing to do")
     count = _check(source)
     if target.exists():
         if not force:

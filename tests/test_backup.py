@@ -301,3 +301,12 @@ def test_restore_as_root_gives_the_database_to_the_data_folders_owner(tmp_path):
 
     owner = (data / "conteur.db").stat()
     assert (owner.st_uid, owner.st_gid) == (4242, 4242)
+
+
+def test_backup_and_restore_refuse_to_copy_a_file_onto_itself(tmp_path):
+    db = make_db(tmp_path / "live.db", rows=4)
+    with pytest.raises(BackupError, match="live database itself"):
+        backup(db, tmp_path / "." / "live.db")
+    with pytest.raises(BackupError, match="nothing to do"):
+        restore(db, db)
+    assert seqs(db) == [1, 2, 3, 4]
