@@ -62,7 +62,11 @@ def backup(db_path: str | os.PathLike, to_path: str | os.PathLike, *,
         _copy(src, partial, progress)
     finally:
         src.close()
-    count = _check(partial)
+    try:
+        count = _check(partial)
+    except BackupError:
+        _remove_db_files(partial)
+        raise
     _fsync(partial)
     os.replace(partial, dest)
     _fsync(dest.parent)
