@@ -67,7 +67,8 @@ mkdir -p "$PREFIX"
 [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
 # cryptography is what `conteur serve --tls` makes its certificate with.
 if [[ -n "$WHEELS" ]]; then
-    "$VENV/bin/pip" install --no-index --find-links "$WHEELS" --upgrade "$SOURCE" cryptography
+    # By name: the wheel of conteur itself is in DIR, so nothing needs building offline.
+    "$VENV/bin/pip" install --no-index --find-links "$WHEELS" --upgrade conteur cryptography
 else
     "$VENV/bin/pip" install --quiet --upgrade pip
     "$VENV/bin/pip" install --upgrade "$SOURCE" cryptography
