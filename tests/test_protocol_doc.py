@@ -1,0 +1,82 @@
+"""docs/protocol.md is the authority on the wire: it must name every command and frame the
+code knows, and every JSON example in it must decode with the server's own decoders."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from events import game
+from server import wire
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
+TEXT = DOC.read_text(encoding="utf-8")
+
+
+def sections(level: str) -> dict[str, str]:
+    """Heading tag -> the text under it, for headings like ``### `hello` ``."""
+    pattern = re.compile(rf"^{level} `([a-z0-9_]+)`\s*$", re.M)
+    found = list(pattern.finditer(TEXT))
+    out = {}
+    for match, following in zip(found, found[1:] + [None]):
+        end = following.start() if following else len(TEXT)
+        out[match.group(1)] = TEXT[match.end():end]
+    return out
+
+
+def example(body: str) -> bytes:
+    match = re.search(r"```json\n(.*?)\n```", body, re.S)
+    assert match, "no ```json example"
+    return match.group(1).encode()
+
+
+COMMANDS = sections("####")
+FRAMES = sections("###")
+TAGS = sorted(game.COMMAND_BY_TAG)
+
+
+def test_every_command_of_the_code_is_documented():
+    missing = [tag for tag in TAGS if tag not in COMMANDS]
+    assert not missing, f"commands missing from docs/protocol.md: {missing}"
+
+
+def test_the_doc_names_no_command_the_code_lacks():
+    stale = sorted(set(COMMANDS) - set(TAGS))
+    assert not stale, f"docs/protocol.md documents unknown commands: {stale}"
+
+
+@pytest.mark.parametrize("tag", TAGS)
+def test_each_command_example_decodes_as_that_command(tag):
+    command = msgspec.json.decode(example(COMMANDS[tag]), type=game.AnyCommand)
+    assert command.__struct_config__.tag == tag
+    wrapped = b'{"type": "command", "id": "x", "command": ' + example(COMMANDS[tag]) + b"}"
+    assert wire.decode(wrapped).command == command
+
+
+@pytest.mark.parametrize("tag", wire.CLIENT_TAGS)
+def test_each_client_frame_is_documented_and_its_example_decodes(tag):
+    frame = wire.decode(example(FRAMES[tag]))
+    assert frame.__struct_config__.tag == tag
+
+
+@pytest.mark.parametrize("tag", wire.SERVER_TAGS)
+def test_each_server_frame_is_documented_with_its_example(tag):
+    raw = msgspec.json.decode(example(FRAMES[tag]))
+    assert raw["type"] == tag
+    if tag == "event":
+        event = msgspec.json.decode(msgspec.json.encode(raw["event"]), type=game.AnyEvent)
+        assert wire.encode_event(raw["seq"], event) == msgspec.json.encode(raw).decode()
+    else:
+        kind = next(t for t in wire.ServerFrame.__args__ if t.__struct_config__.tag == tag)
+        assert msgspec.json.decode(example(FRAMES[tag]), type=kind)
+
+
+def test_every_error_code_the_server_sends_is_in_the_table():
+    source = "".join(p.read_text() for p in (Path(wire.__file__).parent).glob("*.py"))
+    sent = set(re.findall(r'Error\(\s*code="([a-z_]+)"', source))
+    sent |= set(re.findall(r'FrameError\("([a-z_]+)"', source))
+    table = set(re.findall(r"^\| `([a-z_]+)` \|", TEXT, re.M))
+    assert sent and sent <= table, f"undocumented error codes: {sorted(sent - table)}"
