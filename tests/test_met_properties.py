@@ -115,3 +115,29 @@ def test_property_simulations_exercise_every_kind_of_event():
         seen |= {type(e) for e in events}
         assert refusals  # the deliberate mistakes were refused, not accepted
     assert set(met.EVENTS) - seen == set()
+
+
+def view_of(events, character: str):
+    """What a player's device receives: its own events whole, the others' redacted."""
+    for e in events:
+        owners = e.owners()
+        if owners is None or character in owners:
+            yield e
+        elif (public := e.redacted()) is not None:
+            yield public
+
+
+@PROPERTY
+@given(sessions)
+def test_met_2_property_a_player_folds_its_redacted_stream_to_the_same_public_outcomes(session):
+    events, _, live = session
+    for character in live.session.characters:
+        seen = game.fold(view_of(events, character))
+        for cid, ch in live.met.challenges.items():
+            mine = seen.met.challenges[cid]
+            assert (mine.status, mine.round, mine.winner, mine.loser) == (ch.status, ch.round, ch.winner, ch.loser)
+            hidden = {k: v for k, v in mine.throws.items() if k != character}
+            assert ch.status != "throwing" or all(v is None for v in hidden.values())
+        assert seen.met.debts == live.met.debts
+        for cid, c in seen.session.characters.items():
+            assert c.sheet == (live.session.characters[cid].sheet if cid == character else None)
