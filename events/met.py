@@ -689,6 +689,10 @@ def _close_window(state, cmd: CloseWindow, draws, actor) -> list[Event]:
     ch = _open(state, cmd.challenge)
     if ch.status not in ("window", "overbid"):
         raise RuleViolation(f"challenge {ch.id} has no open window for a retest or an overbid (MET-16)")
+    if cmd.timeout:
+        # a Time Out stops every clock of its scope, the acceptance window's too (TIME-5, choice)
+        for side in ch.sides:
+            check_not_frozen(state.session, side)
     reason = "timeout" if cmd.timeout else "window_closed"
     return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason=reason, mutual=ch.mutual)]
 

@@ -695,3 +695,37 @@ def test_met_option_no_cancel_once_the_new_round_is_thrown():
     given = retested() + [ThrowCommitted(challenge="c1", round=2, character="a", choice="rock")]
     assert_refuses(given=given, when=Retest(character="b", challenge="c1", source="Dodge", cancels=True), actor=B,
                    match="no opponent's retest")
+
+
+def test_met_16_no_timeout_during_a_time_out_but_a_storyteller_may_still_close():
+    from events.session import TimeOutCalled
+
+    given = window() + [TimeOutCalled(scope="scene", scene="s1")]
+    assert_refuses(given=given, when=CloseWindow(challenge="c1", timeout=True), code="frozen", match="TIME-5")
+    assert decide_after(given, CloseWindow(challenge="c1"))[-1].reason == "window_closed"
+
+
+def test_met_16_no_window_to_close_while_throwing():
+    assert_refuses(given=DUEL + [classic()], when=CloseWindow(challenge="c1"), match="MET-16")
+
+
+def test_met_8_a_player_challenges_only_characters_of_the_roster_in_its_scene():
+    from events.session import SceneJoined, SceneOpened
+
+    assert_refuses(given=DUEL, when=IssueChallenge(character="a", defender="Ghoul", attribute="physical"), actor=A,
+                   code="not_found")
+    elsewhere = DUEL + [SceneOpened(scene="s2", name="Docks"), SceneJoined(character="b", scene="s2")]
+    assert_refuses(given=elsewhere, when=IssueChallenge(character="a", defender="b", attribute="physical"), actor=A,
+                   match="not in your scene")
+
+
+def test_met_13_no_overbid_against_a_difficulty():
+    given = roster(a=A6) + [static()] + won_on_throw("c1", 1, "storyteller", "a")
+    assert_refuses(given=given, when=Overbid(character="a", challenge="c1", value=6), actor=A, match="classic")
+
+
+def test_met_12_a_storyteller_retests_for_an_antagonist():
+    given = roster(a=A6) + [classic(defender="Sheriff")] + won_on_throw("c1", 1, "a", "Sheriff")
+    assert decide_after(given, Retest(character="Sheriff", challenge="c1", source="Fortitude"))[0] == RetestTaken(
+        challenge="c1", character="Sheriff", source="Fortitude", round=1
+    )
