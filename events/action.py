@@ -9,6 +9,40 @@ bonus or malus rolls that many D+/- (ACT-5, ACT-6). The D+/- is a d6 read as
 Roll ids ("a1", "a2"...) and modifier ids ("m1"...) come from the state. The game clock
 (``state.session.turn``, ``state.session.game_seconds``) is read defensively: the session
 module is written alongside this one.
+
+Choices where the text is silent (RULES marks some **(choice)**):
+
+- ACT-1: a difficulty below 1 is refused (the director rules it with ``rule_action``).
+  With a roster on record, only its characters roll; a sacrificed character rolls no more.
+- ACT-2: ``turns`` > 1 records ``ActionBegun`` with the whole command; ``resume`` rolls it
+  at its last turn (started turn + turns - 1) or later, with the modifiers then active.
+- ACT-3: 3 dice, d8, d10 with an Expertise: ``action_settings``. A player whose sheet is
+  on record names its characteristic and Expertise (checked on the sheet); a bare
+  ``threshold`` or ``expertise=True`` is for storytellers or characters without a sheet.
+- ACT-4: D+/- faces 1-2 "-", 3-4 blank, 5-6 "+".
+- ACT-5: declared ``bonus``/``malus``, cooperation (+1), the option (+2), the simultaneous
+  malus and active temporary modifiers all add up into one net value, so the options'
+  two D+/- cancel against maluses like any bonus.
+- ACT-6: PS never go below 0; the Sacrifice's +2 PS come after that floor.
+- ACT-7: a modifier in turns applied at turn t applies through turn t + duration (the
+  rest of the current turn and the next ``duration`` turns); in minutes or hours it
+  applies while game_seconds < applied + duration. No removal command: they expire.
+  ``ModifierApplied`` is seen by its character only.
+- ACT-8: ``option`` is one field (exclusive by shape). Surpass appends
+  ``TensionRaised`` (NT+1 from the sheet's ``tension``), Sacrifice ``CharacterSacrificed``.
+  "One action only" is checked within the character's simultaneous group of the turn.
+- ACT-9: cooperating rolls share a ``cooperation`` label; each event records whether
+  the group has succeeded so far, ``cooperation_succeeded`` answers for the label.
+- ACT-10: ``simultaneous`` = the number of actions attempted at once (trivial ones
+  included); the rolls and rulings of one character in one turn with the same
+  ``together`` label form the group; it may not exceed the declared count.
+- ACT-11: named levels are matched without case or accents; default table Difficile 2,
+  Extrême 4; organisers name 1 and 3 in ``action_settings``.
+- ACT-12: the initiator rolls with ``opponent``, the defender answers with ``against``
+  (no difficulty); more PS wins, equal PS the defender holds. A hidden side makes the
+  settlement seen by both characters only (or storytellers only if one side is blind).
+- ACT-13: ``Test (Characteristic, Difficulty)`` with a number or a named level; the log
+  shows the level's name when one was used.
 """
 
 from __future__ import annotations

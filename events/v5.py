@@ -6,6 +6,34 @@ so replay gives the same ids.
 
 Also home of two helpers the action-dice module shares: who may see a roll
 (``Visible``) and reading a character's sheet from the session roster (``sheet_of``).
+
+Choices where the text is silent (RULES marks some **(choice)**):
+
+- V5-1: a pool of 0 or less is refused; more than 30 dice too (a typo guard). A pool is
+  ``attribute`` + ``skill`` read from the sheet (either name may be an attribute or a
+  skill, for "other combinations"), Willpower or Humanity alone, or a number of dice.
+  A player whose sheet is on record names traits; only a storyteller (or a character
+  without a sheet) gives a bare number. ``bonus`` dice are open to players and logged.
+- V5-3: the margin of a failed roll is 0; difficulty 0 is allowed (always a success).
+- V5-5: Hunger starts at the sheet's value and lives in this state once it moves.
+  A storyteller's roll without a character has no Hunger unless ``hunger`` is given.
+  ``kind="rouse"`` in ``roll_pool`` is a storyteller's pool of Rouse dice: no Hunger
+  dice and no Hunger change (the ``rouse`` command is the Rouse check).
+- V5-7: the text's rule by default; ``v5_settings`` switches the chronicle to the
+  official rule (a critical with a Hunger 10). The rule used is recorded in each roll.
+- V5-9: a Rouse check at Hunger 5 that fails leaves Hunger at 5 (recorded, the
+  storyteller decides what follows). Willpower reroll: only the latest pool roll of a
+  character, once; dice are indices into the normal dice, so Hunger dice cannot be
+  named; the Willpower it costs is not tracked here (no Willpower track in the state).
+  Strategies: ``reroll_failures`` (failures, lowest first), ``maximise_criticals``
+  (failures then the lowest 6-9s), ``avoid_messy`` (the normal 10s that pair with a
+  Hunger 10 under the official rule, then failures; refused under the text's rule,
+  where Hunger dice alone make the messy critical).
+- Visibility: ``open`` (default) is public; ``secret`` is seen by the roll's character
+  and storytellers; ``blind`` (storytellers only) by storytellers alone. Hidden rolls
+  redact to nothing at all. A reroll has its roll's visibility. ``HungerSet`` is seen by
+  its character only; a Rouse check follows its ``visibility`` (default open, as the
+  Hunger dice of an open roll already show Hunger).
 """
 
 from __future__ import annotations
@@ -357,6 +385,21 @@ def _trait(sheet: V5Sheet, name: str, character: str) -> int:
 def _resolve_pool(state: Any, cmd: RollPool, actor: Actor) -> tuple[int, str]:
     sheet = sheet_of(state, cmd.character)
     sheet = sheet if isinstance(sheet, V5Sheet) else None
+    if cmd.kind != "normal" and cmd.attribute is not None:
+        # otherwise "willpower" would strip the Hunger dice from any attribute roll
+        raise RuleViolation(
+            f"a {cmd.kind} roll has no attribute or skill: it is the {cmd.kind} pool alone "
+            "(V5-1, V5-5)",
+            code="invalid",
+            rule="V5-5",
+        )
+    if cmd.kind == "rouse" and not actor.is_storyteller:
+        raise RuleViolation(
+            "a player's Rouse check is the rouse command; only a storyteller rolls a pool "
+            "of Rouse dice (V5-9)",
+            code="forbidden",
+            rule="V5-9",
+        )
     if cmd.pool is not None:
         if sheet is not None and not actor.is_storyteller:
             raise RuleViolation(

@@ -190,6 +190,17 @@ def test_v5_5_willpower_humanity_and_rouse_pools_have_no_hunger_dice(kind):
     assert (event.normal, event.hunger, event.bestial) == ((6, 7, 1), (), False)
 
 
+def test_v5_5_a_willpower_roll_cannot_carry_an_attribute_to_dodge_hunger_dice():
+    assert_refuses(given=ROSTER, when=RollPool(character="anna", kind="willpower",
+                                               attribute="Dexterity", skill="Stealth"),
+                   actor=ANNA, match="V5-5")
+
+
+def test_v5_9_a_player_rouses_with_the_rouse_command_not_a_pool():
+    assert_refuses(given=ROSTER, when=RollPool(character="anna", kind="rouse"), actor=ANNA,
+                   code="forbidden")
+
+
 def test_v5_5_hunger_follows_its_changes():
     given = ROSTER + [RouseChecked(roll="r1", character="anna", face=3, hunger_before=2, hunger_after=3)]
     event = roll([6] * 5, given=given, attribute="Dexterity", skill="Stealth")
