@@ -376,6 +376,13 @@ class ActionRolled(Visible, Event, frozen=True, kw_only=True, tag="action.rolled
     label: str = ""
     draws: tuple[DrawRecord, ...] = ()
 
+    def owners(self) -> frozenset[str] | None:
+        """A secret opposed roll is seen by the opponent too, who must answer it."""
+        owners = Visible.owners(self)
+        if owners and self.opponent is not None:
+            return owners | {self.opponent}
+        return owners
+
 
 class ActionBegun(Visible, Event, frozen=True, kw_only=True, tag="action.begun"):
     """ACT-2: a multi-turn action, rolled only at its last turn."""

@@ -365,3 +365,11 @@ def test_a_blind_action_is_for_storytellers_and_only_they_roll_it():
 def test_a_modifier_is_seen_by_its_character():
     (malus,) = decide_after(ROSTER, ApplyModifier(character="dalia", value=-1, duration=2))
     assert malus.owners() == frozenset({"dalia"})
+
+
+def test_act_12_a_secret_opposed_roll_is_seen_by_the_opponent_who_answers_it():
+    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
+                    visibility="secret")
+    assert jaleel.owners() == frozenset({"jaleel", "nella"})
+    _, settled = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
+    assert settled.owners() == frozenset({"jaleel", "nella"})
