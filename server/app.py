@@ -26,6 +26,7 @@ from server.auth import Tokens
 from server.hub import Hub
 from server.service import Chronicle
 from server.store import SQLiteStore
+from server.timers import WindowTimers
 from server.ws import ws_endpoint
 
 WEB_DIR = Path(__file__).resolve().parent.parent / "client" / "web"
@@ -40,6 +41,7 @@ class Settings(msgspec.Struct, kw_only=True):
     send_queue: int = 4096  # frames waiting for a device before it is dropped
     hello_timeout: float = 30.0
     public_url: str = ""  # the base of join links, when not the request's own host
+    window_timers: bool = True  # MET-16: close retest/overbid windows after accept_timeout
 
 
 class Runtime:
@@ -51,7 +53,10 @@ class Runtime:
         self.chronicle = Chronicle(store)
         self.tokens = Tokens(store)
         self.hub = Hub(store)
+        self.timers = WindowTimers(self.chronicle)
         self.chronicle.listeners.append(self.hub.on_executed)
+        if settings.window_timers:
+            self.chronicle.listeners.append(self.timers.on_executed)
 
 
 @get("/health", tags=["server"], summary="Liveness and the chronicle's head seq")
@@ -72,10 +77,13 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
         store = SQLiteStore(db) if owned else db
         runtime = Runtime(store, settings)
         runtime.hub.bind()
+        if settings.window_timers:
+            runtime.timers.bind(store.sessions())
         app.state.conteur = runtime
         try:
             yield
         finally:
+            runtime.timers.cancel_all()
             if owned:
                 store.close()
 

@@ -4,8 +4,11 @@ server restart. Every device is a real ``websockets`` client on loopback."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
+from server.app import Settings
 from server.testing import Device, Venue
 
 
@@ -247,3 +250,29 @@ async def test_devices_converge_after_a_server_restart(venue):
         async with Device(venue.ws_url, tokens[name], "night") as again:
             await again.sync()
             assert again.events == before[name] + after[name]
+
+
+async def test_met_16_an_open_window_closes_by_itself_after_accept_timeout_even_across_a_restart(venue):
+    """MET-16 (choice): the server closes a retest/overbid window after the session's
+    ``accept_timeout``; the closing is a logged event, and a restart re-arms it."""
+    setup_quick = [dict(MET_SETUP[0], accept_timeout=1), *MET_SETUP[1:]]
+    venue.settings = Settings(window_timers=False)  # the first server never closes it
+    venue.restart()
+    st_token = venue.token()
+    async with Device(venue.ws_url, st_token, "night") as st:
+        await setup(st, setup_quick)
+        for command in ({"type": "challenge", "character": "anna", "kind": "classic",
+                         "attribute": "physical", "defender": "bruno"},
+                        throw("anna", "paper"), throw("bruno", "rock")):
+            assert (await st.command(command))["type"] == "ack"
+        won = await st.wait_event("met.round_won")
+        assert won["loser"] == "bruno"  # bruno may retest (Lucky) or overbid: a window
+        await asyncio.sleep(1.5)
+        await st.sync()
+        assert st.types()[-1] == "met.round_won"  # no timer on this server
+        head = st.after
+    venue.settings = Settings()
+    venue.restart()
+    async with Device(venue.ws_url, st_token, "night", after=head) as st:
+        resolved = await st.wait_event("met.challenge_resolved", timeout=15)
+        assert (resolved["winner"], resolved["reason"]) == ("anna", "timeout")

@@ -1,0 +1,78 @@
+"""MET-16 (choice): a retest/overbid window left open closes by itself after the
+session's ``accept_timeout`` seconds, so a challenge never hangs on a player who walked
+away. The server sends ``close_window {timeout: true}`` through the ordinary command path
+(as a storyteller named "server"), so the closing is an event in the log like any other.
+
+A timer belongs to one window: (challenge, round, status). Anything that changes it (a
+retest, an overbid, an accept) cancels that timer; a new window gets a new one. After a
+restart, open windows get a full timeout again (the time already spent is not known
+without a clock in the domain, and a little more time never wrongs a player).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+
+from events import met
+from events.model import Actor
+from server.service import Chronicle, Executed
+
+log = logging.getLogger("conteur.timers")
+
+SERVER = Actor(role="storyteller", name="server")
+
+
+class WindowTimers:
+    def __init__(self, chronicle: Chronicle):
+        self.chronicle = chronicle
+        self._tasks: dict[tuple[str, str], tuple[tuple, asyncio.Task]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: int | None = None
+
+    def bind(self, sessions: list[str]) -> None:
+        """From the serving loop: arms the windows already open in the log."""
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        for session in sessions:
+            self.check(session)
+
+    def on_executed(self, executed: Executed) -> None:
+        if not executed.events or self._loop is None:
+            return
+        if threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self.check, executed.session)
+        else:
+            self.check(executed.session)
+
+    def check(self, session: str) -> None:
+        state = self.chronicle.state(session)
+        delay = state.session.options.accept_timeout
+        windows = {}
+        if delay > 0:
+            for cid in met.open_windows(state):
+                ch = state.met.challenges[cid]
+                windows[cid] = (ch.round, ch.status, ch.winner)
+        for (s, cid), (key, task) in list(self._tasks.items()):
+            if s == session and windows.get(cid) != key:
+                task.cancel()
+                del self._tasks[(s, cid)]
+        for cid, key in windows.items():
+            if (session, cid) not in self._tasks:
+                task = self._loop.create_task(self._fire(session, cid, key, delay))
+                self._tasks[(session, cid)] = (key, task)
+
+    async def _fire(self, session: str, cid: str, key: tuple, delay: float) -> None:
+        await asyncio.sleep(delay)
+        self._tasks.pop((session, cid), None)
+        command = met.CloseWindow(challenge=cid, timeout=True)
+        try:
+            await self.chronicle.execute(session, command, SERVER, device="server")
+        except Exception:  # the store failed: the storyteller can still close it by hand
+            log.exception("closing the window of %s in %s failed", cid, session)
+
+    def cancel_all(self) -> None:
+        for _key, task in self._tasks.values():
+            task.cancel()
+        self._tasks.clear()
