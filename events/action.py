@@ -213,7 +213,7 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     next_modifier: int = 1
     tension: dict[str, int] = {}  # NT once it moved from the sheet's
     dead: dict[str, str] = {}  # character -> the roll it sacrificed itself in
-    pending: dict[str, Any] = {}  # multi-turn actions begun: roll id -> ActionBegun
+    pending: dict[str, ActionBegun] = {}  # ACT-2: multi-turn actions begun, by roll id
     groups: dict[str, Group] = {}
     cooperations: dict[str, bool] = {}  # label -> someone reached the difficulty
 
@@ -916,6 +916,13 @@ def random_command(rng: random.Random, state: Any,
     characteristic = rng.choice(names) if names else "Motricité"
     threshold = None if names else rng.randint(4, 8)
     pick = rng.random()
+    turn, _ = clock(state)
+    due = sorted(k for k, b in state.action.pending.items()
+                 if b.character == who and b.last_turn <= turn)
+    if due:
+        return player, RollAction(character=who, resume=due[0])
+    if pick < 0.06 and hasattr(session, "NextTurn"):  # the clock moves: modifiers expire
+        return STORYTELLER, session.NextTurn()
     if pick < 0.1:
         return STORYTELLER, ApplyModifier(character=who, value=rng.choice((-2, -1, 1, 2)),
                                           duration=rng.randint(1, 3),
@@ -932,6 +939,10 @@ def random_command(rng: random.Random, state: Any,
             return player, RollAction(character=who, characteristic=characteristic,
                                       threshold=threshold, opponent=rng.choice(others))
     difficulty: int | str = rng.choice((1, 2, 3, "Difficile", "Extrême"))
+    if pick < 0.3:
+        return player, RollAction(character=who, characteristic=characteristic,
+                                  threshold=threshold, difficulty=difficulty,
+                                  turns=rng.randint(2, 3))
     option = rng.choices(("none", "surpass", "sacrifice"), (0.9, 0.08, 0.02))[0]
     expertise = rng.choice(sheet.expertises) if isinstance(sheet, ActionSheet) and \
         sheet.expertises and rng.random() < 0.3 else None

@@ -189,3 +189,12 @@ def test_fair_2_storyteller_throws_use_the_same_source():
 def test_fair_draws_implement_the_draws_protocol():
     record = FairDraws(SEED, SESSION, start=0).roll(6)
     assert isinstance(record, DrawRecord) and 1 <= record.face <= 6
+
+
+def test_a_dice_session_state_survives_a_snapshot_round_trip(session_log):
+    """Snapshots store the folded state: every dice part must decode back equal."""
+    events, _ = session_log
+    state = game.fold(events)
+    for encode, decode in ((msgspec.json.encode, msgspec.json.decode),
+                           (msgspec.msgpack.encode, msgspec.msgpack.decode)):
+        assert decode(encode(state), type=game.GameState) == state
