@@ -112,7 +112,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-_EXTRA_COMMANDS: list = []
+def _extra_commands() -> list:
+    from server.backup import add_commands as backup_commands
+
+    return [backup_commands]
+
+
+_EXTRA_COMMANDS: list = _extra_commands()
 
 
 def main(argv: list[str] | None = None) -> int:

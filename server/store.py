@@ -189,6 +189,7 @@ class SQLiteStore:
         conn.commit()
         last = conn.execute("SELECT max(seq) FROM events").fetchone()
         self._head = last[0] or 0
+        conn.close()
         self._last_hash: dict[str, str] = {}  # per session: each session is its own chain
         self._writer = threading.Thread(target=self._write_loop, name="conteur-writer", daemon=True)
         self._writer.start()
