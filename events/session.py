@@ -418,8 +418,9 @@ class ActionTaken(Event, frozen=True, kw_only=True, tag="session.action_taken"):
 
 
 def _open(state, cmd: OpenSession, draws, actor) -> list[Event]:
-    if state.session.status == "open":
-        raise RuleViolation("the session is already open (TIME-2)", code="rule")
+    if state.session.status != "pending":
+        # a closed session revealed its seed (FAIR-2): the next evening is a new session
+        raise RuleViolation(f"the session is already {state.session.status} (TIME-2)", code="rule")
     turns_for(1, cmd.turn_seconds)  # TIME-3: a positive turn length
     options = MetOptions(
         bomb=cmd.bomb,

@@ -127,6 +127,7 @@ def test_time_2_closing_the_session_reveals_the_seed_and_stops_play():
         actor=A,
         match="closed",
     )
+    assert_refuses(given=roster(a=A6) + events, when=OpenSession(), match="already closed")
 
 
 def test_time_2_scenes_open_are_joined_left_and_closed():
