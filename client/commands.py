@@ -130,7 +130,7 @@ class Commands:
     def rouse(self, *, character: str | None = None) -> str:
         return self.send(v5.RouseCheck(character=self._me(character)))
 
-    def willpower_reroll(self, roll: str, *, strategy: str | None = "failures",
+    def willpower_reroll(self, roll: str, *, strategy: str | None = "reroll_failures",
                          dice: tuple[int, ...] = (), character: str | None = None) -> str:
         return self.send(v5.WillpowerReroll(roll=roll, character=character or self.character,
                                             strategy=strategy, dice=dice))

@@ -126,7 +126,16 @@ class Proxy:
         return self
 
     def __exit__(self, *exc) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
+        async def shutdown() -> None:
+            for w in list(self._writers):
+                w.transport.abort()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            self._loop.stop()
+
+        asyncio.run_coroutine_threadsafe(shutdown(), self._loop)
         self._thread.join(5)
 
     @property
@@ -147,6 +156,7 @@ class Proxy:
 
         self._loop.run_until_complete(start())
         self._loop.run_forever()
+        self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         if self.held:

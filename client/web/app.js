@@ -136,7 +136,7 @@ function render() {
   if (!app.token) {
     root.innerHTML = joinView();
   } else if (!app.viewer) {
-    root.innerHTML = header() + `<main class="wait"><p>${esc(app.fatal || t("connecting"))}</p></main>`;
+    root.innerHTML = header() + `<main class="wait"><p>${esc(app.fatal || t("connecting"))}</p></main>` + outboxView();
   } else {
     root.innerHTML = header() + (isStoryteller() ? storytellerView() : playerView()) + outboxView() + noticesView();
   }
@@ -209,10 +209,10 @@ function playerView() {
   const ruleset = rulesetOf(app.vm, me());
   return `<main class="player">
     ${characterCard(c)}
-    <section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
+    ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
       ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
-      ${ruleset === "met" ? newChallengeForm(c) : ""}
-    </section>
+      ${newChallengeForm(c)}
+    </section>`}
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? actionRoller(c) : ""}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
@@ -226,7 +226,8 @@ function characterCard(c) {
     traits = ["physical", "social", "mental"].map((a) => `<span class="trait"><b>${s[a] ?? 0}</b> ${esc(t(a))}</span>`).join("");
   } else if (s && s.kind === "v5") {
     const hunger = app.vm.hunger[c.id] ?? s.hunger ?? 0;
-    traits = `<span class="trait"><b>${hunger}</b> ${esc(t("hunger"))}</span><span class="trait"><b>${s.willpower ?? 0}</b> ${esc(t("willpower"))}</span>`;
+    traits = `<span class="trait"><b>${hunger}</b> ${esc(t("hunger"))}</span><span class="trait"><b>${s.willpower ?? 0}</b> ${esc(t("willpower_stat"))}</span>` +
+      Object.entries(s.attributes || {}).concat(Object.entries(s.skills || {})).map(([k, v]) => `<span class="trait"><b>${v}</b> ${esc(k)}</span>`).join("");
   } else if (s && s.kind === "action") {
     traits = Object.entries(s.characteristics || {}).map(([k, v]) => `<span class="trait"><b>${v}+</b> ${esc(k)}</span>`).join("");
   }
@@ -339,15 +340,20 @@ function newChallengeForm(c) {
 function v5Roller(c) {
   const rolls = app.vm.rolls.filter((r) => r.character === me() && r.kind === "v5");
   const last = rolls[rolls.length - 1];
+  const sheet = c.sheet || {};
+  const option = (name, key) => `<option ${app.form[key] === name ? "selected" : ""}>${esc(name)}</option>`;
   return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
     <form data-act="roll_pool" class="row wrap">
-      <label>${esc(t("pool"))} <input id="pool" name="pool" type="number" min="1" max="30" value="${esc(app.form.pool ?? 5)}"></label>
+      <label>${esc(t("attribute"))} <select id="v5attr" name="attribute">${Object.keys(sheet.attributes || {}).map((a) => option(a, "v5attr")).join("")}</select></label>
+      <label>${esc(t("skill"))} <select id="v5skill" name="skill"><option value="">${esc(t("none"))}</option>${Object.keys(sheet.skills || {}).map((a) => option(a, "v5skill")).join("")}</select></label>
       <label>${esc(t("difficulty"))} <input id="v5diff" name="difficulty" type="number" min="0" max="15" value="${esc(app.form.v5diff ?? 2)}"></label>
       <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
     </form>
     <div class="row wrap">
       <button data-act="rouse" data-testid="rouse">${esc(t("rouse"))}</button>
-      ${last ? `<button data-act="willpower" data-roll="${esc(last.id)}">${esc(t("willpower"))}</button>` : ""}
+      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-roll="${esc(last.id)}" class="row">
+        <select name="strategy" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
+        <button type="submit" data-testid="willpower">${esc(t("willpower"))}</button></form>` : ""}
     </div></section>`;
 }
 
@@ -553,9 +559,9 @@ function commandFor(act, el, data) {
     case "concede": return { type: "concede", character, challenge: ch };
     case "accept": return { type: "accept", character, challenge: ch };
     case "challenge": return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute") };
-    case "roll_pool": return { type: "roll_pool", character, pool: num(data.get("pool")), difficulty: num(data.get("difficulty")) };
+    case "roll_pool": return { type: "roll_pool", character, attribute: data.get("attribute") || null, skill: data.get("skill") || null, difficulty: num(data.get("difficulty")) };
     case "rouse": return { type: "rouse", character };
-    case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: "failures" };
+    case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
     case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, expertise: data.get("expertise") ? true : null };
     case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
     case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
