@@ -65,19 +65,27 @@ class Tokens:
     def issue(self, role: Role, *, character: str | None = None, session: str | None = None,
               name: str = "") -> str:
         """A new token, returned once; only its hash is kept."""
-        if role == "player" and not character:
-            raise ValueError("a player token is for one character")
-        token = secrets.token_urlsafe(TOKEN_BYTES)
+        return self.issue_many([(role, character, session, name)])[0]
+
+    def issue_many(self, grants: list[tuple[Role, str | None, str | None, str]]) -> list[str]:
+        """Tokens for (role, character, session, name) each, in one transaction."""
+        rows, tokens = [], []
+        for role, character, session, name in grants:
+            if role == "player" and not character:
+                raise ValueError("a player token is for one character")
+            token = secrets.token_urlsafe(TOKEN_BYTES)
+            tokens.append(token)
+            rows.append((digest(token), role, character, session, name, utc_now()))
         conn = self._store._connect()
         try:
-            conn.execute(
-                "INSERT INTO tokens (hash, role, character, session, name, created) "
-                "VALUES (?,?,?,?,?,?)",
-                (digest(token), role, character, session, name, utc_now()),
-            )
+            with conn:
+                conn.execute("BEGIN")
+                conn.executemany(
+                    "INSERT INTO tokens (hash, role, character, session, name, created) "
+                    "VALUES (?,?,?,?,?,?)", rows)
         finally:
             conn.close()
-        return token
+        return tokens
 
     def check(self, token: str | None) -> Grant | None:
         if not token or len(token) > 256:

@@ -33,6 +33,7 @@ observer token. Re-importing skips what is already there.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import tomllib
 from pathlib import Path
@@ -151,14 +152,15 @@ def roster_commands(roster: Roster, state) -> list[tuple[str, Command]]:
 
 
 def _mint(tokens: Tokens, roster: Roster, rejected: list[str]) -> Imported:
-    players = tuple(
-        JoinToken(character=c.id, name=c.name or c.id, player=c.player,
-                  token=tokens.issue("player", character=c.id, session=roster.session,
-                                     name=c.player or c.name or c.id))
-        for c in roster.characters
+    minted = tokens.issue_many(
+        [("player", c.id, roster.session, c.player or c.name or c.id) for c in roster.characters]
+        + [("observer", None, roster.session, "wall display")]
     )
-    observer = tokens.issue("observer", session=roster.session, name="wall display")
-    return Imported(session=roster.session, players=players, observer=observer,
+    players = tuple(
+        JoinToken(character=c.id, name=c.name or c.id, player=c.player, token=token)
+        for c, token in zip(roster.characters, minted)
+    )
+    return Imported(session=roster.session, players=players, observer=minted[-1],
                     rejected=tuple(rejected))
 
 
@@ -173,12 +175,16 @@ def import_roster_sync(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> 
 
 
 async def import_roster(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> Imported:
-    rejected = []
-    for key, command in roster_commands(roster, chronicle.state(roster.session)):
-        done = await chronicle.execute(roster.session, command, STORYTELLER, device="roster",
-                                       command_id=f"{roster.session}:{key}")
-        if done.outcome.rejected:
-            rejected.append(f"{key}: {done.outcome.message}")
+    # each execute decides (and folds) before its first await, in order: the commands are
+    # decided one after the other and committed together (one fsync, not one each)
+    commands = roster_commands(roster, chronicle.state(roster.session))
+    done = await asyncio.gather(*(
+        chronicle.execute(roster.session, command, STORYTELLER, device="roster",
+                          command_id=f"{roster.session}:{key}")
+        for key, command in commands
+    ))
+    rejected = [f"{key}: {d.outcome.message}" for (key, _), d in zip(commands, done)
+                if d.outcome.rejected]
     return _mint(tokens, roster, rejected)
 
 

@@ -1,0 +1,181 @@
+"""The HTTP API on a real server: bearer tokens and roles, sessions, roster import, the
+event and state queries in each caller's view, the join sheet, the web app mount."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+import pytest
+
+from server.app import Served, create_app
+from server.testing import Device, Venue
+
+ROSTER = {
+    "name": "Elysium",
+    "ruleset": "met",
+    "scenes": [{"id": "hall", "name": "Hall"}],
+    "characters": [
+        {"id": "anna", "name": "Anna", "player": "Alice", "scene": "hall",
+         "sheet": {"physical": 6, "social": 3, "mental": 4, "merits": ["Lucky"]}},
+        {"id": "bruno", "name": "Bruno", "player": "Bob", "scene": "hall",
+         "sheet": {"physical": 5, "social": 5, "mental": 5}},
+    ],
+}
+
+
+@pytest.fixture
+def venue(tmp_path):
+    with Venue(tmp_path / "chronicle.db") as v:
+        yield v
+
+
+def client(venue: Venue, token: str | None) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return httpx.Client(base_url=venue.url, headers=headers, timeout=10)
+
+
+@pytest.fixture
+def night(venue):
+    """A session made over HTTP from a roster: (storyteller client, imported tokens)."""
+    st = client(venue, venue.token())
+    assert st.post("/sessions", json={"session": "night", "name": "Elysium"}).json()["type"] == "ack"
+    imported = st.post("/sessions/night/roster", json=ROSTER)
+    assert imported.status_code == 200, imported.text
+    return st, imported.json()
+
+
+def player(venue, imported, character: str) -> httpx.Client:
+    token = next(p["token"] for p in imported["players"] if p["character"] == character)
+    return client(venue, token)
+
+
+def test_health_needs_no_token(venue):
+    body = client(venue, None).get("/health").json()
+    assert body["status"] == "ok" and body["head"] == 0
+
+
+def test_no_token_or_a_bad_one_is_401_and_a_player_on_a_storyteller_route_is_403(venue, night):
+    _, imported = night
+    assert client(venue, None).get("/sessions").status_code == 401
+    assert client(venue, "nope").get("/sessions").status_code == 401
+    anna = player(venue, imported, "anna")
+    assert anna.post("/sessions", json={"session": "x"}).status_code == 403
+    assert anna.post("/sessions/night/roster", json=ROSTER).status_code == 403
+    assert anna.get("/sessions/other/events").status_code == 403  # bound to "night"
+
+
+def test_creating_a_session_is_idempotent_and_opening_it_twice_is_refused(venue, night):
+    st, _ = night
+    first = st.get("/sessions/night/events").json()[0]
+    again = st.post("/sessions", json={"session": "night"}).json()  # a retried POST
+    assert again == {"type": "ack", "id": "create:night", "seqs": [first["seq"]]}
+    twice = st.post("/sessions/night/commands", json={"id": "o2", "command": {"type": "open_session"}}).json()
+    assert twice["type"] == "reject" and twice["code"] == "rule" and "already open" in twice["message"]
+
+
+def test_roster_import_returns_join_tokens_that_open_the_websocket(venue, night):
+    st, imported = night
+    assert [p["character"] for p in imported["players"]] == ["anna", "bruno"]
+    assert imported["observer"] and imported["rejected"] == []
+    listed = st.get("/sessions").json()
+    assert listed[0]["session"] == "night" and listed[0]["characters"] == 2
+    me = player(venue, imported, "anna").get("/me").json()
+    assert me == {"role": "player", "character": "anna", "session": "night", "name": "Alice"}
+    again = st.post("/sessions/night/roster", json=ROSTER).json()  # nothing added twice
+    assert st.get("/sessions").json()[0]["head"] == listed[0]["head"]
+    assert again["players"][0]["token"] != imported["players"][0]["token"]
+
+
+async def test_a_roster_token_says_hello(venue, night):
+    _, imported = night
+    token = imported["players"][0]["token"]
+    async with Device(venue.ws_url, token, "") as anna:
+        assert anna.welcome["viewer"]["character"] == "anna"
+        assert "session.character_added" in anna.types()
+
+
+def test_an_invalid_roster_is_a_400_naming_the_problem(venue, night):
+    st, _ = night
+    bad = st.post("/sessions/night/roster", json={"characters": [{"id": "x", "sheet": {"physical": "lots"}}]})
+    assert bad.status_code == 400 and "physical" in bad.text
+
+
+def test_events_are_in_the_callers_view(venue, night):
+    st, imported = night
+    everything = st.get("/sessions/night/events").json()
+    mine = player(venue, imported, "anna").get("/sessions/night/events").json()
+    assert [e["seq"] for e in everything] == [e["seq"] for e in mine]  # same events, other forms
+    sheets = {e["event"]["character"]: e["event"]["sheet"] for e in mine
+              if e["event"]["type"] == "session.character_added"}
+    assert sheets["anna"]["physical"] == 6 and sheets["bruno"] is None
+    wall = client(venue, imported["observer"]).get("/sessions/night/events").json()
+    assert all(e["event"].get("sheet") is None for e in wall)
+    page = st.get("/sessions/night/events", params={"after": everything[1]["seq"], "limit": 2}).json()
+    assert [e["seq"] for e in page] == [e["seq"] for e in everything[2:4]]
+
+
+def test_state_is_true_for_the_storyteller_and_folded_from_its_view_for_a_player(venue, night):
+    st, imported = night
+    true = st.get("/sessions/night/state").json()
+    assert true["session"]["characters"]["bruno"]["sheet"]["physical"] == 5
+    anna = player(venue, imported, "anna").get("/sessions/night/state").json()
+    assert anna["session"]["characters"]["anna"]["sheet"]["physical"] == 6
+    assert anna["session"]["characters"]["bruno"]["sheet"] is None
+    first = st.get("/sessions/night/events").json()[0]["seq"]
+    early = st.get("/sessions/night/state", params={"at": first}).json()
+    assert early["session"]["status"] == "open" and early["session"]["characters"] == {}
+
+
+def test_commands_over_http_are_authorised_like_the_websocket(venue, night):
+    _, imported = night
+    anna = player(venue, imported, "anna")
+    other = anna.post("/sessions/night/commands",
+                      json={"id": "h1", "command": {"type": "leave_scene", "character": "bruno"}}).json()
+    assert other["type"] == "reject" and other["code"] == "forbidden"
+    own = anna.post("/sessions/night/commands",
+                    json={"id": "h2", "command": {"type": "leave_scene", "character": "anna"}}).json()
+    assert own["type"] == "ack"
+    retry = anna.post("/sessions/night/commands",
+                      json={"id": "h2", "command": {"type": "leave_scene", "character": "anna"}}).json()
+    assert retry == own
+
+
+def test_the_join_sheet_has_one_qr_code_per_character_with_working_tokens(venue, night):
+    st, imported = night
+    page = st.post("/sessions/night/join-sheet")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert page.text.count("<svg") == 2 and "Anna" in page.text and "Bruno" in page.text
+    tokens = re.findall(r"#join=([A-Za-z0-9_-]+)&amp;session=night", page.text)
+    assert len(tokens) == 2
+    assert client(venue, tokens[0]).get("/me").json()["character"] == "anna"
+    old = player(venue, imported, "anna")
+    assert old.get("/me").status_code == 200  # a plain reprint keeps the old sheet working
+    st.post("/sessions/night/join-sheet", json={"revoke_previous": True})
+    assert old.get("/me").status_code == 401
+
+
+def test_tokens_are_minted_for_a_known_character_or_a_wall_display(venue, night):
+    st, _ = night
+    wall = st.post("/sessions/night/tokens", json={"role": "observer"}).json()
+    assert wall["role"] == "observer" and wall["link"].endswith(f"#join={wall['token']}&session=night")
+    assert st.post("/sessions/night/tokens", json={"role": "player", "character": "zed"}).status_code == 400
+
+
+def test_closing_a_session_reveals_its_seed(venue, night):
+    st, _ = night
+    assert st.post("/sessions/night/close").json()["type"] == "ack"
+    closed = st.get("/sessions/night/events").json()[-1]["event"]
+    assert closed["type"] == "session.closed" and len(closed["seed"]) == 64
+
+
+def test_the_web_app_is_served_at_the_root_next_to_the_api(tmp_path):
+    web = tmp_path / "web"
+    web.mkdir()
+    (web / "index.html").write_text("<!doctype html><title>conteur</title>")
+    (web / "app.js").write_text("console.log('hi')")
+    with Served(create_app(tmp_path / "c.db", web_dir=web)) as served:
+        assert "conteur" in httpx.get(served.url + "/").text
+        assert httpx.get(served.url + "/app.js").status_code == 200
+        assert httpx.get(served.url + "/health").json()["status"] == "ok"
+        assert httpx.get(served.url + "/schema/openapi.json").json()["info"]["title"] == "conteur"
