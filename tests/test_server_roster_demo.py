@@ -1,0 +1,136 @@
+"""``conteur init`` (a roster file) and ``conteur serve --demo`` (the demo chronicle), the
+functions the CLI calls, on a real database."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from server.auth import Tokens
+from server.demo import DEMO, announce, create_demo
+from server.roster import RosterError, format_imported, init_from_roster, load_roster
+from server.store import SQLiteStore
+
+TOML = """
+session = "night-1"
+name = "Elysium, first night"
+ruleset = "met"
+
+[options]
+turn_seconds = 6
+accept_timeout = 30
+
+[[scenes]]
+id = "elysium"
+name = "Elysium"
+
+[[characters]]
+id = "anna"
+name = "Anna Volkova"
+player = "Alice"
+scene = "elysium"
+[characters.sheet]
+physical = 6
+social = 4
+mental = 5
+abilities = { Brawl = 2 }
+merits = ["Lucky"]
+
+[[characters]]
+id = "iris"
+name = "Iris"
+[characters.sheet]
+kind = "v5"
+attributes = { wits = 3 }
+"""
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = SQLiteStore(tmp_path / "c.db")
+    yield s
+    s.close()
+
+
+def test_init_from_a_toml_roster_creates_the_session_and_every_token(store, tmp_path):
+    path = tmp_path / "roster.toml"
+    path.write_text(TOML)
+    imported = init_from_roster(store, path)
+    state = store.load_state("night-1")
+    assert state.session.status == "open" and state.session.turn_seconds == 6
+    assert state.session.options.accept_timeout == 30
+    assert state.session.characters["anna"].scene == "elysium"
+    assert state.session.characters["anna"].sheet.abilities == {"Brawl": 2}
+    assert state.session.characters["iris"].sheet.attributes == {"wits": 3}
+    tokens = Tokens(store)
+    assert tokens.check(imported.storyteller).role == "storyteller"
+    assert tokens.check(imported.players[0].token).character == "anna"
+    assert tokens.check(imported.observer).role == "observer"
+    text = format_imported(imported, "http://10.0.0.2:8000")
+    assert f"http://10.0.0.2:8000/#join={imported.players[0].token}&session=night-1" in text
+    assert imported.storyteller in text
+    stored = store._reader.execute("SELECT hash FROM tokens").fetchall()
+    assert all(imported.storyteller not in row[0] for row in stored)  # hashed, never kept
+
+
+def test_the_same_roster_as_json_gives_the_same_session(store, tmp_path):
+    import tomllib
+
+    path = tmp_path / "roster.json"
+    path.write_text(json.dumps(tomllib.loads(TOML)))
+    init_from_roster(store, path)
+    again = init_from_roster(store, path)  # idempotent: nothing added twice
+    assert again.rejected == ()
+    assert len(store.read_after("night-1")) == 1 + 1 + 2 + 1  # open, scene, characters, join
+
+
+@pytest.mark.parametrize("text, match", [
+    ("characters = [{id = 'x', sheet = {physical = 'lots'}}]", "physical"),
+    ("ruleset = 'chess'", "ruleset"),
+    ("unknown = 1", "unknown"),
+    ("this is not toml", r"roster.toml: Expected '='"),
+])
+def test_a_bad_roster_says_what_is_wrong(store, tmp_path, text, match):
+    path = tmp_path / "roster.toml"
+    path.write_text(text)
+    with pytest.raises(RosterError, match=match):
+        load_roster(path)
+
+
+def test_the_demo_has_a_session_per_ruleset_with_characters(store):
+    storyteller, imported = create_demo(store)
+    assert sorted(store.sessions()) == sorted(r.session for r in DEMO)
+    kinds = {}
+    for item in imported:
+        characters = store.load_state(item.session).session.characters
+        assert len(characters) >= 2 and len(item.players) == len(characters)
+        kinds[item.session] = {c.sheet.__struct_config__.tag for c in characters.values()}
+    assert kinds == {"met-demo": {"met"}, "v5-demo": {"v5"}, "action-demo": {"action"}}
+    assert Tokens(store).check(storyteller).role == "storyteller"
+
+
+def test_serve_demo_prints_addresses_links_and_a_qr_code(store):
+    out = io.StringIO()
+    announce(store, "0.0.0.0", 8000, demo=True, out=out)
+    text = out.getvalue()
+    assert re.search(r"http://[0-9.]+:8000/", text)
+    links = re.findall(r"/#join=([A-Za-z0-9_-]+)&session=([a-z0-9-]+)", text)
+    assert {s for _, s in links} == {"met-demo", "v5-demo", "action-demo"}
+    tokens = Tokens(store)
+    assert all(tokens.check(t) is not None for t, _ in links)
+    assert "█" in text  # the storyteller link as a terminal QR code
+    heads = {s: len(store.read_after(s)) for s in store.sessions()}
+    announce(store, "0.0.0.0", 8000, demo=True, out=io.StringIO())  # a second start
+    assert {s: len(store.read_after(s)) for s in store.sessions()} == heads
+
+
+def test_a_plain_serve_mints_a_storyteller_link_only_for_a_chronicle_without_one(store):
+    first = io.StringIO()
+    announce(store, "127.0.0.1", 9000, out=first)
+    assert "http://127.0.0.1:9000/#join=" in first.getvalue()
+    second = io.StringIO()
+    announce(store, "127.0.0.1", 9000, out=second)
+    assert "#join=" not in second.getvalue() and "conteur init" in second.getvalue()
