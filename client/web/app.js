@@ -197,7 +197,9 @@ function myMove(c) {
   if (c.status === "throwing" && !(id in c.throws)) return "throw";
   if (c.status === "bidding") {
     const bidders = c.kind === "static" ? [c.tested] : [c.initiator, c.defender];
-    if (bidders.includes(id) && !(id in c.bids)) return "bid";
+    // MET-3: the initiator declares first; the defender's entry opens after it
+    const first = c.kind === "classic" && id === c.defender && !(c.initiator in c.bids);
+    if (bidders.includes(id) && !(id in c.bids) && !first) return "bid";
   }
   if (c.status === "window" && c.loser === id) return "window";
   if (c.status === "overbid" && c.winner === id && !(id in c.bids)) return "answer";
