@@ -34,7 +34,7 @@ OPEN = ("throwing", "bidding", "window", "overbid")
 # ---------------------------------------------------------------- state
 
 
-class Challenge(msgspec.Struct, frozen=True, kw_only=True):
+class Challenge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     id: str
     kind: str
     initiator: str
@@ -78,10 +78,43 @@ class Challenge(msgspec.Struct, frozen=True, kw_only=True):
         return self.defender_abilities if side == self.defender else self.abilities
 
 
-class State(msgspec.Struct, frozen=True, kw_only=True):
-    challenges: dict[str, Challenge] = {}
+PAGE = 256  # finished challenges per page: see State
+
+
+class State(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Open challenges in ``live``; finished ones (resolved, cancelled) in pages of
+    ``PAGE`` by challenge number. Every MET event replaces one challenge, and copying a
+    dict of every challenge of the evening on each event made replay quadratic: only the
+    small ``live`` dict, or one page, is copied now. ``challenges`` merges both."""
+
+    live: dict[str, Challenge] = {}
+    done: tuple[dict[str, Challenge], ...] = ()
     counter: int = 0  # challenge ids are "c1", "c2", ... from this counter
     debts: tuple[TieDebt, ...] = ()  # MET-13, unpaid, carried across sessions
+
+    @property
+    def challenges(self) -> dict[str, Challenge]:
+        """Every challenge of the session by id (built on each access: O(challenges))."""
+        merged: dict[str, Challenge] = {}
+        for page in self.done:
+            merged.update(page)
+        merged.update(self.live)
+        return merged
+
+    def get(self, challenge_id: str) -> Challenge | None:
+        found = self.live.get(challenge_id)
+        if found is None:
+            page = _page(challenge_id)
+            if page < len(self.done):
+                found = self.done[page].get(challenge_id)
+        return found
+
+
+def _page(challenge_id: str) -> int:
+    try:
+        return max(0, int(challenge_id[1:]) - 1) // PAGE
+    except ValueError:  # ids are "c<n>"; anything else shares page 0
+        return 0
 
 
 def initial() -> State:
@@ -320,7 +353,7 @@ class ChallengeOverruled(Event, frozen=True, kw_only=True, tag="met.challenge_ov
 
 
 def get(state, challenge_id: str) -> Challenge:
-    found = state.met.challenges.get(challenge_id)
+    found = state.met.get(challenge_id)
     if found is None:
         raise RuleViolation(f"no challenge {challenge_id!r}", code="not_found")
     return found
@@ -329,7 +362,7 @@ def get(state, challenge_id: str) -> Challenge:
 def open_windows(state) -> tuple[str, ...]:
     """Challenges waiting for their loser (MET-16): the server closes each with
     ``CloseWindow(timeout=True)`` after ``state.session.options.accept_timeout`` s."""
-    return tuple(c.id for c in state.met.challenges.values() if c.status in ("window", "overbid"))
+    return tuple(c.id for c in state.met.live.values() if c.status in ("window", "overbid"))
 
 
 def debts_between(state, a: str, b: str) -> tuple[TieDebt, ...]:
@@ -725,11 +758,17 @@ def _overrule(state, cmd: Overrule, draws, actor) -> list[Event]:
 
 def _put(state, ch: Challenge, **met_changes):
     met = state.met
-    return replace(state, met=replace(met, challenges={**met.challenges, ch.id: ch}, **met_changes))
+    if ch.status in OPEN:
+        return replace(state, met=replace(met, live={**met.live, ch.id: ch}, **met_changes))
+    live = {k: v for k, v in met.live.items() if k != ch.id} if ch.id in met.live else met.live
+    n = _page(ch.id)
+    done = met.done + ({},) * (n + 1 - len(met.done))
+    done = done[:n] + ({**done[n], ch.id: ch},) + done[n + 1 :]
+    return replace(state, met=replace(met, live=live, done=done, **met_changes))
 
 
 def _update(state, challenge_id: str, **changes):
-    return _put(state, replace(state.met.challenges[challenge_id], **changes))
+    return _put(state, replace(state.met.get(challenge_id), **changes))
 
 
 def _issued(state, e: ChallengeIssued):
@@ -758,7 +797,7 @@ def _issued(state, e: ChallengeIssued):
 
 
 def _committed(state, e: ThrowCommitted):
-    ch = state.met.challenges[e.challenge]
+    ch = state.met.get(e.challenge)
     return _update(state, e.challenge, throws={**ch.throws, e.character: e.choice}, cancellable=None)
 
 
@@ -767,7 +806,7 @@ def _revealed(state, e: ThrowsRevealed):
 
 
 def _bid_declared(state, e: BidDeclared):
-    ch = state.met.challenges[e.challenge]
+    ch = state.met.get(e.challenge)
     return _update(state, e.challenge, bids={**ch.bids, e.character: e.value})
 
 
@@ -782,7 +821,7 @@ def _round_started(state, e: RoundStarted):
 
 
 def _retest_taken(state, e: RetestTaken):
-    ch = state.met.challenges[e.challenge]
+    ch = state.met.get(e.challenge)
     retests = {**ch.retests, e.character: ch.retests.get(e.character, 0) + 1}
     if not state.session.options.retest_cancel:
         return _update(state, ch.id, retests=retests)
@@ -791,13 +830,13 @@ def _retest_taken(state, e: RetestTaken):
 
 
 def _retest_cancelled(state, e: RetestCancelled):
-    ch = state.met.challenges[e.challenge]
+    ch = state.met.get(e.challenge)
     retests = {**ch.retests, e.character: ch.retests.get(e.character, 0) + 1}
     return _update(state, ch.id, retests=retests, cancellable=None, previous=None)
 
 
 def _overbid_declared(state, e: OverbidDeclared):
-    ch = state.met.challenges[e.challenge]
+    ch = state.met.get(e.challenge)
     return _update(
         state, ch.id, status="overbid", overbids=ch.overbids + (e.character,), overbid_value=e.value, bids={}
     )

@@ -31,7 +31,7 @@ Attribute = Literal["physical", "social", "mental"]
 # ---------------------------------------------------------------- state
 
 
-class MetOptions(msgspec.Struct, frozen=True, kw_only=True):
+class MetOptions(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """Per-chronicle Mind's Eye Theatre options (issue 3, Deliver 3), off by default."""
 
     bomb: bool = False  # a "bomb" throw for characters whose powers grant it
@@ -54,7 +54,7 @@ class Carried(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     tie_debts: tuple[TieDebt, ...] = ()
 
 
-class Character(msgspec.Struct, frozen=True, kw_only=True):
+class Character(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     id: str
     name: str
     sheet: AnySheet | None = None
@@ -66,7 +66,7 @@ class Character(msgspec.Struct, frozen=True, kw_only=True):
     actions_used: int = 0
 
 
-class Scene(msgspec.Struct, frozen=True, kw_only=True):
+class Scene(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     id: str
     name: str
     open: bool = True
@@ -74,7 +74,7 @@ class Scene(msgspec.Struct, frozen=True, kw_only=True):
     paced: bool = False  # turn by turn (combat): the TIME-4 action budget applies
 
 
-class State(msgspec.Struct, frozen=True, kw_only=True):
+class State(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     name: str = ""
     chronicle: str = ""  # TIME-2
     scenario: str = ""

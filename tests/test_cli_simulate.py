@@ -26,7 +26,7 @@ def test_simulate_then_verify_then_replay(tmp_path, capsys):
     assert main(["replay", "--db", str(db), "--session", "sim-7-met"]) == 0
     state = json.loads(capsys.readouterr().out)
     assert state["session"]["status"] == "closed"
-    assert state["met"]["challenges"], "a simulated MET session has challenges"
+    assert state["met"]["live"] or state["met"]["done"], "a simulated MET session has challenges"
 
 
 def test_replay_at_a_seq_folds_only_up_to_it(tmp_path, capsys):
