@@ -365,6 +365,18 @@ def open_windows(state) -> tuple[str, ...]:
     return tuple(c.id for c in state.met.live.values() if c.status in ("window", "overbid"))
 
 
+def window_paused(state, challenge_id: str) -> bool:
+    """A Time Out over either side stops the acceptance clock (TIME-5, MET-16 choice):
+    ``CloseWindow(timeout=True)`` is refused meanwhile; a timer should wait for resume."""
+    ch = get(state, challenge_id)
+    try:
+        for side in ch.sides:
+            check_not_frozen(state.session, side)
+    except RuleViolation:
+        return True
+    return False
+
+
 def debts_between(state, a: str, b: str) -> tuple[TieDebt, ...]:
     return tuple(d for d in state.met.debts if {d.debtor, d.creditor} == {a, b})
 
@@ -722,10 +734,8 @@ def _close_window(state, cmd: CloseWindow, draws, actor) -> list[Event]:
     ch = _open(state, cmd.challenge)
     if ch.status not in ("window", "overbid"):
         raise RuleViolation(f"challenge {ch.id} has no open window for a retest or an overbid (MET-16)")
-    if cmd.timeout:
-        # a Time Out stops every clock of its scope, the acceptance window's too (TIME-5, choice)
-        for side in ch.sides:
-            check_not_frozen(state.session, side)
+    if cmd.timeout and window_paused(state, ch.id):
+        raise RuleViolation("Time Out: the acceptance window waits for the resume (TIME-5, MET-16)", code="frozen")
     reason = "timeout" if cmd.timeout else "window_closed"
     return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason=reason, mutual=ch.mutual)]
 
