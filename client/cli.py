@@ -1,0 +1,243 @@
+"""``conteur client``: a storyteller's terminal and scripts, over the same websocket.
+
+    conteur client join http://10.0.0.1:8000/#join=TOKEN    remember the server and token
+    conteur client watch [--after SEQ] [--limit N] [--json]  the session as a live log
+    conteur client send '{"type": "freeze", "scope": "session"}'
+    conteur client state                                     this viewer's folded state, JSON
+
+The state file (``--state``, default ``$XDG_DATA_HOME/conteur/client.sqlite``) holds the
+token, the outbox and the events received: a ``send`` made while the Wi-Fi is down stays
+queued there and goes out, with the same id, at the next run of any of these commands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import msgspec
+
+from client.client import Backoff, Client, ClientError, Delivered
+from client.outbox import Outbox
+
+EXIT_REFUSED = 2
+EXIT_UNREACHABLE = 3
+
+
+class Exit(Exception):
+    """Ends the command with a message on stderr and an exit status."""
+
+    def __init__(self, code: int, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def default_state() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "conteur" / "client.sqlite"
+
+
+def parse_link(link: str) -> tuple[str, str, str]:
+    """``http://HOST:PORT/#join=TOKEN[&session=S]`` -> (websocket URL, token, session)."""
+    parts = urlsplit(link)
+    if parts.scheme not in ("http", "https", "ws", "wss") or not parts.netloc:
+        raise ValueError(f"not a join link: {link!r}")
+    fragment = dict(p.split("=", 1) for p in parts.fragment.split("&") if "=" in p)
+    token = fragment.get("join", "")
+    if not token:
+        raise ValueError("the link has no #join=TOKEN part")
+    scheme = "wss" if parts.scheme in ("https", "wss") else "ws"
+    return f"{scheme}://{parts.netloc}/ws", token, fragment.get("session", "")
+
+
+# -- the readable log ----------------------------------------------------------------------
+
+_SENTENCES = {
+    "session.opened": "session {name!r} opened",
+    "session.character_added": "{name} ({character}) joins the roster",
+    "session.scene_opened": "scene {name!r} opened",
+    "session.scene_closed": "scene {scene} closed",
+    "session.scene_joined": "{character} enters scene {scene}",
+    "session.scene_left": "{character} leaves scene {scene}",
+    "session.time_out_called": "TIME OUT ({scope}{_scene})",
+    "session.time_out_ended": "time in: play resumes ({scope}{_scene})",
+    "session.went_out_of_game": "{character} goes out of game",
+    "session.came_back_in_game": "{character} is back in game",
+    "session.turn_advanced": "turn {turn}",
+    "session.time_skipped": "time skipped by {seconds} s {note}",
+    "met.challenge_issued": "{challenge}: {initiator} challenges {defender} ({kind}, {attribute})",
+    "met.throw_committed": "{challenge} round {round}: {character} throws {_choice}",
+    "met.throws_revealed": "{challenge} round {round}: {_throws} -> {_winner}",
+    "met.bid_declared": "{challenge} round {round}: {character} bids {_value}",
+    "met.bids_compared": "{challenge} round {round}: bids compared -> {_winner}",
+    "met.round_won": "{challenge} round {round}: {winner} beats {loser} by {by}",
+    "met.round_started": "{challenge}: round {round} ({reason})",
+    "met.retest_taken": "{challenge}: {character} retests ({source})",
+    "met.overbid_declared": "{challenge}: {character} overbids {_value}",
+    "met.overbid_settled": "{challenge}: overbid by {character} {_granted}",
+    "met.challenge_conceded": "{challenge}: {character} concedes",
+    "met.challenge_resolved": "{challenge}: {winner} wins over {loser} ({reason})",
+    "met.challenge_cancelled": "{challenge}: cancelled {reason}",
+    "met.challenge_overruled": "{challenge}: overruled, {winner} wins {reason}",
+    "v5.pool_rolled": "{character} rolls {pool} dice {normal}+hunger {hunger}: {successes} successes vs {difficulty}",
+    "v5.rouse_checked": "{character} rouse check {face}: hunger {hunger_before} -> {hunger_after}",
+    "v5.hunger_set": "{character} hunger set to {hunger}",
+    "action.rolled": "{character} {notation} dice {dice} {signs}: {ps} PS",
+    "command_rejected": "refused {command_type}: {message}",
+}
+
+
+def describe(raw: dict) -> str:
+    """One line a storyteller reads at a glance; unknown types fall back to key=value."""
+    kind = raw.get("type", "?")
+    extra = {
+        "_scene": f" {raw['scene']}" if raw.get("scene") else "",
+        "_choice": raw.get("choice") or "(sealed)",
+        "_value": "(sealed)" if raw.get("value") is None else raw.get("value"),
+        "_winner": raw.get("winner") or "tie",
+        "_granted": "granted a retest" if raw.get("granted") else "fails",
+        "_throws": ", ".join(f"{k} {v}" for k, v in (raw.get("throws") or {}).items()),
+    }
+    template = _SENTENCES.get(kind)
+    if template is not None:
+        try:
+            return template.format(**{**raw, **extra})
+        except (KeyError, IndexError, ValueError):
+            pass
+    fields = " ".join(f"{k}={v}" for k, v in raw.items() if k not in ("type", "draws"))
+    return f"{kind} {fields}".strip()
+
+
+def line(item: Delivered) -> str:
+    return f"#{item.seq:<6} {item.type:<28} {describe(item.raw)}"
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
+def _client(args, outbox: Outbox) -> Client:
+    url = outbox.get_meta("url")
+    token = outbox.get_meta("token")
+    if not url or not token:
+        raise Exit(1, "no server known yet: run `conteur client join LINK` first")
+    session = args.session or outbox.get_meta("session") or ""
+    return Client(url, token, session, outbox=outbox, backoff=Backoff(0.25, args.backoff_cap))
+
+
+async def _live(client: Client, timeout: float) -> None:
+    try:
+        await client.wait_live(timeout=timeout)
+    except ClientError as refused:
+        raise Exit(EXIT_REFUSED, f"refused by the server: {refused.message} ({refused.code})")
+    except TimeoutError:
+        queued = len(client.queued())
+        raise Exit(EXIT_UNREACHABLE, f"server unreachable at {client.url}"
+                   + (f"; {queued} command(s) stay queued" if queued else ""))
+
+
+async def _join(args) -> int:
+    url, token, session = parse_link(args.link)
+    outbox = Outbox(args.state)
+    outbox.set_meta("url", url)
+    outbox.set_meta("token", token)
+    if args.session or session:
+        outbox.set_meta("session", args.session or session)
+    async with _client(args, outbox) as client:
+        await _live(client, args.timeout)
+        viewer = client.viewer or {}
+        who = viewer.get("character") or viewer.get("role")
+        print(f"joined session {client.session!r} as {who} ({viewer.get('role')}); "
+              f"{len(client.received)} events, head {client.head}")
+    return 0
+
+
+async def _watch(args) -> int:
+    async with _client(args, Outbox(args.state)) as client:
+        shown = 0
+        await _live(client, args.timeout)
+        async for item in client.events(replay=True):
+            if item.seq <= args.after:
+                continue
+            print(json.dumps({"seq": item.seq, "event": item.raw}) if args.json else line(item), flush=True)
+            shown += 1
+            if args.limit and shown >= args.limit:
+                break
+    return 0
+
+
+async def _send(args) -> int:
+    try:
+        command = json.loads(args.command)
+    except json.JSONDecodeError as exc:
+        raise Exit(1, f"the command is not JSON: {exc}")
+    async with _client(args, Outbox(args.state)) as client:
+        try:
+            command_id = client.send(command)
+        except (ValueError, msgspec.ValidationError) as exc:
+            print(f"not a valid command: {exc}", file=sys.stderr)
+            return 1
+        if args.no_wait:
+            print(command_id)
+            return 0
+        await _live(client, args.timeout)
+        result = await client.outcome(command_id, timeout=args.timeout)
+        if result.ok:
+            print(f"ack {command_id} seqs {list(result.seqs)}")
+            return 0
+        print(f"reject {command_id} {result.code}: {result.message}")
+        return 1
+
+
+async def _state(args) -> int:
+    async with _client(args, Outbox(args.state)) as client:
+        await _live(client, args.timeout)
+        await asyncio.sleep(0)  # the queue flush after live
+        if client.state is None:
+            print(f"this viewer's events cannot be folded: {client.fold_error}", file=sys.stderr)
+            return 1
+        sys.stdout.write(msgspec.json.encode(client.state).decode() + "\n")
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--state", default=str(default_state()), help="the client's SQLite file")
+    common.add_argument("--session", default="", help="the session, when the token allows several")
+    common.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for the server")
+    common.add_argument("--backoff-cap", type=float, default=10.0, help=argparse.SUPPRESS)
+    p = argparse.ArgumentParser(prog="conteur client", description=__doc__.split("\n\n")[0])
+    sub = p.add_subparsers(dest="action", required=True)
+    j = sub.add_parser("join", parents=[common], help="remember a join link's server and token")
+    j.add_argument("link")
+    w = sub.add_parser("watch", parents=[common], help="the session as a readable live log")
+    w.add_argument("--after", type=int, default=0, help="only events after this seq")
+    w.add_argument("--limit", type=int, default=0, help="stop after this many events")
+    w.add_argument("--json", action="store_true", help="one JSON object per line")
+    s = sub.add_parser("send", parents=[common], help="send one command given as JSON")
+    s.add_argument("command")
+    s.add_argument("--no-wait", action="store_true", help="queue it and print its id")
+    sub.add_parser("state", parents=[common], help="print this viewer's folded state as JSON")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    Path(args.state).parent.mkdir(parents=True, exist_ok=True)
+    handler = {"join": _join, "watch": _watch, "send": _send, "state": _state}[args.action]
+    try:
+        return asyncio.run(handler(args))
+    except Exit as stop:
+        print(stop.message, file=sys.stderr)
+        return stop.code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""``conteur client``: join by link, send a command, watch the log, print the state."""
+
+from __future__ import annotations
+
+import json
+
+import msgspec
+import pytest
+
+from client.cli import describe, main, parse_link
+from tests.client_support import make_chronicle, served
+
+
+@pytest.fixture
+def setup(tmp_path):
+    return make_chronicle(tmp_path / "chronicle.db")
+
+
+@pytest.fixture
+def server(setup):
+    with served(setup.db) as s:
+        yield s
+
+
+def test_join_link_parts():
+    assert parse_link("http://10.0.0.2:8000/#join=abc") == ("ws://10.0.0.2:8000/ws", "abc", "")
+    assert parse_link("https://venue.lan/#join=t&session=s1") == ("wss://venue.lan/ws", "t", "s1")
+    with pytest.raises(ValueError):
+        parse_link("http://10.0.0.2:8000/")
+
+
+def test_unknown_event_reads_as_key_values():
+    assert describe({"type": "future.x", "a": 1}) == "future.x a=1"
+    assert describe({"type": "met.bid_declared", "challenge": "c1", "round": 1, "character": "anna",
+                     "value": None}) == "c1 round 1: anna bids (sealed)"
+
+
+def test_storyteller_joins_sends_watches_and_folds(server, setup, tmp_path, capsys):
+    state = str(tmp_path / "st.sqlite")
+    link = f"{server.url}/#join={setup.storyteller}"
+    assert main(["join", link, "--state", state]) == 0
+    assert "as storyteller" in capsys.readouterr().out
+    assert main(["send", '{"type": "freeze", "scope": "session"}', "--state", state]) == 0
+    assert capsys.readouterr().out.startswith("ack ")
+    # TIME-5: a second freeze is refused with the rule's reason, exit 1
+    assert main(["send", '{"type": "freeze", "scope": "session"}', "--state", state]) == 1
+    assert "TIME-5" in capsys.readouterr().out
+    assert main(["send", '{"type": "no_such_command"}', "--state", state]) == 1
+    capsys.readouterr()
+    assert main(["watch", "--after", "5", "--limit", "2", "--state", state]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("#6") and "bruno enters scene hall" in lines[0]
+    assert "TIME OUT" in lines[1]
+    assert main(["state", "--state", state]) == 0
+    folded = json.loads(capsys.readouterr().out)
+    assert folded["session"]["frozen"] is True
+    server_state = json.loads(msgspec.json.encode(server.runtime.chronicle.state(setup.session)))
+    assert {k: v for k, v in folded.items() if k != "head"} == {k: v for k, v in server_state.items() if k != "head"}
+
+
+def test_bad_token_exits_2(server, tmp_path, capsys):
+    assert main(["join", f"{server.url}/#join=nope", "--state", str(tmp_path / "x.sqlite")]) == 2
+    assert "unauthorized" in capsys.readouterr().err
