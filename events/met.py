@@ -22,7 +22,15 @@ from msgspec.structs import replace
 
 from events import met_rules as rules
 from events.model import Command, DrawRecord, Event, RuleViolation
-from events.session import STORYTELLER_SIDE, TieDebt, check_in_game, check_not_frozen, spend_action, traits
+from events.session import (
+    STORYTELLER_SIDE,
+    TieDebt,
+    check_in_game,
+    check_not_frozen,
+    count_action,
+    spend_action,
+    traits,
+)
 from events.sheets import MetSheet
 
 Kind = Literal["classic", "static", "simple", "complex"]
@@ -540,8 +548,9 @@ def _issue(state, cmd: IssueChallenge, draws, actor) -> list[Event]:
         check_not_frozen(session, defender)  # TIME-5
         if session.characters[defender].scene != session.characters[initiator].scene:
             raise RuleViolation(f"{session.characters[defender].name} is not in your scene (TIME-2)")
-    if _on_roster(state, initiator):
-        spend_action(state, initiator)  # TIME-4
+    for side in (initiator, defender) if cmd.mutual else (initiator,):
+        if _on_roster(state, side):
+            spend_action(state, side)  # TIME-4
     ch = Challenge(
         id=f"c{state.met.counter + 1}",
         kind=cmd.kind,
@@ -797,13 +806,10 @@ def _issued(state, e: ChallengeIssued):
         mutual=e.mutual,
     )
     state = _put(state, ch, counter=state.met.counter + 1)
-    found = state.session.characters.get(e.initiator)
-    if found is None:
-        return state
-    turn = state.session.turn  # TIME-4: a challenge initiated is an action of this turn
-    used = found.actions_used + 1 if found.actions_turn == turn else 1
-    characters = {**state.session.characters, found.id: replace(found, actions_turn=turn, actions_used=used)}
-    return replace(state, session=replace(state.session, characters=characters))
+    # TIME-4: initiating is an action of this turn; so is the defender's, when the
+    # challenge settles both (MET-8)
+    state = count_action(state, e.initiator)
+    return count_action(state, e.defender) if e.mutual else state
 
 
 def _committed(state, e: ThrowCommitted):

@@ -669,12 +669,18 @@ def _skipped(state, e: TimeSkipped):
     return _clock_moved(_set(state, turn=e.turn, game_seconds=e.game_seconds, scenes=scenes))
 
 
+def count_action(state, character_id: str, turn: int | None = None, **changes):
+    """TIME-4: one more action of ``character_id`` in ``turn`` (default: the current one)."""
+    found = state.session.characters.get(character_id)
+    if found is None:
+        return state
+    turn = state.session.turn if turn is None else turn
+    used = found.actions_used + 1 if found.actions_turn == turn else 1
+    return _with_character(state, character_id, actions_turn=turn, actions_used=used, **changes)
+
+
 def _action(state, e: ActionTaken):
-    found = state.session.characters[e.character]
-    used = found.actions_used + 1 if found.actions_turn == e.turn else 1
-    return _with_character(
-        state, e.character, actions_turn=e.turn, actions_used=used, busy_until=e.ends_turn
-    )
+    return count_action(state, e.character, e.turn, busy_until=e.ends_turn)
 
 
 DECIDERS: dict = {

@@ -377,3 +377,16 @@ def test_met_6_a_storyteller_marks_a_player_without_sheet():
     assert_decides(given=roster(a=A6), when=MarkNoSheet(character="a"), then=[NoSheetMarked(character="a")])
     assert game.fold(roster(a=A6) + [NoSheetMarked(character="a")]).session.characters["a"].no_sheet
     assert_refuses(given=roster(a=A6), when=MarkNoSheet(character="a"), actor=A, code="forbidden")
+
+
+def test_time_4_one_challenge_settling_both_actions_spends_both():  # MET-8
+    given = paced(a=A6, b=B7) + [
+        met.ChallengeIssued(challenge="c1", kind="classic", initiator="a", defender="b", attribute="physical",
+                            mutual=True)
+    ]
+    assert_refuses(given=given, when=TakeAction(character="b"), actor=player("b"), match="TIME-4")
+    assert_refuses(
+        given=paced(a=A6, b=B7) + [ActionTaken(character="b", turn=1)],
+        when=met.IssueChallenge(character="a", defender="b", attribute="physical", mutual=True),
+        actor=A, match="TIME-4",
+    )
