@@ -226,6 +226,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def add_command(sub) -> None:
+    """Plugs ``client`` into ``conteur``'s subcommands (``server.cli``'s extra commands)."""
+    p = sub.add_parser("client", help="join, watch and command a session from a terminal",
+                       add_help=False)
+    p.add_argument("args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=lambda parsed: main(parsed.args or ["--help"]))
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     Path(args.state).parent.mkdir(parents=True, exist_ok=True)

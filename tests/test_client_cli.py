@@ -61,3 +61,18 @@ def test_storyteller_joins_sends_watches_and_folds(server, setup, tmp_path, caps
 def test_bad_token_exits_2(server, tmp_path, capsys):
     assert main(["join", f"{server.url}/#join=nope", "--state", str(tmp_path / "x.sqlite")]) == 2
     assert "unauthorized" in capsys.readouterr().err
+
+
+def test_plugs_into_the_conteur_command(server, setup, tmp_path, capsys):
+    import argparse
+
+    from client.cli import add_command
+
+    parser = argparse.ArgumentParser(prog="conteur")
+    add_command(parser.add_subparsers(dest="command", required=True))
+    state = str(tmp_path / "st.sqlite")
+    args = parser.parse_args(["client", "join", f"{server.url}/#join={setup.storyteller}", "--state", state])
+    assert args.func(args) == 0
+    args = parser.parse_args(["client", "watch", "--limit", "1", "--state", state])
+    assert args.func(args) == 0
+    assert capsys.readouterr().out.splitlines()[-1].startswith("#1 ")
