@@ -463,11 +463,14 @@ def _tie(state, ch: Challenge) -> list[Event]:
     no_sheet = {s for s in ch.sides if s in characters and characters[s].no_sheet}  # MET-6
     debts = debts_between(state, a, b)  # MET-13
     handicapped = no_sheet | {d.debtor for d in debts}
-    paid = [TieDebtPaid(debtor=d.debtor, creditor=d.creditor, challenge=ch.id) for d in debts]
+    # one debt per debtor is paid by this tie: the next tie, not every later one
+    first: dict[str, TieDebt] = {}
+    for d in debts:
+        first.setdefault(d.debtor, d)
+    paid = [TieDebtPaid(debtor=d.debtor, creditor=d.creditor, challenge=ch.id) for d in first.values()]
     if len(handicapped) == 1:
         (loser,) = handicapped
-        by = "tie_debt" if any(d.debtor == loser for d in debts) else "no_sheet"
-        paid = [p for p in paid if p.debtor == loser][:1]  # one debt per tie
+        by = "tie_debt" if loser in first else "no_sheet"
         return paid + _won(state, ch, ch.other(loser), loser, by)
     # both handicapped: the handicaps cancel out (choice) and the debts are paid
     return paid  # the tie goes to bids (ThrowsRevealed with no winner opened them)

@@ -729,3 +729,22 @@ def test_met_12_a_storyteller_retests_for_an_antagonist():
     assert decide_after(given, Retest(character="Sheriff", challenge="c1", source="Fortitude"))[0] == RetestTaken(
         challenge="c1", character="Sheriff", source="Fortitude", round=1
     )
+
+
+def test_met_13_each_tie_pays_one_debt():
+    given = DUEL + DEBT + [TieDebtIncurred(debtor="a", creditor="b", challenge="c5"), classic(challenge="c2")]
+    given += thrown("c2", 1, a="rock", b="rock")
+    assert len(game.fold(given).met.debts) == 2  # the given reveal does not pay: the decider does
+    events = decide_after(given[:-2], Throw(character="b", challenge="c2", round=1, choice="rock"), actor=B)
+    assert [e for e in events if isinstance(e, TieDebtPaid)] == [TieDebtPaid(debtor="a", creditor="b", challenge="c2")]
+    assert len(game.fold(given[:-2] + events).met.debts) == 1
+
+
+def test_met_13_mutual_debts_cancel_and_the_tie_goes_to_bids():
+    given = DUEL + DEBT + [TieDebtIncurred(debtor="b", creditor="a", challenge="c5"), classic(challenge="c2"),
+                           ThrowCommitted(challenge="c2", round=1, character="a", choice="rock")]
+    events = decide_after(given, Throw(character="b", challenge="c2", round=1, choice="rock"), actor=B)
+    assert events[2:] == [TieDebtPaid(debtor="a", creditor="b", challenge="c2"),
+                          TieDebtPaid(debtor="b", creditor="a", challenge="c2")]
+    state = game.fold(given + events)
+    assert state.met.debts == () and state.met.challenges["c2"].status == "bidding"
