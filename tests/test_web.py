@@ -193,8 +193,10 @@ def test_dropout_throw_is_queued_and_acknowledged_exactly_once(browser, server, 
         anna.shot("player-offline-queued-360x740")
         assert stored_rows(setup.db, command_id) == []
         bruno.challenge().get_by_test_id("throw-rock").click()  # the others play on
-        anna.page.reload()  # even a reload keeps the queued throw (IndexedDB)
-        anna.expect(anna.page.get_by_test_id("queued")).to_have_count(1)
+        anna.page.reload()  # a reload without network: the shell from the service worker,
+        anna.expect(anna.page.get_by_test_id("queued")).to_have_count(1)  # the outbox and
+        anna.expect(anna.challenge()).to_be_visible()  # the events from IndexedDB
+        anna.expect(anna.page.locator("#conn.online")).to_have_count(0)
         proxy.release()
         anna.expect(anna.page.locator("#conn.online")).to_be_visible(timeout=30_000)
         anna.expect(anna.page.get_by_test_id("queued")).to_have_count(0)
@@ -206,6 +208,14 @@ def test_dropout_throw_is_queued_and_acknowledged_exactly_once(browser, server, 
         assert anna.page.evaluate("window.conteur.queued.length") == 0
         anna.close()
         bruno.close()
+
+
+def test_a_revoked_link_stops_reconnecting_and_says_so(browser, server, setup):
+    page = browser.new_page(viewport=PHONE)
+    page.goto(f"{server.url}/#join=not-a-valid-token")
+    Device.expect(page.locator("#conn.refused")).to_be_visible(timeout=TIMEOUT)
+    Device.expect(page.locator("main.wait")).to_contain_text("token")
+    page.close()
 
 
 def test_v5_roll_shows_each_die_with_hunger_dice_apart(browser, server, setup):

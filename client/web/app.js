@@ -72,6 +72,7 @@ function onFrame(frame) {
   switch (frame.type) {
     case "welcome":
       app.viewer = frame.viewer;
+      localStorage.setItem("conteur.viewer", JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
       app.conn += 1;
       break;
@@ -79,8 +80,10 @@ function onFrame(frame) {
       if (frame.seq <= app.lastSeq) return; // an overlap after a reconnect
       app.lastSeq = frame.seq;
       applyEvent(app.vm, frame.seq, frame.event);
+      keep({ seq: frame.seq, event: frame.event });
       break;
     case "live":
+      if (frame.head < app.helloAfter) { resetView(); return; } // another database: from 0
       app.live = true;
       app.status = "online";
       for (const entry of app.queued) send(entry);
@@ -93,12 +96,27 @@ function onFrame(frame) {
       break;
     case "error":
       if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
-      else if (!app.viewer) app.fatal = frame.message || frame.code;
+      else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) app.fatal = frame.message || frame.code;
       break;
     default:
       return; // pong, and frame types of a newer server
   }
   schedule();
+}
+
+// Received events go to IndexedDB in batches: one transaction per burst, not per event.
+let unsaved = [];
+function keep(item) {
+  unsaved.push(item);
+  if (unsaved.length === 1) setTimeout(() => { const batch = unsaved; unsaved = []; outbox.addEvents(batch); }, 150);
+}
+
+async function resetView() {
+  app.vm = initialView();
+  app.lastSeq = 0;
+  unsaved = [];
+  await outbox.clearEvents();
+  connection.restart();
 }
 
 function onStatus(status) {
@@ -135,7 +153,7 @@ function render() {
   const focused = document.activeElement && document.activeElement.id;
   if (!app.token) {
     root.innerHTML = joinView();
-  } else if (!app.viewer) {
+  } else if (!app.viewer || app.fatal) {
     root.innerHTML = header() + `<main class="wait"><p>${esc(app.fatal || t("connecting"))}</p></main>` + outboxView();
   } else {
     root.innerHTML = header() + (isStoryteller() ? storytellerView() : playerView()) + outboxView() + noticesView();
@@ -150,7 +168,7 @@ function render() {
 }
 
 function header() {
-  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline") }[app.status];
+  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline"), refused: t("refused") }[app.status];
   const who = isStoryteller() ? t("storyteller") : (me() ? nameOf(me()) : "");
   return `<header class="bar">
     <span class="who">${esc(who)}</span>
@@ -631,16 +649,28 @@ function wsUrl() {
 }
 
 async function start(loc = location) {
-  const { token, session } = takeJoin(loc);
+  const { token, session, fresh } = takeJoin(loc);
   app.token = token;
   app.session = session;
   if (!token) { render(); return; }
   await outbox.open();
+  if (fresh) await outbox.clearEvents(); // another character on this device
   app.queued = await outbox.all();
+  // What this device already holds: shown at once, even without network
+  app.vm = initialView();
+  app.lastSeq = 0;
+  for (const { seq, event } of await outbox.events()) {
+    applyEvent(app.vm, seq, event);
+    app.lastSeq = seq;
+  }
+  try { app.viewer = JSON.parse(localStorage.getItem("conteur.viewer") || "null"); } catch (err) { app.viewer = null; }
   if (connection) connection.stop();
   connection = new Connection({
     url: wsUrl(),
-    hello: () => ({ type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId() }),
+    hello: () => {
+      app.helloAfter = app.lastSeq;
+      return { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId() };
+    },
     onFrame,
     onStatus,
   });

@@ -19,13 +19,16 @@ export function entropy() {
 export function takeJoin(loc = location, store = localStorage) {
   const params = new URLSearchParams(loc.hash.replace(/^#/, ""));
   const token = params.get("join");
+  let fresh = false;
   if (token) {
+    fresh = token !== store.getItem("conteur.token");
+    if (fresh) store.removeItem("conteur.viewer");
     store.setItem("conteur.token", token);
     const session = params.get("session");
     if (session) store.setItem("conteur.session", session); else store.removeItem("conteur.session");
     history.replaceState(null, "", loc.pathname + loc.search);
   }
-  return { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "" };
+  return { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "", fresh };
 }
 
 export function deviceId(store = localStorage) {
@@ -37,7 +40,9 @@ export function deviceId(store = localStorage) {
   return id;
 }
 
-// The outbox: commands made but not acknowledged, kept across reloads and dropouts.
+// The outbox: commands made but not acknowledged, kept across reloads and dropouts; and
+// the events received, so a reload without network still shows the character and its
+// challenges (the app shell itself comes from the service worker's cache).
 export class Outbox {
   constructor(name = "conteur") {
     this.name = name;
@@ -49,8 +54,12 @@ export class Outbox {
     if (!("indexedDB" in self)) return this;
     try {
       this.db = await new Promise((resolve, reject) => {
-        const req = indexedDB.open(this.name, 1);
-        req.onupgradeneeded = () => req.result.createObjectStore("outbox", { keyPath: "id" });
+        const req = indexedDB.open(this.name, 2);
+        req.onupgradeneeded = () => {
+          const db = req.result;
+          if (!db.objectStoreNames.contains("outbox")) db.createObjectStore("outbox", { keyPath: "id" });
+          if (!db.objectStoreNames.contains("events")) db.createObjectStore("events", { keyPath: "seq" });
+        };
         req.onsuccess = () => resolve(req.result);
         req.onerror = () => reject(req.error);
       });
@@ -60,10 +69,10 @@ export class Outbox {
     return this;
   }
 
-  _tx(mode, fn) {
+  _tx(mode, fn, store = "outbox") {
     return new Promise((resolve, reject) => {
-      const tx = this.db.transaction("outbox", mode);
-      const result = fn(tx.objectStore("outbox"));
+      const tx = this.db.transaction(store, mode);
+      const result = fn(tx.objectStore(store));
       tx.oncomplete = () => resolve(result && "result" in result ? result.result : undefined);
       tx.onerror = () => reject(tx.error);
     });
@@ -77,6 +86,18 @@ export class Outbox {
   async delete(id) {
     this.memory.delete(id);
     if (this.db) await this._tx("readwrite", (s) => s.delete(id));
+  }
+
+  async addEvents(items) {
+    if (this.db && items.length) await this._tx("readwrite", (s) => { for (const item of items) s.put(item); }, "events");
+  }
+
+  async events() {
+    return this.db ? (await this._tx("readonly", (s) => s.getAll(), "events")).sort((a, b) => a.seq - b.seq) : [];
+  }
+
+  async clearEvents() {
+    if (this.db) await this._tx("readwrite", (s) => s.clear(), "events");
   }
 
   async all() {
@@ -129,9 +150,14 @@ export class Connection {
       if (frame.type === "pong") this.answersPings = true;
       this.onFrame(frame);
     };
-    ws.onclose = () => {
+    ws.onclose = (ev) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      if (ev.code === 4401 || ev.code === 4403) {
+        this.stopped = true; // a refused token: retrying cannot help
+        this.onStatus("refused");
+        return;
+      }
       this.onStatus("offline");
       this.retry();
     };
@@ -161,6 +187,15 @@ export class Connection {
     if (!this.ws || this.ws.readyState !== 1) return false;
     this.ws.send(JSON.stringify(frame));
     return true;
+  }
+
+  // Drop this socket and connect again at once (a resync from 0).
+  restart() {
+    const ws = this.ws;
+    this.ws = null;
+    if (ws) ws.close();
+    this.attempt = 0;
+    this.connect();
   }
 
   stop() {
