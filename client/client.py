@@ -71,6 +71,10 @@ class Delivered(msgspec.Struct, frozen=True, kw_only=True):
         return self.raw.get("type", "?")
 
 
+class _Resync(Exception):
+    """The server holds less than we do: forget our copy and start over from seq 0."""
+
+
 class ClientError(Exception):
     """The server refused this client for good (a bad token, an unknown session)."""
 
@@ -150,6 +154,7 @@ class Client(Commands):
         self._waiters: dict[str, asyncio.Future] = {}
         self._subscribers: list[asyncio.Queue] = []
         self._pending_log: list[tuple[int, dict]] = []
+        self._hello_after = 0
         self._sent: set[str] = set()  # ids sent on the current connection
         self.received: list[Delivered] = []
         self._state: game.GameState | None = game.initial()
@@ -270,6 +275,10 @@ class Client(Commands):
                 for queue in self._subscribers:
                     queue.put_nowait(None)
                 return
+            except _Resync:
+                self._forget()
+                self.backoff.reset()
+                continue
             except (OSError, websockets.exceptions.WebSocketException, asyncio.TimeoutError) as exc:
                 log.info("connection lost: %r", exc)
             finally:
@@ -287,8 +296,9 @@ class Client(Commands):
             kwargs["origin"] = self.origin
         async with connect(self.url, **kwargs) as ws:
             self._sent = set()
+            self._hello_after = self.last_seq
             await ws.send(_encode({"type": "hello", "token": self.token, "session": self.session,
-                                   "after": self.last_seq, "device": self.device}))
+                                   "after": self._hello_after, "device": self.device}))
             async for message in ws:
                 try:
                     frame = _decode_frame(message)
@@ -316,6 +326,8 @@ class Client(Commands):
             self.connections += 1
             self.backoff.reset()
         elif kind == "live":
+            if frame.get("head", 0) < self._hello_after:
+                raise _Resync()  # docs/protocol.md: another database, resync from 0
             self.head = frame.get("head", self.head)
             self._flush_log()
             self._ws = ws
@@ -388,6 +400,12 @@ class Client(Commands):
         if notify:
             for queue in self._subscribers:
                 queue.put_nowait(item)
+
+    def _forget(self) -> None:
+        self._pending_log = []
+        self.outbox.forget_log(self.session)
+        self.received = []
+        self._state, self.fold_error = game.initial(), None
 
     def _flush_log(self) -> None:
         if self._pending_log and self.session:

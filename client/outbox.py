@@ -117,6 +117,12 @@ class Outbox:
             )
             self.set_last_seq(session, max(seq for seq, _ in items))
 
+    def forget_log(self, session: str) -> None:
+        """Drop what this viewer held of a session (the server has another database)."""
+        with self._tx():
+            self._db.execute("DELETE FROM log WHERE session=?", (session,))
+            self._db.execute("DELETE FROM cursor WHERE session=?", (session,))
+
     def log(self, session: str) -> list[tuple[int, dict]]:
         cur = self._db.execute("SELECT seq, event FROM log WHERE session=? ORDER BY seq", (session,))
         return [(seq, json.loads(event)) for seq, event in cur.fetchall()]

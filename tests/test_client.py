@@ -228,3 +228,27 @@ async def test_process_restart_sends_the_outbox_with_the_same_ids(server, setup,
             assert anna.state.met.challenges["c1"].winner == "anna"  # scissors cut paper
     rows = stored_rows(setup.db, throw_id)
     assert [t for _, t in rows].count("met.throw_committed") == 1
+
+
+async def test_a_server_with_less_history_makes_the_client_start_over(setup, tmp_path):
+    # docs/protocol.md: live.head < after means another database (a restored backup):
+    # the client drops its copy and resyncs from 0 instead of keeping ghosts
+    import shutil
+
+    restored = tmp_path / "restored.db"
+    shutil.copy(setup.db, restored)  # the backup, taken before the freeze below
+    with served(setup.db) as first, Proxy(first.port) as proxy:
+        async with Client(proxy.ws_url, setup.storyteller, setup.session, outbox=tmp_path / "st.sqlite",
+                          backoff=fast()) as st:
+            await st.wait_live()
+            assert (await st.outcome(st.freeze())).ok
+            assert (await st.outcome(st.resume())).ok
+            ahead = st.last_seq
+            with served(restored) as second:
+                proxy.cut(hold=True)
+                proxy.target_port = second.port
+                proxy.release()
+                await until(lambda: st.live.is_set() and st.connections >= 2 and st.last_seq < ahead)
+                assert st.last_seq == second.runtime.store.session_head(setup.session)
+                assert same_state(st.state, server_state(second, setup.session))
+                assert [d.seq for d in st.received] == sorted({d.seq for d in st.received})
