@@ -136,7 +136,9 @@ def test_met_challenge_with_a_tie_and_bids_played_by_two_phones(browser, server,
     st.shot("storyteller-challenge-1280x800")
     anna.challenge().get_by_test_id("accept").click()
     anna.expect(anna.challenge()).to_have_count(0)  # ended: no longer pending
-    st.expect(st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')).to_have_count(0)
+    settled = st.page.get_by_test_id("st-done").locator('[data-challenge="c1"]')
+    st.expect(settled).to_have_attribute("data-status", "resolved")  # listed as settled only
+    st.expect(st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')).to_have_count(1)
     resolved = events_of_type(setup.db, "met.challenge_resolved")
     assert [(r["winner"], r["loser"], r["reason"]) for r in resolved] == [("bruno", "anna", "accepted")]
     bids = {b["character"]: b["value"] for b in events_of_type(setup.db, "met.bid_declared")}
@@ -257,3 +259,48 @@ def test_action_roll_shows_dplusminus_dice_and_points(browser, server, setup):
     jake.expect(result.locator(".words")).to_contain_text("points de succès")
     jake.shot("player-action-dice-360x740")
     jake.close()
+
+
+def test_storyteller_lets_the_server_throw_for_an_antagonist(browser, server, setup):
+    # MET-8 against an antagonist; the storyteller's throw drawn by the server (FAIR-1),
+    # bids declared by the storyteller for the sheetless antagonist (MET-15), MET-16 end
+    st = Device(browser, server.url, setup.storyteller, viewport=TABLET)
+    anna = Device(browser, server.url, setup.players["anna"])
+    st.page.locator("main.st details.new-challenge summary").click()
+    form = st.page.locator("form[data-act=st-challenge]")
+    form.locator("input[name=antagonist]").fill("guard")
+    form.locator("select[name=target]").select_option("anna")
+    form.locator("select[name=kind]").select_option("classic")
+    form.locator("button[type=submit]").click()
+    card = st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')
+    st.expect(card.get_by_test_id("server-throw")).to_be_visible()
+    anna.challenge().get_by_test_id("throw-rock").click()
+    card.get_by_test_id("server-throw").click()
+    st.expect(card.get_by_test_id("server-throw")).to_have_count(0)
+    guard = [e for e in events_of_type(setup.db, "met.throw_committed") if e["character"] == "guard"]
+    assert len(guard) == 1 and guard[0]["choice"] in ("rock", "paper", "scissors") and guard[0]["draws"]
+    anna.expect(anna.challenge()).not_to_have_attribute("data-status", "throwing")
+    status = anna.challenge().get_attribute("data-status")
+    if status == "bidding":  # a tie: the storyteller declares for the guard, first
+        card.get_by_test_id("st-bid-input").fill("3")
+        card.get_by_test_id("st-bid").click()
+        anna.challenge().get_by_test_id("bid-input").fill("6")
+        anna.challenge().get_by_test_id("bid-send").click()
+    st.expect(card).to_have_attribute("data-status", "window")
+    st.shot("storyteller-antagonist-1280x800")
+    card.get_by_test_id("close-window").click()  # MET-16: the storyteller closes the window
+    st.expect(st.page.get_by_test_id("st-done").locator('[data-challenge="c1"]')).to_be_visible()
+    resolved = events_of_type(setup.db, "met.challenge_resolved")
+    assert len(resolved) == 1 and resolved[0]["reason"] == "window_closed"
+    if status == "bidding":
+        assert resolved[0]["winner"] == "anna"  # 6 beats 3 (MET-3)
+    # MET-16: the result may still be overruled; the history stays in the log
+    done = st.page.get_by_test_id("st-done").locator('[data-challenge="c1"]')
+    loser = resolved[0]["loser"]
+    done.locator("select[name=winner]").select_option(loser)
+    done.get_by_test_id("overrule").click()
+    st.expect(done).to_contain_text(f"{'Anna' if loser == 'anna' else 'guard'}")
+    overruled = events_of_type(setup.db, "met.challenge_overruled")
+    assert [(o["winner"], o["previous_winner"]) for o in overruled] == [(loser, resolved[0]["winner"])]
+    st.close()
+    anna.close()

@@ -148,9 +148,31 @@ function nameOf(id) {
   return c ? c.name : id;
 }
 
+// Re-rendering replaces the DOM: what the user was typing, choosing or had unfolded
+// survives it (by element id), so an event arriving mid-entry never eats a bid.
+function keepInputs(root) {
+  const kept = { values: {}, open: new Set() };
+  root.querySelectorAll("input[id], select[id]").forEach((el) => { kept.values[el.id] = el.type === "checkbox" ? el.checked : el.value; });
+  root.querySelectorAll("details[id][open]").forEach((el) => kept.open.add(el.id));
+  return kept;
+}
+
+function restoreInputs(kept) {
+  for (const [id, value] of Object.entries(kept.values)) {
+    const el = document.getElementById(id);
+    if (!el) continue;
+    if (el.type === "checkbox") el.checked = value; else el.value = value;
+  }
+  for (const id of kept.open) {
+    const el = document.getElementById(id);
+    if (el) el.open = true;
+  }
+}
+
 function render() {
   const root = $("#app");
   const focused = document.activeElement && document.activeElement.id;
+  const kept = keepInputs(root);
   if (!app.token) {
     root.innerHTML = joinView();
   } else if (!app.viewer || app.fatal) {
@@ -158,6 +180,7 @@ function render() {
   } else {
     root.innerHTML = header() + (isStoryteller() ? storytellerView() : playerView()) + outboxView() + noticesView();
   }
+  restoreInputs(kept);
   document.body.classList.toggle("storyteller", !!isStoryteller());
   freezeOverlay();
   nudge();
@@ -347,10 +370,10 @@ function revealedLine(c) {
 function newChallengeForm(c) {
   const others = Object.values(app.vm.characters).filter((o) => o.id !== c.id && (!c.scene || o.scene === c.scene));
   if (!others.length) return "";
-  return `<details class="new-challenge"><summary>${esc(t("challenge_new"))}</summary>
+  return `<details class="new-challenge" id="new-challenge"><summary>${esc(t("challenge_new"))}</summary>
     <form data-act="challenge">
-      <label>${esc(t("opponent"))} <select name="defender">${others.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
-      <label>${esc(t("attribute"))} <select name="attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      <label>${esc(t("opponent"))} <select name="defender" id="nc-defender">${others.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      <label>${esc(t("attribute"))} <select name="attribute" id="nc-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
       <button type="submit" data-testid="challenge-start">${esc(t("start"))}</button>
     </form></details>`;
 }
@@ -372,7 +395,7 @@ function v5Roller(c) {
     <div class="row wrap">
       <button data-act="rouse" data-testid="rouse">${esc(t("rouse"))}</button>
       ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-roll="${esc(last.id)}" class="row">
-        <select name="strategy" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
+        <select name="strategy" id="wp-strategy" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
         <button type="submit" data-testid="willpower">${esc(t("willpower"))}</button></form>` : ""}
     </div></section>`;
 }
@@ -381,11 +404,11 @@ function actionRoller(c) {
   const chars = Object.keys((c.sheet && c.sheet.characteristics) || {});
   return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
     <form data-act="roll_action" class="row wrap">
-      <label>${esc(t("characteristic"))} <select name="characteristic">${chars.map((k) => `<option>${esc(k)}</option>`).join("")}</select></label>
+      <label>${esc(t("characteristic"))} <select name="characteristic" id="act-characteristic">${chars.map((k) => `<option>${esc(k)}</option>`).join("")}</select></label>
       <label>${esc(t("difficulty"))} <input id="actdiff" name="difficulty" type="number" min="0" max="10" value="${esc(app.form.actdiff ?? 2)}"></label>
       <label>${esc(t("bonus"))} <input id="actbonus" name="bonus" type="number" min="0" max="10" value="${esc(app.form.actbonus ?? 0)}"></label>
       <label>${esc(t("malus"))} <input id="actmalus" name="malus" type="number" min="0" max="10" value="${esc(app.form.actmalus ?? 0)}"></label>
-      <label class="check"><input type="checkbox" name="expertise"> ${esc(t("expertise"))}</label>
+      <label class="check"><input type="checkbox" name="expertise" id="act-expertise"> ${esc(t("expertise"))}</label>
       <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
     </form></section>`;
 }
@@ -427,6 +450,7 @@ function rollCard(r) {
 function storytellerView() {
   const vm = app.vm;
   const open = Object.values(vm.challenges).filter(isOpen);
+  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
   const scenes = Object.values(vm.scenes).filter((s) => s.open);
   const chars = Object.values(vm.characters);
   const ruleset = rulesetOf(vm);
@@ -452,6 +476,8 @@ function storytellerView() {
       ${open.map(stChallenge).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
       ${stNewChallenge(chars)}
     </section>
+    ${done.length ? `<section class="card" aria-labelledby="h-done"><h2 id="h-done">${esc(t("recent"))}</h2>
+      <div data-testid="st-done">${done.map(stChallenge).join("")}</div></section>` : ""}
     <section class="card" aria-labelledby="h-time"><h2 id="h-time">${esc(t("turn"))} ${vm.session.turn}</h2>
       <div class="row wrap"><button data-act="next_turn">${esc(t("next_turn"))}</button>
       <form data-act="skip_time" class="row"><label>${esc(t("skip_time"))} <input id="skip" name="minutes" type="number" min="1" value="${esc(app.form.skip ?? 60)}"> ${esc(t("minutes"))}</label>
@@ -488,25 +514,45 @@ function initiativeView(scene, chars) {
     <ol>${initiative(here, attribute).map((g) => `<li>${g.map((c) => esc(c.name)).join(" = ")}</li>`).join("")}</ol></div>`;
 }
 
+// The sides a storyteller plays: antagonists (not on the roster) and the storyteller side.
+function antagonistOf(c) {
+  return [c.initiator, c.defender].find((side) => !app.vm.characters[side]);
+}
+
 function stChallenge(c) {
   const sides = [c.initiator, c.defender];
-  const throws = sides.map((s) => `${esc(nameOf(s))}: ${c.throws[s] ? esc(t(c.throws[s])) : "…"}`).join(" · ");
-  const bids = Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${c.bids[s] ?? "…"}`).join(" / ")}` : "";
-  const antagonist = sides.find((s) => !app.vm.characters[s]);
-  const npcThrow = c.status === "throwing" && antagonist && !(antagonist in c.throws)
-    ? `<div class="row wrap" role="group" aria-label="${esc(t("throw_for"))}">${THROWS.map((ch) =>
-        `<button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(antagonist)}" data-choice="${ch}" aria-label="${esc(t("throw_label", t(ch)))}">${ICON[ch]} ${esc(t(ch))}</button>`).join("")}
-        <button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(antagonist)}" data-testid="server-throw">${esc(t("server_throws"))}</button></div>`
-    : "";
+  const shown = (v) => (v === SEALED ? "?" : v === null || v === undefined ? "…" : v);
+  const throws = sides.map((s) => `${esc(nameOf(s))}: ${c.throws[s] ? esc(c.throws[s] === SEALED ? "?" : t(c.throws[s])) : "…"}`).join(" · ");
+  const bids = Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${esc(shown(c.bids[s]))}`).join(" / ")}` : "";
+  const npc = antagonistOf(c);
+  const key = `st-bid-${c.id}-${c.round}`;
+  let acts = "";
+  if (c.status === "throwing" && npc && !(npc in c.throws)) {
+    acts = `<div class="row wrap" role="group" aria-label="${esc(t("throw_for"))}">${THROWS.map((ch) =>
+      `<button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-choice="${ch}" aria-label="${esc(t("throw_label", t(ch)))}">${ICON[ch]} ${esc(t(ch))}</button>`).join("")}
+      <button class="primary" data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-testid="server-throw">${esc(t("server_throws"))}</button></div>`;
+  } else if (npc && ((c.status === "bidding" && c.kind === "classic" && !(npc in c.bids) && (npc === c.initiator || c.initiator in c.bids))
+      || (c.status === "overbid" && c.winner === npc && !(npc in c.bids)))) {
+    // MET-3, MET-15: an antagonist has no sheet here; the storyteller declares its traits
+    acts = `<form data-act="st-bid" data-ch="${esc(c.id)}" data-side="${esc(npc)}" class="row">
+      <label for="${key}">${esc(t("bid"))} · ${esc(nameOf(npc))}</label>
+      <input id="${key}" name="value" type="number" min="0" max="99" value="${esc(app.form[key] ?? 5)}" data-testid="st-bid-input">
+      <button type="submit" data-testid="st-bid">${esc(t("send_bid"))}</button></form>`;
+  } else if (c.status === "window" || c.status === "overbid") {
+    acts = `<div class="row wrap">${npc && c.loser === npc ? `<button data-act="st-accept" data-ch="${esc(c.id)}" data-side="${esc(npc)}">${esc(t("accept"))} · ${esc(nameOf(npc))}</button>` : ""}
+      <button data-act="close_window" data-ch="${esc(c.id)}" data-testid="close-window">${esc(t("close_window"))}</button></div>`;
+  }
+  const overrule = `<form data-act="overrule" data-ch="${esc(c.id)}" class="row wrap"><label>${esc(t("winner_is"))}
+      <select name="winner">${sides.map((s) => `<option value="${esc(s)}">${esc(nameOf(s))}</option>`).join("")}</select></label>
+      <button type="submit" data-testid="overrule">${esc(t("overrule"))}</button>
+      ${isOpen(c) ? `<button type="button" class="danger" data-act="cancel" data-ch="${esc(c.id)}" data-testid="cancel">${esc(t("cancel"))}</button>` : ""}</form>`;
   return `<article class="challenge" data-testid="st-challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
-    <p class="meta"><span class="stage">${esc(stageText(c))}</span> · ${esc(t(c.kind))} · ${esc(t("round"))} ${c.round}${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
-    <p>${throws}${esc(bids)}</p>
-    ${npcThrow}
-    <form data-act="overrule" data-ch="${esc(c.id)}" class="row wrap"><label>${esc(t("winner_is"))}
-      <select name="winner">${sides.map((s) => `<option value="${esc(s)}">${esc(nameOf(s))}</option>`).join("")}</select></label>
-      <button type="submit">${esc(t("overrule"))}</button>
-      <button type="button" class="danger" data-act="cancel" data-ch="${esc(c.id)}">${esc(t("cancel"))}</button></form>
+    <p class="meta"><span class="stage">${esc(stageText(c))}</span> · ${esc(t(c.kind))} · ${esc(t("round"))} ${c.round}${c.tests > 1 ? ` · ${c.test}/${c.tests}` : ""}${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
+    <p>${throws}${bids}</p>
+    ${revealedLine(c)}
+    ${acts}
+    ${overrule}
   </article>`;
 }
 
@@ -514,25 +560,25 @@ function stChallenge(c) {
 // (static, MET-10), or a simple/complex test of one character (MET-11).
 function stNewChallenge(chars) {
   if (!chars.length) return "";
-  return `<details class="new-challenge"><summary>${esc(t("challenge_new"))}</summary>
+  return `<details class="new-challenge" id="st-new-challenge"><summary>${esc(t("challenge_new"))}</summary>
     <form data-act="st-challenge">
-      <label>${esc(t("antagonist"))} <input name="antagonist" value="${esc(app.form.antagonist ?? t("antagonist_default"))}" id="antagonist"></label>
-      <label>${esc(t("character"))} <select name="target">${chars.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
-      <label>${esc(t("kind"))} <select name="kind">${["classic", "static", "simple", "complex"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select></label>
-      <label>${esc(t("attribute"))} <select name="attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
-      <label>${esc(t("difficulty"))} <input name="difficulty" type="number" min="0" max="30" value="5"></label>
-      <label>${esc(t("tests"))} <input name="tests" type="number" min="1" max="5" value="1"></label>
+      <label>${esc(t("antagonist"))} <input name="antagonist" value="${esc(t("antagonist_default"))}" id="st-antagonist"></label>
+      <label>${esc(t("character"))} <select name="target" id="st-target">${chars.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      <label>${esc(t("kind"))} <select name="kind" id="st-kind">${["classic", "static", "simple", "complex"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select></label>
+      <label>${esc(t("attribute"))} <select name="attribute" id="st-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      <label>${esc(t("difficulty"))} <input name="difficulty" type="number" min="0" max="30" value="5" id="st-difficulty"></label>
+      <label>${esc(t("tests"))} <input name="tests" type="number" min="1" max="5" value="1" id="st-tests"></label>
       <button type="submit">${esc(t("start"))}</button>
     </form></details>`;
 }
 
 function stCharacter(c, ruleset) {
   const hunger = ruleset === "v5" ? `<form data-act="set_hunger" data-character="${esc(c.id)}" class="row">
-      <label>${esc(t("hunger"))} <input name="hunger" type="number" min="0" max="5" value="${esc(app.vm.hunger[c.id] ?? c.sheet?.hunger ?? 0)}"></label>
+      <label>${esc(t("hunger"))} <input name="hunger" id="hunger-${esc(c.id)}" type="number" min="0" max="5" value="${esc(app.vm.hunger[c.id] ?? c.sheet?.hunger ?? 0)}"></label>
       <button type="submit">${esc(t("set_hunger"))}</button></form>` : "";
   const modifier = ruleset === "action" ? `<form data-act="apply_modifier" data-character="${esc(c.id)}" class="row">
-      <label>${esc(t("modifier"))} <input name="value" type="number" min="-5" max="5" value="-1"></label>
-      <label>${esc(t("duration"))} <input name="duration" type="number" min="1" value="2"></label>
+      <label>${esc(t("modifier"))} <input name="value" id="mod-${esc(c.id)}" type="number" min="-5" max="5" value="-1"></label>
+      <label>${esc(t("duration"))} <input name="duration" id="dur-${esc(c.id)}" type="number" min="1" value="2"></label>
       <button type="submit">${esc(t("apply_modifier"))}</button></form>` : "";
   return `<div class="char-row"><b>${esc(c.name)}</b> ${c.scene ? `· ${esc(app.vm.scenes[c.scene]?.name || c.scene)}` : ""}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}
     ${hunger}${modifier}</div>`;
@@ -594,6 +640,9 @@ function commandFor(act, el, data) {
       const base = { type: "challenge", kind, character: antagonist, defender: target, attribute: data.get("attribute") };
       return kind === "static" ? { ...base, difficulty: num(data.get("difficulty")) || 0, tests: num(data.get("tests")) || 1 } : base;
     }
+    case "st-bid": return { type: "bid", character: el.dataset.side, challenge: ch, round: c.round, value: num(data.get("value")) };
+    case "st-accept": return { type: "accept", character: el.dataset.side, challenge: ch };
+    case "close_window": return { type: "close_window", challenge: ch };
     case "overrule": return { type: "overrule", challenge: ch, winner: data.get("winner") };
     case "cancel": return { type: "cancel_challenge", challenge: ch };
     case "next_turn": return { type: "next_turn" };
@@ -605,18 +654,17 @@ function commandFor(act, el, data) {
 }
 
 function handle(ev, el) {
-  const act = el.dataset.act;
-  if (act === "join") {
+  const what = el.dataset.act;
+  if (what === "join") {
     const link = new FormData(el).get("link") || "";
     const hash = link.includes("#") ? link.slice(link.indexOf("#")) : `#join=${link}`;
     start({ hash, pathname: location.pathname, search: location.search });
     return;
   }
   const data = el.tagName === "FORM" ? new FormData(el) : new FormData();
-  const command = commandFor(act, el, data);
-  if (command) act === "st-throw" && !command.choice ? act_({ ...command, choice: null }) : act_(command);
+  const command = commandFor(what, el, data);
+  if (command) act(command);
 }
-const act_ = (command) => act(command);
 
 document.addEventListener("click", (ev) => {
   const el = ev.target.closest("button[data-act]");
