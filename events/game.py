@@ -19,10 +19,10 @@ from typing import Any, Callable, Union
 import msgspec
 from msgspec.structs import replace
 
-from events import action, met, session, v5
+from events import action, met, offline, session, v5
 from events.model import Actor, Command, Draws, Event, RuleViolation
 
-MODULES = (session, met, v5, action)
+MODULES = (session, met, v5, action, offline)
 
 
 class CommandRejected(Event, frozen=True, kw_only=True, tag="command_rejected"):
@@ -46,6 +46,7 @@ class GameState(msgspec.Struct, frozen=True, kw_only=True):
     met: met.State
     v5: v5.State
     action: action.State
+    offline: offline.State = offline.State()
     draw_counter: int = 0  # next FAIR-2 draw counter; advanced by every recorded draw
     head: int = 0  # seq of the last event folded (set by the store's fold, not by evolve)
 

@@ -1,0 +1,270 @@
+"""Challenges played by hand while the app was unreachable (DESIGN "Offline devices").
+
+When the Wi-Fi is down players settle a challenge the paper way, then one of them
+records it (``record_offline_challenge``) with the time its own device showed. The
+opponent confirms or disputes it; a storyteller may rule on any record, and must on a
+disputed one. Every step is an event, so the review shows who claimed what and when.
+
+Choices where the rule texts are silent:
+
+- The record is a fact about the past, not play: it is accepted during a Time Out or
+  while out of game (``play = False``), but not in a closed session.
+- The opponent is a character of the roster (someone must be able to confirm); the
+  winner is one of the two. Throws and bids are optional, kept as the recorder told them.
+- Only the opponent confirms or disputes, once, while the record is pending. A confirmed
+  record stands unless a storyteller rules; a storyteller may rule again (each ruling
+  is an event and the earlier one stays in the log).
+- Visibility: the two characters and the storytellers see the records whole; other
+  players and observers see nothing of them (accounts may name secret powers).
+- ``played_at`` is the device's clock, unchecked except that it parses as ISO 8601:
+  the store's ``at`` column keeps the server's time of recording beside it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+import msgspec
+from msgspec.structs import replace
+
+from events.model import Command, Event, RuleViolation
+from events.session import ATTRIBUTES, character
+
+Status = Literal["recorded", "confirmed", "disputed", "ruled"]
+
+
+# ---------------------------------------------------------------- state
+
+
+class Record(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    id: str
+    recorder: str
+    opponent: str
+    winner: str
+    attribute: str | None = None
+    played_at: str = ""
+    account: str = ""
+    throws: dict[str, str] = {}
+    bids: dict[str, int] = {}
+    status: str = "recorded"
+    claimed_winner: str | None = None  # the disputer's claim
+    dispute: str = ""
+    ruling: str = ""
+
+    @property
+    def sides(self) -> tuple[str, str]:
+        return (self.recorder, self.opponent)
+
+    @property
+    def loser(self) -> str:
+        return self.opponent if self.winner == self.recorder else self.recorder
+
+
+class State(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    records: dict[str, Record] = {}
+    counter: int = 0  # record ids are "o1", "o2", ...
+
+
+def initial() -> State:
+    return State()
+
+
+# ---------------------------------------------------------------- commands
+
+
+class RecordOfflineChallenge(Command, frozen=True, kw_only=True, tag="record_offline_challenge"):
+    """``character`` records a challenge played by hand against ``opponent``."""
+
+    play = False
+    character: str
+    opponent: str
+    winner: str
+    attribute: Literal["physical", "social", "mental"] | None = None
+    played_at: str = ""  # the recording device's own clock, ISO 8601
+    account: str = ""  # how it went, in the recorder's words
+    throws: dict[str, str] = {}
+    bids: dict[str, int] = {}
+
+
+class ConfirmOffline(Command, frozen=True, kw_only=True, tag="confirm"):
+    play = False
+    character: str
+    record: str
+
+
+class DisputeOffline(Command, frozen=True, kw_only=True, tag="dispute"):
+    play = False
+    character: str
+    record: str
+    reason: str = ""
+    winner: str | None = None  # who the disputer says won
+
+
+class RuleOffline(Command, frozen=True, kw_only=True, tag="rule_offline"):
+    storyteller_only = True
+    play = False
+    record: str
+    winner: str
+    reason: str = ""
+
+
+# ---------------------------------------------------------------- events
+
+
+class _BetweenTwo(Event, frozen=True, kw_only=True):
+    recorder: str
+    opponent: str
+
+    def owners(self) -> frozenset[str] | None:
+        return frozenset((self.recorder, self.opponent))
+
+
+class OfflineChallengeRecorded(_BetweenTwo, frozen=True, kw_only=True, tag="offline.recorded"):
+    record: str
+    winner: str
+    attribute: str | None = None
+    played_at: str = ""
+    account: str = ""
+    throws: dict[str, str] = {}
+    bids: dict[str, int] = {}
+
+
+class OfflineChallengeConfirmed(_BetweenTwo, frozen=True, kw_only=True, tag="offline.confirmed"):
+    record: str
+
+
+class OfflineChallengeDisputed(_BetweenTwo, frozen=True, kw_only=True, tag="offline.disputed"):
+    record: str
+    reason: str = ""
+    winner: str | None = None
+
+
+class OfflineChallengeRuled(_BetweenTwo, frozen=True, kw_only=True, tag="offline.ruled"):
+    record: str
+    winner: str
+    loser: str
+    previous_winner: str | None = None
+    reason: str = ""
+
+
+# ---------------------------------------------------------------- deciders
+
+
+def get(state, record_id: str) -> Record:
+    found = state.offline.records.get(record_id)
+    if found is None:
+        raise RuleViolation(f"no offline challenge {record_id!r}", code="not_found")
+    return found
+
+
+def _check_open(state) -> None:
+    if state.session.status == "closed":
+        raise RuleViolation("the session is closed (TIME-2)")
+
+
+def _record(state, cmd: RecordOfflineChallenge, draws, actor) -> list[Event]:
+    _check_open(state)
+    character(state.session, cmd.character)
+    if cmd.opponent == cmd.character:
+        raise RuleViolation("a character cannot challenge itself (MET-1)", code="invalid")
+    character(state.session, cmd.opponent)
+    if cmd.winner not in (cmd.character, cmd.opponent):
+        raise RuleViolation(f"the winner is {cmd.character} or {cmd.opponent}, not {cmd.winner!r}", code="invalid")
+    if cmd.attribute is not None and cmd.attribute not in ATTRIBUTES:
+        raise RuleViolation("a challenge names Physical, Social or Mental (MET-1)", code="invalid")
+    strangers = (set(cmd.throws) | set(cmd.bids)) - {cmd.character, cmd.opponent}
+    if strangers:
+        raise RuleViolation(f"{sorted(strangers)} took no part in this challenge", code="invalid")
+    if any(v < 0 for v in cmd.bids.values()):
+        raise RuleViolation("a bid counts traits, 0 or more (MET-3)", code="invalid")
+    if cmd.played_at:
+        try:
+            datetime.fromisoformat(cmd.played_at)
+        except ValueError:
+            raise RuleViolation(f"played_at {cmd.played_at!r} is not an ISO 8601 time", code="invalid") from None
+    return [
+        OfflineChallengeRecorded(
+            record=f"o{state.offline.counter + 1}",
+            recorder=cmd.character,
+            opponent=cmd.opponent,
+            winner=cmd.winner,
+            attribute=cmd.attribute,
+            played_at=cmd.played_at,
+            account=cmd.account,
+            throws=dict(cmd.throws),
+            bids=dict(cmd.bids),
+        )
+    ]
+
+
+def _answerable(state, record_id: str, who: str, verb: str) -> Record:
+    _check_open(state)
+    found = get(state, record_id)
+    if who != found.opponent:
+        raise RuleViolation(f"only {found.opponent}, the opponent, may {verb} offline challenge {found.id}",
+                            code="forbidden")
+    if found.status != "recorded":
+        raise RuleViolation(f"offline challenge {found.id} is already {found.status}")
+    return found
+
+
+def _confirm(state, cmd: ConfirmOffline, draws, actor) -> list[Event]:
+    found = _answerable(state, cmd.record, cmd.character, "confirm")
+    return [OfflineChallengeConfirmed(record=found.id, recorder=found.recorder, opponent=found.opponent)]
+
+
+def _dispute(state, cmd: DisputeOffline, draws, actor) -> list[Event]:
+    found = _answerable(state, cmd.record, cmd.character, "dispute")
+    if cmd.winner is not None and cmd.winner not in found.sides:
+        raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
+    return [OfflineChallengeDisputed(record=found.id, recorder=found.recorder, opponent=found.opponent,
+                                     reason=cmd.reason, winner=cmd.winner)]
+
+
+def _rule(state, cmd: RuleOffline, draws, actor) -> list[Event]:
+    found = get(state, cmd.record)
+    if cmd.winner not in found.sides:
+        raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
+    loser = found.opponent if cmd.winner == found.recorder else found.recorder
+    return [OfflineChallengeRuled(record=found.id, recorder=found.recorder, opponent=found.opponent,
+                                  winner=cmd.winner, loser=loser, previous_winner=found.winner,
+                                  reason=cmd.reason)]
+
+
+# ---------------------------------------------------------------- evolvers
+
+
+def _put(state, record: Record, **changes):
+    offline = state.offline
+    return replace(state, offline=replace(offline, records={**offline.records, record.id: record}, **changes))
+
+
+def _update(state, record_id: str, **changes):
+    return _put(state, replace(state.offline.records[record_id], **changes))
+
+
+def _recorded(state, e: OfflineChallengeRecorded):
+    record = Record(id=e.record, recorder=e.recorder, opponent=e.opponent, winner=e.winner,
+                    attribute=e.attribute, played_at=e.played_at, account=e.account,
+                    throws=e.throws, bids=e.bids)
+    return _put(state, record, counter=state.offline.counter + 1)
+
+
+DECIDERS: dict = {
+    RecordOfflineChallenge: _record,
+    ConfirmOffline: _confirm,
+    DisputeOffline: _dispute,
+    RuleOffline: _rule,
+}
+
+EVOLVERS: dict = {
+    OfflineChallengeRecorded: _recorded,
+    OfflineChallengeConfirmed: lambda s, e: _update(s, e.record, status="confirmed"),
+    OfflineChallengeDisputed: lambda s, e: _update(s, e.record, status="disputed", dispute=e.reason,
+                                                   claimed_winner=e.winner),
+    OfflineChallengeRuled: lambda s, e: _update(s, e.record, status="ruled", winner=e.winner, ruling=e.reason),
+}
+
+EVENTS: tuple = tuple(EVOLVERS)
+COMMANDS: tuple = tuple(DECIDERS)
