@@ -299,7 +299,7 @@ def test_storyteller_lets_the_server_throw_for_an_antagonist(browser, server, se
     loser = resolved[0]["loser"]
     done.locator("select[name=winner]").select_option(loser)
     done.get_by_test_id("overrule").click()
-    st.expect(done).to_contain_text(f"{'Anna' if loser == 'anna' else 'guard'}")
+    st.expect(done.locator(".stage")).to_contain_text(f"{'Anna' if loser == 'anna' else 'guard'}")
     overruled = events_of_type(setup.db, "met.challenge_overruled")
     assert [(o["winner"], o["previous_winner"]) for o in overruled] == [(loser, resolved[0]["winner"])]
     st.close()
