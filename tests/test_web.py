@@ -111,7 +111,7 @@ def test_met_challenge_with_a_tie_and_bids_played_by_two_phones(browser, server,
     anna.shot("player-challenge-360x740")
     anna.challenge().get_by_test_id("throw-rock").click()
     anna.expect(anna.challenge().get_by_test_id("throw-rock")).to_have_count(0)
-    st.expect(st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')).to_contain_text("Pierre" if False else "Rock")
+    st.expect(st.page.locator('[data-testid=st-challenge][data-challenge="c1"]').get_by_test_id("st-throws")).to_contain_text("Anna: Rock")
     bruno.challenge().get_by_test_id("throw-rock").click()
     # the tie: both are asked for a bid, bounded by the sheet (MET-4: Anna 6 Physical)
     anna.expect(anna.challenge()).to_have_attribute("data-status", "bidding")

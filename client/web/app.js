@@ -89,7 +89,7 @@ function onFrame(frame) {
       for (const entry of app.queued) send(entry);
       break;
     case "ack":
-      settle(frame.id, { kind: "ok", text: t("accepted_cmd") });
+      settle(frame.id, null); // the events already show what it did
       break;
     case "reject":
       settle(frame.id, { kind: "reject", text: frame.message || frame.code });
@@ -283,7 +283,14 @@ function characterCard(c) {
 }
 
 const THROWS = ["rock", "paper", "scissors"];
-const ICON = { rock: "✊", paper: "✋", scissors: "✌", bomb: "💣" };
+// Inline SVG, not emoji: phones and kiosk browsers without an emoji font show boxes.
+const svg = (body) => `<svg viewBox="0 0 48 48" width="40" height="40" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="3" stroke-linejoin="round" stroke-linecap="round">${body}</svg>`;
+const ICON = {
+  rock: svg('<path d="M10 30c-3-9 3-19 13-20 9-1 16 6 15 15-1 8-8 13-16 13-6 0-10-3-12-8z" fill="currentColor" fill-opacity=".25"/>'),
+  paper: svg('<path d="M12 6h17l8 8v28H12z" fill="currentColor" fill-opacity=".15"/><path d="M29 6v8h8"/>'),
+  scissors: svg('<circle cx="13" cy="35" r="6"/><circle cx="35" cy="35" r="6"/><path d="M17 30L36 6M31 30L12 6"/>'),
+  bomb: svg('<circle cx="21" cy="29" r="13" fill="currentColor" fill-opacity=".25"/><path d="M30 19l5-5M35 14c2-4 6-4 8-2"/>'),
+};
 
 function challengeCard(c) {
   const id = me();
@@ -333,7 +340,6 @@ function windowPrompts(c) {
   const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id));
   const key = `ob-${c.id}-${c.round}`;
   return `<div class="window">
-    <p class="lost">${esc(t("winner"))}: ${esc(nameOf(c.winner))}</p>
     ${sources.length ? `<form class="retest" data-act="retest" data-ch="${esc(c.id)}">
       <label for="src-${esc(c.id)}">${esc(t("retest_source"))}</label>
       <div class="row"><select id="src-${esc(c.id)}" name="source">${sources.map((s) => `<option>${esc(s)}</option>`).join("")}</select>
@@ -356,15 +362,15 @@ function stageText(c) {
 function revealedLine(c) {
   const parts = [];
   if (c.revealed) {
-    const th = Object.entries(c.revealed.throws).map(([who, ch]) => `${nameOf(who)} ${ICON[ch] || ""} ${t(ch)}`).join(" · ");
-    parts.push(`${th}${c.revealed.winner ? "" : ` — ${t("tie")}`}`);
+    const th = Object.entries(c.revealed.throws).map(([who, ch]) => `${esc(nameOf(who))} <span class="mini">${ICON[ch] || ""}</span> ${esc(t(ch))}`).join(" · ");
+    parts.push(`${th}${c.revealed.winner ? "" : ` — <b>${esc(t("tie"))}</b>`}`);
   }
   if (c.lastBids) {
-    parts.push(`${t("bid")}: ${Object.entries(c.lastBids.bids).map(([who, v]) => `${nameOf(who)} ${v === SEALED ? "?" : v}`).join(" · ")}`);
+    parts.push(esc(`${t("bid")}: ${Object.entries(c.lastBids.bids).map(([who, v]) => `${nameOf(who)} ${v === SEALED ? "?" : v}`).join(" · ")}`));
   }
   const mine = c.throws[me()];
-  if (c.status === "throwing" && mine) parts.push(`${t("your_throw")}: ${t(mine)} (${t("thrown")})`);
-  return parts.length ? `<p class="revealed" data-testid="revealed">${esc(parts.join(" — "))}</p>` : "";
+  if (c.status === "throwing" && mine) parts.push(esc(`${t("your_throw")}: ${t(mine)} (${t("thrown")})`));
+  return parts.length ? `<p class="revealed" data-testid="revealed">${parts.join(" — ")}</p>` : "";
 }
 
 function newChallengeForm(c) {
@@ -374,6 +380,8 @@ function newChallengeForm(c) {
     <form data-act="challenge">
       <label>${esc(t("opponent"))} <select name="defender" id="nc-defender">${others.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
       <label>${esc(t("attribute"))} <select name="attribute" id="nc-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      ${Object.keys((c.sheet && c.sheet.abilities) || {}).length ? `<fieldset class="abilities"><legend>${esc(t("abilities"))}</legend>${Object.entries(c.sheet.abilities).map(([a, n]) =>
+        `<label class="check"><input type="checkbox" name="abilities" value="${esc(a)}" id="nc-ab-${esc(a)}"> ${esc(a)} (${n})</label>`).join("")}</fieldset>` : ""}
       <button type="submit" data-testid="challenge-start">${esc(t("start"))}</button>
     </form></details>`;
 }
@@ -529,7 +537,7 @@ function stChallenge(c) {
   let acts = "";
   if (c.status === "throwing" && npc && !(npc in c.throws)) {
     acts = `<div class="row wrap" role="group" aria-label="${esc(t("throw_for"))}">${THROWS.map((ch) =>
-      `<button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-choice="${ch}" aria-label="${esc(t("throw_label", t(ch)))}">${ICON[ch]} ${esc(t(ch))}</button>`).join("")}
+      `<button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-choice="${ch}" aria-label="${esc(t("throw_label", t(ch)))}"><span class="mini">${ICON[ch]}</span> ${esc(t(ch))}</button>`).join("")}
       <button class="primary" data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-testid="server-throw">${esc(t("server_throws"))}</button></div>`;
   } else if (npc && ((c.status === "bidding" && c.kind === "classic" && !(npc in c.bids) && (npc === c.initiator || c.initiator in c.bids))
       || (c.status === "overbid" && c.winner === npc && !(npc in c.bids)))) {
@@ -549,8 +557,7 @@ function stChallenge(c) {
   return `<article class="challenge" data-testid="st-challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
     <p class="meta"><span class="stage">${esc(stageText(c))}</span> · ${esc(t(c.kind))} · ${esc(t("round"))} ${c.round}${c.tests > 1 ? ` · ${c.test}/${c.tests}` : ""}${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
-    <p>${throws}${bids}</p>
-    ${revealedLine(c)}
+    <p data-testid="st-throws">${throws}${bids}</p>
     ${acts}
     ${overrule}
   </article>`;
@@ -624,7 +631,7 @@ function commandFor(act, el, data) {
     case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")) };
     case "concede": return { type: "concede", character, challenge: ch };
     case "accept": return { type: "accept", character, challenge: ch };
-    case "challenge": return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute") };
+    case "challenge": return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute"), abilities: data.getAll("abilities") };
     case "roll_pool": return { type: "roll_pool", character, attribute: data.get("attribute") || null, skill: data.get("skill") || null, difficulty: num(data.get("difficulty")) };
     case "rouse": return { type: "rouse", character };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
