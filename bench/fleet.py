@@ -1,0 +1,188 @@
+"""Simulated devices over real websockets, recording when every frame arrived.
+
+A device records ``(monotonic time, text)`` for each frame and parses nothing on the hot
+path (the load generator shares this 2-core machine with the server: every microsecond
+it spends is taken from the server); figures are computed after each phase. Each device
+plays one character and alternates ``out_of_game`` / ``back_in_game``: public events,
+so every command fans out to every device.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+
+import msgspec
+import websockets
+
+_now = time.monotonic
+
+
+class _Head(msgspec.Struct):
+    type: str
+    seq: int = 0
+    id: str = ""
+    seqs: list[int] = []
+    head: int = 0
+
+
+_head = msgspec.json.Decoder(_Head).decode
+_encode = msgspec.json.Encoder().encode
+
+
+class Device:
+    def __init__(self, url: str, token: str, character: str, session: str, name: str):
+        self.url, self.token, self.character, self.session, self.name = url, token, character, session, name
+        self.frames: list[tuple[float, str]] = []
+        self.live = asyncio.Event()
+        self.ws = None
+        self.reader: asyncio.Task | None = None
+        self.out = False  # whether its character is out of game, as last commanded
+        self.ids = itertools.count()
+        self.sent: dict[str, float] = {}
+        self.n_events = 0
+        self.n_replies = 0
+
+    async def connect(self, after: int = 0) -> None:
+        self.live.clear()
+        self.ws = await websockets.connect(self.url, compression=None, max_size=None,
+                                           ping_interval=None, open_timeout=60, close_timeout=2)
+        self.reader = asyncio.get_running_loop().create_task(self._read())
+        await self.ws.send(_encode({"type": "hello", "token": self.token, "session": self.session,
+                                    "after": after, "device": self.name}).decode())
+
+    async def _read(self) -> None:
+        frames, live = self.frames, self.live
+        try:
+            async for message in self.ws:
+                frames.append((_now(), message))
+                if message.startswith('{"type":"event"'):
+                    self.n_events += 1
+                elif message.startswith(('{"type":"ack"', '{"type":"reject"', '{"type":"error"')):
+                    self.n_replies += 1
+                elif message.startswith('{"type":"live"'):
+                    live.set()
+        except websockets.ConnectionClosed:
+            pass
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
+        if self.reader is not None:
+            await asyncio.gather(self.reader, return_exceptions=True)
+
+    async def toggle(self) -> str:
+        """Sends the next command of its character; returns its id."""
+        command_id = f"{self.name}-{next(self.ids)}"
+        if self.out:
+            command = {"type": "back_in_game", "character": self.character}
+        else:
+            command = {"type": "out_of_game", "character": self.character, "reason": "bench"}
+        self.out = not self.out
+        self.sent[command_id] = _now()
+        await self.ws.send(_encode({"type": "command", "id": command_id, "command": command}).decode())
+        return command_id
+
+    def parsed(self, since: int = 0) -> list[tuple[float, _Head]]:
+        return [(t, _head(text)) for t, text in self.frames[since:]]
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    k = min(len(ordered) - 1, max(0, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+class Phase(msgspec.Struct, kw_only=True):
+    """What one timed phase of commands gave."""
+
+    rate: float  # commands per second asked
+    sent: int
+    send_rate: float  # commands per second actually sent
+    acks: list[float]  # command -> ack, seconds
+    fanout: list[float]  # command -> the last device, per command that reached every device
+    deliveries: list[float]  # command -> each device, every delivery
+    incomplete: int  # commands whose event did not reach every device
+    rejected: int
+
+
+async def run_phase(devices: list[Device], rate: float, seconds: float,
+                    grace: float = 3.0) -> Phase:
+    """Sends ``rate`` commands/s round-robin over the devices for ``seconds``."""
+    marks = [len(d.frames) for d in devices]
+    counts = [(d.n_events, d.n_replies) for d in devices]
+    n = max(1, int(rate * seconds))
+    order = itertools.cycle(devices)
+    start = _now()
+    sent_at: dict[str, tuple[Device, float]] = {}
+    for i in range(n):
+        due = start + i / rate
+        delay = due - _now()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        device = next(order)
+        command_id = await device.toggle()
+        sent_at[command_id] = (device, device.sent[command_id])
+    send_time = _now() - start
+    # wait until every device has every event (bounded by grace)
+    deadline = _now() + grace
+    while _now() < deadline:
+        await asyncio.sleep(0.1)
+        if _settled(devices, counts, len(sent_at)):
+            break
+    return _figures(devices, marks, sent_at, rate, n, send_time)
+
+
+def _settled(devices: list[Device], counts: list[tuple[int, int]], sent: int) -> bool:
+    replies = sum(d.n_replies - r for d, (_, r) in zip(devices, counts))
+    return replies >= sent and all(d.n_events - e >= sent for d, (e, _) in zip(devices, counts))
+
+
+def _figures(devices, marks, sent_at, rate, n, send_time) -> Phase:
+    seq_sent: dict[int, float] = {}
+    acks: list[float] = []
+    rejected = 0
+    for d, m in zip(devices, marks):
+        for t, frame in d.parsed(m):
+            if frame.type == "ack" and frame.id in sent_at:
+                t0 = sent_at[frame.id][1]
+                acks.append(t - t0)
+                for s in frame.seqs:
+                    seq_sent[s] = t0
+            elif frame.type in ("reject", "error") and frame.id in sent_at:
+                rejected += 1
+    last: dict[int, float] = {}
+    reached: dict[int, int] = {}
+    deliveries: list[float] = []
+    for d, m in zip(devices, marks):
+        for t, frame in d.parsed(m):
+            if frame.type == "event" and frame.seq in seq_sent:
+                latency = t - seq_sent[frame.seq]
+                deliveries.append(latency)
+                reached[frame.seq] = reached.get(frame.seq, 0) + 1
+                if latency > last.get(frame.seq, -1.0):
+                    last[frame.seq] = latency
+    complete = [last[s] for s, c in reached.items() if c == len(devices)]
+    return Phase(rate=rate, sent=n, send_rate=n / send_time if send_time else rate, acks=acks,
+                 fanout=complete, deliveries=deliveries, incomplete=len(seq_sent) - len(complete),
+                 rejected=rejected)
+
+
+async def connect_all(devices: list[Device], after: dict[str, int] | None = None,
+                      timeout: float = 60.0) -> float:
+    """Connects every device at once; returns the seconds until the last is live."""
+    t0 = _now()
+    await asyncio.gather(*(d.connect((after or {}).get(d.name, 0)) for d in devices))
+    await asyncio.wait_for(asyncio.gather(*(d.live.wait() for d in devices)), timeout)
+    return _now() - t0
+
+
+async def close_all(devices: list[Device]) -> None:
+    await asyncio.gather(*(d.close() for d in devices), return_exceptions=True)
+
+
+def event_seqs(device: Device) -> list[int]:
+    return [f.seq for _, f in device.parsed() if f.type == "event"]

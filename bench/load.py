@@ -1,0 +1,273 @@
+"""Proof under load: N devices over real websockets against a real conteur server, side by
+side with a bare ``websockets`` broadcast server, plus appends and replay against their
+baselines. Every figure is printed with its ratio to its baseline (DESIGN, "Numbers to
+reach"); nothing is asserted (benchmarks, not timed tests).
+
+    python bench/load.py            # 300 devices, 200 commands/s, K=2000, 1,000,000 events
+    python bench/load.py --quick    # CI smoke run: 20 devices, small counts, a few seconds
+
+The 1,000,000-event chronicle is made once by ``server.simulate`` and cached in
+``$TMPDIR/conteur-bench`` (``--cache``); the first full run takes about 15 minutes longer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import shutil
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.baseline_ws import PROGRAM as BASELINE  # noqa: E402
+from bench.fleet import Device, close_all, connect_all, event_seqs, percentile, run_phase  # noqa: E402
+from bench.harness import ServerProcess, Venue, prepare_venue  # noqa: E402
+
+ms = 1000.0
+
+
+def line(label: str, value: str, base: str = "", ratio: float | None = None, target: str = "") -> None:
+    parts = [f"{label:<44} {value:>16}"]
+    if base:
+        parts.append(f"baseline {base:>12}")
+    if ratio is not None:
+        parts.append(f"ratio {ratio:6.2f}x")
+    if target:
+        parts.append(f"({target})")
+    print("  ".join(parts), flush=True)
+
+
+# -- websockets ------------------------------------------------------------------------
+
+
+async def ws_suite(url: str, venue: Venue, args) -> dict:
+    devices = [Device(url, token, character, venue.session, f"dev-{i}")
+               for i, (character, token) in enumerate(venue.players[:args.devices])]
+    out: dict = {"connect": await connect_all(devices)}
+    await run_phase(devices, rate=min(args.rate, 50), seconds=0.5)  # warm-up
+    out["main"] = await run_phase(devices, args.rate, args.seconds)
+    best = 0.0
+    for rate in args.ramp:
+        phase = await run_phase(devices, rate, args.step)
+        ok = (phase.incomplete == 0 and phase.send_rate >= 0.95 * rate
+              and percentile(phase.fanout, 99) < args.sustained_p99 / ms)
+        out.setdefault("ramp", []).append((rate, phase, ok))
+        if not ok:
+            break
+        best = rate
+    out["sustained"] = best
+    # resync storm: every device drops and comes back K events behind
+    seqs = {d.name: event_seqs(d) for d in devices}
+    short = args.behind + 1 - min(len(s) for s in seqs.values())
+    if short > 0:
+        top_rate = max(best, args.rate)
+        await run_phase(devices, top_rate, short / top_rate + 0.01)
+        seqs = {d.name: event_seqs(d) for d in devices}
+    after = {name: s[-args.behind - 1] for name, s in seqs.items()}
+    await close_all(devices)
+    for d in devices:
+        d.frames, d.n_events, d.n_replies = [], 0, 0
+    out["storm"] = await connect_all(devices, after)
+    got = [d.n_events for d in devices]
+    out["storm_events"] = (min(got), max(got))
+    await close_all(devices)
+    return out
+
+
+def report_ws(ours: dict, base: dict, args) -> None:
+    print(f"\n== websockets: {args.devices} devices, {args.rate:g} commands/s for {args.seconds:g} s "
+          f"(conteur vs bare websockets broadcast server)")
+    line("connect + hello + live, all devices", f"{ours['connect']:.2f} s", f"{base['connect']:.2f} s",
+         ours["connect"] / base["connect"])
+    m, b = ours["main"], base["main"]
+    for label, key, p, target in (
+        ("command -> ack p50", "acks", 50, ""), ("command -> ack p99", "acks", 99, ""),
+        ("fan-out to every device p50", "fanout", 50, ""),
+        ("fan-out to every device p99", "fanout", 99, "target <= 2x"),
+        ("fan-out, each delivery p99", "deliveries", 99, ""),
+    ):
+        v, bv = percentile(getattr(m, key), p), percentile(getattr(b, key), p)
+        line(label, f"{v * ms:.1f} ms", f"{bv * ms:.1f} ms", v / bv if bv else None, target)
+    print(f"  (sent {m.sent} commands at {m.send_rate:.0f}/s; {m.rejected} rejected; "
+          f"{m.incomplete} did not reach every device; baseline: {b.incomplete})")
+    for label, data in (("conteur", ours), ("baseline", base)):
+        steps = ", ".join(f"{rate:g}/s p99 {percentile(ph.fanout, 99) * ms:.0f} ms"
+                          f"{'' if ok else ' (missed)'}" for rate, ph, ok in data.get("ramp", []))
+        print(f"  ramp {label}: {steps}")
+    line("highest sustained rate", f"{ours['sustained']:g} cmd/s", f"{base['sustained']:g} cmd/s",
+         ours["sustained"] / base["sustained"] if base["sustained"] else None,
+         f"fan-out p99 < {args.sustained_p99:g} ms, nothing lost")
+    line(f"resync storm: {args.devices} devices {args.behind} behind", f"{ours['storm']:.2f} s",
+         f"{base['storm']:.2f} s", ours["storm"] / base["storm"], "target < 3 s")
+    print(f"  (events received per device: conteur {ours['storm_events']}, baseline {base['storm_events']})")
+
+
+# -- store -----------------------------------------------------------------------------
+
+
+def chronicle(cache: Path, events: int) -> Path:
+    """A simulated chronicle of about ``events`` events, made once and kept."""
+    from server.simulate import simulate
+    from server.store import SNAPSHOT_VERSION
+
+    cache.mkdir(parents=True, exist_ok=True)
+    db = cache / f"chronicle-{events}-s{SNAPSHOT_VERSION}.db"
+    if not db.exists():
+        print(f"  (making the {events:,}-event chronicle once, in {db})", flush=True)
+        tmp = db.with_suffix(".making")
+        for p in cache.glob(tmp.name + "*"):
+            p.unlink()
+        simulate(str(tmp), events=events, seed=7)
+        tmp.rename(db)
+    return db
+
+
+def replay_figures(db: Path) -> dict:
+    import gc
+
+    from events import game
+    from server.store import SQLiteStore, decode_events
+
+    with SQLiteStore(db) as store:
+        sessions = store.sessions()
+        n = store.head()
+        t = time.perf_counter()
+        for sid in sessions:
+            store.load_state(sid, use_snapshots=False)
+        fold = n / (time.perf_counter() - t)
+        # where the time goes: read, decode, evolve apart (one session at a time)
+        read = decode = evolve = 0.0
+        for sid in sessions:
+            t0 = time.perf_counter()
+            datas = [r[0] for r in store._reader.execute(
+                "SELECT data FROM events WHERE session=? ORDER BY seq", (sid,))]
+            t1 = time.perf_counter()
+            events = decode_events(datas)
+            t2 = time.perf_counter()
+            game.fold(events)
+            t3 = time.perf_counter()
+            read, decode, evolve = read + t1 - t0, decode + t2 - t1, evolve + t3 - t2
+            del datas, events
+            gc.collect()
+    return {"events": n, "sessions": len(sessions), "fold": fold, "read": n / read,
+            "decode": n / decode, "evolve": n / evolve}
+
+
+def startup(db: Path) -> tuple[float, float]:
+    """Seconds from spawning ``conteur serve`` on ``db`` to its first /health answer,
+    with every session's state loaded (the window timers load them at start); twice:
+    the first may write the snapshots the second starts from."""
+    times = []
+    for _ in range(2):
+        server = ServerProcess(db)
+        times.append(server.start(timeout=600))
+        server.stop()
+    return times[0], times[1]
+
+
+def store_figures(folder: Path, args) -> dict:
+    from bench import store as bs
+
+    n_conc = 1000 if args.quick else 20000
+    raw1 = bs.raw_sqlite(folder / "raw1.db", 400 if args.quick else 5000, 1)
+    raw100 = bs.raw_sqlite(folder / "raw100.db", 2000 if args.quick else 100000, 100)
+    conc, mean_batch = bs.store_concurrent(folder / "conc.db", n_conc, 50)
+    st100 = bs.store_batches(folder / "st100.db", 2000 if args.quick else 100000, 100)
+    es_rate, es_replay, _ = bs.eventsourcing_recorder(folder / "es.db", min(n_conc, 5000), 50)
+    return {"raw1": raw1, "raw100": raw100, "conc": conc, "batch": mean_batch, "st100": st100,
+            "es": es_rate, "es_replay": es_replay}
+
+
+def report_store(s: dict, replay: dict, starts: tuple[float, float], empty: float) -> None:
+    print("\n== durable appends (WAL, synchronous=FULL; 50 concurrent appenders)")
+    line("conteur group commit", f"{s['conc']:,.0f} ev/s", f"{s['raw1']:,.0f}/s", s["conc"] / s["raw1"],
+         "vs raw sqlite3 1 row/txn, target >= 3x")
+    line("", "", f"{s['es']:,.0f}/s", s["conc"] / s["es"], "vs eventsourcing recorder, target >= 5x")
+    line("conteur, 100 events per append", f"{s['st100']:,.0f} ev/s", f"{s['raw100']:,.0f}/s",
+         s["st100"] / s["raw100"], "vs raw sqlite3 100 rows/txn, target >= 0.5x")
+    print(f"  (mean group commit {s['batch']:.1f} commands)")
+    print(f"\n== replay and start-up: {replay['events']:,} events in {replay['sessions']} sessions")
+    line("replay, folded from the store", f"{replay['fold']:,.0f} ev/s", f"{s['es_replay']:,.0f}/s",
+         replay["fold"] / s["es_replay"], "vs eventsourcing aggregate replay, target >= 10x")
+    line("", "", "500,000/s", replay["fold"] / 500000, "target >= 1x")
+    print(f"  (read {replay['read']:,.0f}/s, decode {replay['decode']:,.0f}/s, "
+          f"evolve {replay['evolve']:,.0f}/s, each alone)")
+    line("start-up, spawn to /health, with snapshots", f"{starts[1]:.2f} s", f"{empty:.2f} s",
+         starts[1] / empty, "vs the same on an empty chronicle; target < 2 s")
+    print(f"  (first start on this file: {starts[0]:.2f} s)")
+
+
+# -- main ------------------------------------------------------------------------------
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small counts for a CI smoke run")
+    parser.add_argument("--devices", type=int, default=None)
+    parser.add_argument("--rate", type=float, default=200.0, help="commands per second")
+    parser.add_argument("--seconds", type=float, default=None)
+    parser.add_argument("--behind", type=int, default=None, help="K: events each device misses")
+    parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
+    parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
+    parser.add_argument("--skip", default="", help="comma list of: ws, store, replay")
+    args = parser.parse_args()
+    q = args.quick
+    args.devices = args.devices or (20 if q else 300)
+    args.seconds = args.seconds or (1.5 if q else 10.0)
+    args.behind = args.behind or (100 if q else 2000)
+    args.events = args.events or (5000 if q else 1_000_000)
+    args.rate = min(args.rate, 100.0) if q else args.rate
+    args.ramp = [200, 400] if q else [400, 800, 1600, 3200, 6400]
+    args.step = 1.0 if q else 3.0
+    args.sustained_p99 = 250.0
+    skip = set(filter(None, args.skip.split(",")))
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
+          f"Linux {platform.release()}, Python {platform.python_version()}, "
+          f"SQLite {sqlite3.sqlite_version}; server and devices on 127.0.0.1", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        if "ws" not in skip:
+            venue = prepare_venue(folder / "load.db", "night", players=args.devices)
+            with ServerProcess(folder / "load.db") as server:
+                ours = asyncio.run(ws_suite(server.ws_url, venue, args))
+            with ServerProcess(folder / "baseline", program=BASELINE, args=(str(free_port := _port()),),
+                               port=free_port) as server:
+                base = asyncio.run(ws_suite(server.ws_url, venue, args))
+            report_ws(ours, base, args)
+        if "store" not in skip or "replay" not in skip:
+            s = store_figures(folder, args)
+            if "replay" in skip:
+                report_store(s, {"events": 0, "sessions": 0, "fold": float("nan"), "read": 0,
+                                 "decode": 0, "evolve": 0}, (0, 0), 1)
+            else:
+                db = chronicle(Path(args.cache), args.events) if not q else _quick_chronicle(folder, args.events)
+                replay = replay_figures(db)
+                starts = startup(db)
+                empty = ServerProcess(folder / "empty.db")
+                empty_start = empty.start()
+                empty.stop()
+                report_store(s, replay, starts, empty_start)
+
+
+def _port() -> int:
+    from bench.harness import free_port
+
+    return free_port()
+
+
+def _quick_chronicle(folder: Path, events: int) -> Path:
+    from server.simulate import simulate
+
+    db = folder / "quick-chronicle.db"
+    simulate(str(db), events=events, seed=7)
+    return db
+
+
+if __name__ == "__main__":
+    main()
