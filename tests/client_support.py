@@ -39,6 +39,7 @@ class Setup(msgspec.Struct, kw_only=True):
     storyteller: str
     players: dict[str, str]  # character id -> token
     dice: dict[str, tuple[str, str]] = {}  # character id -> (session, token), dice rulesets
+    chronicle_storyteller: str = ""  # a storyteller token for every session (names one at hello)
 
 
 def command(tag: str, **fields):
@@ -74,6 +75,7 @@ def make_chronicle(db: str | Path, *, session: str = SESSION) -> Setup:
             storyteller=tokens.issue("storyteller", session=session, name="Morgane"),
             players={c: tokens.issue("player", character=c, session=session) for c in ("anna", "bruno")},
             dice=dice,
+            chronicle_storyteller=tokens.issue("storyteller", name="Head storyteller"),
         )
     finally:
         store.close()

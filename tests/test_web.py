@@ -67,8 +67,11 @@ class Device:
     def challenge(self, challenge_id: str = "c1"):
         return self.page.locator(f'[data-testid=challenge][data-challenge="{challenge_id}"]')
 
-    def shot(self, name: str) -> Path:
+    def shot(self, name: str, focus=None) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        if focus is not None:  # a CSS selector: the page re-renders, element handles go stale
+            self.page.evaluate("(sel) => { const all = document.querySelectorAll(sel);"
+                               " if (all.length) all[all.length - 1].scrollIntoView({block: 'end'}); }", focus)
         path = ARTIFACTS / f"{name}.png"
         self.page.screenshot(path=str(path), full_page=False)
         return path
@@ -141,6 +144,11 @@ def test_met_challenge_with_a_tie_and_bids_played_by_two_phones(browser, server,
     st.expect(st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')).to_have_count(1)
     resolved = events_of_type(setup.db, "met.challenge_resolved")
     assert [(r["winner"], r["loser"], r["reason"]) for r in resolved] == [("bruno", "anna", "accepted")]
+    # the pages' folds agree with the server's state
+    truth = server.runtime.chronicle.state(setup.session).met.challenges["c1"]
+    for d in (st, anna, bruno):
+        seen = d.page.evaluate("(({status, winner, loser, round}) => ({status, winner, loser, round}))(window.conteur.vm.challenges.c1)")
+        assert seen == {"status": truth.status, "winner": truth.winner, "loser": truth.loser, "round": truth.round}
     bids = {b["character"]: b["value"] for b in events_of_type(setup.db, "met.bid_declared")}
     assert bids == {"anna": 5, "bruno": 7}
     # Anna's phone never held Bruno's bid value (MET-3: told to the storyteller)
@@ -241,7 +249,7 @@ def test_v5_roll_shows_each_die_with_hunger_dice_apart(browser, server, setup):
         assert clara.page.get_by_test_id("willpower").count() == 0  # nothing to reroll
     clara.page.get_by_test_id("rouse").click()
     clara.expect(clara.page.get_by_test_id("roll-result")).to_have_count(2)
-    clara.shot("player-v5-dice-360x740")
+    clara.shot("player-v5-dice-360x740", focus="[data-testid=roll-result]")
     clara.close()
 
 
@@ -257,7 +265,7 @@ def test_action_roll_shows_dplusminus_dice_and_points(browser, server, setup):
     assert result.locator(".die:not(.dpm)").count() == 3  # ACT-3: three action dice
     assert result.locator(".die.dpm").count() == 2  # ACT-6: net bonus 2 -> two D+/-
     jake.expect(result.locator(".words")).to_contain_text("points de succès")
-    jake.shot("player-action-dice-360x740")
+    jake.shot("player-action-dice-360x740", focus="[data-testid=roll-result]")
     jake.close()
 
 
@@ -303,4 +311,35 @@ def test_storyteller_lets_the_server_throw_for_an_antagonist(browser, server, se
     overruled = events_of_type(setup.db, "met.challenge_overruled")
     assert [(o["winner"], o["previous_winner"]) for o in overruled] == [(loser, resolved[0]["winner"])]
     st.close()
+    anna.close()
+
+
+def test_v5_storyteller_sets_hunger_and_the_phone_shows_it(browser, server, setup):
+    # V5-9: Hunger set by a storyteller; a chronicle-wide token names its session in the link
+    session, token = setup.dice["clara"]
+    clara = Device(browser, server.url, token)
+    st = Device(browser, server.url, f"{setup.chronicle_storyteller}&session={session}", viewport=TABLET)
+    row = st.page.locator("form[data-act=set_hunger][data-character=clara]")
+    row.locator("input[name=hunger]").fill("4")
+    row.locator("button[type=submit]").click()
+    clara.expect(clara.page.locator(".character .trait").first).to_contain_text("4")
+    assert [e["hunger"] for e in events_of_type(setup.db, "v5.hunger_set")] == [4]
+    st.close()
+    clara.close()
+
+
+def test_js_fold_keeps_going_past_unknown_and_malformed_events(browser, server, setup):
+    anna = Device(browser, server.url, setup.players["anna"])
+    result = anna.page.evaluate("""async () => {
+        const f = await import('/fold.js');
+        const vm = f.initialView();
+        f.applyEvent(vm, 1, {type: 'session.scene_opened', scene: 's', name: 'Crypt'});
+        f.applyEvent(vm, 2, {type: 'from.the_future', whatever: [1, 2]});
+        f.applyEvent(vm, 3, {type: 'met.throws_revealed', challenge: 'c9', round: 1, throws: null});
+        f.applyEvent(vm, 4, {type: 'met.challenge_issued', challenge: 'c1', kind: 'classic', initiator: 'a', defender: 'b', attribute: 'social'});
+        f.applyEvent(vm, 5, {type: 'session.time_out_called', scope: 'session'});
+        return {scene: vm.scenes.s.name, head: vm.head, log: vm.log.length, errors: vm.log.filter(l => l.error).length,
+                c1: vm.challenges.c1.status, frozen: vm.session.frozen};
+    }""")
+    assert result == {"scene": "Crypt", "head": 5, "log": 5, "errors": 0, "c1": "throwing", "frozen": True}
     anna.close()
