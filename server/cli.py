@@ -114,8 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extra_commands() -> list:
     from server.backup import add_commands as backup_commands
+    from server.export import add_commands as export_commands
 
-    return [backup_commands]
+    return [backup_commands, export_commands]
 
 
 _EXTRA_COMMANDS: list = _extra_commands()

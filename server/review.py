@@ -1,0 +1,493 @@
+"""Dispute review: a session's log made readable and checkable (issue 7).
+
+Pure functions over the store and the views: ``build`` walks a session's rows once,
+folds the true state beside them (to know where each character stood when each event
+happened), and keeps each event in the form ``viewer`` may see (``events.views``), with
+the characters, challenge and scene it concerns and a sentence telling it. Everything
+else (``timeline``, ``challenge_story``, ``scene_steps``, ``disputes``, ``fairness``)
+reads that ``Review``; ``verify`` checks the session's hash chain and fair draws.
+
+A challenge belongs to the scene its initiator (or the character tested) stood in when
+it was issued; an offline record to its recorder's scene when it was recorded; any other
+event to the scene it names, or else to its first character's scene at that moment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any, Iterable
+
+import msgspec
+
+from events import action, game, met, offline, session, views
+from events.game import GameState
+from events.model import STORYTELLER, Actor, Event
+from server.chain import Row, verify_rows
+from server.narrate import Teller, challenge_sentence, offline_sentence, sentence
+from server.store import SQLiteStore, decode_events
+
+_PEOPLE = ("character", "initiator", "defender", "tested", "opponent", "recorder", "winner", "loser",
+           "debtor", "creditor", "cancelled")
+
+
+class Item(msgspec.Struct, kw_only=True, gc=False):
+    """One event of the timeline, in the form the review's viewer may see."""
+
+    seq: int
+    at: str
+    actor: str
+    type: str
+    event: Any  # the viewer's form of the event (an Event)
+    characters: tuple[str, ...] = ()
+    scene: str | None = None
+    challenge: str | None = None  # a Mind's Eye Theatre challenge ("c3") or offline record ("o1")
+    text: str = ""
+    owners: frozenset[str] | None = None  # who saw it whole (None: everyone)
+    sealed: bool = False  # the others saw a sealed form (False: they saw nothing)
+
+
+class Review(msgspec.Struct, kw_only=True):
+    session: str
+    viewer: Actor
+    lang: str
+    items: list[Item]
+    names: dict[str, str]  # character id -> name
+    scenes: dict[str, str]  # scene id -> name, in order of opening
+    state: GameState  # folded from the viewer's own events (the true state for storytellers)
+    rows: list[Row]
+
+    @property
+    def teller(self) -> Teller:
+        return Teller(self.names, self.lang, self.scenes)
+
+    def by_challenge(self, challenge_id: str) -> list[Item]:
+        return [i for i in self.items if i.challenge == challenge_id]
+
+
+def _people(event: Event) -> tuple[str, ...]:
+    found: list[str] = []
+    for field in _PEOPLE:
+        value = getattr(event, field, None)
+        if isinstance(value, str) and value and value != session.STORYTELLER_SIDE and value not in found:
+            found.append(value)
+    for key in getattr(event, "throws", None) or {}:
+        if key not in found and key != session.STORYTELLER_SIDE:
+            found.append(key)
+    return tuple(found)
+
+
+def _challenge_of(event: Event) -> str | None:
+    if isinstance(event, offline._BetweenTwo):
+        return event.record
+    value = getattr(event, "challenge", None)
+    return value if isinstance(value, str) and type(event).__module__ == met.__name__ else None
+
+
+def _where(state: GameState, people: Iterable[str]) -> str | None:
+    for who in people:
+        found = state.session.characters.get(who)
+        if found is not None and found.scene:
+            return found.scene
+    return None
+
+
+def read_session(store: SQLiteStore, session_id: str) -> tuple[list[Row], list[Event]]:
+    rows = store.read_after(session_id, 0)
+    return rows, decode_events([r.data for r in rows])
+
+
+def build(store: SQLiteStore, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en") -> Review:
+    rows, events = read_session(store, session_id)
+    return build_from(session_id, rows, events, viewer, lang)
+
+
+def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Actor = STORYTELLER,
+               lang: str = "en") -> Review:
+    truth = game.initial()
+    seen_state = game.initial()
+    names: dict[str, str] = {}
+    scenes: dict[str, str] = {}
+    challenge_scene: dict[str, str | None] = {}
+    teller = Teller(names, lang, scenes)
+    items: list[Item] = []
+    for row, event in zip(rows, events):
+        if isinstance(event, session.CharacterAdded):
+            names[event.character] = event.name or event.character
+        elif isinstance(event, session.SceneOpened):
+            scenes[event.scene] = event.name or event.scene
+        people = _people(event)
+        challenge = _challenge_of(event)
+        scene = getattr(event, "scene", None)
+        if isinstance(event, met.ChallengeIssued):
+            challenge_scene[event.challenge] = _where(truth, (event.initiator, event.tested or event.defender))
+        elif isinstance(event, offline.OfflineChallengeRecorded):
+            challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
+        if scene is None:
+            scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
+        truth = game.evolve(truth, event)
+        f = views.forms(event)
+        seen = views.pick(f, viewer)
+        if seen is None:
+            continue
+        seen_state = game.evolve(seen_state, seen)
+        items.append(Item(
+            seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
+            scene=scene, challenge=challenge, text=sentence(seen, teller), owners=f.owners,
+            sealed=f.public is not None,
+        ))
+    seen_state = msgspec.structs.replace(seen_state, head=items[-1].seq if items else 0)
+    return Review(session=session_id, viewer=viewer, lang=teller.lang, items=items, names=names,
+                  scenes=scenes, state=seen_state, rows=rows)
+
+
+# ---------------------------------------------------------------- timeline
+
+
+def _session_wide(item: Item) -> bool:
+    e = item.event
+    return isinstance(e, (session.TimeOutCalled, session.TimeOutEnded)) and e.scope == "session" or isinstance(
+        e, (session.TimeSkipped, session.SessionOpened, session.SessionClosed))
+
+
+def matches(item: Item, *, character: str | None = None, challenge: str | None = None,
+            scene: str | None = None, type: str | None = None) -> bool:
+    if character and character not in item.characters:
+        return False
+    if challenge and item.challenge != challenge:
+        return False
+    if scene and item.scene != scene and not _session_wide(item):
+        return False  # a Time Out of the whole session stops every scene: it stays in
+    if type and not (item.type == type or item.type.startswith(type.rstrip(".") + ".")):
+        return False
+    return True
+
+
+def timeline(review: Review, **filters) -> list[Item]:
+    """The items matching every filter given (character, challenge, scene, type; a type
+    filter may be a module prefix such as ``met`` or ``offline``)."""
+    return [i for i in review.items if matches(i, **filters)]
+
+
+# ---------------------------------------------------------------- challenges
+
+
+class Seen(msgspec.Struct, frozen=True, kw_only=True):
+    whole: list[str]  # names, "storytellers" first
+    sealed: list[str]  # saw a sealed form
+    hidden: list[str]  # saw nothing
+
+
+def seen_by(review: Review, item: Item) -> Seen:
+    """Who saw this event, and in which form, when it was sent."""
+    everyone = [review.names[c] for c in review.names] + ["observers"]
+    if item.owners is None:
+        return Seen(whole=["storytellers"] + everyone, sealed=[], hidden=[])
+    whole = ["storytellers"] + [review.names.get(c, c) for c in item.owners if c in review.names]
+    others = [n for n in everyone if n not in whole]
+    return Seen(whole=whole, sealed=others if item.sealed else [], hidden=[] if item.sealed else others)
+
+
+class Step(msgspec.Struct, kw_only=True):
+    seq: int
+    at: str
+    actor: str
+    type: str
+    text: str
+    seen: Seen
+    event: Any
+
+
+class Story(msgspec.Struct, kw_only=True):
+    id: str
+    kind: str  # met | offline
+    sentence: str
+    scene: str | None
+    sides: list[str]
+    status: str
+    winner: str | None
+    loser: str | None
+    reason: str
+    disputed: bool
+    ruled: bool
+    first_seq: int
+    last_seq: int
+    steps: list[Step]
+
+
+def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | None:
+    if not items:
+        return None
+    t = review.teller
+    first = items[0].event
+    steps = [Step(seq=i.seq, at=i.at, actor=i.actor, type=i.type, text=i.text, seen=seen_by(review, i),
+                  event=i.event) for i in items]
+    if isinstance(first, offline.OfflineChallengeRecorded):
+        record = review.state.offline.records.get(challenge_id)
+        text = offline_sentence(first, t)
+        status = record.status if record else "recorded"
+        return Story(id=challenge_id, kind="offline", sentence=text, scene=items[0].scene,
+                     sides=[first.recorder, first.opponent], status=status,
+                     winner=record.winner if record else first.winner, loser=record.loser if record else None,
+                     reason=(record.ruling or record.dispute) if record else "",
+                     disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
+                     ruled=status == "ruled", first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+    ch = review.state.met.get(challenge_id)
+    if ch is None:
+        return None
+    overruled = any(isinstance(i.event, met.ChallengeOverruled) for i in items)
+    return Story(id=challenge_id, kind="met", sentence=challenge_sentence((i.event for i in items), t),
+                 scene=items[0].scene, sides=list(ch.sides), status=ch.status, winner=ch.winner, loser=ch.loser,
+                 reason=ch.reason, disputed=overruled, ruled=overruled or ch.status == "cancelled",
+                 first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+
+
+def challenge_story(review: Review, challenge_id: str) -> Story | None:
+    """The whole story of one challenge (or offline record): its sentence, outcome and
+    every step with who saw what; None when the viewer sees no such challenge."""
+    return _summary(review, challenge_id, review.by_challenge(challenge_id))
+
+
+def stories(review: Review) -> list[Story]:
+    grouped: dict[str, list[Item]] = {}
+    for item in review.items:
+        if item.challenge:
+            grouped.setdefault(item.challenge, []).append(item)
+    out = [_summary(review, cid, items) for cid, items in grouped.items()]
+    return [s for s in out if s is not None]
+
+
+def disputes(review: Review, all_stories: list[Story] | None = None) -> list[Story]:
+    """Disputed items first: offline records disputed and not yet ruled, awaiting an
+    answer, then every ruled, overruled or cancelled challenge, newest first."""
+    all_stories = stories(review) if all_stories is None else all_stories
+
+    def rank(s: Story) -> tuple[int, int]:
+        if s.kind == "offline" and s.status == "disputed":
+            return (0, -s.last_seq)
+        if s.kind == "offline" and s.status == "recorded":
+            return (1, -s.last_seq)
+        return (2, -s.last_seq)
+
+    flagged = [s for s in all_stories if s.disputed or s.ruled or (s.kind == "offline" and s.status == "recorded")]
+    return sorted(flagged, key=rank)
+
+
+# ---------------------------------------------------------------- scene slider
+
+
+class SceneView(msgspec.Struct, kw_only=True):
+    seq: int
+    at: str
+    text: str
+    name: str
+    open: bool
+    frozen: bool  # the scene's own Time Out, or the whole session's
+    turn: int
+    game_seconds: int
+    characters: list[dict]
+    challenges: list[dict]
+
+
+def _scene_view(state: GameState, scene_id: str, item: Item, names: dict[str, str]) -> SceneView:
+    s = state.session
+    scene = s.scenes.get(scene_id)
+    present = [c for c in s.characters.values() if c.scene == scene_id]
+    ids = {c.id for c in present}
+    challenges = []
+    for ch in state.met.challenges.values():
+        if ch.initiator in ids or ch.defender in ids or (ch.tested in ids):
+            challenges.append({
+                "id": ch.id, "kind": ch.kind, "initiator": names.get(ch.initiator, ch.initiator),
+                "defender": names.get(ch.defender, ch.defender), "attribute": ch.attribute, "status": ch.status,
+                "round": ch.round, "throws": {names.get(k, k): v for k, v in ch.throws.items()},
+                "bids": {names.get(k, k): v for k, v in ch.bids.items()},
+                "winner": names.get(ch.winner, ch.winner) if ch.winner else None, "reason": ch.reason,
+            })
+    return SceneView(
+        seq=item.seq, at=item.at, text=item.text, name=scene.name if scene else scene_id,
+        open=bool(scene and scene.open), frozen=bool(s.frozen or (scene and scene.frozen)), turn=s.turn,
+        game_seconds=s.game_seconds,
+        characters=[{"id": c.id, "name": c.name, "out_of_game": c.out_of_game, "no_sheet": c.no_sheet}
+                    for c in present],
+        challenges=challenges[-12:],
+    )
+
+
+def scene_steps(review: Review, scene_id: str) -> list[SceneView]:
+    """The scene's state after each event that concerns it, in order: the slider.
+
+    Folded from the viewer's own events, so a player's slider holds no sealed throw."""
+    state = game.initial()
+    out = []
+    for item in review.items:
+        state = game.evolve(state, item.event)
+        if matches(item, scene=scene_id):
+            out.append(_scene_view(state, scene_id, item, review.names))
+    return out
+
+
+def state_at(review: Review, seq: int) -> GameState:
+    """The state folded from the viewer's events up to ``seq`` (inclusive)."""
+    state = game.fold(i.event for i in review.items if i.seq <= seq)
+    return msgspec.structs.replace(state, head=max((i.seq for i in review.items if i.seq <= seq), default=0))
+
+
+# ---------------------------------------------------------------- chain
+
+
+class Verification(msgspec.Struct, kw_only=True):
+    ok: bool
+    events: int
+    first_bad_seq: int | None = None
+    reason: str = ""
+    closed: bool = False  # the seed is revealed: draws were recomputed
+    draws_checked: int = 0
+    text: str = ""
+
+
+def verify(rows: list[Row], path: str = "") -> Verification:
+    """The session's hash chain, then (once its seed is revealed) every fair draw."""
+    from server.verify import Report, check_draws
+
+    count, broken = verify_rows(rows)
+    if broken is not None:
+        return Verification(ok=False, events=count, first_bad_seq=broken.seq, reason=broken.reason,
+                            text=str(broken))
+    report = Report(path=path, source="log", events=count)
+    check_draws(rows, report)
+    if report.bad_draw is not None:
+        return Verification(ok=False, events=count, first_bad_seq=report.bad_draw.seq,
+                            reason=report.bad_draw.reason, text=report.bad_draw.reason)
+    return Verification(ok=True, events=count, closed=report.sessions_checked > 0,
+                        draws_checked=report.draws_checked, text="hash chain intact")
+
+
+# ---------------------------------------------------------------- fairness
+
+
+class Bars(msgspec.Struct, kw_only=True):
+    """Observed counts of each face against the uniform share."""
+
+    label: str
+    faces: list[str]
+    counts: list[int]
+    total: int
+    expected: float  # the uniform count per face
+    chi_square: float
+    df: int
+    p_value: float | None  # Wilson-Hilferty approximation; None when too few draws
+
+
+class Tally(msgspec.Struct, kw_only=True):
+    character: str
+    name: str
+    won: int = 0
+    lost: int = 0
+    offline_won: int = 0
+    offline_lost: int = 0
+    contests_won: int = 0  # action-dice oppositions (ACT-12)
+    contests_lost: int = 0
+
+
+class Fairness(msgspec.Struct, kw_only=True):
+    dice: list[Bars]
+    throws: Bars | None
+    tallies: list[Tally]
+
+
+def p_value(chi2: float, df: int) -> float:
+    """Upper tail of chi-square by Wilson-Hilferty: good to ~1e-3 for df >= 1."""
+    if df <= 0:
+        return 1.0
+    h = 2 / (9 * df)
+    z = ((chi2 / df) ** (1 / 3) - (1 - h)) / math.sqrt(h)
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def bars(label: str, faces: list[str], observed: Counter) -> Bars:
+    total = sum(observed.get(f, 0) for f in faces)
+    counts = [observed.get(f, 0) for f in faces]
+    expected = total / len(faces) if faces else 0.0
+    chi2 = sum((c - expected) ** 2 / expected for c in counts) if expected else 0.0
+    df = len(faces) - 1
+    enough = expected >= 5  # Pearson's rule of thumb
+    return Bars(label=label, faces=faces, counts=counts, total=total, expected=expected,
+                chi_square=round(chi2, 4), df=df, p_value=round(p_value(chi2, df), 4) if enough else None)
+
+
+DIE_LABELS = {3: "d3 (server throws)", 6: "d6 (D+/-)", 8: "d8", 10: "d10"}
+
+
+def fairness(review: Review) -> Fairness:
+    """Every die face and every throw the viewer saw, against the uniform share (FAIR-2
+    proves each draw; this shows the evening's spread), and per-character tallies."""
+    faces: dict[int, Counter] = {}
+    throws: Counter = Counter()
+    contests: list[tuple[str, str]] = []
+    for item in review.items:
+        for record in getattr(item.event, "draws", None) or ():
+            faces.setdefault(record.sides, Counter())[str(record.face)] += 1
+        if isinstance(item.event, met.ThrowsRevealed):
+            throws.update(item.event.throws.values())
+        elif isinstance(item.event, action.OppositionSettled):
+            loser = item.event.defender if item.event.winner == item.event.initiator else item.event.initiator
+            contests.append((item.event.winner, loser))
+    dice = [bars(DIE_LABELS.get(sides, f"d{sides}"), [str(f) for f in range(1, sides + 1)], c)
+            for sides, c in sorted(faces.items())]
+    choices = ["rock", "paper", "scissors"]
+    throw_bars = bars("throws", choices, throws) if throws else None
+    if throw_bars is not None and throws.get("bomb"):
+        throw_bars.label = f"throws ({throws['bomb']} bomb not counted)"
+    tallies = {c: Tally(character=c, name=n) for c, n in review.names.items()}
+
+    def count(winner: str | None, loser: str | None, won: str, lost: str) -> None:
+        if winner in tallies:
+            setattr(tallies[winner], won, getattr(tallies[winner], won) + 1)
+        if loser in tallies:
+            setattr(tallies[loser], lost, getattr(tallies[loser], lost) + 1)
+
+    for ch in review.state.met.challenges.values():
+        if ch.status == "resolved":
+            count(ch.winner, ch.loser, "won", "lost")
+    for record in review.state.offline.records.values():
+        if record.status in ("confirmed", "ruled"):
+            count(record.winner, record.loser, "offline_won", "offline_lost")
+    for winner, loser in contests:
+        count(winner, loser, "contests_won", "contests_lost")
+    return Fairness(dice=dice, throws=throw_bars, tallies=list(tallies.values()))
+
+
+# ---------------------------------------------------------------- the page's bundle
+
+
+def item_dict(item: Item) -> dict:
+    return {
+        "seq": item.seq, "at": item.at, "actor": item.actor, "type": item.type, "text": item.text,
+        "characters": list(item.characters), "scene": item.scene, "challenge": item.challenge,
+        "event": msgspec.to_builtins(item.event),
+    }
+
+
+def bundle(review: Review) -> dict:
+    """Everything the review page shows, in one answer."""
+    all_stories = stories(review)
+    s = review.state.session
+    return {
+        "session": review.session, "name": s.name, "chronicle": s.chronicle, "scenario": s.scenario,
+        "status": s.status, "head": review.state.head, "lang": review.lang,
+        "viewer": msgspec.to_builtins(review.viewer),
+        "characters": review.names, "scenes": review.scenes,
+        "types": sorted({i.type for i in review.items}),
+        "verification": msgspec.to_builtins(verify(review.rows)),
+        "disputes": [s.id for s in disputes(review, all_stories)],
+        "challenges": [msgspec.to_builtins(_brief(st)) for st in all_stories],
+        "fairness": msgspec.to_builtins(fairness(review)),
+        "items": [item_dict(i) for i in review.items],
+    }
+
+
+def _brief(story: Story) -> dict:
+    out = msgspec.structs.asdict(story)
+    out.pop("steps")
+    return out
