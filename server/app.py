@@ -88,8 +88,9 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
                 store.close()
 
     from server.http_api import CONTROLLERS
+    from server.http_review import ReviewController
 
-    handlers: list = [health, ws_endpoint, *CONTROLLERS]
+    handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController]
     if web_dir is not None and Path(web_dir).is_dir():
         handlers.append(create_static_files_router(
             path="/", directories=[Path(web_dir)], html_mode=True, name="web",
