@@ -191,14 +191,15 @@ function render() {
 }
 
 function header() {
-  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline"), refused: t("refused") }[app.status];
+  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"), refused: t("refused_short") }[app.status];
+  const note = app.status === "offline" ? t("offline") : app.status === "refused" ? t("refused") : "";
   const who = isStoryteller() ? t("storyteller") : (me() ? nameOf(me()) : "");
   return `<header class="bar">
     <span class="who">${esc(who)}</span>
     <span class="clock">${esc(t("turn"))} ${app.vm.session.turn}</span>
     <span id="conn" class="conn ${app.status}" role="status" aria-live="polite" data-testid="conn"
-      aria-label="${esc(label)}"><span class="dot" aria-hidden="true"></span>${esc(label)}</span>
-  </header>`;
+      aria-label="${esc(note || label)}"><span class="dot" aria-hidden="true"></span>${esc(label)}</span>
+  </header>${note ? `<p class="conn-note" data-testid="conn-note">${esc(note)}</p>` : ""}`;
 }
 
 function freezeOverlay() {
@@ -315,8 +316,10 @@ function challengeCard(c) {
     if (move === "bid") body += concedeButton(c);
   } else if (move === "window") {
     body = windowPrompts(c);
-  } else if (c.status === "window" || c.status === "overbid") {
-    body = `<p class="muted">${esc(t("waiting_others"))}</p>`;
+  } else if (queuedMove(c)) {
+    const q = queuedMove(c);
+    body = `<p class="queued-move">${esc(t(q.command.type === "throw" ? "your_throw" : q.command.type))}: ${esc(q.command.choice ? t(q.command.choice) : q.command.value ?? "")}
+      <span class="badge">${esc(t("queued"))}</span></p>`;
   } else {
     body = `<p class="muted">${esc(t("waiting_others"))}</p>`;
   }
@@ -326,6 +329,10 @@ function challengeCard(c) {
     ${revealedLine(c)}
     ${body}
   </article>`;
+}
+
+function queuedMove(c) {
+  return app.queued.find((e) => e.command.challenge === c.id && e.command.character === me());
 }
 
 function concedeButton(c) {
@@ -599,7 +606,7 @@ function summary(e) {
 function outboxView() {
   if (!app.queued.length) return "";
   return `<section class="card outbox" aria-labelledby="h-ob"><h2 id="h-ob">${esc(t("outbox"))}</h2><ul>
-    ${app.queued.map((e) => `<li data-testid="queued" data-command="${esc(e.command.type)}">${esc(e.command.type)} ${esc(e.command.choice || e.command.value || "")} <span class="badge">${esc(t("queued"))}</span></li>`).join("")}
+    ${app.queued.map((e) => `<li data-testid="queued" data-command="${esc(e.command.type)}">${esc(t(`cmd_${e.command.type}`))} ${esc(e.command.choice ? t(e.command.choice) : e.command.value ?? "")} <span class="badge">${esc(t("queued"))}</span></li>`).join("")}
   </ul></section>`;
 }
 

@@ -8,7 +8,7 @@ const en = {
   join_link: "Join link",
   online: "Online",
   connecting: "Connecting…",
-  offline: "Offline: your actions are queued", refused: "This link is no longer valid: ask a storyteller",
+  offline_short: "Offline", refused_short: "Refused", offline: "Offline: your actions are queued", refused: "This link is no longer valid: ask a storyteller",
   freeze: "TIME OUT",
   freeze_help: "Stop. Wait for a storyteller to resume play.",
   character: "Character",
@@ -58,6 +58,9 @@ const en = {
   log: "Log", out_of_game: "Out of game", back_in_game: "Back in game",
   frozen: "frozen", closed: "closed", characters: "Characters",
   you: "you", none: "—", close: "Close",
+  cmd_throw: "Throw", cmd_bid: "Bid", cmd_challenge: "Challenge", cmd_accept: "Accept", cmd_retest: "Retest",
+  cmd_overbid: "Overbid", cmd_concede: "Concede", cmd_roll_pool: "Dice roll", cmd_rouse: "Rouse check",
+  cmd_roll_action: "Action roll", cmd_willpower_reroll: "Willpower reroll",
   leave: "Leave this device", lang: "Language",
 };
 
@@ -69,7 +72,7 @@ const fr = {
   join_link: "Lien d'accès",
   online: "En ligne",
   connecting: "Connexion…",
-  offline: "Hors ligne : vos actions attendent", refused: "Ce lien n'est plus valable : demandez à un conteur",
+  offline_short: "Hors ligne", refused_short: "Refusé", offline: "Hors ligne : vos actions attendent", refused: "Ce lien n'est plus valable : demandez à un conteur",
   freeze: "TEMPS MORT",
   freeze_help: "Arrêtez-vous. Attendez qu'un conteur relance le jeu.",
   character: "Personnage",
@@ -119,6 +122,9 @@ const fr = {
   log: "Journal", out_of_game: "Hors jeu", back_in_game: "Retour en jeu",
   frozen: "gelée", closed: "fermée", characters: "Personnages",
   you: "vous", none: "—", close: "Fermer",
+  cmd_throw: "Signe", cmd_bid: "Enchère", cmd_challenge: "Défi", cmd_accept: "Accepter", cmd_retest: "Nouveau test",
+  cmd_overbid: "Surenchère", cmd_concede: "Abandon", cmd_roll_pool: "Jet de dés", cmd_rouse: "Test d'éveil",
+  cmd_roll_action: "Jet d'action", cmd_willpower_reroll: "Relance de Volonté",
   leave: "Quitter cet appareil", lang: "Langue",
 };
 

@@ -1,0 +1,405 @@
+// The storyteller's review page (issue 7): disputes first, every challenge with its
+// whole story, the timeline with filters, a slider stepping a scene event by event,
+// the chain's verification and the fairness panel. Everything comes from
+// GET /sessions/{session}/review (one bundle) and, per challenge or scene, its own
+// endpoint; the sentences are made by the server in the chosen language.
+//
+// Address: review.html#join=TOKEN&session=ID[&challenge=c3]. The token is kept in this
+// tab's sessionStorage and removed from the address bar (it never goes in a URL the
+// server sees); without one, the phone app's stored token is tried.
+
+const UI = {
+  en: {
+    loading: "Loading…", verified: "Log verified", broken: "LOG ALTERED at #{seq}", events: "events",
+    draws: "draws recomputed", disputes: "Disputed and ruled first", none: "Nothing disputed.",
+    challenges: "Challenges", timeline: "Timeline", slider: "Scene, event by event", fairness: "Fairness",
+    character: "Character", challenge: "Challenge", scene: "Scene", type: "Event type", all: "all",
+    winner: "Winner", loser: "Loser", status: "Status", why: "Why", story: "Story", seen: "Who saw what",
+    whole: "whole", sealed: "sealed", hidden: "nothing", back: "← back to the review", won: "won", lost: "lost",
+    offline: "offline", contests: "contests", expected: "expected", total: "total", p: "p",
+    rule: "Rule", reason: "Reason", ruleIt: "Record the ruling", present: "Present", frozen: "TIME OUT",
+    open: "open", closed: "closed", noScene: "No scene.", token: "Storyteller token", session: "Session",
+    tallies: "Challenges won and lost", step: "Step", of: "of", language: "Language", at: "at",
+    failed: "Could not load the review", notFound: "No such challenge",
+  },
+  fr: {
+    loading: "Chargement…", verified: "Journal vérifié", broken: "JOURNAL ALTÉRÉ à n°{seq}", events: "événements",
+    draws: "tirages recalculés", disputes: "Contestations et décisions d'abord", none: "Aucune contestation.",
+    challenges: "Défis", timeline: "Chronologie", slider: "La scène, événement par événement", fairness: "Équité",
+    character: "Personnage", challenge: "Défi", scene: "Scène", type: "Type d'événement", all: "tous",
+    winner: "Gagnant", loser: "Perdant", status: "État", why: "Pourquoi", story: "Déroulé", seen: "Qui a vu quoi",
+    whole: "en entier", sealed: "scellé", hidden: "rien", back: "← retour à la revue", won: "gagnés", lost: "perdus",
+    offline: "hors ligne", contests: "oppositions", expected: "attendu", total: "total", p: "p",
+    rule: "Trancher", reason: "Motif", ruleIt: "Enregistrer la décision", present: "Présents", frozen: "TEMPS MORT",
+    open: "ouverte", closed: "fermée", noScene: "Aucune scène.", token: "Jeton du conteur", session: "Session",
+    tallies: "Défis gagnés et perdus", step: "Étape", of: "sur", language: "Langue", at: "à",
+    failed: "Impossible de charger la revue", notFound: "Défi inconnu",
+  },
+};
+
+const app = { token: "", session: "", lang: "en", bundle: null, filters: {}, steps: {}, sceneId: "" };
+const t = (key, vars = {}) => (UI[app.lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => vars[k] ?? "");
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c.nodeType ? c : String(c));
+  return el;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, v);
+  for (const c of children) el.append(c.nodeType ? c : document.createTextNode(String(c)));
+  return el;
+}
+
+function params() {
+  return new URLSearchParams(location.hash.replace(/^#/, ""));
+}
+
+function setHash(changes) {
+  const p = params();
+  for (const [k, v] of Object.entries(changes)) if (v) p.set(k, v); else p.delete(k);
+  location.hash = p.toString();
+}
+
+async function api(path, options = {}) {
+  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}${path}`, {
+    ...options, headers: { Authorization: `Bearer ${app.token}`, ...(options.headers || {}) },
+  });
+  if (!res.ok) {
+    let detail = res.statusText;
+    try { detail = (await res.json()).detail || detail; } catch (err) { /* not JSON */ }
+    throw Object.assign(new Error(detail), { status: res.status });
+  }
+  return res.json();
+}
+
+function takeToken() {
+  const p = params();
+  const token = p.get("join") || p.get("token");
+  if (token) {
+    sessionStorage.setItem("conteur.review.token", token);
+    p.delete("join");
+    p.delete("token");
+    history.replaceState(null, "", `${location.pathname}${location.search}#${p.toString()}`);
+  }
+  app.token = sessionStorage.getItem("conteur.review.token") || localStorage.getItem("conteur.token") || "";
+  app.session = p.get("session") || localStorage.getItem("conteur.session") || "";
+  app.lang = p.get("lang") || localStorage.getItem("conteur.review.lang") || (navigator.language || "en").slice(0, 2);
+  if (!UI[app.lang]) app.lang = "en";
+}
+
+function name(id) {
+  if (!id) return "—";
+  if (id === "storyteller") return app.lang === "fr" ? "le conteur" : "the storyteller";
+  return (app.bundle && app.bundle.characters[id]) || id;
+}
+
+function time(at) {
+  return (at || "").slice(11, 19);
+}
+
+// ---------------------------------------------------------------- header
+
+function renderHeader() {
+  const b = app.bundle;
+  document.documentElement.lang = app.lang;
+  document.getElementById("title").textContent = `${b.name || b.session} — ${b.status}`;
+  document.getElementById("lang").value = app.lang;
+  const v = b.verification;
+  const badge = document.getElementById("verify");
+  badge.dataset.ok = v.ok ? "true" : "false";
+  badge.className = `badge ${v.ok ? "ok" : "ko"}`;
+  badge.textContent = v.ok
+    ? `✔ ${t("verified")}: ${v.events} ${t("events")}${v.closed ? `, ${v.draws_checked} ${t("draws")}` : ""}`
+    : `✘ ${t("broken", { seq: v.first_bad_seq })}: ${v.reason}`;
+  const nav = document.getElementById("exports");
+  nav.replaceChildren(...["html", "md", "jsonl", "csv"].map((f) =>
+    h("button", { type: "button", class: "link", "data-format": f, onclick: () => download(f) }, f)));
+}
+
+async function download(format) {
+  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/export?format=${format}&lang=${app.lang}&download=true`,
+    { headers: { Authorization: `Bearer ${app.token}` } });
+  const blob = await res.blob();
+  const url = URL.createObjectURL(blob);
+  const a = h("a", { href: url, download: `${app.session}.${format === "html" || format === "md" ? `${app.lang}.` : ""}${format}` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+// ---------------------------------------------------------------- overview
+
+function challengeRow(c) {
+  const flag = c.kind === "offline" ? t("offline") : c.id;
+  return h("li", { class: `challenge ${c.disputed ? "disputed" : ""} ${c.status}`, "data-testid": "challenge-link", "data-challenge": c.id },
+    h("a", { href: `#session=${encodeURIComponent(app.session)}&challenge=${encodeURIComponent(c.id)}` }, h("b", {}, c.id)),
+    " ", h("span", { class: "sentence" }, c.sentence),
+    " ", h("span", { class: `pill ${c.status}` }, c.kind === "offline" ? `${flag} · ${c.status}` : c.status),
+    c.winner ? h("span", { class: "winner" }, ` ${t("winner")}: ${name(c.winner)}`) : null);
+}
+
+function renderDisputes() {
+  const b = app.bundle;
+  const byId = Object.fromEntries(b.challenges.map((c) => [c.id, c]));
+  const list = b.disputes.map((id) => byId[id]).filter(Boolean);
+  return h("section", { id: "disputes", "data-testid": "disputes" },
+    h("h2", {}, t("disputes")),
+    list.length ? h("ol", { class: "challenges" }, list.map(challengeRow)) : h("p", { class: "muted" }, t("none")));
+}
+
+function renderChallenges() {
+  return h("section", { id: "challenges" }, h("h2", {}, t("challenges")),
+    h("ol", { class: "challenges" }, app.bundle.challenges.map(challengeRow)));
+}
+
+function select(key, label, options) {
+  const current = app.filters[key] || "";
+  return h("label", {}, label,
+    h("select", { "data-filter": key, onchange: (e) => { app.filters[key] = e.target.value; renderTimeline(); } },
+      h("option", { value: "" }, t("all")),
+      options.map(([value, text]) => h("option", { value, selected: value === current }, text))));
+}
+
+function filtered() {
+  const f = app.filters;
+  const wide = (i) => ["session.time_out_called", "session.time_out_ended"].includes(i.type) && i.event.scope === "session";
+  return app.bundle.items.filter((i) =>
+    (!f.character || i.characters.includes(f.character)) &&
+    (!f.challenge || i.challenge === f.challenge) &&
+    (!f.scene || i.scene === f.scene || wide(i)) &&
+    (!f.type || i.type === f.type || i.type.startsWith(`${f.type}.`)));
+}
+
+function renderTimeline() {
+  const b = app.bundle;
+  const modules = [...new Set(b.types.map((x) => x.split(".")[0]))].filter((m) => !b.types.includes(m));
+  const box = document.getElementById("timeline") || h("section", { id: "timeline" });
+  const items = filtered();
+  box.replaceChildren(
+    h("h2", {}, `${t("timeline")} (${items.length})`),
+    h("div", { class: "filters" },
+      select("character", t("character"), Object.entries(b.characters)),
+      select("challenge", t("challenge"), b.challenges.map((c) => [c.id, c.id])),
+      select("scene", t("scene"), Object.entries(b.scenes)),
+      select("type", t("type"), [...modules.map((m) => [m, `${m}.*`]), ...b.types.map((x) => [x, x])])),
+    h("ol", { class: "timeline", "data-testid": "timeline" }, items.map((i) =>
+      h("li", { "data-seq": i.seq, "data-type": i.type, class: i.type.replace(/[^a-z_]/g, "-") },
+        h("span", { class: "seq" }, `#${i.seq}`), h("span", { class: "time" }, time(i.at)),
+        h("span", { class: "text" }, i.text),
+        i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${i.challenge}` }, i.challenge) : null))));
+  return box;
+}
+
+// ---------------------------------------------------------------- the scene slider
+
+async function loadScene(sceneId) {
+  app.sceneId = sceneId;
+  if (sceneId && !app.steps[sceneId]) app.steps[sceneId] = await api(`/review/scenes/${encodeURIComponent(sceneId)}/steps?lang=${app.lang}`);
+  renderSlider();
+}
+
+function renderSceneState(step) {
+  if (!step) return h("p", { class: "muted" }, t("noScene"));
+  return h("div", { class: "scene-state", "data-testid": "scene-state", "data-seq": step.seq },
+    h("p", { class: "step-text" }, h("b", {}, `#${step.seq} ${time(step.at)} `), step.text),
+    h("p", {}, h("b", {}, step.name), ` · ${step.open ? t("open") : t("closed")}`,
+      step.frozen ? h("span", { class: "pill frozen", "data-testid": "scene-frozen" }, t("frozen")) : null),
+    h("p", {}, `${t("present")}: ${step.characters.map((c) => c.name + (c.out_of_game ? " (HJ)" : "")).join(", ") || "—"}`),
+    h("ul", { class: "scene-challenges" }, step.challenges.map((c) =>
+      h("li", { "data-challenge": c.id },
+        `${c.id} ${c.initiator} → ${c.defender} (${c.attribute || c.kind}) · ${c.status} · round ${c.round}`,
+        Object.keys(c.throws).length ? ` · ${Object.entries(c.throws).map(([k, v]) => `${k}: ${v || "?"}`).join(", ")}` : "",
+        Object.keys(c.bids).length ? ` · bids ${Object.entries(c.bids).map(([k, v]) => `${k}: ${v ?? "?"}`).join(", ")}` : "",
+        c.winner ? ` · ${t("winner")}: ${c.winner}` : ""))));
+}
+
+function renderSlider() {
+  const b = app.bundle;
+  const box = document.getElementById("slider") || h("section", { id: "slider" });
+  const steps = app.steps[app.sceneId] || [];
+  const index = Math.min(app.stepIndex ?? steps.length - 1, steps.length - 1);
+  const state = h("div", { id: "scene-state" }, renderSceneState(steps[index]));
+  const counter = h("span", { id: "step-count" }, steps.length ? `${t("step")} ${index + 1} ${t("of")} ${steps.length}` : "");
+  const range = h("input", {
+    type: "range", min: 0, max: Math.max(0, steps.length - 1), value: Math.max(0, index), "data-testid": "scene-slider",
+    "aria-label": t("slider"), disabled: !steps.length,
+    oninput: (e) => {
+      app.stepIndex = Number(e.target.value);
+      counter.textContent = `${t("step")} ${app.stepIndex + 1} ${t("of")} ${steps.length}`;
+      state.replaceChildren(renderSceneState(steps[app.stepIndex]));
+    },
+  });
+  box.replaceChildren(h("h2", {}, t("slider")),
+    h("div", { class: "filters" },
+      h("label", {}, t("scene"), h("select", { "data-testid": "scene-select", onchange: (e) => { app.stepIndex = undefined; loadScene(e.target.value); } },
+        Object.entries(b.scenes).map(([id, n]) => h("option", { value: id, selected: id === app.sceneId }, n))))),
+    h("div", { class: "slider-row" }, range, counter), state);
+  return box;
+}
+
+// ---------------------------------------------------------------- fairness
+
+function chart(bars) {
+  const w = 44 * bars.faces.length + 40, hgt = 160, base = 130;
+  const top = Math.max(bars.expected, ...bars.counts, 1);
+  const y = (v) => base - (v / top) * 110;
+  const svg = s("svg", { viewBox: `0 0 ${w} ${hgt}`, width: w, height: hgt, role: "img", class: "chart",
+    "aria-label": `${bars.label}: ${bars.faces.map((f, i) => `${f} ${bars.counts[i]}`).join(", ")}; ${t("expected")} ${bars.expected.toFixed(1)}` });
+  bars.faces.forEach((face, i) => {
+    const x = 30 + i * 44;
+    const c = bars.counts[i];
+    svg.append(s("rect", { x, y: y(c), width: 30, height: base - y(c), class: "bar", "data-face": face, "data-count": c }));
+    svg.append(s("text", { x: x + 15, y: base + 14, "text-anchor": "middle", class: "face" }, face.length > 2 ? face.slice(0, 3) : face));
+    svg.append(s("text", { x: x + 15, y: y(c) - 3, "text-anchor": "middle", class: "count" }, c));
+  });
+  svg.append(s("line", { x1: 24, x2: w - 4, y1: y(bars.expected), y2: y(bars.expected), class: "expected" }));
+  svg.append(s("text", { x: 2, y: y(bars.expected) + 4, class: "face" }, bars.expected.toFixed(1)));
+  return h("figure", { class: "bars", "data-testid": "fairness-chart", "data-label": bars.label }, svg,
+    h("figcaption", {}, `${bars.label}: ${t("total")} ${bars.total}, ${t("expected")} ${bars.expected.toFixed(1)} / face, χ² ${bars.chi_square} (df ${bars.df})${bars.p_value === null ? "" : `, ${t("p")} = ${bars.p_value}`}`));
+}
+
+function renderFairness() {
+  const f = app.bundle.fairness;
+  const charts = [...(f.throws ? [f.throws] : []), ...f.dice].map(chart);
+  return h("section", { id: "fairness", "data-testid": "fairness" }, h("h2", {}, t("fairness")),
+    h("div", { class: "charts" }, charts.length ? charts : h("p", { class: "muted" }, "—")),
+    h("h3", {}, t("tallies")),
+    h("table", { class: "tallies", "data-testid": "tallies" },
+      h("thead", {}, h("tr", {}, h("th", {}, t("character")), h("th", {}, t("won")), h("th", {}, t("lost")),
+        h("th", {}, `${t("offline")} ${t("won")}`), h("th", {}, `${t("offline")} ${t("lost")}`),
+        h("th", {}, `${t("contests")} ${t("won")}`), h("th", {}, `${t("contests")} ${t("lost")}`))),
+      h("tbody", {}, f.tallies.map((r) => h("tr", { "data-character": r.character },
+        h("td", {}, r.name), h("td", {}, r.won), h("td", {}, r.lost), h("td", {}, r.offline_won),
+        h("td", {}, r.offline_lost), h("td", {}, r.contests_won), h("td", {}, r.contests_lost))))));
+}
+
+// ---------------------------------------------------------------- one challenge
+
+function seenCell(seen) {
+  return h("td", { class: "seen" },
+    h("span", { class: "whole" }, `${t("whole")}: ${seen.whole.join(", ")}`),
+    seen.sealed.length ? h("span", { class: "sealed" }, ` · ${t("sealed")}: ${seen.sealed.join(", ")}`) : null,
+    seen.hidden.length ? h("span", { class: "hidden" }, ` · ${t("hidden")}: ${seen.hidden.join(", ")}`) : null);
+}
+
+function rulingForm(story) {
+  if (story.kind !== "offline" || app.bundle.viewer.role !== "storyteller") return null;
+  const reason = h("input", { name: "reason", "data-testid": "ruling-reason" });
+  const winner = h("select", { name: "winner", "data-testid": "ruling-winner" }, story.sides.map((id) => h("option", { value: id }, name(id))));
+  return h("form", {
+    class: "ruling", "data-testid": "ruling-form",
+    onsubmit: async (e) => {
+      e.preventDefault();
+      const id = `review-${Date.now()}-${Math.random().toString(16).slice(2)}`;
+      const answer = await api("/commands", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ id, command: { type: "rule_offline", record: story.id, winner: winner.value, reason: reason.value } }),
+      });
+      if (answer.type === "reject") alert(answer.message);
+      await load();
+    },
+  }, h("h3", {}, t("rule")), h("label", {}, t("winner"), winner), h("label", {}, t("reason"), reason),
+  h("button", { type: "submit" }, t("ruleIt")));
+}
+
+async function renderChallenge(id) {
+  let story;
+  try {
+    story = await api(`/review/challenges/${encodeURIComponent(id)}?lang=${app.lang}`);
+  } catch (err) {
+    return h("section", { id: "challenge" }, h("p", {}, `${t("notFound")}: ${id}`));
+  }
+  const why = story.reason ? ` (${story.reason})` : "";
+  return h("section", { id: "challenge", "data-testid": "challenge-page", "data-challenge": story.id },
+    h("p", {}, h("a", { href: `#session=${encodeURIComponent(app.session)}`, "data-testid": "back" }, t("back"))),
+    h("h2", {}, `${t("challenge")} ${story.id}`),
+    h("p", { class: "sentence big", "data-testid": "challenge-sentence" }, story.sentence),
+    h("dl", { class: "outcome" },
+      h("dt", {}, t("winner")), h("dd", { "data-testid": "challenge-winner" }, name(story.winner)),
+      h("dt", {}, t("loser")), h("dd", {}, name(story.loser)),
+      h("dt", {}, t("status")), h("dd", { "data-testid": "challenge-status" }, `${story.status}${why}`),
+      h("dt", {}, t("scene")), h("dd", {}, (story.scene && app.bundle.scenes[story.scene]) || story.scene || "—")),
+    rulingForm(story),
+    h("h3", {}, `${t("story")} · ${t("seen")}`),
+    h("table", { class: "steps", "data-testid": "challenge-steps" },
+      h("tbody", {}, story.steps.map((st) => h("tr", { "data-seq": st.seq, "data-type": st.type },
+        h("td", { class: "seq" }, `#${st.seq}`), h("td", { class: "time" }, time(st.at)),
+        h("td", {}, st.text), seenCell(st.seen))))));
+}
+
+// ---------------------------------------------------------------- page
+
+async function load() {
+  const main = document.getElementById("main");
+  main.replaceChildren(h("p", { class: "muted" }, t("loading")));
+  try {
+    app.bundle = await api(`/review?lang=${app.lang}`);
+  } catch (err) {
+    main.replaceChildren(h("p", { class: "error", "data-testid": "error" }, `${t("failed")}: ${err.message}`));
+    if (err.status === 401 || err.status === 403 || !app.session) showLogin();
+    return;
+  }
+  app.steps = {};
+  renderHeader();
+  await route();
+}
+
+async function route() {
+  if (!app.bundle) return;
+  const main = document.getElementById("main");
+  const id = params().get("challenge");
+  if (id) {
+    main.replaceChildren(await renderChallenge(id));
+    window.scrollTo(0, 0);
+    return;
+  }
+  if (!app.sceneId) app.sceneId = Object.keys(app.bundle.scenes)[0] || "";
+  main.replaceChildren(renderDisputes(), renderChallenges(), renderSlider(), renderTimeline(), renderFairness());
+  if (app.sceneId) loadScene(app.sceneId).catch(() => {});
+}
+
+function showLogin() {
+  const form = document.getElementById("login");
+  form.hidden = false;
+  document.getElementById("session").value = app.session;
+  form.onsubmit = (e) => {
+    e.preventDefault();
+    app.token = document.getElementById("token").value.trim();
+    app.session = document.getElementById("session").value.trim();
+    sessionStorage.setItem("conteur.review.token", app.token);
+    form.hidden = true;
+    setHash({ session: app.session });
+    load();
+  };
+}
+
+function start() {
+  takeToken();
+  for (const el of document.querySelectorAll("[data-t]")) el.textContent = t(el.dataset.t);
+  document.getElementById("lang").addEventListener("change", (e) => {
+    app.lang = e.target.value;
+    localStorage.setItem("conteur.review.lang", app.lang);
+    load();
+  });
+  window.addEventListener("hashchange", () => route());
+  if (!app.token || !app.session) {
+    document.getElementById("main").replaceChildren();
+    showLogin();
+    return;
+  }
+  if (!params().get("session")) history.replaceState(null, "", `${location.pathname}#session=${encodeURIComponent(app.session)}`);
+  load();
+}
+
+start();
