@@ -603,10 +603,15 @@ function summary(e) {
     .map(([k, v]) => `${k}=${v}`).join(" ");
 }
 
+function commandName(type) {
+  const name = t(`cmd_${type}`);
+  return name.startsWith("cmd_") ? type : name;
+}
+
 function outboxView() {
   if (!app.queued.length) return "";
   return `<section class="card outbox" aria-labelledby="h-ob"><h2 id="h-ob">${esc(t("outbox"))}</h2><ul>
-    ${app.queued.map((e) => `<li data-testid="queued" data-command="${esc(e.command.type)}">${esc(t(`cmd_${e.command.type}`))} ${esc(e.command.choice ? t(e.command.choice) : e.command.value ?? "")} <span class="badge">${esc(t("queued"))}</span></li>`).join("")}
+    ${app.queued.map((e) => `<li data-testid="queued" data-command="${esc(e.command.type)}">${esc(commandName(e.command.type))} ${esc(e.command.choice ? t(e.command.choice) : e.command.value ?? "")} <span class="badge">${esc(t("queued"))}</span></li>`).join("")}
   </ul></section>`;
 }
 
