@@ -1,0 +1,146 @@
+"""`conteur export`: the chronicle record in English and French, a JSON Lines log that
+`conteur verify` checks (and names the line edited), CSV, and exports in a player's view."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import msgspec
+import pytest
+
+from server import export as ex
+from server.auth import Tokens
+from server.chain import read_jsonl
+from server.cli import main
+from server.store import SQLiteStore
+from server.verify import verify_path
+from tests.review_support import evening
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    return evening(tmp_path_factory.mktemp("export") / "chronicle.db")
+
+
+def export(setup, tmp_path, fmt: str, *extra: str) -> bytes:
+    out = tmp_path / f"out.{fmt}"
+    assert main(["export", "--db", setup.db, "--session", setup.session, "--format", fmt, *extra,
+                 "--out", str(out)]) == 0
+    return out.read_bytes()
+
+
+def test_the_jsonl_export_verifies_and_an_edited_line_is_named(setup, tmp_path, capsys):
+    log = export(setup, tmp_path, "jsonl")
+    path = tmp_path / "out.jsonl"
+    report = verify_path(path)
+    assert report.ok, report.text()
+    assert report.events == len(log.splitlines())
+    assert report.draws_checked == 1  # the storyteller's d3 throw, recomputed from the revealed seed (FAIR-2)
+    assert main(["verify", str(path)]) == 0
+    # Anna's bid of 6 in c1 becomes a 9 after the fact
+    lines = log.decode().splitlines()
+    index = next(i for i, line in enumerate(lines) if '"met.bid_declared"' in line and '"value":6' in line)
+    edited_seq = json.loads(lines[index])["seq"]
+    lines[index] = lines[index].replace('"value":6', '"value":9')
+    path.write_text("\n".join(lines) + "\n")
+    report = verify_path(path)
+    assert not report.ok and report.first_break.seq == edited_seq
+    capsys.readouterr()
+    assert main(["verify", str(path)]) == 1
+    assert f"chain broken at seq {edited_seq}" in capsys.readouterr().out
+
+
+def test_the_jsonl_export_is_the_stored_rows(setup, tmp_path):
+    export(setup, tmp_path, "jsonl")
+    with SQLiteStore(setup.db) as store:
+        assert list(read_jsonl(tmp_path / "out.jsonl")) == store.read_after(setup.session)
+
+
+def test_french_and_english_records_of_the_same_session(setup, tmp_path):
+    en = export(setup, tmp_path, "md", "--lang", "en").decode()
+    fr = export(setup, tmp_path, "md", "--lang", "fr").decode()
+    assert en.startswith("# Chronicle record — Demo")
+    assert fr.startswith("# Chronique de séance — Demo")
+    assert "**c1** — Anna challenged Bruno (Physical): tie, bids 6 to 7, Bruno won, Anna accepted." in en
+    assert "**c1** — Anna a défié Bruno (Physique) : égalité, enchères 6 contre 7, Bruno l'a emporté, Anna a accepté." in fr
+    assert "Bruno overbid (7 to 6) and lost, Bruno owes Anna its next tie" in en
+    assert "Bruno a surenchéri (7 contre 6) et perdu, Bruno doit sa prochaine égalité à Anna" in fr
+    # the same events, line for line, in either language
+    seqs = lambda text: [line.rsplit("(#", 1)[1] for line in text.splitlines() if line.startswith("- ") and "(#" in line]
+    assert seqs(en) == seqs(fr) and len(seqs(en)) > 10
+
+
+def test_the_record_keeps_scenes_in_order_and_freezes_and_rulings_in_place(setup, tmp_path):
+    md = export(setup, tmp_path, "md").decode()
+    order = [
+        "## Before the first scene", "## Scene: Great hall", "**c1**", "**c2**", "**TIME OUT for everyone.**",
+        "**Ruling** — A storyteller overruled challenge c2: Bruno won (Anna's knife was out of reach).",
+        "**Play resumed for everyone.**", "**c3**", "*Offline o1*", "o1, saying Bruno won",
+        "**Ruling** — A storyteller ruled on offline challenge o1: Bruno won (Bruno's bid was higher).",
+    ]
+    positions = [md.index(marker) for marker in order]
+    assert positions == sorted(positions)
+    assert "Log**: verified: " in md
+
+
+def test_the_html_record_is_a_whole_page_for_print(setup, tmp_path):
+    page = export(setup, tmp_path, "html", "--lang", "fr").decode()
+    assert page.startswith("<!doctype html>") and '<html lang="fr">' in page
+    assert "@page { size: A4;" in page
+    assert "Anna a défié Bruno (Physique)" in page
+
+
+def test_the_csv_has_one_row_per_event_with_its_sentence(setup, tmp_path):
+    rows = list(csv.reader(io.StringIO(export(setup, tmp_path, "csv").decode())))
+    assert rows[0] == ex.CSV_COLUMNS
+    with SQLiteStore(setup.db) as store:
+        assert len(rows) - 1 == len(store.read_after(setup.session))
+    bid = next(r for r in rows[1:] if r[3] == "met.bid_declared")
+    assert bid[5] == "c1" and bid[4] == "hall" and bid[7] == "c1: Anna bid 6"
+    assert json.loads(bid[8])["value"] == 6
+
+
+def test_a_players_export_holds_only_what_that_player_saw(setup, tmp_path):
+    anna = setup.players["anna"]
+    md = export(setup, tmp_path, "md", "--as", anna).decode()
+    assert "As seen by Anna" in md
+    # Bruno's bid stays sealed for Anna; her own is there
+    assert "tie, bids 6 to (sealed), Bruno won" in md
+    lines = [json.loads(line) for line in export(setup, tmp_path, "jsonl", "--as", anna).splitlines()]
+    assert all(set(line) == {"seq", "at", "type", "event"} for line in lines)
+    bids = {(l["event"]["character"], l["event"]["value"]) for l in lines if l["type"] == "met.bid_declared"}
+    assert ("bruno", None) in bids and ("anna", 6) in bids and ("bruno", 7) not in bids
+
+
+def test_an_export_with_a_token_of_another_session_is_refused(setup, tmp_path, capsys):
+    with SQLiteStore(setup.db) as store:
+        other = Tokens(store).issue("player", character="clara", session="nuit")
+    code = main(["export", "--db", setup.db, "--session", setup.session, "--format", "md", "--as", other])
+    assert code == 2
+    assert "this token is for session 'nuit'" in capsys.readouterr().err
+    assert main(["export", "--db", setup.db, "--session", setup.session, "--format", "md", "--as", "nope"]) == 2
+
+
+def test_an_unknown_session_is_refused(setup, capsys):
+    assert main(["export", "--db", setup.db, "--session", "ghost", "--format", "md"]) == 2
+    assert "no session 'ghost'" in capsys.readouterr().err
+
+
+def test_the_http_export_is_the_cli_export_in_the_callers_view(setup, tmp_path):
+    import httpx
+
+    from tests.client_support import served
+
+    with served(setup.db) as server:
+        for token in (setup.storyteller, setup.players["bruno"]):
+            answer = httpx.get(f"{server.url}/sessions/{setup.session}/export",
+                               params={"format": "jsonl"}, headers={"Authorization": f"Bearer {token}"})
+            assert answer.status_code == 200
+            assert answer.headers["content-type"].startswith("application/x-ndjson")
+            assert answer.content == export(setup, tmp_path, "jsonl", *(
+                () if token == setup.storyteller else ("--as", token)))
+        answer = httpx.get(f"{server.url}/sessions/{setup.session}/export", params={"format": "md"})
+        assert answer.status_code == 401
+    assert msgspec.json.decode(answer.content)["status_code"] == 401
