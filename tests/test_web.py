@@ -26,13 +26,18 @@ TIMEOUT = 15_000
 
 
 @pytest.fixture(scope="module")
-def browser():
+def playwright():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
+        yield p
+
+
+@pytest.fixture(scope="module")
+def browser(playwright):
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+    yield browser
+    browser.close()
 
 
 @pytest.fixture
@@ -166,6 +171,8 @@ def test_time_5_freeze_covers_both_phones_and_resume_lifts_it(browser, server, s
     bruno = Device(browser, server.url, setup.players["bruno"])
     for phone in (anna, bruno):
         phone.page.evaluate("window.__buzz = []; navigator.vibrate = (p) => { window.__buzz.push(p); return true; }")
+    start_challenge(anna)
+    anna.expect(anna.challenge().get_by_test_id("throw-rock")).to_be_visible()
     st.page.get_by_test_id("freeze-all").click()
     for phone in (anna, bruno):
         overlay = phone.page.get_by_test_id("freeze")
@@ -174,6 +181,9 @@ def test_time_5_freeze_covers_both_phones_and_resume_lifts_it(browser, server, s
     anna.expect(anna.page.get_by_test_id("freeze")).to_contain_text("TEMPS MORT")
     bruno.expect(bruno.page.get_by_test_id("freeze")).to_contain_text("TIME OUT")
     anna.shot("player-freeze-360x740")
+    # a tap that slips under the overlay is refused with its reason, never lost silently
+    anna.page.evaluate("document.querySelector('[data-testid=throw-rock]').click()")
+    anna.expect(anna.page.get_by_test_id("notice-reject")).to_contain_text("TIME-5")
     st.shot("storyteller-frozen-1280x800")
     st.page.get_by_test_id("resume-all").click()
     for phone in (anna, bruno):
@@ -226,6 +236,45 @@ def test_a_revoked_link_stops_reconnecting_and_says_so(browser, server, setup):
     Device.expect(page.locator("#conn.refused")).to_be_visible(timeout=TIMEOUT)
     Device.expect(page.locator("main.wait")).to_contain_text("token")
     page.close()
+
+
+@pytest.fixture(scope="module")
+def lan_browser(playwright):
+    """Chromium reaching the server by a LAN name: plain HTTP, not a secure context."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM,
+                                         args=ARGS + ["--host-resolver-rules=MAP venue.lan 127.0.0.1"])
+    yield browser
+    browser.close()
+
+
+def test_plain_http_on_the_lan_plays_fully_without_service_worker(lan_browser, server, setup):
+    # no crypto.randomUUID, no service worker, no manifest: the outbox and play still work
+    base = f"http://venue.lan:{server.port}"
+    anna = Device(lan_browser, base, setup.players["anna"])
+    bruno = Device(lan_browser, base, setup.players["bruno"])
+    assert anna.page.evaluate("window.isSecureContext") is False
+    assert anna.page.evaluate("typeof crypto.randomUUID") == "undefined"
+    assert anna.page.locator("link[rel=manifest]").count() == 0
+    assert anna.page.evaluate("navigator.serviceWorker === undefined || navigator.serviceWorker.controller === null")
+    start_challenge(anna)
+    anna.challenge().get_by_test_id("throw-scissors").click()
+    bruno.challenge().get_by_test_id("throw-paper").click()
+    anna.expect(anna.challenge()).to_have_attribute("data-status", "window")
+    ids = _web_command_ids(setup.db)
+    assert len(ids) == 3 and all(len(i) == 36 and i[14] == "4" for i in ids)  # UUID v4 without randomUUID
+    anna.close()
+    bruno.close()
+
+
+def _web_command_ids(db) -> list[str]:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        rows = conn.execute("SELECT DISTINCT command_id FROM events WHERE device LIKE '%:web-%'")
+        return [r[0] for r in rows]
+    finally:
+        conn.close()
 
 
 def test_v5_roll_shows_each_die_with_hunger_dice_apart(browser, server, setup):
