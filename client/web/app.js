@@ -68,6 +68,17 @@ async function settle(id, notice) {
 
 // ------------------------------------------------------------------ frames
 
+// Refusals that wrote nothing and ask to try again (docs/protocol.md): keep it queued.
+const RETRY = new Set(["unavailable", "rate_limited"]);
+
+function retryLater(id) {
+  app.sentOn.delete(id);
+  setTimeout(() => {
+    const entry = app.queued.find((e) => e.id === id);
+    if (entry) send(entry);
+  }, 1000 + Math.random() * 2000);
+}
+
 function onFrame(frame) {
   switch (frame.type) {
     case "welcome":
@@ -92,10 +103,12 @@ function onFrame(frame) {
       settle(frame.id, null); // the events already show what it did
       break;
     case "reject":
-      settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      if (RETRY.has(frame.code)) retryLater(frame.id);
+      else settle(frame.id, { kind: "reject", text: frame.message || frame.code });
       break;
     case "error":
-      if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      if (frame.id && RETRY.has(frame.code)) retryLater(frame.id);
+      else if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
       else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) app.fatal = frame.message || frame.code;
       break;
     default:
