@@ -94,6 +94,15 @@ def start_challenge(anna: Device, defender: str = "bruno") -> None:
     anna.page.get_by_test_id("challenge-start").click()
 
 
+def test_a_pasted_join_link_joins_too(browser, server, setup):
+    page = browser.new_page(viewport=PHONE)
+    page.goto(server.url + "/")
+    page.locator("#join-link").fill(f"{server.url}/#join={setup.players['bruno']}")
+    page.locator("form[data-act=join] button").click()
+    Device.expect(page.locator("h1")).to_have_text("Bruno", timeout=TIMEOUT)
+    page.close()
+
+
 def test_join_link_token_is_kept_and_the_fragment_cleared(browser, server, setup):
     anna = Device(browser, server.url, setup.players["anna"])
     assert "#" not in anna.page.url and setup.players["anna"] not in anna.page.url
@@ -391,4 +400,34 @@ def test_js_fold_keeps_going_past_unknown_and_malformed_events(browser, server, 
                 c1: vm.challenges.c1.status, frozen: vm.session.frozen};
     }""")
     assert result == {"scene": "Crypt", "head": 5, "log": 5, "errors": 0, "c1": "throwing", "frozen": True}
+    anna.close()
+
+
+def test_storyteller_runs_the_clock_reads_initiative_and_cancels(browser, server, setup):
+    st = Device(browser, server.url, setup.storyteller, viewport=TABLET)
+    anna = Device(browser, server.url, setup.players["anna"])
+    # MET-9: more Physical traits act first (Bruno 7, Anna 6); Mental: Anna 4 before Bruno 3
+    order = st.page.locator('[data-scene="hall"] .initiative li')
+    st.expect(order).to_have_text(["Bruno", "Anna"])
+    st.page.locator("#ini-hall").select_option("mental")
+    st.expect(order).to_have_text(["Anna", "Bruno"])
+    # TIME-1, TIME-3: a turn, then an hour skipped (900 turns of 4 s)
+    st.page.locator("button[data-act=next_turn]").click()
+    anna.expect(anna.page.locator(".bar .clock")).to_contain_text("1")
+    st.page.locator("#skip").fill("60")
+    st.page.locator("form[data-act=skip_time] button").click()
+    anna.expect(anna.page.locator(".bar .clock")).to_contain_text("901")
+    # TIME-6: out of game and back, from the phone
+    anna.page.get_by_test_id("out-of-game").click()
+    st.expect(st.page.locator(".char-row").first).to_contain_text("Out of game")
+    anna.page.get_by_test_id("back-in-game").click()
+    anna.expect(anna.page.get_by_test_id("out-of-game")).to_be_visible()
+    # MET-16: a storyteller cancels a pending challenge
+    start_challenge(anna)
+    card = st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')
+    card.get_by_test_id("cancel").click()
+    anna.expect(anna.challenge()).to_have_count(0)
+    assert len(events_of_type(setup.db, "met.challenge_cancelled")) == 1
+    st.shot("storyteller-clock-1280x800")
+    st.close()
     anna.close()

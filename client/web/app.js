@@ -293,6 +293,9 @@ function characterCard(c) {
     <h1>${esc(c.name || "")}</h1>
     <p class="scene">${esc(sc ? sc.name : t("no_scene"))}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}</p>
     <div class="traits">${traits}</div>
+    ${c.outOfGame
+      ? `<button class="primary" data-act="back_in_game" data-testid="back-in-game">${esc(t("back_in_game"))}</button>`
+      : `<button class="secondary" data-act="out_of_game" data-testid="out-of-game">${esc(t("out_of_game"))}</button>`}
   </section>`;
 }
 
@@ -678,6 +681,8 @@ function commandFor(act, el, data) {
     case "overrule": return { type: "overrule", challenge: ch, winner: data.get("winner") };
     case "cancel": return { type: "cancel_challenge", challenge: ch };
     case "next_turn": return { type: "next_turn" };
+    case "out_of_game": return { type: "out_of_game", character };
+    case "back_in_game": return { type: "back_in_game", character };
     case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };
     case "set_hunger": return { type: "set_hunger", character: el.dataset.character, hunger: num(data.get("hunger")) };
     case "apply_modifier": return { type: "apply_modifier", character: el.dataset.character, value: num(data.get("value")), duration: num(data.get("duration")), unit: "turns" };
