@@ -12,6 +12,7 @@ from litestar.handlers import BaseRouteHandler
 from server.auth import Grant
 
 SECURITY = [{"token": []}]
+RAISES = [NotAuthorizedException, PermissionDeniedException]  # documented 401 and 403
 
 
 def runtime(connection: ASGIConnection):

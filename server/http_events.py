@@ -13,18 +13,26 @@ from litestar.params import Parameter
 from events import game, views
 from server import wire
 from server.auth import Grant
-from server.http_common import DEPENDENCIES, SECURITY, runtime
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, runtime
 from server.store import decode_events
 
 MAX_PAGE = 5000
+MAX_SEQ = wire.MAX_SEQ
+
+
+class LoggedEvent(wire.Frame, frozen=True, kw_only=True, tag="event"):
+    """The websocket's ``event`` frame, typed with every event for the OpenAPI schema."""
+
+    seq: int
+    event: game.AnyEvent  # type: ignore[valid-type]
 
 
 def visible(request: Request, grant: Grant, session: str, after: int, upto: int | None,
-            limit: int | None) -> list[wire.EventFrame]:
+            limit: int | None) -> list[LoggedEvent]:
     """The (seq, event) frames ``grant`` may see in (after, upto], at most ``limit``."""
     store = runtime(request).store
     viewer = grant.actor
-    out: list[wire.EventFrame] = []
+    out: list[LoggedEvent] = []
     while limit is None or len(out) < limit:
         rows = store.read_after(session, after, limit=MAX_PAGE)
         if upto is not None:
@@ -34,7 +42,7 @@ def visible(request: Request, grant: Grant, session: str, after: int, upto: int 
         for row, event in zip(rows, decode_events([r.data for r in rows])):
             seen = views.view(event, viewer)
             if seen is not None:
-                out.append(wire.EventFrame(seq=row.seq, event=seen))
+                out.append(LoggedEvent(seq=row.seq, event=seen))
                 if limit is not None and len(out) >= limit:
                     break
         after = rows[-1].seq
@@ -47,25 +55,26 @@ class EventsController(Controller):
     dependencies = DEPENDENCIES
     security = SECURITY
 
-    @get("/events", summary="Events after a seq, each in the form this token may see")
+    @get("/events", raises=RAISES, summary="Events after a seq, each in the form this token may see")
     async def events(
         self, request: Request, grant: Grant, session: str,
-        after: Annotated[int, Parameter(ge=0, description="exclusive: events with seq > after")] = 0,
+        after: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="exclusive: events with seq > after")] = 0,
         limit: Annotated[int, Parameter(ge=1, le=MAX_PAGE)] = 1000,
-    ) -> list[wire.EventFrame]:
+    ) -> list[LoggedEvent]:
         return visible(request, grant, session, after, None, limit)
 
-    @get("/state", summary="The state at a seq: the true state for a storyteller, the state "
+    @get("/state", raises=RAISES, summary="The state at a seq: the true state for a storyteller, the state "
          "folded from its own view for anyone else")
     async def state(
         self, request: Request, grant: Grant, session: str,
-        at: Annotated[int | None, Parameter(ge=0, description="a seq; default: the head")] = None,
+        at: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="a seq; 0 (the default): the head")] = 0,
     ) -> dict[str, Any]:
         # a dict, not GameState: Litestar's schema generator cannot take its dict defaults
         rt = runtime(request)
+        upto = at or None  # no state is worth asking for before the first event
         if grant.role == "storyteller":
-            return msgspec.to_builtins(rt.store.load_state(session, at))
-        frames = visible(request, grant, session, 0, at, None)
+            return msgspec.to_builtins(rt.store.load_state(session, upto))
+        frames = visible(request, grant, session, 0, upto, None)
         state = game.fold(f.event for f in frames)  # already in this viewer's forms
         head = frames[-1].seq if frames else 0
         return msgspec.to_builtins(msgspec.structs.replace(state, head=head))

@@ -16,7 +16,7 @@ import qrcode.image.svg
 from litestar import Controller, MediaType, Request, Response, post
 
 from server.auth import Grant
-from server.http_common import DEPENDENCIES, SECURITY, runtime, storyteller_only
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, runtime, storyteller_only
 from server.http_sessions import base_url
 from server.roster import join_link
 
@@ -47,7 +47,7 @@ CARD = """<div class="card"><div class="name">{name}</div><div>{player}</div>
 {svg}<div class="link">{link}</div></div>"""
 
 
-class JoinSheetOptions(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class JoinSheetOptions(msgspec.Struct, frozen=True, kw_only=True):
     revoke_previous: bool = False  # a reprint: the old sheet's tokens stop working
     characters: list[str] | None = None  # only these (default: every character)
 
@@ -68,7 +68,7 @@ class JoinSheetController(Controller):
     security = SECURITY
 
     @post("/", guards=[storyteller_only], status_code=200, media_type=MediaType.HTML,
-          summary="A printable page with one join QR code per character (mints fresh tokens)")
+          raises=RAISES, summary="A printable page with one join QR code per character (mints fresh tokens)")
     async def sheet(self, request: Request, grant: Grant, session: str,
                     data: JoinSheetOptions | None = None) -> Response[str]:
         data = data or JoinSheetOptions()

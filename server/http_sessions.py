@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Request, get, post
-from litestar.exceptions import ValidationException
+from litestar.exceptions import NotFoundException, ValidationException
 from msgspec import Meta
 
 from events import game
@@ -15,7 +15,7 @@ from events import session as session_events
 from events.model import Command
 from server import wire
 from server.auth import Grant
-from server.http_common import DEPENDENCIES, SECURITY, runtime, storyteller_only
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, runtime, storyteller_only
 from server.roster import Imported, RosterError, import_roster, join_link, parse_roster
 
 SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$")]
@@ -30,7 +30,7 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
     devices: int
 
 
-class CreateSession(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class CreateSession(msgspec.Struct, frozen=True, kw_only=True):
     session: SessionId
     name: str = ""
     turn_seconds: Annotated[int, Meta(ge=1, le=3600)] = 4
@@ -48,7 +48,7 @@ class CommandBody(msgspec.Struct, frozen=True, kw_only=True):
     entropy: Annotated[str, Meta(max_length=256)] = ""
 
 
-class NewToken(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+class NewToken(msgspec.Struct, frozen=True, kw_only=True):
     role: Literal["player", "observer", "storyteller"]
     character: str | None = None
     name: str = ""
@@ -83,7 +83,7 @@ class SessionController(Controller):
     dependencies = DEPENDENCIES
     security = SECURITY
 
-    @get("/", summary="The sessions this token may see")
+    @get("/", raises=RAISES, summary="The sessions this token may see")
     async def list_sessions(self, request: Request, grant: Grant) -> list[SessionInfo]:
         rt = runtime(request)
         names = [s for s in rt.store.sessions() if grant.allows(s)]
@@ -95,25 +95,25 @@ class SessionController(Controller):
                                    devices=rt.hub.connections(name)))
         return out
 
-    @post("/", guards=[storyteller_only], summary="Open a new session (open_session)", status_code=200)
+    @post("/", guards=[storyteller_only], raises=RAISES, summary="Open a new session (open_session)", status_code=200)
     async def create(self, request: Request, grant: Grant, data: CreateSession) -> wire.Ack | wire.Reject:
         fields = msgspec.structs.asdict(data)
         sid = fields.pop("session")
         return await run_command(request, grant, sid, session_events.OpenSession(**fields), f"create:{sid}")
 
     @post("/{session:str}/close", guards=[storyteller_only], status_code=200,
-          summary="Close a session (close_session): its draw seed is revealed")
+          raises=RAISES, summary="Close a session (close_session): its draw seed is revealed")
     async def close(self, request: Request, grant: Grant, session: str) -> wire.Ack | wire.Reject:
         return await run_command(request, grant, session, session_events.CloseSession(), f"close:{session}")
 
     @post("/{session:str}/commands", status_code=200,
-          summary="Run one command, as the websocket's command frame does")
+          raises=RAISES, summary="Run one command, as the websocket's command frame does")
     async def command(self, request: Request, grant: Grant, session: str,
                       data: CommandBody) -> wire.Ack | wire.Reject:
         return await run_command(request, grant, session, data.command, data.id, data.entropy)
 
     @post("/{session:str}/roster", guards=[storyteller_only], status_code=200,
-          summary="Import a roster (JSON): characters and sheets; returns the join tokens once")
+          raises=RAISES, summary="Import a roster (JSON): characters and sheets; returns the join tokens once")
     async def roster(self, request: Request, grant: Grant, session: str, data: dict[str, Any]) -> Imported:
         try:
             roster = parse_roster({**data, "session": session})
@@ -126,12 +126,12 @@ class SessionController(Controller):
             raise ValidationException(str(exc)) from None
 
     @post("/{session:str}/tokens", guards=[storyteller_only], status_code=200,
-          summary="Mint a token for this session (a player's new phone, a wall display)")
+          raises=[*RAISES, NotFoundException], summary="Mint a token for this session (a player's new phone, a wall display)")
     async def token(self, request: Request, grant: Grant, session: str, data: NewToken) -> IssuedToken:
         if data.role == "player":
             state = runtime(request).chronicle.state(session)
             if not data.character or data.character not in state.session.characters:
-                raise ValidationException(f"no character {data.character!r} in session {session!r}")
+                raise NotFoundException(f"no character {data.character!r} in session {session!r}")
         character = data.character if data.role == "player" else None
         token = runtime(request).tokens.issue(data.role, character=character, session=session,
                                              name=data.name or character or data.role)
@@ -147,6 +147,6 @@ class Me(msgspec.Struct, frozen=True, kw_only=True):
 
 
 @get("/me", tags=["auth"], dependencies=DEPENDENCIES, security=SECURITY,
-     summary="Who this token is: role, character, session")
+     raises=RAISES, summary="Who this token is: role, character, session")
 async def me(grant: Grant) -> Me:
     return Me(role=grant.role, character=grant.character, session=grant.session, name=grant.name)

@@ -16,6 +16,7 @@ from msgspec import Meta
 from events import game
 from events.model import Event
 
+MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsense, not a crash
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
 Name = Annotated[str, Meta(max_length=128)]
 
@@ -32,7 +33,7 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
 
     token: Annotated[str, Meta(min_length=1, max_length=256)]
     session: Name = ""  # empty: the session the token is bound to
-    after: Annotated[int, Meta(ge=0)] = 0
+    after: Annotated[int, Meta(ge=0, le=MAX_SEQ)] = 0
     device: Name = ""
 
 

@@ -159,7 +159,7 @@ def test_tokens_are_minted_for_a_known_character_or_a_wall_display(venue, night)
     st, _ = night
     wall = st.post("/sessions/night/tokens", json={"role": "observer"}).json()
     assert wall["role"] == "observer" and wall["link"].endswith(f"#join={wall['token']}&session=night")
-    assert st.post("/sessions/night/tokens", json={"role": "player", "character": "zed"}).status_code == 400
+    assert st.post("/sessions/night/tokens", json={"role": "player", "character": "zed"}).status_code == 404
 
 
 def test_closing_a_session_reveals_its_seed(venue, night):
