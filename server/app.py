@@ -10,6 +10,7 @@ readable ``error``.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from pathlib import Path
 from typing import AsyncIterator
@@ -161,15 +162,79 @@ class Served:
 
 
 def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, *,
-        demo: bool = False, origins: tuple[str, ...] = ()) -> None:
-    """``conteur serve``: prints the addresses (and the demo's links), then serves."""
+        demo: bool = False, origins: tuple[str, ...] = (), tls_dir: str | Path | None = None,
+        public_url: str = "") -> None:
+    """``conteur serve``: prints the addresses, the storyteller's link and QR code (and,
+    with ``demo``, creates the demo chronicle and prints every join link), then serves
+    until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (server.tls)."""
     from server import demo as demo_mod
 
-    settings = Settings(origins=tuple(origins))
+    settings = Settings(origins=tuple(origins), public_url=public_url)
+    extra: dict = {}
+    scheme = "http"
+    if tls_dir is not None:
+        from server import tls
+
+        hosts = tls.default_hosts() if host in ("0.0.0.0", "::", "") else [host]
+        cert, key = tls.ensure_certificate(tls_dir, hosts)
+        extra = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
+        scheme = "https"
     store = SQLiteStore(db)
     try:
-        demo_mod.announce(store, host, port, demo=demo)
+        demo_mod.announce(store, host, port, demo=demo, scheme=scheme)
         app = create_app(store, settings=settings)
-        uvicorn.Server(uvicorn_config(app, host, port, log_level="info")).run()
+        uvicorn.Server(uvicorn_config(app, host, port, log_level="info", **extra)).run()
     finally:
         store.close()
+
+
+def cmd_serve(args) -> int:
+    run(args.db, args.host, args.port, demo=args.demo, origins=tuple(args.origin or ()),
+        tls_dir=args.tls_dir if args.tls else None, public_url=args.public_url)
+    return 0
+
+
+def cmd_init(args) -> int:
+    """``conteur init``: the roster's session, characters and tokens, printed once."""
+    from server import demo as demo_mod
+    from server.roster import RosterError, format_imported, init_from_roster
+
+    store = SQLiteStore(args.db)
+    try:
+        try:
+            imported = init_from_roster(store, args.roster)
+        except (RosterError, OSError) as exc:
+            print(f"conteur init: {exc}", file=sys.stderr)
+            return 2
+    finally:
+        store.close()
+    if args.json:
+        print(msgspec.json.encode(imported).decode())
+    else:
+        base = args.url or demo_mod.base_urls("0.0.0.0", args.port)[0]
+        print(format_imported(imported, base))
+    return 0
+
+
+def add_commands(sub) -> None:
+    """``conteur serve`` and ``conteur init``, for server.cli."""
+    p = sub.add_parser("serve", help="run the session server (phones join over the venue network)")
+    p.add_argument("--db", default="conteur.db", help="the chronicle database (created if missing)")
+    p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: every interface)")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--demo", action="store_true",
+                   help="create a demo chronicle (one session per ruleset) and print its join links")
+    p.add_argument("--origin", action="append", metavar="URL",
+                   help="another web origin allowed to open the websocket (repeatable)")
+    p.add_argument("--public-url", default="", help="the base URL printed in join links and join sheets")
+    p.add_argument("--tls", action="store_true", help="serve HTTPS with the venue certificate")
+    p.add_argument("--tls-dir", default="conteur-tls", help="where the venue CA and certificate live")
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("init", help="create a session from a roster file and print every token once")
+    p.add_argument("--db", default="conteur.db", help="the chronicle database (created if missing)")
+    p.add_argument("--roster", required=True, help="a roster file, TOML or JSON (docs/protocol.md)")
+    p.add_argument("--json", action="store_true", help="print the tokens as JSON")
+    p.add_argument("--port", type=int, default=8000, help="the port printed in join links")
+    p.add_argument("--url", default="", help="the base URL printed in join links")
+    p.set_defaults(func=cmd_init)

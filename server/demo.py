@@ -130,7 +130,9 @@ def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
     else:
         print("\nStoryteller: use the link `conteur init` printed (tokens are stored hashed "
               "and cannot be shown again).", file=out)
+        out.flush()
         return
     link = join_link(base, storyteller, first)
     print(f"\nStoryteller link ({first}), scan it with the tablet:\n  {link}", file=out)
     print(qr_ascii(link), file=out)
+    out.flush()  # before uvicorn's own logging, even when stdout is a pipe (systemd)

@@ -134,3 +134,47 @@ def test_a_plain_serve_mints_a_storyteller_link_only_for_a_chronicle_without_one
     second = io.StringIO()
     announce(store, "127.0.0.1", 9000, out=second)
     assert "#join=" not in second.getvalue() and "conteur init" in second.getvalue()
+
+
+async def test_conteur_serve_demo_in_its_own_process_is_playable_from_its_printed_links(tmp_path):
+    """What a new user does: run the server, open two printed links, play."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import httpx
+
+    from server.testing import Device
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code = (f"from server.app import run; run({str(tmp_path / 'demo.db')!r}, '127.0.0.1', {port}, "
+            "demo=True)")
+    proc = subprocess.Popen([sys.executable, "-u", "-c", code], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path),
+                            env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    try:
+        lines = []
+        while not any("Uvicorn running" in line or "Application startup complete" in line for line in lines):
+            line = proc.stdout.readline()
+            assert line, "".join(lines)
+            lines.append(line)
+        text = "".join(lines)
+        links = dict((s, t) for t, s in re.findall(r"Lucien\s+\S+#join=([\w-]+)&session=(met-demo)", text))
+        storyteller = re.search(r"storyteller: \S+#join=([\w-]+)&session=met-demo", text).group(1)
+        assert f"http://127.0.0.1:{port}/" in text and "█" in text
+        assert httpx.get(f"http://127.0.0.1:{port}/health").json()["status"] == "ok"
+        url = f"ws://127.0.0.1:{port}/ws"
+        async with Device(url, links["met-demo"], "met-demo") as lucien, \
+                Device(url, storyteller, "met-demo") as st:
+            assert lucien.welcome["viewer"]["character"] == "lucien"
+            ack = await lucien.command({"type": "challenge", "character": "lucien", "kind": "classic",
+                                        "attribute": "physical", "defender": "mara"})
+            assert ack["type"] == "ack"
+            await st.wait_event("met.challenge_issued", initiator="lucien")
+    finally:
+        proc.terminate()
+        proc.wait(10)
