@@ -183,7 +183,7 @@ def seen_by(review: Review, item: Item) -> Seen:
     everyone = [review.names[c] for c in review.names] + ["observers"]
     if item.owners is None:
         return Seen(whole=["storytellers"] + everyone, sealed=[], hidden=[])
-    whole = ["storytellers"] + [review.names.get(c, c) for c in item.owners if c in review.names]
+    whole = ["storytellers"] + [name for c, name in review.names.items() if c in item.owners]  # roster order
     others = [n for n in everyone if n not in whole]
     return Seen(whole=whole, sealed=others if item.sealed else [], hidden=[] if item.sealed else others)
 
