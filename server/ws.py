@@ -220,7 +220,7 @@ class Session:
         await self.socket.send({"type": "websocket.send", "text": text})
 
     async def serve(self) -> None:
-        while not self.closing:
+        while not self.closing and self.conn is not None and not self.conn.closed:
             frame = await self.next_frame()
             if frame is None or self.conn is None or self.conn.closed:
                 return
