@@ -47,6 +47,13 @@ def play_evening(chronicle: Chronicle, session: str = SESSION, *, close: bool = 
     go(ANNA, "challenge", character="anna", kind="static", attribute="mental", difficulty=3)
     go(ANNA, "throw", character="anna", challenge="c3", round=1, choice="paper")
     go(STORYTELLER, "throw", character="storyteller", challenge="c3", round=1)
+    # the server's face is random: settle whatever it gave (a tie goes to Anna's 4 Mental)
+    c3 = chronicle.state(session).met.get("c3")
+    if c3.status == "bidding":
+        go(ANNA, "bid", character="anna", challenge="c3", round=c3.round, value=4)
+    elif c3.status == "window":
+        go(ANNA, "accept", character="anna", challenge="c3")
+    assert chronicle.state(session).met.get("c3").status == "resolved"
     # o1: played by hand while the Wi-Fi was down; Bruno disputes; the storyteller rules
     go(ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna",
        attribute="social", played_at="2026-11-29T21:40:00+01:00", account="paper covers rock")
