@@ -222,7 +222,10 @@ function freezeOverlay() {
   $("#freeze-title").textContent = t("freeze");
   $("#freeze-help").textContent = t("freeze_help");
   document.body.classList.toggle("frozen", frozen);
-  if (frozen && !app.frozenBefore) vibrate([400, 150, 400]);
+  if (frozen && !app.frozenBefore) {
+    vibrate([400, 150, 400]);
+    overlay.focus(); // screen readers announce the Time Out at once
+  }
   app.frozenBefore = frozen;
 }
 
