@@ -13,6 +13,7 @@ process, so it can be killed with SIGKILL and restarted on the same file.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import os
 import signal
@@ -54,7 +55,9 @@ def prepare_venue(db: str | Path, session: str = "night", players: int = 20,
     )
     with SQLiteStore(db) as store:
         tokens = Tokens(store)
-        imported = asyncio.run(import_roster(Chronicle(store), tokens, roster))
+        # its own loop on its own thread: callable from async tests too
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            imported = pool.submit(asyncio.run, import_roster(Chronicle(store), tokens, roster)).result()
         storyteller = tokens.issue("storyteller", name="storyteller")
     return Venue(session=session, storyteller=storyteller,
                  players=[(p.character, p.token) for p in imported.players])
@@ -79,7 +82,8 @@ class ServerProcess:
     """``python -c SERVE db port settings`` with health polling; SIGKILL and restart."""
 
     def __init__(self, db: str | Path, *, port: int | None = None, settings: dict | None = None,
-                 env: dict | None = None, program: str = SERVE, args: tuple[str, ...] | None = None):
+                 env: dict | None = None, program: str = SERVE, args: tuple[str, ...] | None = None,
+                 log_path: str | Path | None = None):
         self.db = str(db)
         self.port = port or free_port()
         self.settings = settings or {}
@@ -87,7 +91,7 @@ class ServerProcess:
         self.program = program
         self.args = args
         self.proc: subprocess.Popen | None = None
-        self.log_path = f"{self.db}.server.log"
+        self.log_path = str(log_path or f"{self.db}.server.log")
         self._log = None
         self.started_in: float = 0.0
 
