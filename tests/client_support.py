@@ -40,6 +40,7 @@ class Setup(msgspec.Struct, kw_only=True):
     players: dict[str, str]  # character id -> token
     dice: dict[str, tuple[str, str]] = {}  # character id -> (session, token), dice rulesets
     chronicle_storyteller: str = ""  # a storyteller token for every session (names one at hello)
+    observer: str = ""  # a wall display
 
 
 def command(tag: str, **fields):
@@ -76,6 +77,7 @@ def make_chronicle(db: str | Path, *, session: str = SESSION) -> Setup:
             players={c: tokens.issue("player", character=c, session=session) for c in ("anna", "bruno")},
             dice=dice,
             chronicle_storyteller=tokens.issue("storyteller", name="Head storyteller"),
+            observer=tokens.issue("observer", session=session, name="Wall"),
         )
     finally:
         store.close()

@@ -194,9 +194,13 @@ def test_time_5_freeze_covers_both_phones_and_resume_lifts_it(browser, server, s
     anna.page.evaluate("document.querySelector('[data-testid=throw-rock]').click()")
     anna.expect(anna.page.get_by_test_id("notice-reject")).to_contain_text("TIME-5")
     st.shot("storyteller-frozen-1280x800")
+    wall = Device(browser, server.url, setup.observer, viewport=TABLET)  # joins mid-freeze
+    wall.expect(wall.page.get_by_test_id("freeze")).to_be_visible()
+    wall.expect(wall.page.locator("main.observer")).to_contain_text("Anna ⟷ Bruno")
     st.page.get_by_test_id("resume-all").click()
-    for phone in (anna, bruno):
+    for phone in (anna, bruno, wall):
         phone.expect(phone.page.get_by_test_id("freeze")).to_be_hidden()
+    wall.close()
     # a scene's Time Out covers the players in that scene
     st.page.locator('[data-scene="hall"] button[data-act=freeze]').click()
     anna.expect(anna.page.get_by_test_id("freeze")).to_be_visible()

@@ -191,7 +191,8 @@ function render() {
   } else if (!app.viewer || app.fatal) {
     root.innerHTML = header() + `<main class="wait"><p>${esc(app.fatal || t("connecting"))}</p></main>` + outboxView();
   } else {
-    root.innerHTML = header() + (isStoryteller() ? storytellerView() : playerView()) + outboxView() + noticesView();
+    const view = isStoryteller() ? storytellerView() : app.viewer.role === "observer" ? observerView() : playerView();
+    root.innerHTML = header() + view + outboxView() + noticesView();
   }
   restoreInputs(kept);
   document.body.classList.toggle("storyteller", !!isStoryteller());
@@ -217,7 +218,7 @@ function header() {
 
 function freezeOverlay() {
   const overlay = $("#freeze");
-  const frozen = !!app.viewer && !isStoryteller() && isFrozenFor(app.vm, me());
+  const frozen = !!app.viewer && !isStoryteller() && (app.viewer.role === "observer" ? app.vm.session.frozen : isFrozenFor(app.vm, me()));
   overlay.hidden = !frozen;
   $("#freeze-title").textContent = t("freeze");
   $("#freeze-help").textContent = t("freeze_help");
@@ -235,7 +236,7 @@ function vibrate(pattern) {
 
 // A challenge that waits for this player's answer buzzes the phone once.
 function nudge() {
-  if (!app.viewer || isStoryteller()) return;
+  if (!app.viewer || isStoryteller() || !me()) return;
   const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`));
   for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
   app.waitingBefore = waiting;
@@ -477,6 +478,24 @@ function rollCard(r) {
   const ok = r.success === true ? "ok" : r.success === false ? "ko" : "";
   return `<article class="roll ${ok}" data-testid="roll-result"><p class="label">${esc(nameOf(r.character))} ${esc(r.label || "")}</p>
     <div class="dice-row">${dice}</div><p class="words">${esc(words)}</p></article>`;
+}
+
+// ---- observer (a wall display): public state only, nothing to press
+
+function observerView() {
+  const vm = app.vm;
+  const chars = Object.values(vm.characters);
+  return `<main class="st observer">
+    <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
+      ${Object.values(vm.scenes).filter((s) => s.open).map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}">
+        <h3>${esc(s.name)}${s.frozen || vm.session.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
+        <p>${chars.filter((c) => c.scene === s.id).map((c) => esc(c.name)).join(", ") || esc(t("none"))}</p></div>`).join("")}
+    </section>
+    <section class="card" aria-labelledby="h-ch"><h2 id="h-ch">${esc(t("challenges"))}</h2>
+      ${Object.values(vm.challenges).filter(isOpen).map((c) => `<p>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))} · <span class="stage">${esc(stageText(c))}</span></p>`).join("")
+        || `<p class="muted">${esc(t("no_challenges"))}</p>`}
+    </section>
+  </main>`;
 }
 
 // ---- storyteller
