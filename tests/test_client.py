@@ -252,3 +252,24 @@ async def test_a_server_with_less_history_makes_the_client_start_over(setup, tmp
                 assert st.last_seq == second.runtime.store.session_head(setup.session)
                 assert same_state(st.state, server_state(second, setup.session))
                 assert [d.seq for d in st.received] == sorted({d.seq for d in st.received})
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tmp_path, seed):
+    # every MET/TIME event kind the simulator plays, folded by the client from the wire
+    from server.auth import Tokens
+    from server.service import Chronicle
+    from server.simulate import play
+    from server.store import SQLiteStore
+
+    db = str(tmp_path / "sim.db")
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "sim", events=400, seed=seed, ruleset="met", close=False)
+        token = Tokens(store).issue("storyteller", session="sim")
+    with served(db) as server:
+        async with Client(server.ws_url, token, outbox=tmp_path / "st.sqlite", backoff=fast()) as st:
+            await st.wait_live()
+            assert st.session == "sim"
+            assert st.state is not None, st.fold_error
+            assert same_state(st.state, server_state(server, "sim"))
+            assert len(st.state.met.challenges) > 3

@@ -435,3 +435,41 @@ def test_storyteller_runs_the_clock_reads_initiative_and_cancels(browser, server
     st.shot("storyteller-clock-1280x800")
     st.close()
     anna.close()
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_js_fold_matches_the_server_after_a_simulated_evening(browser, tmp_path, seed):
+    from server.auth import Tokens
+    from server.service import Chronicle
+    from server.simulate import play
+    from server.store import SQLiteStore
+
+    db = str(tmp_path / "sim.db")
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "sim", events=400, seed=seed, ruleset="met", close=False)
+        token = Tokens(store).issue("storyteller", session="sim")
+    with served(db) as server:
+        st = Device(browser, server.url, token, viewport=TABLET)
+        truth = server.runtime.chronicle.state("sim")
+        st.page.wait_for_function(f"window.conteur.lastSeq >= {truth.head}")
+        vm = st.page.evaluate("""(() => {
+            const vm = window.conteur.vm;
+            return {
+                challenges: Object.fromEntries(Object.values(vm.challenges).map(c =>
+                    [c.id, [c.status, c.winner, c.loser, c.round]])),
+                scenes: Object.fromEntries(Object.values(vm.scenes).map(s => [s.id, [s.open, s.frozen]])),
+                characters: Object.fromEntries(Object.values(vm.characters).map(c => [c.id, [c.scene, c.outOfGame]])),
+                frozen: vm.session.frozen, turn: vm.session.turn,
+            };
+        })()""")
+        challenges = truth.met.challenges
+        assert len(challenges) > 3
+        assert vm["challenges"] == {
+            c.id: [c.status, c.winner, c.loser, c.round] for c in challenges.values()
+        }
+        assert vm["scenes"] == {s.id: [s.open, s.frozen] for s in truth.session.scenes.values()}
+        assert vm["characters"] == {
+            c.id: [c.scene, c.out_of_game] for c in truth.session.characters.values()
+        }
+        assert (vm["frozen"], vm["turn"]) == (truth.session.frozen, truth.session.turn)
+        st.close()
