@@ -273,3 +273,34 @@ async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tm
             assert st.state is not None, st.fold_error
             assert same_state(st.state, server_state(server, "sim"))
             assert len(st.state.met.challenges) > 3
+
+
+async def test_met_12_13_retest_then_a_failed_overbid_through_the_helpers(server, setup, tmp_path):
+    st = Client(server.ws_url, setup.storyteller, setup.session, outbox=tmp_path / "st.sqlite", backoff=fast())
+    async with player(server, setup, "anna", tmp_path) as anna, player(server, setup, "bruno", tmp_path) as bruno, st:
+        for c in (anna, bruno, st):
+            await c.wait_live()
+        assert (await anna.outcome(anna.challenge("bruno", "physical"))).ok
+        await until(lambda: "c1" in bruno.state.met.challenges)
+
+        async def round_of(a: str, b: str) -> None:
+            assert (await anna.outcome(anna.throw("c1", a))).ok
+            assert (await bruno.outcome(bruno.throw("c1", b))).ok
+            await until(lambda: anna.state.met.challenges["c1"].status == "window")
+
+        await round_of("rock", "paper")  # Bruno wins on the throw
+        # MET-12: the source must be on the sheet; one retest per character
+        refused = await anna.outcome(anna.retest("c1", "sorcery"))
+        assert refused.code == "rule" and "MET-12" in refused.message
+        assert (await anna.outcome(anna.retest("c1", "melee"))).ok
+        await until(lambda: anna.state.met.challenges["c1"].round == 2)
+        await round_of("scissors", "rock")  # Bruno wins again
+        assert "MET-12" in (await anna.outcome(anna.retest("c1", "brawl"))).message
+        # MET-13: Anna overbids 6; Bruno answers 7: not 4 above, she loses and owes a tie
+        assert (await anna.outcome(anna.overbid("c1", 6))).ok
+        await until(lambda: bruno.state.met.challenges["c1"].status == "overbid")
+        assert (await bruno.outcome(bruno.bid("c1", 7))).ok
+        await until(lambda: st.state.met.challenges["c1"].status == "resolved")
+        ch = st.state.met.challenges["c1"]
+        assert (ch.winner, ch.loser, ch.reason) == ("bruno", "anna", "overbid_failed")
+        assert [(d.debtor, d.creditor) for d in st.state.met.debts] == [("anna", "bruno")]
