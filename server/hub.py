@@ -48,8 +48,10 @@ class Connection:
     """One device's socket as the hub sees it: a viewer, a queue and a sender task."""
 
     def __init__(self, send: Callable[[str], Awaitable[None]], viewer: Actor, session: str, *,
-                 max_queue: int = 2048, on_overflow: Callable[[Connection], None] | None = None):
+                 max_queue: int = 2048, on_overflow: Callable[[Connection], None] | None = None,
+                 batching: bool = False):
         self.send = send
+        self.batching = batching  # the device takes ``batch`` frames: a backlog goes as one
         self.viewer = viewer
         self.session = session
         self.max_queue = max_queue
@@ -91,10 +93,21 @@ class Connection:
         self.sender = asyncio.get_running_loop().create_task(self._send_loop())
 
     async def _send_loop(self) -> None:
+        queue = self.queue
         while True:
-            frame = await self.queue.get()
+            frame = await queue.get()
             if frame is None:
                 return
+            if self.batching and not queue.empty():
+                # the device fell behind: everything waiting leaves in one message
+                frames, size = [frame], len(frame)
+                while not queue.empty() and len(frames) < wire.BATCH_FRAMES and size < wire.BATCH_BYTES:
+                    nxt = queue.get_nowait()
+                    if nxt is None:
+                        break
+                    frames.append(nxt)
+                    size += len(nxt)
+                frame = wire.batch(frames)
             await self.send(frame)
 
     def _overflow(self) -> None:

@@ -22,7 +22,8 @@ _ids = itertools.count(1)
 
 class Device:
     def __init__(self, url: str, token: str, session: str = "", *, device: str = "",
-                 after: int = 0, origin: str | None = None, hello: bool = True):
+                 after: int = 0, origin: str | None = None, hello: bool = True,
+                 batch: bool = False):
         self.url = url
         self.token = token
         self.session = session
@@ -30,6 +31,8 @@ class Device:
         self.after = after
         self.origin = origin
         self.say_hello = hello
+        self.batch = batch
+        self.messages = 0  # websocket messages received (a batch is one)
         self.frames: list[dict] = []  # everything received, in order
         self.welcome: dict | None = None
         self.live_head: int | None = None
@@ -53,8 +56,11 @@ class Device:
         self.ws = await websockets.connect(self.url, **kwargs)
         self._reader = asyncio.get_running_loop().create_task(self._read())
         if self.say_hello:
-            await self.send({"type": "hello", "token": self.token, "session": self.session,
-                             "after": self.after, "device": self.device})
+            hello = {"type": "hello", "token": self.token, "session": self.session,
+                     "after": self.after, "device": self.device}
+            if self.batch:
+                hello["batch"] = True
+            await self.send(hello)
             await self.wait_for(lambda f: f["type"] in ("live", "error"))
 
     async def close(self) -> None:
@@ -66,17 +72,22 @@ class Device:
     async def _read(self) -> None:
         try:
             async for message in self.ws:
+                self.messages += 1
                 frame = _decode(message)
-                self.frames.append(frame)
-                if frame["type"] == "welcome":
-                    self.welcome = frame
-                elif frame["type"] == "live":
-                    self.live_head = frame["head"]
-                elif frame["type"] == "event":
-                    self.after = max(self.after, frame["seq"])
+                for one in frame["frames"] if frame["type"] == "batch" else (frame,):
+                    self._take(one)
                 self._changed.set()
         finally:
             self._changed.set()
+
+    def _take(self, frame: dict) -> None:
+        self.frames.append(frame)
+        if frame["type"] == "welcome":
+            self.welcome = frame
+        elif frame["type"] == "live":
+            self.live_head = frame["head"]
+        elif frame["type"] == "event":
+            self.after = max(self.after, frame["seq"])
 
     @property
     def closed(self) -> bool:

@@ -35,6 +35,7 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     session: Name = ""  # empty: the session the token is bound to
     after: Annotated[int, Meta(ge=0, le=MAX_SEQ)] = 0
     device: Name = ""
+    batch: bool = False  # the device understands ``batch`` frames (fewer messages)
 
 
 class CommandFrame(Frame, frozen=True, kw_only=True, tag="command"):
@@ -98,10 +99,19 @@ class Pong(Frame, frozen=True, kw_only=True, tag="pong"):
     pass
 
 
+class Batch(Frame, frozen=True, kw_only=True, tag="batch"):
+    """Several frames in one message, in order, for a device that said ``batch`` in
+    hello: a resync, or a backlog, costs one message per batch instead of one per frame."""
+
+    frames: list[ServerFrame]  # never nested
+
+
 ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong]
 
 CLIENT_TAGS = ("hello", "command", "ping")
-SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong")
+SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch")
+BATCH_FRAMES = 256  # frames per batch at most
+BATCH_BYTES = 256 * 1024  # and about this many bytes
 
 # -- codecs ----------------------------------------------------------------------------
 
@@ -126,6 +136,25 @@ def encode(frame: Frame) -> str:
 
 def encode_event(seq: int, event: Event) -> str:
     return encode(EventFrame(seq=seq, event=event))
+
+
+def batch(frames: list[str]) -> str:
+    """Already-encoded frames as one ``batch`` frame: joined, never re-encoded."""
+    return '{"type":"batch","frames":[' + ",".join(frames) + "]}"
+
+
+def batches(frames: list[str]) -> list[str]:
+    """Frames grouped into ``batch`` frames within the size bounds, in order."""
+    out, group, size = [], [], 0
+    for frame in frames:
+        if group and (len(group) >= BATCH_FRAMES or size + len(frame) > BATCH_BYTES):
+            out.append(batch(group))
+            group, size = [], 0
+        group.append(frame)
+        size += len(frame)
+    if group:
+        out.append(batch(group))
+    return out
 
 
 def decode(data: str | bytes) -> Frame:

@@ -127,6 +127,9 @@ class Session:
             if data is None:
                 return None
             problem = self.check(data)
+            if problem is not None and problem.code == "rate_limited":
+                # name the dropped command, so the device's outbox knows what to resend
+                problem = msgspec.structs.replace(problem, id=wire.frame_id(data))
             if problem is None:
                 try:
                     return wire.decode(data)
@@ -201,16 +204,17 @@ class Session:
                 self.close(CLOSE_TOO_SLOW, "too slow: reconnect to resync"))
 
         conn = Connection(self.send_now_text, actor, hello.session,
-                          max_queue=self.settings.send_queue, on_overflow=overflow)
+                          max_queue=self.settings.send_queue, on_overflow=overflow,
+                          batching=hello.batch)
         self.conn = conn
         head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
         viewer = wire.Viewer(role=actor.role, character=actor.character, name=actor.name,
                              session=hello.session)
         await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head))
-        for _seq, forms in await hub.history(hello.session, hello.after, head):
-            frame = views.pick(forms, actor)
-            if frame is not None:
-                await self.send_now(frame)
+        history = await hub.history(hello.session, hello.after, head)
+        frames = [f for f in (views.pick(forms, actor) for _seq, forms in history) if f is not None]
+        for frame in wire.batches(frames) if hello.batch else frames:
+            await self.send_now(frame)
             if conn.closed:
                 return
         conn.start()

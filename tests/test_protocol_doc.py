@@ -66,7 +66,10 @@ def test_each_client_frame_is_documented_and_its_example_decodes(tag):
 def test_each_server_frame_is_documented_with_its_example(tag):
     raw = msgspec.json.decode(example(FRAMES[tag]))
     assert raw["type"] == tag
-    if tag == "event":
+    if tag == "batch":
+        inner = [f["type"] for f in raw["frames"]]
+        assert inner and set(inner) <= set(wire.SERVER_TAGS) - {"batch"}
+    elif tag == "event":
         event = msgspec.json.decode(msgspec.json.encode(raw["event"]), type=game.AnyEvent)
         assert wire.encode_event(raw["seq"], event) == msgspec.json.encode(raw).decode()
     else:

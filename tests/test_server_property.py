@@ -86,7 +86,8 @@ async def play(venue: Venue, seed: int, steps: int, drops: list[int]) -> None:
     async def connect(name: str) -> None:
         token = {"st": st_token, "wall": wall_token}.get(name) or tokens[name]
         after = received[name][-1][0] if received[name] else 0
-        device = Device(venue.ws_url, token, session, device=name, after=after)
+        device = Device(venue.ws_url, token, session, device=name, after=after,
+                        batch=rng.random() < 0.5)
         await device.connect()
         devices[name] = device
 

@@ -276,3 +276,19 @@ async def test_met_16_an_open_window_closes_by_itself_after_accept_timeout_even_
     async with Device(venue.ws_url, st_token, "night", after=head) as st:
         resolved = await st.wait_event("met.challenge_resolved", timeout=15)
         assert (resolved["winner"], resolved["reason"]) == ("anna", "timeout")
+
+
+async def test_a_device_asking_for_batches_resyncs_in_a_few_messages_in_the_same_order(venue):
+    st_token = venue.token()
+    async with Device(venue.ws_url, st_token, "night") as st:
+        await setup(st, MET_SETUP)
+        for n in range(150):  # within the rate limit's burst
+            await st.command({"type": "open_scene", "scene": f"room-{n}"})
+        await st.sync()
+        single = st.events
+    async with Device(venue.ws_url, st_token, "night", batch=True) as batched:
+        assert batched.events == single
+        assert batched.messages < 10  # welcome, a couple of batches, live
+        assert [f["type"] for f in batched.frames][-1] == "live"
+    async with Device(venue.ws_url, st_token, "night", after=single[100][0], batch=True) as later:
+        assert later.events == single[101:]

@@ -210,6 +210,9 @@ async def test_the_rate_limit_answers_with_an_error_and_keeps_the_connection(tmp
             assert error["code"] == "rate_limited" and "per second" in error["message"]
             assert st.frames.count({"type": "pong"}) == 2
             assert not st.closed
+            dropped = await st.command({"type": "freeze"}, id="c-late")
+            assert dropped == {"type": "error", "code": "rate_limited", "id": "c-late",
+                               "message": dropped["message"]}
 
 
 async def test_permessage_deflate_is_off(venue):
