@@ -473,3 +473,21 @@ def test_js_fold_matches_the_server_after_a_simulated_evening(browser, tmp_path,
         }
         assert (vm["frozen"], vm["turn"]) == (truth.session.frozen, truth.session.turn)
         st.close()
+
+
+def test_met_12_the_loser_retests_from_the_phone_and_a_new_round_starts(browser, server, setup):
+    anna = Device(browser, server.url, setup.players["anna"])
+    bruno = Device(browser, server.url, setup.players["bruno"])
+    start_challenge(anna)
+    anna.challenge().get_by_test_id("throw-rock").click()
+    bruno.challenge().get_by_test_id("throw-paper").click()
+    anna.expect(anna.challenge()).to_have_attribute("data-status", "window")
+    anna.expect(anna.challenge().get_by_test_id("overbid")).to_be_visible()  # lost on the throw (MET-13)
+    anna.challenge().locator("select[name=source]").select_option("melee")
+    anna.challenge().get_by_test_id("retest").click()
+    for phone in (anna, bruno):
+        phone.expect(phone.challenge().get_by_test_id("throw-rock")).to_be_visible()
+        phone.expect(phone.challenge().locator(".meta")).to_contain_text("Round 2")
+    assert [(e["character"], e["source"]) for e in events_of_type(setup.db, "met.retest_taken")] == [("anna", "melee")]
+    anna.close()
+    bruno.close()
