@@ -152,3 +152,21 @@ async def test_one_encoding_per_view_class_shared_by_every_socket(store):
     assert queued[0] is queued[1]  # storyteller and owner share the whole form's string
     assert queued[2] is queued[3]  # both others share the public form's string
     assert '"sheet":null' in queued[2] and '"physical":6' in queued[0]
+
+
+async def test_a_batching_device_behind_gets_its_backlog_as_one_batch_in_order(store):
+    hub = Hub(store)
+    hub.bind()
+    slow = Phone(ST, slow=True)
+    slow.conn.batching = True
+    hub.subscribe(slow.conn)
+    slow.conn.start()
+    slow.conn.go_live(0)
+    for n in range(1, 6):
+        hub._take("night", append(store, "night", scene(n)))
+    await settle()
+    slow.gate.set()  # the phone's network comes back
+    await settle()
+    (message,) = slow.got  # one message for the whole backlog
+    assert message["type"] == "batch"
+    assert [f.get("seq", "live") for f in message["frames"]] == ["live", 1, 2, 3, 4, 5]
