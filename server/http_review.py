@@ -27,11 +27,32 @@ Lang = Literal["en", "fr"]
 Format = Literal["md", "html", "jsonl", "csv"]
 
 
+_CACHE: dict[tuple, rv.Review] = {}
+_CACHE_SIZE = 8  # a few storytellers stepping through a few sessions
+
+
 async def _review(request: Request, grant: Grant, session: str, lang: str = "en") -> rv.Review:
+    """The session's review for this caller, rebuilt only when the session has moved on:
+    stepping the slider asks for one state after another."""
     store = runtime(request).store
     if session not in store.sessions():
         raise NotFoundException(f"no session {session!r}")
-    return await asyncio.to_thread(rv.build, store, session, grant.actor, lang)
+    head = await asyncio.to_thread(store.session_head, session)
+    key = (id(store), session, grant.actor, lang, head)
+    review = _CACHE.get(key)
+    if review is None:
+        review = await asyncio.to_thread(rv.build, store, session, grant.actor, lang)
+        while len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+        _CACHE[key] = review
+    return review
+
+
+async def _scene_review(request: Request, grant: Grant, session: str, scene: str, lang: str) -> rv.Review:
+    review = await _review(request, grant, session, lang)
+    if scene not in review.scenes:
+        raise NotFoundException(f"no scene {scene!r} in session {session!r}")
+    return review
 
 
 class ReviewController(Controller):
@@ -67,13 +88,23 @@ class ReviewController(Controller):
         return msgspec.to_builtins(story)
 
     @get("/review/scenes/{scene:str}/steps", guards=[storyteller_only], raises=RAISES,
-         summary="The scene's state after each event that concerns it: the review's slider")
+         summary="The slider's stops: every event that concerns the scene (seq, time, sentence)")
     async def scene_steps(self, request: Request, grant: Grant, session: str, scene: str,
                           lang: Lang = "en") -> list[dict[str, Any]]:
-        review = await _review(request, grant, session, lang)
-        if scene not in review.scenes:
-            raise NotFoundException(f"no scene {scene!r} in session {session!r}")
-        return msgspec.to_builtins(await asyncio.to_thread(rv.scene_steps, review, scene))
+        review = await _scene_review(request, grant, session, scene, lang)
+        return msgspec.to_builtins(rv.scene_index(review, scene))
+
+    @get("/review/scenes/{scene:str}/state", guards=[storyteller_only], raises=RAISES,
+         summary="The scene's state at a seq: who is there, Time Out, its challenges with throws and bids")
+    async def scene_state(
+        self, request: Request, grant: Grant, session: str, scene: str,
+        at: Annotated[int, Parameter(ge=0, le=1 << 62, description="a seq")], lang: Lang = "en",
+    ) -> dict[str, Any]:
+        review = await _scene_review(request, grant, session, scene, lang)
+        view = await asyncio.to_thread(rv.scene_at, review, scene, at)
+        if view is None:
+            raise NotFoundException(f"scene {scene!r} has no event at or before seq {at}")
+        return msgspec.to_builtins(view)
 
     @get("/review/fairness", guards=[storyteller_only], raises=RAISES,
          summary="Every die face and throw against the uniform share; challenges won and lost per character")

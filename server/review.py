@@ -56,13 +56,14 @@ class Review(msgspec.Struct, kw_only=True):
     scenes: dict[str, str]  # scene id -> name, in order of opening
     state: GameState  # folded from the viewer's own events (the true state for storytellers)
     rows: list[Row]
+    challenge_items: dict[str, list[Item]] = {}  # items by challenge id, in log order
 
     @property
     def teller(self) -> Teller:
         return Teller(self.names, self.lang, self.scenes)
 
     def by_challenge(self, challenge_id: str) -> list[Item]:
-        return [i for i in self.items if i.challenge == challenge_id]
+        return self.challenge_items.get(challenge_id, [])
 
 
 def _people(event: Event) -> tuple[str, ...]:
@@ -137,8 +138,12 @@ def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Ac
             sealed=f.public is not None,
         ))
     seen_state = msgspec.structs.replace(seen_state, head=items[-1].seq if items else 0)
+    by_challenge: dict[str, list[Item]] = {}
+    for item in items:
+        if item.challenge:
+            by_challenge.setdefault(item.challenge, []).append(item)
     return Review(session=session_id, viewer=viewer, lang=teller.lang, items=items, names=names,
-                  scenes=scenes, state=seen_state, rows=rows)
+                  scenes=scenes, state=seen_state, rows=rows, challenge_items=by_challenge)
 
 
 # ---------------------------------------------------------------- timeline
@@ -249,11 +254,7 @@ def challenge_story(review: Review, challenge_id: str) -> Story | None:
 
 
 def stories(review: Review) -> list[Story]:
-    grouped: dict[str, list[Item]] = {}
-    for item in review.items:
-        if item.challenge:
-            grouped.setdefault(item.challenge, []).append(item)
-    out = [_summary(review, cid, items) for cid, items in grouped.items()]
+    out = [_summary(review, cid, items) for cid, items in review.challenge_items.items()]
     return [s for s in out if s is not None]
 
 
@@ -289,14 +290,17 @@ class SceneView(msgspec.Struct, kw_only=True):
     challenges: list[dict]
 
 
-def _scene_view(state: GameState, scene_id: str, item: Item, names: dict[str, str]) -> SceneView:
+RECENT = 8  # challenges shown with each step of the slider
+
+
+def _scene_view(state: GameState, scene_id: str, item: Item, names: dict[str, str],
+                recent: list[str]) -> SceneView:
     s = state.session
     scene = s.scenes.get(scene_id)
     present = [c for c in s.characters.values() if c.scene == scene_id]
-    ids = {c.id for c in present}
     challenges = []
-    for ch in state.met.challenges.values():
-        if ch.initiator in ids or ch.defender in ids or (ch.tested in ids):
+    for ch in (state.met.get(cid) for cid in recent):
+        if ch is not None:
             challenges.append({
                 "id": ch.id, "kind": ch.kind, "initiator": names.get(ch.initiator, ch.initiator),
                 "defender": names.get(ch.defender, ch.defender), "attribute": ch.attribute, "status": ch.status,
@@ -310,21 +314,54 @@ def _scene_view(state: GameState, scene_id: str, item: Item, names: dict[str, st
         game_seconds=s.game_seconds,
         characters=[{"id": c.id, "name": c.name, "out_of_game": c.out_of_game, "no_sheet": c.no_sheet}
                     for c in present],
-        challenges=challenges[-12:],
+        challenges=challenges,
     )
+
+
+def _walk_scene(review: Review, scene_id: str, upto: int | None = None):
+    """Yields (item, state, recent challenge ids) after each event of the scene."""
+    state = game.initial()
+    recent: list[str] = []  # the scene's latest challenges: a long evening stays linear
+    for item in review.items:
+        if upto is not None and item.seq > upto:
+            return
+        state = game.evolve(state, item.event)
+        if matches(item, scene=scene_id):
+            if item.challenge and item.challenge.startswith("c"):
+                if item.challenge in recent:
+                    recent.remove(item.challenge)
+                recent = (recent + [item.challenge])[-RECENT:]
+            yield item, state, recent
 
 
 def scene_steps(review: Review, scene_id: str) -> list[SceneView]:
     """The scene's state after each event that concerns it, in order: the slider.
 
     Folded from the viewer's own events, so a player's slider holds no sealed throw."""
-    state = game.initial()
-    out = []
-    for item in review.items:
-        state = game.evolve(state, item.event)
-        if matches(item, scene=scene_id):
-            out.append(_scene_view(state, scene_id, item, review.names))
-    return out
+    return [_scene_view(state, scene_id, item, review.names, recent)
+            for item, state, recent in _walk_scene(review, scene_id)]
+
+
+class StepRef(msgspec.Struct, frozen=True, kw_only=True):
+    seq: int
+    at: str
+    text: str
+
+
+def scene_index(review: Review, scene_id: str) -> list[StepRef]:
+    """The slider's stops without their states (a long evening has thousands)."""
+    return [StepRef(seq=i.seq, at=i.at, text=i.text) for i in review.items if matches(i, scene=scene_id)]
+
+
+def scene_at(review: Review, scene_id: str, seq: int) -> SceneView | None:
+    """The scene's state at its last step at or before ``seq``; None before its first."""
+    last = None
+    for item, state, recent in _walk_scene(review, scene_id, upto=seq):
+        last = (item, state, list(recent))
+    if last is None:
+        return None
+    item, state, recent = last  # states are immutable: the one yielded is still that step's
+    return _scene_view(state, scene_id, item, review.names, recent)
 
 
 def state_at(review: Review, seq: int) -> GameState:
@@ -461,12 +498,15 @@ def fairness(review: Review) -> Fairness:
 # ---------------------------------------------------------------- the page's bundle
 
 
-def item_dict(item: Item) -> dict:
-    return {
+def item_dict(item: Item, *, event: bool = True) -> dict:
+    out = {
         "seq": item.seq, "at": item.at, "actor": item.actor, "type": item.type, "text": item.text,
         "characters": list(item.characters), "scene": item.scene, "challenge": item.challenge,
-        "event": msgspec.to_builtins(item.event),
+        "wide": _session_wide(item),
     }
+    if event:
+        out["event"] = msgspec.to_builtins(item.event)
+    return out
 
 
 def bundle(review: Review) -> dict:
@@ -483,7 +523,7 @@ def bundle(review: Review) -> dict:
         "disputes": [s.id for s in disputes(review, all_stories)],
         "challenges": [msgspec.to_builtins(_brief(st)) for st in all_stories],
         "fairness": msgspec.to_builtins(fairness(review)),
-        "items": [item_dict(i) for i in review.items],
+        "items": [item_dict(i, event=False) for i in review.items],  # the timeline endpoint has the events
     }
 
 

@@ -121,6 +121,15 @@ def test_time_5_the_slider_steps_the_scene_through_the_time_out(review):
     assert c1["status"] == "throwing" and c1["throws"] == {"Anna": "rock"}
 
 
+def test_the_scene_at_a_seq_is_its_step_at_or_before_it(review):
+    steps = rv.scene_steps(review, "hall")
+    index = rv.scene_index(review, "hall")
+    assert [s.seq for s in index] == [s.seq for s in steps]
+    for step in steps[::5]:
+        assert rv.scene_at(review, "hall", step.seq) == step
+    assert rv.scene_at(review, "hall", 0) is None
+
+
 def test_a_players_slider_holds_no_sealed_throw(setup):
     with SQLiteStore(setup.db) as store:
         bruno = rv.build(store, setup.session, Actor(role="player", character="bruno"))
@@ -188,7 +197,10 @@ def test_over_http_the_review_is_for_storytellers(setup):
         timeline = get("/review/timeline?type=offline&character=anna", setup.storyteller).json()
         assert {i["challenge"] for i in timeline} == {"o1", "o2"}
         steps = get("/review/scenes/hall/steps", setup.storyteller).json()
-        assert any(s["frozen"] for s in steps)
+        freeze = next(s["seq"] for s in steps if s["text"] == "TIME OUT for everyone.")
+        assert get(f"/review/scenes/hall/state?at={freeze}", setup.storyteller).json()["frozen"] is True
+        assert get(f"/review/scenes/hall/state?at={freeze + 2}", setup.storyteller).json()["frozen"] is False
+        assert get("/review/scenes/cellar/steps", setup.storyteller).status_code == 404
         assert get("/review/fairness", setup.storyteller).json()["throws"]["total"] >= 6
         for path in ("/review", "/review/challenges/c1", "/review/timeline", "/review/fairness"):
             assert get(path, setup.players["anna"]).status_code == 403

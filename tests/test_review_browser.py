@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import httpx
 import pytest
 
 from server import export as ex
@@ -95,15 +96,19 @@ def test_the_review_page_answers_who_won_challenge_2_and_why(browser, setup):
             # the fairness panel charts the throws and the server's d3
             expect(page.get_by_test_id("fairness-chart")).to_have_count(2)
             expect(page.get_by_test_id("tallies").locator("tr[data-character=bruno] td").nth(1)).to_have_text("2")
-            # the slider steps the scene: at the Time Out it shows the freeze
+            # the slider steps the scene: at the Time Out it shows the freeze, not before
             expect(page.get_by_test_id("scene-slider")).to_be_enabled()
             slider = page.get_by_test_id("scene-slider")
-            steps = int(slider.get_attribute("max")) + 1
-            freeze_index = page.evaluate(
-                "() => [...document.querySelectorAll('[data-type=\"session.time_out_called\"]')].length")
-            assert steps > 10 and freeze_index == 1
-            slider.fill("0")
-            expect(page.get_by_test_id("scene-state")).not_to_contain_text("TIME OUT")
+            stops = httpx.get(f"{server.url}/sessions/{setup.session}/review/scenes/hall/steps",
+                              headers={"Authorization": f"Bearer {setup.storyteller}"}).json()
+            assert int(slider.get_attribute("max")) == len(stops) - 1
+            freeze = next(i for i, s in enumerate(stops) if s["text"] == "TIME OUT for everyone.")
+            slider.fill(str(freeze))
+            expect(page.get_by_test_id("scene-state")).to_have_attribute("data-seq", str(stops[freeze]["seq"]))
+            expect(page.get_by_test_id("scene-frozen")).to_be_visible()
+            slider.fill(str(freeze - 1))
+            expect(page.get_by_test_id("scene-state")).to_have_attribute("data-seq", str(stops[freeze - 1]["seq"]))
+            expect(page.get_by_test_id("scene-frozen")).to_have_count(0)
             page.screenshot(path=str(_shot("review-overview")), full_page=True)
             # timeline filter: Bruno's offline records only
             page.locator("select[data-filter=character]").select_option("bruno")

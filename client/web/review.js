@@ -20,7 +20,7 @@ const UI = {
     rule: "Rule", reason: "Reason", ruleIt: "Record the ruling", present: "Present", frozen: "TIME OUT",
     open: "open", closed: "closed", noScene: "No scene.", token: "Storyteller token", session: "Session",
     tallies: "Challenges won and lost", step: "Step", of: "of", language: "Language", at: "at",
-    failed: "Could not load the review", notFound: "No such challenge",
+    failed: "Could not load the review", notFound: "No such challenge", showAll: "Show all",
   },
   fr: {
     loading: "Chargement…", verified: "Journal vérifié", broken: "JOURNAL ALTÉRÉ à n°{seq}", events: "événements",
@@ -33,10 +33,11 @@ const UI = {
     rule: "Trancher", reason: "Motif", ruleIt: "Enregistrer la décision", present: "Présents", frozen: "TEMPS MORT",
     open: "ouverte", closed: "fermée", noScene: "Aucune scène.", token: "Jeton du conteur", session: "Session",
     tallies: "Défis gagnés et perdus", step: "Étape", of: "sur", language: "Langue", at: "à",
-    failed: "Impossible de charger la revue", notFound: "Défi inconnu",
+    failed: "Impossible de charger la revue", notFound: "Défi inconnu", showAll: "Tout afficher",
   },
 };
 
+const SHOWN = 1500; // timeline rows drawn at first: a long evening has tens of thousands
 const app = { token: "", session: "", lang: "en", bundle: null, filters: {}, steps: {}, sceneId: "" };
 const t = (key, vars = {}) => (UI[app.lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => vars[k] ?? "");
 
@@ -173,11 +174,10 @@ function select(key, label, options) {
 
 function filtered() {
   const f = app.filters;
-  const wide = (i) => ["session.time_out_called", "session.time_out_ended"].includes(i.type) && i.event.scope === "session";
   return app.bundle.items.filter((i) =>
     (!f.character || i.characters.includes(f.character)) &&
     (!f.challenge || i.challenge === f.challenge) &&
-    (!f.scene || i.scene === f.scene || wide(i)) &&
+    (!f.scene || i.scene === f.scene || i.wide) &&
     (!f.type || i.type === f.type || i.type.startsWith(`${f.type}.`)));
 }
 
@@ -186,6 +186,7 @@ function renderTimeline() {
   const modules = [...new Set(b.types.map((x) => x.split(".")[0]))].filter((m) => !b.types.includes(m));
   const box = document.getElementById("timeline") || h("section", { id: "timeline" });
   const items = filtered();
+  const shown = app.showAll ? items : items.slice(0, SHOWN);
   box.replaceChildren(
     h("h2", {}, `${t("timeline")} (${items.length})`),
     h("div", { class: "filters" },
@@ -193,11 +194,14 @@ function renderTimeline() {
       select("challenge", t("challenge"), b.challenges.map((c) => [c.id, c.id])),
       select("scene", t("scene"), Object.entries(b.scenes)),
       select("type", t("type"), [...modules.map((m) => [m, `${m}.*`]), ...b.types.map((x) => [x, x])])),
-    h("ol", { class: "timeline", "data-testid": "timeline" }, items.map((i) =>
+    h("ol", { class: "timeline", "data-testid": "timeline" }, shown.map((i) =>
       h("li", { "data-seq": i.seq, "data-type": i.type, class: i.type.replace(/[^a-z_]/g, "-") },
         h("span", { class: "seq" }, `#${i.seq}`), h("span", { class: "time" }, time(i.at)),
         h("span", { class: "text" }, i.text),
-        i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${i.challenge}` }, i.challenge) : null))));
+        i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${i.challenge}` }, i.challenge) : null))),
+    shown.length < items.length
+      ? h("button", { type: "button", onclick: () => { app.showAll = true; renderTimeline(); } }, `${t("showAll")} (${items.length})`)
+      : null);
   return box;
 }
 
@@ -207,6 +211,16 @@ async function loadScene(sceneId) {
   app.sceneId = sceneId;
   if (sceneId && !app.steps[sceneId]) app.steps[sceneId] = await api(`/review/scenes/${encodeURIComponent(sceneId)}/steps?lang=${app.lang}`);
   renderSlider();
+}
+
+// The slider holds only the stops; each state is asked for when the slider rests on it.
+let pending = null;
+async function showStep(target, steps, index) {
+  const step = steps[index];
+  if (!step) { target.replaceChildren(renderSceneState(null)); return; }
+  const ask = pending = `${app.sceneId}@${step.seq}`;
+  const view = await api(`/review/scenes/${encodeURIComponent(app.sceneId)}/state?at=${step.seq}&lang=${app.lang}`);
+  if (ask === pending) target.replaceChildren(renderSceneState(view));
 }
 
 function renderSceneState(step) {
@@ -229,15 +243,17 @@ function renderSlider() {
   const box = document.getElementById("slider") || h("section", { id: "slider" });
   const steps = app.steps[app.sceneId] || [];
   const index = Math.min(app.stepIndex ?? steps.length - 1, steps.length - 1);
-  const state = h("div", { id: "scene-state" }, renderSceneState(steps[index]));
+  const state = h("div", { id: "scene-state" });
   const counter = h("span", { id: "step-count" }, steps.length ? `${t("step")} ${index + 1} ${t("of")} ${steps.length}` : "");
+  let timer = null;
   const range = h("input", {
     type: "range", min: 0, max: Math.max(0, steps.length - 1), value: Math.max(0, index), "data-testid": "scene-slider",
     "aria-label": t("slider"), disabled: !steps.length,
     oninput: (e) => {
       app.stepIndex = Number(e.target.value);
       counter.textContent = `${t("step")} ${app.stepIndex + 1} ${t("of")} ${steps.length}`;
-      state.replaceChildren(renderSceneState(steps[app.stepIndex]));
+      clearTimeout(timer);
+      timer = setTimeout(() => showStep(state, steps, app.stepIndex).catch(() => {}), 60);
     },
   });
   box.replaceChildren(h("h2", {}, t("slider")),
@@ -245,6 +261,7 @@ function renderSlider() {
       h("label", {}, t("scene"), h("select", { "data-testid": "scene-select", onchange: (e) => { app.stepIndex = undefined; loadScene(e.target.value); } },
         Object.entries(b.scenes).map(([id, n]) => h("option", { value: id, selected: id === app.sceneId }, n))))),
     h("div", { class: "slider-row" }, range, counter), state);
+  showStep(state, steps, index).catch(() => {});
   return box;
 }
 
