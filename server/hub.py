@@ -137,6 +137,7 @@ class Hub:
         self._heads: dict[str, int] = {}
         self._recent: dict[str, collections.deque[tuple[int, Encoded]]] = {}
         self._floor: dict[str, int] = {}  # the ring holds every event of the session above it
+        self._reading: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
 
@@ -231,13 +232,21 @@ class Hub:
 
     async def history(self, session: str, after: int, upto: int) -> list[tuple[int, Encoded]]:
         """Encoded forms of the session's events in (after, upto]: memory first."""
-        floor = self._floor.get(session, self._start)
-        if after >= floor:
-            return [(s, f) for s, f in self._recent.get(session, ()) if after < s <= upto]
-        items = await asyncio.to_thread(self._read, session, after, upto)
-        if items is not None and upto >= self._floor.get(session, self._start):
-            self._prepend(session, after, items)
-        return items
+        if after >= self._floor.get(session, self._start):
+            return self._from_ring(session, after, upto)
+        # one disk read at a time per session: in a reconnection storm after a restart the
+        # first read fills the ring and the devices waiting behind it resync from memory
+        lock = self._reading.setdefault(session, asyncio.Lock())
+        async with lock:
+            if after >= self._floor.get(session, self._start):
+                return self._from_ring(session, after, upto)
+            items = await asyncio.to_thread(self._read, session, after, upto)
+            if upto >= self._floor.get(session, self._start):
+                self._prepend(session, after, items)
+            return items
+
+    def _from_ring(self, session: str, after: int, upto: int) -> list[tuple[int, Encoded]]:
+        return [(s, f) for s, f in self._recent.get(session, ()) if after < s <= upto]
 
     def _read(self, session: str, after: int, upto: int) -> list[tuple[int, Encoded]]:
         rows = self.store._reader.execute(
