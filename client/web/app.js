@@ -284,7 +284,9 @@ function characterCard(c) {
   const s = c.sheet;
   let traits = "";
   if (s && s.kind === "met") {
-    traits = ["physical", "social", "mental"].map((a) => `<span class="trait"><b>${s[a] ?? 0}</b> ${esc(t(a))}</span>`).join("");
+    traits = ["physical", "social", "mental"].map((a) => `<span class="trait"><b>${s[a] ?? 0}</b> ${esc(t(a))}</span>`).join("") +
+      Object.entries(s.abilities || {}).map(([k, v]) => `<span class="trait small">${esc(k)} ${v}</span>`).join("") +
+      (s.merits || []).map((m) => `<span class="trait small">${esc(m)}</span>`).join("");
   } else if (s && s.kind === "v5") {
     const hunger = app.vm.hunger[c.id] ?? s.hunger ?? 0;
     traits = `<span class="trait"><b>${hunger}</b> ${esc(t("hunger"))}</span><span class="trait"><b>${s.willpower ?? 0}</b> ${esc(t("willpower_stat"))}</span>` +
@@ -443,6 +445,7 @@ function actionRoller(c) {
       <label>${esc(t("difficulty"))} <input id="actdiff" name="difficulty" type="number" min="0" max="10" value="${esc(app.form.actdiff ?? 2)}"></label>
       <label>${esc(t("bonus"))} <input id="actbonus" name="bonus" type="number" min="0" max="10" value="${esc(app.form.actbonus ?? 0)}"></label>
       <label>${esc(t("malus"))} <input id="actmalus" name="malus" type="number" min="0" max="10" value="${esc(app.form.actmalus ?? 0)}"></label>
+      <label>${esc(t("option"))} <select name="option" id="act-option">${["none", "surpass", "sacrifice"].map((o) => `<option value="${o}">${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>
       <label class="check"><input type="checkbox" name="expertise" id="act-expertise"> ${esc(t("expertise"))}</label>
       <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
     </form></section>`;
@@ -685,7 +688,7 @@ function commandFor(act, el, data) {
     case "roll_pool": return { type: "roll_pool", character, attribute: data.get("attribute") || null, skill: data.get("skill") || null, difficulty: num(data.get("difficulty")) };
     case "rouse": return { type: "rouse", character };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
-    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, expertise: data.get("expertise") ? true : null };
+    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none", expertise: data.get("expertise") ? true : null };
     case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
     case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
     case "open_scene": { const name = data.get("name") || ""; return { type: "open_scene", scene: `s-${uuid4().slice(0, 8)}`, name }; }
