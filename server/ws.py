@@ -66,7 +66,7 @@ class RateLimit:
         return False
 
 
-class Session:
+class Socket:
     """One websocket, from handshake to close."""
 
     def __init__(self, socket: WebSocket, runtime: Runtime):
@@ -110,7 +110,9 @@ class Session:
 
     def check(self, data: str | bytes) -> wire.Error | None:
         """Size and rate, before any decoding."""
-        size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
+        size = len(data)
+        if isinstance(data, str) and size * 4 > self.settings.max_frame:
+            size = len(data.encode("utf-8"))  # only when the characters could be too many bytes
         if size > self.settings.max_frame:
             return wire.Error(code="too_large",
                               message=f"frame of {size} bytes; the limit is {self.settings.max_frame}")
@@ -203,7 +205,7 @@ class Session:
             asyncio.get_running_loop().create_task(
                 self.close(CLOSE_TOO_SLOW, "too slow: reconnect to resync"))
 
-        conn = Connection(self.send_now_text, actor, hello.session,
+        conn = Connection(self.send_now, actor, hello.session,
                           max_queue=self.settings.send_queue, on_overflow=overflow,
                           batching=hello.batch)
         self.conn = conn
@@ -219,9 +221,6 @@ class Session:
                 return
         conn.start()
         conn.go_live(head)
-
-    async def send_now_text(self, text: str) -> None:
-        await self.socket.send({"type": "websocket.send", "text": text})
 
     async def serve(self) -> None:
         while not self.closing and self.conn is not None and not self.conn.closed:
@@ -258,4 +257,4 @@ class Session:
 
 @websocket("/ws")
 async def ws_endpoint(socket: WebSocket) -> None:
-    await Session(socket, socket.app.state.conteur).run()
+    await Socket(socket, socket.app.state.conteur).run()
