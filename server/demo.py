@@ -110,6 +110,12 @@ def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
     for url in urls:
         print(f"  {url}/", file=out)
     tokens = Tokens(store)
+    sessions = store.sessions()
+    if demo and sessions and not {r.session for r in DEMO} & set(sessions):
+        # a real chronicle: demo sessions and tokens have no place in its record
+        print("\n--demo ignored: this database already holds a chronicle. Use another --db "
+              "(for example --db demo.db) to try the demo.", file=out)
+        demo = False
     if demo:
         storyteller, imported = create_demo(store)
         print("\nDemo chronicle: one session per ruleset. Open a join link in a browser tab per "
@@ -123,7 +129,6 @@ def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
         first = imported[0].session
     elif tokens.count("storyteller") == 0:
         storyteller = tokens.issue("storyteller", name="storyteller")
-        sessions = store.sessions()
         first = sessions[0] if sessions else "main"
         print(f"\nNo storyteller yet: this token was just created and is shown once: {storyteller}",
               file=out)

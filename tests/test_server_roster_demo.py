@@ -178,3 +178,13 @@ async def test_conteur_serve_demo_in_its_own_process_is_playable_from_its_printe
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_serve_demo_leaves_a_real_chronicle_alone(store, tmp_path):
+    path = tmp_path / "roster.toml"
+    path.write_text(TOML)
+    init_from_roster(store, path)
+    out = io.StringIO()
+    announce(store, "127.0.0.1", 8000, demo=True, out=out)
+    assert store.sessions() == ["night-1"]
+    assert "--demo ignored" in out.getvalue()
