@@ -149,6 +149,9 @@ def test_met_challenge_with_a_tie_and_bids_played_by_two_phones(browser, server,
     assert anna.challenge().get_by_test_id("overbid").count() == 0
     anna.expect(anna.challenge().get_by_test_id("retest")).to_be_visible()
     anna.shot("player-window-360x740")
+    anna.page.set_viewport_size(TABLET)  # the same phone page on a laptop
+    anna.shot("player-window-1280x800")
+    anna.page.set_viewport_size(PHONE)
     bruno.expect(bruno.challenge()).to_contain_text("Bruno")
     st.shot("storyteller-challenge-1280x800")
     anna.challenge().get_by_test_id("accept").click()
@@ -491,3 +494,31 @@ def test_met_12_the_loser_retests_from_the_phone_and_a_new_round_starts(browser,
     assert [(e["character"], e["source"]) for e in events_of_type(setup.db, "met.retest_taken")] == [("anna", "melee")]
     anna.close()
     bruno.close()
+
+
+def test_the_demo_links_open_on_a_phone_for_every_ruleset(browser, tmp_path):
+    # what a new user does first: `conteur serve --demo`, then a link per tab
+    from server.demo import create_demo
+    from server.roster import join_link
+    from server.store import SQLiteStore
+
+    db = str(tmp_path / "demo.db")
+    with SQLiteStore(db) as store:
+        storyteller, imported = create_demo(store)
+    with served(db) as server:
+        for item in imported:
+            first = item.players[0]
+            fragment = join_link(server.url, first.token, item.session).split("#join=")[1]
+            phone = Device(browser, server.url, fragment)
+            phone.expect(phone.page.locator(".character h1")).to_have_text(first.name)
+            ruleset = phone.page.evaluate("window.conteur.vm.characters[window.conteur.viewer.character].sheet.kind")
+            if ruleset == "met":
+                phone.expect(phone.page.locator("#h-ch")).to_be_visible()
+            else:
+                phone.page.get_by_test_id("roll").click()
+                phone.expect(phone.page.get_by_test_id("roll-result")).to_have_count(1)
+            phone.shot(f"demo-{item.session}-360x740")
+            phone.close()
+        tablet = Device(browser, server.url, f"{storyteller}&session={imported[0].session}", viewport=TABLET)
+        tablet.expect(tablet.page.locator("main.st")).to_be_visible()
+        tablet.close()

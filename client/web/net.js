@@ -21,10 +21,11 @@ export function takeJoin(loc = location, store = localStorage) {
   const token = params.get("join");
   let fresh = false;
   if (token) {
-    fresh = token !== store.getItem("conteur.token");
+    const session = params.get("session");
+    // another token, or another session of the same token: what this device holds is stale
+    fresh = token !== store.getItem("conteur.token") || (session || "") !== (store.getItem("conteur.session") || "");
     if (fresh) store.removeItem("conteur.viewer");
     store.setItem("conteur.token", token);
-    const session = params.get("session");
     if (session) store.setItem("conteur.session", session); else store.removeItem("conteur.session");
     history.replaceState(null, "", loc.pathname + loc.search);
   }
