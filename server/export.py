@@ -162,7 +162,8 @@ def markdown(review: rv.Review, verification: rv.Verification) -> str:
     s = review.state.session
     out = [f"# {labels['title']} — {s.name or review.session}", ""]
     for key, value in _head(review, verification):
-        out.append(f"- **{key}**: {value}" if key else f"- {value}")
+        colon = " :" if review.lang == "fr" else ":"
+        out.append(f"- **{key}**{colon} {value}" if key else f"- {value}")
     for chapter in chapters(review):
         out += ["", f"## {chapter.title}", ""]
         for line in chapter.lines:

@@ -10,6 +10,7 @@ is told as sealed, never guessed.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Callable, Iterable
 
 from events import action, met, offline, session, v5
@@ -59,7 +60,7 @@ T: dict[str, dict[str, str]] = {
         "ev_overbid_settled": "{c}: {x}'s overbid {result}", "granted": "earns a retest", "refused": "fails",
         "ev_compared": "{c}: bids compared, {result}",
         # offline
-        "offline": "Played by hand (offline, {time}): {a} against {b}{attr}, {w} won{account}",
+        "offline": "Played by hand (offline, {time} by the device's clock): {a} against {b}{attr}, {w} won{account}",
         "offline_confirmed": "{b} confirmed the offline challenge {id}.",
         "offline_disputed": "{b} disputed the offline challenge {id}{claim}{why}.",
         "offline_claim": ", saying {w} won", "offline_ruled": "A storyteller ruled on offline challenge {id}: {w} won{why}.",
@@ -119,7 +120,7 @@ T: dict[str, dict[str, str]] = {
         "ev_started": "{c} : début de la manche {r} ({reason})", "ev_resolved": "{c} : {w} l'emporte, {l} perd ({reason})",
         "ev_overbid_settled": "{c} : la surenchère de {x} {result}", "granted": "obtient une relance", "refused": "échoue",
         "ev_compared": "{c} : enchères comparées, {result}",
-        "offline": "Joué à la main (hors ligne, {time}) : {a} contre {b}{attr}, {w} l'a emporté{account}",
+        "offline": "Joué à la main (hors ligne, {time} à l'horloge de l'appareil) : {a} contre {b}{attr}, {w} l'a emporté{account}",
         "offline_confirmed": "{b} a confirmé le défi hors ligne {id}.",
         "offline_disputed": "{b} a contesté le défi hors ligne {id}{claim}{why}.",
         "offline_claim": ", selon qui {w} l'a emporté",
@@ -283,8 +284,15 @@ def _offline_sentences(t: Teller) -> dict[type, Callable]:
     }
 
 
+def _device_time(played_at: str) -> str:
+    try:
+        return datetime.fromisoformat(played_at).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return played_at or "?"
+
+
 def offline_sentence(e: offline.OfflineChallengeRecorded, t: Teller) -> str:
-    return t("offline", time=e.played_at or "?", a=t.who(e.recorder), b=t.who(e.opponent),
+    return t("offline", time=_device_time(e.played_at), a=t.who(e.recorder), b=t.who(e.opponent),
              attr=f" ({t.attr(e.attribute)})" if e.attribute else "", w=t.who(e.winner),
              account=f"{t.t['colon']}“{e.account}”" if e.account else "")
 
