@@ -435,6 +435,14 @@ def test_storyteller_runs_the_clock_reads_initiative_and_cancels(browser, server
     card.get_by_test_id("cancel").click()
     anna.expect(anna.challenge()).to_have_count(0)
     assert len(events_of_type(setup.db, "met.challenge_cancelled")) == 1
+    # MET-10: a static challenge against a difficulty the storyteller sets
+    st.page.locator("#st-new-challenge summary").click()
+    st.page.locator("#st-target").select_option("anna")
+    st.page.locator("#st-kind").select_option("static")
+    st.page.locator("#st-difficulty").fill("5")
+    st.page.locator("form[data-act=st-challenge] button[type=submit]").click()
+    anna.expect(anna.challenge("c2").locator(".meta")).to_contain_text("Difficulty 5")
+    anna.expect(anna.challenge("c2").get_by_test_id("throw-rock")).to_be_visible()
     st.shot("storyteller-clock-1280x800")
     st.close()
     anna.close()
