@@ -95,7 +95,8 @@ def _where(state: GameState, people: Iterable[str]) -> str | None:
 
 def read_session(store: SQLiteStore, session_id: str) -> tuple[list[Row], list[Event]]:
     rows = store.read_after(session_id, 0)
-    return rows, decode_events([r.data for r in rows])
+    # a row edited through SQL may come back as TEXT: the review must still show it (altered)
+    return rows, decode_events([r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows])
 
 
 def build(store: SQLiteStore, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en") -> Review:
