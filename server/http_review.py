@@ -35,9 +35,9 @@ async def _review(request: Request, grant: Grant, session: str, lang: str = "en"
     """The session's review for this caller, rebuilt only when the session has moved on:
     stepping the slider asks for one state after another."""
     store = runtime(request).store
-    if session not in store.sessions():
-        raise NotFoundException(f"no session {session!r}")
     head = await asyncio.to_thread(store.session_head, session)
+    if not head:
+        raise NotFoundException(f"no session {session!r}")
     key = (id(store), session, grant.actor, lang, head)
     review = _CACHE.get(key)
     if review is None:
@@ -114,10 +114,9 @@ class ReviewController(Controller):
     @get("/review/verify", raises=RAISES,
          summary="The session's hash chain (and, once closed, its fair draws): verified or the first bad seq")
     async def verify(self, request: Request, grant: Grant, session: str) -> dict[str, Any]:
-        store = runtime(request).store
-        if session not in store.sessions():
+        rows = await asyncio.to_thread(runtime(request).store.read_after, session, 0)
+        if not rows:
             raise NotFoundException(f"no session {session!r}")
-        rows = await asyncio.to_thread(store.read_after, session, 0)
         return msgspec.to_builtins(await asyncio.to_thread(rv.verify, rows))
 
     @get("/export", raises=RAISES, media_type="text/plain",
