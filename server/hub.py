@@ -33,6 +33,7 @@ from server.store import SQLiteStore, decode_events
 log = logging.getLogger("conteur.hub")
 
 Encoded = views.Forms[str]
+YIELD_EVERY = 8  # frames sent before giving the event loop a turn
 
 
 def encode_forms(seq: int, event: Event) -> Encoded:
@@ -93,8 +94,18 @@ class Connection:
         self.sender = asyncio.get_running_loop().create_task(self._send_loop())
 
     async def _send_loop(self) -> None:
+        try:
+            await self._send_all()
+        except (OSError, asyncio.CancelledError):  # the device is gone: it will resync
+            self.closed = True
+
+    async def _send_all(self) -> None:
         queue = self.queue
+        sent = 0
         while True:
+            sent += 1
+            if sent % YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # a long backlog must not hold the loop (see ws.resync)
             frame = await queue.get()
             if frame is None:
                 return

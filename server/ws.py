@@ -15,10 +15,11 @@ from urllib.parse import urlsplit
 
 import msgspec
 from litestar import WebSocket, websocket
+from litestar.exceptions import WebSocketDisconnect
 
 from events import views
 from server import wire
-from server.hub import Connection
+from server.hub import YIELD_EVERY, Connection
 
 if TYPE_CHECKING:
     from server.app import Runtime
@@ -154,6 +155,8 @@ class Socket:
                 return
             await self.resync(hello)
             await self.serve()
+        except (OSError, WebSocketDisconnect):  # the device went away mid-send: it will resync
+            pass
         finally:
             if self.conn is not None:
                 self.rt.hub.unsubscribe(self.conn)
@@ -215,10 +218,14 @@ class Socket:
         await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head))
         history = await hub.history(hello.session, hello.after, head)
         frames = [f for f in (views.pick(forms, actor) for _seq, forms in history) if f is not None]
-        for frame in wire.batches(frames) if hello.batch else frames:
+        for n, frame in enumerate(wire.batches(frames) if hello.batch else frames, 1):
             await self.send_now(frame)
             if conn.closed:
                 return
+            if n % YIELD_EVERY == 0:
+                # a send to a writable socket never suspends: let the loop serve the
+                # other devices (and notice this one's disconnection) during a long resync
+                await asyncio.sleep(0)
         conn.start()
         conn.go_live(head)
 
