@@ -113,16 +113,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list:
+    from client.cli import add_command as client_commands
+    from server.app import add_commands as serve_commands
     from server.backup import add_commands as backup_commands
     from server.export import add_commands as export_commands
 
-    return [backup_commands, export_commands]
+    return [serve_commands, export_commands, backup_commands, client_commands]
 
 
 _EXTRA_COMMANDS: list = _extra_commands()
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["client"]:  # its own parser, options and all (argparse's REMAINDER drops them)
+        from client.cli import main as client_main
+
+        return client_main(argv[1:] or ["--help"])
     parser = build_parser()
     args = parser.parse_args(argv)
     return args.func(args)
