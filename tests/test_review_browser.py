@@ -128,6 +128,11 @@ def test_the_review_page_answers_who_won_challenge_2_and_why(browser, setup):
             page.screenshot(path=str(_shot("review-challenge-c2")), full_page=True)
             page.get_by_test_id("back").click()
             expect(page.get_by_test_id("disputes")).to_be_visible()
+            # the same review in French: the server tells the sentences
+            page.locator("#lang").select_option("fr")
+            expect(page.locator("[data-testid=challenge-link][data-challenge=c1] .sentence").first).to_have_text(
+                "Anna a défié Bruno (Physique) : égalité, enchères 6 contre 7, Bruno l'a emporté, Anna a accepté")
+            expect(page.get_by_test_id("verify")).to_contain_text("Journal vérifié")
             assert errors == []
         finally:
             context.close()
