@@ -99,3 +99,22 @@ def test_storyteller_static_throw_uses_the_server_d3(tmp_path):
         review = rv.build(store, setup.session)
     (d3,) = rv.fairness(review).dice
     assert d3.total == 3 and d3.label == "d3 (server throws)"
+
+
+def test_both_languages_have_every_sentence():
+    from server.narrate import T
+
+    assert set(T["en"]) == set(T["fr"])
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+def test_every_event_of_a_simulated_evening_is_told_as_a_sentence(tmp_path, lang):
+    with SQLiteStore(tmp_path / "sim.db") as store:
+        summary = play(Chronicle(store), "sim", events=600, seed=11, ruleset="mixed")
+        told = set()
+        for sid in summary.sessions:
+            for item in rv.build(store, sid, lang=lang).items:
+                assert item.text and item.text != item.type, item
+                assert "{" not in item.text, item.text  # no template left unfilled
+                told.add(item.type)
+    assert {"met.challenge_issued", "v5.pool_rolled", "action.rolled", "command_rejected"} <= told
