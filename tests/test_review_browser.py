@@ -114,6 +114,7 @@ def test_the_review_page_answers_who_won_challenge_2_and_why(browser, setup):
             page.locator("select[data-filter=character]").select_option("bruno")
             page.locator("select[data-filter=type]").select_option("offline")
             expect(page.get_by_test_id("timeline").locator("li")).to_have_count(5)
+            assert "null" not in page.locator("#timeline").inner_text()
             # who won challenge 2, and why
             disputes.nth(1).locator("a").click()
             story = page.get_by_test_id("challenge-page")

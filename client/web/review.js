@@ -199,9 +199,9 @@ function renderTimeline() {
         h("span", { class: "seq" }, `#${i.seq}`), h("span", { class: "time" }, time(i.at)),
         h("span", { class: "text" }, i.text),
         i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${i.challenge}` }, i.challenge) : null))),
-    shown.length < items.length
-      ? h("button", { type: "button", onclick: () => { app.showAll = true; renderTimeline(); } }, `${t("showAll")} (${items.length})`)
-      : null);
+    ...(shown.length < items.length
+      ? [h("button", { type: "button", onclick: () => { app.showAll = true; renderTimeline(); } }, `${t("showAll")} (${items.length})`)]
+      : []));
   return box;
 }
 
