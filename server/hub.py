@@ -57,7 +57,7 @@ class Connection:
         self.session = session
         self.max_queue = max_queue
         self.on_overflow = on_overflow
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
         self.syncing = True
         self.buffer: list[str] = []
         self.closed = False
@@ -96,7 +96,7 @@ class Connection:
     async def _send_loop(self) -> None:
         try:
             await self._send_all()
-        except (OSError, asyncio.CancelledError):  # the device is gone: it will resync
+        except OSError:  # the device is gone: it will resync
             self.closed = True
 
     async def _send_all(self) -> None:
@@ -107,15 +107,11 @@ class Connection:
             if sent % YIELD_EVERY == 0:
                 await asyncio.sleep(0)  # a long backlog must not hold the loop (see ws.resync)
             frame = await queue.get()
-            if frame is None:
-                return
             if self.batching and not queue.empty():
                 # the device fell behind: everything waiting leaves in one message
                 frames, size = [frame], len(frame)
                 while not queue.empty() and len(frames) < wire.BATCH_FRAMES and size < wire.BATCH_BYTES:
                     nxt = queue.get_nowait()
-                    if nxt is None:
-                        break
                     frames.append(nxt)
                     size += len(nxt)
                 frame = wire.batch(frames)
