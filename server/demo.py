@@ -109,6 +109,10 @@ def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
     print("conteur is starting. Phones on this network reach it at:", file=out)
     for url in urls:
         print(f"  {url}/", file=out)
+    if host in ("0.0.0.0", "::", ""):
+        # on the laptop itself localhost is a secure context (the offline app installs)
+        print(f"On this computer: {scheme}://localhost:{port}/ (the links below work with "
+              "localhost too)", file=out)
     tokens = Tokens(store)
     sessions = store.sessions()
     if demo and sessions and not {r.session for r in DEMO} & set(sessions):
