@@ -1,8 +1,8 @@
 // The app shell, cached so the page opens even when the venue's Wi-Fi does not answer.
 // Network first: a storyteller's update reaches phones at the next load; the cache is
 // only the fallback. Registered only on HTTPS or localhost (app.js).
-const CACHE = "conteur-shell-v1";
-const SHELL = ["./", "index.html", "app.js", "fold.js", "net.js", "i18n.js", "app.css", "icon.svg", "manifest.webmanifest"];
+const CACHE = "conteur-shell-v2";
+const SHELL = ["./", "index.html", "app.js", "ui.js", "player.js", "storyteller.js", "fold.js", "net.js", "i18n.js", "app.css", "icon.svg", "manifest.webmanifest"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));

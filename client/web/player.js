@@ -1,0 +1,180 @@
+// The player's phone: the character, its pending challenges with the next move, dice.
+
+import { rulesetOf, bidBounds, attributeOf, abilitiesOf, isOpen } from "./fold.js";
+import { app, t, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
+
+export function myChallenges() {
+  return Object.values(app.vm.challenges).filter((c) => isOpen(c) && [c.initiator, c.defender].includes(me()));
+}
+
+// What this player may do now in a challenge, or null.
+export function myMove(c) {
+  const id = me();
+  const queuedFor = app.queued.some((e) => e.command.challenge === c.id && e.command.round === c.round && e.command.character === id);
+  if (queuedFor) return null;
+  if (c.status === "throwing" && !(id in c.throws)) return "throw";
+  if (c.status === "bidding") {
+    const bidders = c.kind === "static" ? [c.tested] : [c.initiator, c.defender];
+    // MET-3: the initiator declares first; the defender's entry opens after it
+    const first = c.kind === "classic" && id === c.defender && !(c.initiator in c.bids);
+    if (bidders.includes(id) && !(id in c.bids) && !first) return "bid";
+  }
+  if (c.status === "window" && c.loser === id) return "window";
+  if (c.status === "overbid" && c.winner === id && !(id in c.bids)) return "answer";
+  return null;
+}
+
+export function playerView() {
+  const c = app.vm.characters[me()] || { name: me(), sheet: null };
+  const ruleset = rulesetOf(app.vm, me());
+  return `<main class="player">
+    ${characterCard(c)}
+    ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
+      ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
+      ${newChallengeForm(c)}
+    </section>`}
+    ${ruleset === "v5" ? v5Roller(c) : ""}
+    ${ruleset === "action" ? actionRoller(c) : ""}
+    ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
+  </main>`;
+}
+
+function characterCard(c) {
+  const s = c.sheet;
+  let traits = "";
+  if (s && s.kind === "met") {
+    traits = ["physical", "social", "mental"].map((a) => `<span class="trait"><b>${s[a] ?? 0}</b> ${esc(t(a))}</span>`).join("") +
+      Object.entries(s.abilities || {}).map(([k, v]) => `<span class="trait small">${esc(k)} ${v}</span>`).join("") +
+      (s.merits || []).map((m) => `<span class="trait small">${esc(m)}</span>`).join("");
+  } else if (s && s.kind === "v5") {
+    const hunger = app.vm.hunger[c.id] ?? s.hunger ?? 0;
+    traits = `<span class="trait"><b>${hunger}</b> ${esc(t("hunger"))}</span><span class="trait"><b>${s.willpower ?? 0}</b> ${esc(t("willpower_stat"))}</span>` +
+      Object.entries(s.attributes || {}).concat(Object.entries(s.skills || {})).map(([k, v]) => `<span class="trait"><b>${v}</b> ${esc(k)}</span>`).join("");
+  } else if (s && s.kind === "action") {
+    traits = Object.entries(s.characteristics || {}).map(([k, v]) => `<span class="trait"><b>${v}+</b> ${esc(k)}</span>`).join("");
+  }
+  const sc = c.scene && app.vm.scenes[c.scene];
+  return `<section class="card character" aria-label="${esc(t("character"))}">
+    <h1>${esc(c.name || "")}</h1>
+    <p class="scene">${esc(sc ? sc.name : t("no_scene"))}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}</p>
+    <div class="traits">${traits}</div>
+    ${c.outOfGame
+      ? `<button class="primary" data-act="back_in_game" data-testid="back-in-game">${esc(t("back_in_game"))}</button>`
+      : `<button class="secondary" data-act="out_of_game" data-testid="out-of-game">${esc(t("out_of_game"))}</button>`}
+  </section>`;
+}
+
+function challengeCard(c) {
+  const id = me();
+  const other = c.initiator === id ? c.defender : c.initiator;
+  const move = myMove(c);
+  const attr = attributeOf(c, id);
+  let body = "";
+  if (move === "throw") {
+    const choices = THROWS.concat(app.vm.session.options && app.vm.session.options.bomb && app.vm.characters[id]?.sheet?.bomb ? ["bomb"] : []);
+    body = `<div class="throws" role="group" aria-label="${esc(t("your_throw"))}">${choices.map((ch) =>
+      `<button class="throw" data-act="throw" data-ch="${esc(c.id)}" data-choice="${ch}" data-testid="throw-${ch}"
+        aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>`;
+    if (!(c.kind === "static" && c.defender === id)) body += concedeButton(c);
+  } else if (move === "bid" || move === "answer") {
+    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id));
+    const key = `bid-${c.id}-${c.round}`;
+    body = `<form class="bid" data-act="${move === "bid" ? "bid" : "answer"}" data-ch="${esc(c.id)}">
+      <label for="${key}">${esc(t("bid_label", bounds.max))}</label>
+      <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="${bounds.min}" max="${bounds.max}"
+        value="${esc(app.form[key] ?? bounds.max)}" required data-testid="bid-input">
+      <button type="submit" data-testid="bid-send">${esc(t("send_bid"))}</button></div></form>`;
+    if (move === "bid") body += concedeButton(c);
+  } else if (move === "window") {
+    body = windowPrompts(c);
+  } else if (queuedMove(c)) {
+    const q = queuedMove(c);
+    body = `<p class="queued-move">${esc(t(q.command.type === "throw" ? "your_throw" : q.command.type))}: ${esc(q.command.choice ? t(q.command.choice) : q.command.value ?? "")}
+      <span class="badge">${esc(t("queued"))}</span></p>`;
+  } else {
+    body = `<p class="muted">${esc(t("waiting_others"))}</p>`;
+  }
+  return `<article class="challenge" data-testid="challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
+    <h3>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
+    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
+    ${revealedLine(c)}
+    ${body}
+  </article>`;
+}
+
+function queuedMove(c) {
+  return app.queued.find((e) => e.command.challenge === c.id && e.command.character === me());
+}
+
+function concedeButton(c) {
+  return `<button class="secondary" data-act="concede" data-ch="${esc(c.id)}">${esc(t("concede"))}</button>`;
+}
+
+function windowPrompts(c) {
+  const id = me();
+  const sheet = app.vm.characters[id]?.sheet || {};
+  const sources = [...Object.keys(sheet.abilities || {}), ...(sheet.merits || []), ...(sheet.powers || [])];
+  const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
+  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id));
+  const key = `ob-${c.id}-${c.round}`;
+  return `<div class="window">
+    ${sources.length ? `<form class="retest" data-act="retest" data-ch="${esc(c.id)}">
+      <label for="src-${esc(c.id)}">${esc(t("retest_source"))}</label>
+      <div class="row"><select id="src-${esc(c.id)}" name="source">${sources.map((s) => `<option>${esc(s)}</option>`).join("")}</select>
+      <button type="submit" data-testid="retest">${esc(t("retest"))}</button></div></form>` : ""}
+    ${canOverbid ? `<form class="overbid" data-act="overbid" data-ch="${esc(c.id)}">
+      <label for="${key}">${esc(t("overbid_label"))}</label>
+      <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="0" max="${bounds.max}" value="${esc(app.form[key] ?? bounds.max)}" required>
+      <button type="submit" data-testid="overbid">${esc(t("overbid"))}</button></div></form>` : ""}
+    <button class="primary" data-act="accept" data-ch="${esc(c.id)}" data-testid="accept">${esc(t("accept"))}</button>
+  </div>`;
+}
+
+function newChallengeForm(c) {
+  const others = Object.values(app.vm.characters).filter((o) => o.id !== c.id && (!c.scene || o.scene === c.scene));
+  if (!others.length) return "";
+  return `<details class="new-challenge" id="new-challenge"><summary>${esc(t("challenge_new"))}</summary>
+    <form data-act="challenge">
+      <label>${esc(t("opponent"))} <select name="defender" id="nc-defender">${others.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      <label>${esc(t("attribute"))} <select name="attribute" id="nc-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      ${Object.keys((c.sheet && c.sheet.abilities) || {}).length ? `<fieldset class="abilities"><legend>${esc(t("abilities"))}</legend>${Object.entries(c.sheet.abilities).map(([a, n]) =>
+        `<label class="check"><input type="checkbox" name="abilities" value="${esc(a)}" id="nc-ab-${esc(a)}"> ${esc(a)} (${n})</label>`).join("")}</fieldset>` : ""}
+      <button type="submit" data-testid="challenge-start">${esc(t("start"))}</button>
+    </form></details>`;
+}
+
+// ---- dice
+
+function v5Roller(c) {
+  const rolls = app.vm.rolls.filter((r) => r.character === me() && r.kind === "v5");
+  const last = rolls[rolls.length - 1];
+  const sheet = c.sheet || {};
+  const option = (name, key) => `<option ${app.form[key] === name ? "selected" : ""}>${esc(name)}</option>`;
+  return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
+    <form data-act="roll_pool" class="row wrap">
+      <label>${esc(t("attribute"))} <select id="v5attr" name="attribute">${Object.keys(sheet.attributes || {}).map((a) => option(a, "v5attr")).join("")}</select></label>
+      <label>${esc(t("skill"))} <select id="v5skill" name="skill"><option value="">${esc(t("none"))}</option>${Object.keys(sheet.skills || {}).map((a) => option(a, "v5skill")).join("")}</select></label>
+      <label>${esc(t("difficulty"))} <input id="v5diff" name="difficulty" type="number" min="0" max="15" value="${esc(app.form.v5diff ?? 2)}"></label>
+      <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
+    </form>
+    <div class="row wrap">
+      <button data-act="rouse" data-testid="rouse">${esc(t("rouse"))}</button>
+      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-roll="${esc(last.id)}" class="row">
+        <select name="strategy" id="wp-strategy" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
+        <button type="submit" data-testid="willpower">${esc(t("willpower"))}</button></form>` : ""}
+    </div></section>`;
+}
+
+function actionRoller(c) {
+  const chars = Object.keys((c.sheet && c.sheet.characteristics) || {});
+  return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
+    <form data-act="roll_action" class="row wrap">
+      <label>${esc(t("characteristic"))} <select name="characteristic" id="act-characteristic">${chars.map((k) => `<option>${esc(k)}</option>`).join("")}</select></label>
+      <label>${esc(t("difficulty"))} <input id="actdiff" name="difficulty" type="number" min="0" max="10" value="${esc(app.form.actdiff ?? 2)}"></label>
+      <label>${esc(t("bonus"))} <input id="actbonus" name="bonus" type="number" min="0" max="10" value="${esc(app.form.actbonus ?? 0)}"></label>
+      <label>${esc(t("malus"))} <input id="actmalus" name="malus" type="number" min="0" max="10" value="${esc(app.form.actmalus ?? 0)}"></label>
+      <label>${esc(t("option"))} <select name="option" id="act-option">${["none", "surpass", "sacrifice"].map((o) => `<option value="${o}">${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>
+      <label class="check"><input type="checkbox" name="expertise" id="act-expertise"> ${esc(t("expertise"))}</label>
+      <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
+    </form></section>`;
+}

@@ -1,0 +1,165 @@
+// The storyteller's tablet (and the read-only wall display).
+
+import { rulesetOf, isOpen, SEALED } from "./fold.js";
+import { app, t, esc, nameOf, THROWS, ICON, stageText, rollsView } from "./ui.js";
+
+// ---- observer (a wall display): public state only, nothing to press
+
+export function observerView() {
+  const vm = app.vm;
+  const chars = Object.values(vm.characters);
+  return `<main class="st observer">
+    <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
+      ${Object.values(vm.scenes).filter((s) => s.open).map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}">
+        <h3>${esc(s.name)}${s.frozen || vm.session.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
+        <p>${chars.filter((c) => c.scene === s.id).map((c) => esc(c.name)).join(", ") || esc(t("none"))}</p></div>`).join("")}
+    </section>
+    <section class="card" aria-labelledby="h-ch"><h2 id="h-ch">${esc(t("challenges"))}</h2>
+      ${Object.values(vm.challenges).filter(isOpen).map((c) => `<p>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))} · <span class="stage">${esc(stageText(c))}</span></p>`).join("")
+        || `<p class="muted">${esc(t("no_challenges"))}</p>`}
+    </section>
+  </main>`;
+}
+
+// ---- storyteller
+
+export function storytellerView() {
+  const vm = app.vm;
+  const open = Object.values(vm.challenges).filter(isOpen);
+  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
+  const scenes = Object.values(vm.scenes).filter((s) => s.open);
+  const chars = Object.values(vm.characters);
+  const ruleset = rulesetOf(vm);
+  return `<main class="st">
+    <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
+      <div class="row wrap">
+        ${vm.session.frozen
+          ? `<button class="primary" data-act="resume" data-testid="resume-all">${esc(t("resume_all"))}</button>`
+          : `<button class="danger" data-act="freeze" data-testid="freeze-all">${esc(t("freeze_all"))}</button>`}
+      </div>
+      ${scenes.map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}" data-scene="${esc(s.id)}">
+        <h3>${esc(s.name)}${s.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
+        <p>${chars.filter((c) => c.scene === s.id).map((c) => esc(c.name)).join(", ") || esc(t("none"))}</p>
+        ${s.frozen
+          ? `<button data-act="resume" data-scene="${esc(s.id)}">${esc(t("resume_scene"))}</button>`
+          : `<button class="danger" data-act="freeze" data-scene="${esc(s.id)}">${esc(t("freeze_scene"))}</button>`}
+        ${initiativeView(s, chars)}
+      </div>`).join("")}
+      <form data-act="open_scene" class="row wrap"><label>${esc(t("scene_name"))} <input id="scene-name" name="name" value="${esc(app.form["scene-name"] ?? "")}"></label>
+        <button type="submit">${esc(t("open_scene"))}</button></form>
+    </section>
+    <section class="card" aria-labelledby="h-stch"><h2 id="h-stch">${esc(t("challenges"))}</h2>
+      ${open.map(stChallenge).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
+      ${stNewChallenge(chars)}
+    </section>
+    ${done.length ? `<section class="card" aria-labelledby="h-done"><h2 id="h-done">${esc(t("recent"))}</h2>
+      <div data-testid="st-done">${done.map(stChallenge).join("")}</div></section>` : ""}
+    <section class="card" aria-labelledby="h-time"><h2 id="h-time">${esc(t("turn"))} ${vm.session.turn}</h2>
+      <div class="row wrap"><button data-act="next_turn">${esc(t("next_turn"))}</button>
+      <form data-act="skip_time" class="row"><label>${esc(t("skip_time"))} <input id="skip" name="minutes" type="number" min="1" value="${esc(app.form.skip ?? 60)}"> ${esc(t("minutes"))}</label>
+        <button type="submit">${esc(t("skip_time"))}</button></form></div>
+    </section>
+    <section class="card" aria-labelledby="h-chars"><h2 id="h-chars">${esc(t("characters"))}</h2>
+      ${chars.map((c) => stCharacter(c, ruleset)).join("")}
+    </section>
+    ${rollsView(vm.rolls)}
+    <section class="card log" aria-labelledby="h-log"><h2 id="h-log">${esc(t("log"))}</h2>
+      <ol reversed>${vm.log.slice(-30).reverse().map((l) => `<li value="${l.seq}"><code>${esc(l.type)}</code> ${esc(summary(l.event))}</li>`).join("")}</ol>
+    </section>
+  </main>`;
+}
+
+// MET-9: Celerity first, then more traits in the attribute; equal ones act together.
+export function initiative(chars, attribute) {
+  const key = (c) => [(c.sheet && c.sheet.celerity) || 0, (c.sheet && c.sheet[attribute]) || 0];
+  const sorted = chars.slice().sort((a, b) => { const [x, y] = [key(a), key(b)]; return y[0] - x[0] || y[1] - x[1]; });
+  const groups = [];
+  for (const c of sorted) {
+    const last = groups[groups.length - 1];
+    if (last && key(last[0]).join() === key(c).join()) last.push(c); else groups.push([c]);
+  }
+  return groups;
+}
+
+function initiativeView(scene, chars) {
+  const here = chars.filter((c) => c.scene === scene.id && c.sheet && c.sheet.kind === "met");
+  if (here.length < 2) return "";
+  const attribute = app.form[`ini-${scene.id}`] || "physical";
+  return `<div class="initiative"><label>${esc(t("initiative"))}
+    <select id="ini-${esc(scene.id)}" data-form="ini-${esc(scene.id)}">${["physical", "social", "mental"].map((a) => `<option value="${a}" ${a === attribute ? "selected" : ""}>${esc(t(a))}</option>`).join("")}</select></label>
+    <ol>${initiative(here, attribute).map((g) => `<li>${g.map((c) => esc(c.name)).join(" = ")}</li>`).join("")}</ol></div>`;
+}
+
+// The sides a storyteller plays: antagonists (not on the roster) and the storyteller side.
+function antagonistOf(c) {
+  return [c.initiator, c.defender].find((side) => !app.vm.characters[side]);
+}
+
+function stChallenge(c) {
+  const sides = [c.initiator, c.defender];
+  const shown = (v) => (v === SEALED ? "?" : v === null || v === undefined ? "…" : v);
+  const throws = sides.map((s) => `${esc(nameOf(s))}: ${c.throws[s] ? esc(c.throws[s] === SEALED ? "?" : t(c.throws[s])) : "…"}`).join(" · ");
+  const bids = Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${esc(shown(c.bids[s]))}`).join(" / ")}` : "";
+  const npc = antagonistOf(c);
+  const key = `st-bid-${c.id}-${c.round}`;
+  let acts = "";
+  if (c.status === "throwing" && npc && !(npc in c.throws)) {
+    acts = `<div class="row wrap" role="group" aria-label="${esc(t("throw_for"))}">${THROWS.map((ch) =>
+      `<button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-choice="${ch}" aria-label="${esc(t("throw_label", t(ch)))}"><span class="mini">${ICON[ch]}</span> ${esc(t(ch))}</button>`).join("")}
+      <button class="primary" data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-testid="server-throw">${esc(t("server_throws"))}</button></div>`;
+  } else if (npc && ((c.status === "bidding" && c.kind === "classic" && !(npc in c.bids) && (npc === c.initiator || c.initiator in c.bids))
+      || (c.status === "overbid" && c.winner === npc && !(npc in c.bids)))) {
+    // MET-3, MET-15: an antagonist has no sheet here; the storyteller declares its traits
+    acts = `<form data-act="st-bid" data-ch="${esc(c.id)}" data-side="${esc(npc)}" class="row">
+      <label for="${key}">${esc(t("bid"))} · ${esc(nameOf(npc))}</label>
+      <input id="${key}" name="value" type="number" min="0" max="99" value="${esc(app.form[key] ?? 5)}" data-testid="st-bid-input">
+      <button type="submit" data-testid="st-bid">${esc(t("send_bid"))}</button></form>`;
+  } else if (c.status === "window" || c.status === "overbid") {
+    acts = `<div class="row wrap">${npc && c.loser === npc ? `<button data-act="st-accept" data-ch="${esc(c.id)}" data-side="${esc(npc)}">${esc(t("accept"))} · ${esc(nameOf(npc))}</button>` : ""}
+      <button data-act="close_window" data-ch="${esc(c.id)}" data-testid="close-window">${esc(t("close_window"))}</button></div>`;
+  }
+  const overrule = `<form data-act="overrule" data-ch="${esc(c.id)}" class="row wrap"><label>${esc(t("winner_is"))}
+      <select name="winner">${sides.map((s) => `<option value="${esc(s)}">${esc(nameOf(s))}</option>`).join("")}</select></label>
+      <button type="submit" data-testid="overrule">${esc(t("overrule"))}</button>
+      ${isOpen(c) ? `<button type="button" class="danger" data-act="cancel" data-ch="${esc(c.id)}" data-testid="cancel">${esc(t("cancel"))}</button>` : ""}</form>`;
+  return `<article class="challenge" data-testid="st-challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
+    <h3>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
+    <p class="meta"><span class="stage">${esc(stageText(c))}</span> · ${esc(t(c.kind))} · ${esc(t("round"))} ${c.round}${c.tests > 1 ? ` · ${c.test}/${c.tests}` : ""}${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
+    <p data-testid="st-throws">${throws}${bids}</p>
+    ${acts}
+    ${overrule}
+  </article>`;
+}
+
+// A storyteller's challenge: an antagonist against a character (classic), a difficulty
+// (static, MET-10), or a simple/complex test of one character (MET-11).
+function stNewChallenge(chars) {
+  if (!chars.length) return "";
+  return `<details class="new-challenge" id="st-new-challenge"><summary>${esc(t("challenge_new"))}</summary>
+    <form data-act="st-challenge">
+      <label>${esc(t("antagonist"))} <input name="antagonist" value="${esc(t("antagonist_default"))}" id="st-antagonist"></label>
+      <label>${esc(t("character"))} <select name="target" id="st-target">${chars.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      <label>${esc(t("kind"))} <select name="kind" id="st-kind">${["classic", "static", "simple", "complex"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select></label>
+      <label>${esc(t("attribute"))} <select name="attribute" id="st-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      <label>${esc(t("difficulty"))} <input name="difficulty" type="number" min="0" max="30" value="5" id="st-difficulty"></label>
+      <label>${esc(t("tests"))} <input name="tests" type="number" min="1" max="5" value="1" id="st-tests"></label>
+      <button type="submit">${esc(t("start"))}</button>
+    </form></details>`;
+}
+
+function stCharacter(c, ruleset) {
+  const hunger = ruleset === "v5" ? `<form data-act="set_hunger" data-character="${esc(c.id)}" class="row">
+      <label>${esc(t("hunger"))} <input name="hunger" id="hunger-${esc(c.id)}" type="number" min="0" max="5" value="${esc(app.vm.hunger[c.id] ?? c.sheet?.hunger ?? 0)}"></label>
+      <button type="submit">${esc(t("set_hunger"))}</button></form>` : "";
+  const modifier = ruleset === "action" ? `<form data-act="apply_modifier" data-character="${esc(c.id)}" class="row">
+      <label>${esc(t("modifier"))} <input name="value" id="mod-${esc(c.id)}" type="number" min="-5" max="5" value="-1"></label>
+      <label>${esc(t("duration"))} <input name="duration" id="dur-${esc(c.id)}" type="number" min="1" value="2"></label>
+      <button type="submit">${esc(t("apply_modifier"))}</button></form>` : "";
+  return `<div class="char-row"><b>${esc(c.name)}</b> ${c.scene ? `· ${esc(app.vm.scenes[c.scene]?.name || c.scene)}` : ""}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}
+    ${hunger}${modifier}</div>`;
+}
+
+function summary(e) {
+  return Object.entries(e).filter(([k, v]) => k !== "type" && k !== "draws" && v !== null && v !== "" && typeof v !== "object")
+    .map(([k, v]) => `${k}=${v}`).join(" ");
+}

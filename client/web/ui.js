@@ -1,0 +1,109 @@
+// What every view shares: the page's state, the translator, escaping, names, icons,
+// stage words, and the die-by-die roll cards.
+
+import { initialView, SEALED } from "./fold.js";
+import { pickLang, translator } from "./i18n.js";
+
+export const lang = pickLang(navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]);
+export const t = translator(lang);
+
+export const app = {
+  vm: initialView(),
+  viewer: null, // {role, character, name}
+  session: "",
+  status: "connecting", // connecting | online | offline
+  live: false,
+  lastSeq: 0,
+  queued: [], // outbox entries not yet acknowledged
+  sentOn: new Map(), // command id -> connection number it was sent on
+  conn: 0,
+  notices: [], // {id, kind: ok|reject, text}
+  form: {}, // values of inputs, kept across re-renders
+  frozenBefore: false,
+  waitingBefore: new Set(),
+};
+window.conteur = app; // for the curious, and for the browser tests' assertions
+export const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+export const $ = (sel) => document.querySelector(sel);
+export function me() {
+  return app.viewer && app.viewer.character;
+}
+
+export function isStoryteller() {
+  return app.viewer && app.viewer.role === "storyteller";
+}
+
+export function nameOf(id) {
+  if (id === "storyteller") return t("storyteller");
+  const c = app.vm.characters[id];
+  return c ? c.name : id;
+}
+
+export const THROWS = ["rock", "paper", "scissors"];
+
+// Inline SVG, not emoji: phones and kiosk browsers without an emoji font show boxes.
+const svg = (body) => `<svg viewBox="0 0 48 48" width="40" height="40" aria-hidden="true" focusable="false" fill="none" stroke="currentColor" stroke-width="3" stroke-linejoin="round" stroke-linecap="round">${body}</svg>`;
+export const ICON = {
+  rock: svg('<path d="M10 30c-3-9 3-19 13-20 9-1 16 6 15 15-1 8-8 13-16 13-6 0-10-3-12-8z" fill="currentColor" fill-opacity=".25"/>'),
+  paper: svg('<path d="M12 6h17l8 8v28H12z" fill="currentColor" fill-opacity=".15"/><path d="M29 6v8h8"/>'),
+  scissors: svg('<circle cx="13" cy="35" r="6"/><circle cx="35" cy="35" r="6"/><path d="M17 30L36 6M31 30L12 6"/>'),
+  bomb: svg('<circle cx="21" cy="29" r="13" fill="currentColor" fill-opacity=".25"/><path d="M30 19l5-5M35 14c2-4 6-4 8-2"/>'),
+};
+export function stageText(c) {
+  return {
+    throwing: t("your_throw"), bidding: t("bid"), window: `${t("winner")}: ${nameOf(c.winner)}`,
+    overbid: t("overbid"), resolved: `${t("ended")} · ${t("winner")}: ${nameOf(c.winner)}`, cancelled: t("cancelled"),
+  }[c.status] || c.status;
+}
+
+export function revealedLine(c) {
+  const parts = [];
+  if (c.revealed) {
+    const th = Object.entries(c.revealed.throws).map(([who, ch]) => `${esc(nameOf(who))} <span class="mini">${ICON[ch] || ""}</span> ${esc(t(ch))}`).join(" · ");
+    parts.push(`${th}${c.revealed.winner ? "" : ` — <b>${esc(t("tie"))}</b>`}`);
+  }
+  if (c.lastBids) {
+    parts.push(esc(`${t("bid")}: ${Object.entries(c.lastBids.bids).map(([who, v]) => `${nameOf(who)} ${v === SEALED ? "?" : v}`).join(" · ")}`));
+  }
+  const mine = c.throws[me()];
+  if (c.status === "throwing" && mine) parts.push(esc(`${t("your_throw")}: ${t(mine)} (${t("thrown")})`));
+  return parts.length ? `<p class="revealed" data-testid="revealed">${parts.join(" — ")}</p>` : "";
+}
+
+export function rollsView(rolls) {
+  if (!rolls.length) return "";
+  return `<section class="card rolls" aria-label="${esc(t("dice"))}">${rolls.slice(-4).reverse().map(rollCard).join("")}</section>`;
+}
+
+function die(face, cls, label) {
+  return `<span class="die ${cls}" role="img" aria-label="${esc(label)} ${esc(face)}">${esc(face)}</span>`;
+}
+
+function rollCard(r) {
+  let dice = "";
+  let words = "";
+  if (r.kind === "v5" || r.kind === "rouse") {
+    dice = (r.normal || []).map((f) => die(f, f >= 6 ? "hit" : "", t("die"))).join("") +
+      (r.hunger || []).map((f) => die(f, `hunger${f >= 6 ? " hit" : ""}${f === 1 ? " skull" : ""}`, t("hunger_die"))).join("");
+    if (r.kind === "rouse") words = r.raised ? t("hunger_raised", r.hungerAfter) : t("hunger_stays");
+    else if (r.hidden) words = "?";
+    else {
+      const main = r.bestial ? t("bestial") : r.messy ? t("messy") : r.critical ? t("critical") : r.success ? t("success") : t("failure");
+      words = `${main} — ${t("successes", r.successes)}${r.success ? `, ${t("margin", r.margin)}` : ""} / ${t("difficulty")} ${r.difficulty}`;
+    }
+  } else if (r.kind === "action") {
+    dice = (r.normal || []).map((f) => die(f, f >= r.threshold ? "hit" : "", `d${r.sides}`)).join("") +
+      (r.signs || []).map((s) => `<span class="die dpm ${s === "+" ? "plus" : s === "-" ? "minus" : "blank"}" role="img"
+        aria-label="D+/- ${esc(s === "+" ? t("plus") : s === "-" ? t("minus") : t("blank"))}">${s === "-" ? "−" : s || "·"}</span>`).join("");
+    words = `${r.success === true ? t("success") : r.success === false ? t("failure") : ""} — ${t("points", r.points)}${r.difficulty != null ? ` / ${t("difficulty")} ${r.difficulty}` : ""}`;
+  }
+  const ok = r.success === true ? "ok" : r.success === false ? "ko" : "";
+  return `<article class="roll ${ok}" data-testid="roll-result"><p class="label">${esc(nameOf(r.character))} ${esc(r.label || "")}</p>
+    <div class="dice-row">${dice}</div><p class="words">${esc(words)}</p></article>`;
+}
+
+export function commandName(type) {
+  const name = t(`cmd_${type}`);
+  return name.startsWith("cmd_") ? type : name;
+}
+
