@@ -392,7 +392,8 @@ class SQLiteStore:
             if not rows:
                 return
             after = rows[-1][0]
-            yield after, decode_events([r[1] for r in rows])
+            # a row edited into TEXT through SQL still decodes; verify names the edit
+            yield after, decode_events([d if isinstance(d, bytes) else d.encode() for _, d in rows])
 
     # -- state -----------------------------------------------------------------------
 
