@@ -181,7 +181,7 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
         scheme = "https"
     store = SQLiteStore(db)
     try:
-        demo_mod.announce(store, host, port, demo=demo, scheme=scheme)
+        demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url)
         app = create_app(store, settings=settings)
         uvicorn.Server(uvicorn_config(app, host, port, log_level="info", **extra)).run()
     finally:

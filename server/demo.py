@@ -101,10 +101,12 @@ def create_demo(store: SQLiteStore) -> tuple[str, list[Imported]]:
 
 
 def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
-             scheme: str = "http", out: TextIO | None = None) -> None:
-    """Prints the addresses, the storyteller link with its QR code and (demo) join links."""
+             scheme: str = "http", out: TextIO | None = None, public_url: str = "") -> None:
+    """Prints the addresses, the storyteller link with its QR code and (demo) join links.
+    Links use ``public_url`` when given (a name on the hotspot's DNS), else the first
+    LAN address."""
     out = out or sys.stdout
-    urls = base_urls(host, port, scheme)
+    urls = [public_url.rstrip("/")] if public_url else base_urls(host, port, scheme)
     base = urls[0]
     print("conteur is starting. Phones on this network reach it at:", file=out)
     for url in urls:

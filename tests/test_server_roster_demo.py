@@ -188,3 +188,10 @@ def test_serve_demo_leaves_a_real_chronicle_alone(store, tmp_path):
     announce(store, "127.0.0.1", 8000, demo=True, out=out)
     assert store.sessions() == ["night-1"]
     assert "--demo ignored" in out.getvalue()
+
+
+def test_join_links_use_the_public_url_when_one_is_given(store):
+    out = io.StringIO()
+    announce(store, "0.0.0.0", 8000, demo=True, out=out, public_url="https://conteur.lan/")
+    links = re.findall(r"(\S+)/#join=", out.getvalue())
+    assert links and set(links) == {"https://conteur.lan"}
