@@ -27,8 +27,9 @@ TIMEOUT = 15_000
 
 @pytest.fixture(scope="module")
 def playwright():
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=TIMEOUT)  # a CI machine under load is slow, not wrong
     with sync_playwright() as p:
         yield p
 
