@@ -1,8 +1,8 @@
 """The baseline for fan-out and resync: a bare ``websockets`` broadcast server.
 
 It speaks just enough of docs/protocol.md for the load generator's devices to run
-unchanged against it: ``hello`` -> ``welcome``, the frames after ``after`` one by one,
-``live``; ``command`` -> one ``event`` frame broadcast to every live device (the same size
+unchanged against it: ``hello`` -> ``welcome``, the frames after ``after`` (in ``batch``
+frames of 256 when the hello asks, as conteur does), ``live``; ``command`` -> one ``event`` frame broadcast to every live device (the same size
 as conteur's ``session.went_out_of_game``) and an ``ack`` to the sender; ``ping`` ->
 ``pong``. No rules, no store, no redaction: what is left is the cost of websockets itself,
 which is what conteur's figures are divided by.
@@ -39,7 +39,11 @@ class Baseline:
                     head = self.seq
                     await ws.send(_encode({"type": "welcome", "viewer": {"role": "player"},
                                            "session": frame.get("session", ""), "head": head}).decode())
-                    for text in self.history[after:head]:  # seq n is history[n - 1]
+                    backlog = self.history[after:head]  # seq n is history[n - 1]
+                    if frame.get("batch"):  # the same grouping as conteur's (256 a message)
+                        backlog = ['{"type":"batch","frames":[' + ",".join(backlog[i:i + 256]) + "]}"
+                                   for i in range(0, len(backlog), 256)]
+                    for text in backlog:
                         await ws.send(text)
                     await ws.send(_encode({"type": "live", "head": head}).decode())
                     self.live.add(ws)

@@ -27,7 +27,12 @@ class _Head(msgspec.Struct):
     head: int = 0
 
 
+class _Batch(msgspec.Struct):
+    frames: list[_Head]
+
+
 _head = msgspec.json.Decoder(_Head).decode
+_batch = msgspec.json.Decoder(_Batch).decode
 _encode = msgspec.json.Encoder().encode
 
 
@@ -49,8 +54,9 @@ class Device:
         self.ws = await websockets.connect(self.url, compression=None, max_size=None,
                                            ping_interval=None, open_timeout=60, close_timeout=2)
         self.reader = asyncio.get_running_loop().create_task(self._read())
+        # batch: a backlog (a resync) comes as batch frames, as the real clients ask
         await self.ws.send(_encode({"type": "hello", "token": self.token, "session": self.session,
-                                    "after": after, "device": self.name}).decode())
+                                    "after": after, "device": self.name, "batch": True}).decode())
 
     async def _read(self) -> None:
         frames, live = self.frames, self.live
@@ -63,6 +69,12 @@ class Device:
                     self.n_replies += 1
                 elif message.startswith('{"type":"live"'):
                     live.set()
+                elif message.startswith('{"type":"batch"'):
+                    self.n_events += message.count('{"type":"event"')
+                    self.n_replies += (message.count('{"type":"ack"') + message.count('{"type":"reject"')
+                                       + message.count('{"type":"error"'))
+                    if '{"type":"live"' in message:
+                        live.set()
         except websockets.ConnectionClosed:
             pass
 
@@ -85,7 +97,13 @@ class Device:
         return command_id
 
     def parsed(self, since: int = 0) -> list[tuple[float, _Head]]:
-        return [(t, _head(text)) for t, text in self.frames[since:]]
+        out = []
+        for t, text in self.frames[since:]:
+            if text.startswith('{"type":"batch"'):
+                out += [(t, f) for f in _batch(text).frames]
+            else:
+                out.append((t, _head(text)))
+        return out
 
 
 def percentile(values: list[float], p: float) -> float:
@@ -171,12 +189,32 @@ def _figures(devices, marks, sent_at, rate, n, send_time) -> Phase:
                  rejected=rejected)
 
 
+async def drain(devices: list[Device], quiet: float = 1.0, timeout: float = 120.0) -> None:
+    """Until no device has received anything for ``quiet`` seconds: a phase's backlog
+    must not leak into the next one."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    last = -1
+    while loop.time() < deadline:
+        total = sum(len(d.frames) for d in devices)
+        if total == last:
+            return
+        last = total
+        await asyncio.sleep(quiet)
+
+
 async def connect_all(devices: list[Device], after: dict[str, int] | None = None,
                       timeout: float = 60.0) -> float:
     """Connects every device at once; returns the seconds until the last is live."""
     t0 = _now()
     await asyncio.gather(*(d.connect((after or {}).get(d.name, 0)) for d in devices))
-    await asyncio.wait_for(asyncio.gather(*(d.live.wait() for d in devices)), timeout)
+    try:
+        await asyncio.wait_for(asyncio.gather(*(d.live.wait() for d in devices)), timeout)
+    except asyncio.TimeoutError:
+        live = sum(d.live.is_set() for d in devices)
+        print(f"  ({live}/{len(devices)} devices live after {timeout:g} s; "
+              f"{sum(d.n_events for d in devices)} events received)", flush=True)
+        return float("inf")
     return _now() - t0
 
 

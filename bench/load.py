@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import os
 import platform
-import shutil
 import sqlite3
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.baseline_ws import PROGRAM as BASELINE  # noqa: E402
-from bench.fleet import Device, close_all, connect_all, event_seqs, percentile, run_phase  # noqa: E402
+from bench.fleet import Device, close_all, connect_all, drain, event_seqs, percentile, run_phase  # noqa: E402
 from bench.harness import ServerProcess, Venue, prepare_venue  # noqa: E402
 
 ms = 1000.0
@@ -51,9 +50,16 @@ async def ws_suite(url: str, venue: Venue, args) -> dict:
                for i, (character, token) in enumerate(venue.players[:args.devices])]
     out: dict = {"connect": await connect_all(devices)}
     await run_phase(devices, rate=min(args.rate, 50), seconds=0.5)  # warm-up
+    await drain(devices)
+    everyone = devices
+    if args.slow:  # these stop reading (a phone in a pocket): the others must not notice
+        for d in devices[:args.slow]:
+            d.reader.cancel()
+        devices = devices[args.slow:]
     out["main"] = await run_phase(devices, args.rate, args.seconds)
     best = 0.0
     for rate in args.ramp:
+        await drain(devices)
         phase = await run_phase(devices, rate, args.step)
         ok = (phase.incomplete == 0 and phase.send_rate >= 0.95 * rate
               and percentile(phase.fanout, 99) < args.sustained_p99 / ms)
@@ -62,27 +68,31 @@ async def ws_suite(url: str, venue: Venue, args) -> dict:
             break
         best = rate
     out["sustained"] = best
+    await drain(devices)
     # resync storm: every device drops and comes back K events behind
     seqs = {d.name: event_seqs(d) for d in devices}
-    short = args.behind + 1 - min(len(s) for s in seqs.values())
-    if short > 0:
-        top_rate = max(best, args.rate)
+    while (short := args.behind + 1 - min(len(s) for s in seqs.values())) > 0:
+        top_rate = max(best, 50)
         await run_phase(devices, top_rate, short / top_rate + 0.01)
+        await drain(devices)
         seqs = {d.name: event_seqs(d) for d in devices}
     after = {name: s[-args.behind - 1] for name, s in seqs.items()}
-    await close_all(devices)
-    for d in devices:
+    for d in everyone[:args.slow]:  # every event is public: any device's seqs will do
+        after[d.name] = after[devices[0].name]
+    await close_all(everyone)
+    for d in everyone:
         d.frames, d.n_events, d.n_replies = [], 0, 0
-    out["storm"] = await connect_all(devices, after)
-    got = [d.n_events for d in devices]
+    out["storm"] = await connect_all(everyone, after)
+    got = [d.n_events for d in everyone]
     out["storm_events"] = (min(got), max(got))
-    await close_all(devices)
+    await close_all(everyone)
     return out
 
 
 def report_ws(ours: dict, base: dict, args) -> None:
     print(f"\n== websockets: {args.devices} devices, {args.rate:g} commands/s for {args.seconds:g} s "
-          f"(conteur vs bare websockets broadcast server)")
+          f"(conteur vs bare websockets broadcast server); {args.slow} of them stop reading, "
+          f"the figures are the others'")
     line("connect + hello + live, all devices", f"{ours['connect']:.2f} s", f"{base['connect']:.2f} s",
          ours["connect"] / base["connect"])
     m, b = ours["main"], base["main"]
@@ -216,6 +226,7 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
     parser.add_argument("--skip", default="", help="comma list of: ws, store, replay")
+    parser.add_argument("--slow", type=int, default=1, help="devices that stop reading during the run")
     args = parser.parse_args()
     q = args.quick
     args.devices = args.devices or (20 if q else 300)

@@ -66,12 +66,20 @@ class SecretSeeds:
 class Chronicle:
     """The sessions of one chronicle database, and the one way commands become events."""
 
-    def __init__(self, store: SQLiteStore):
+    def __init__(self, store: SQLiteStore, *, snapshot_every: int | None = None):
         self.store = store
         self.seeds = SecretSeeds(store)
         self._states: dict[str, GameState] = {}
         self._inflight: dict[tuple[str, str], concurrent.futures.Future] = {}
         self.listeners: list[Listener] = []
+        # Periodic snapshots while playing, so a restart after a long night (or a kill -9)
+        # folds at most this many events per session (DESIGN: start-up under 2 s on
+        # 1,000,000 events). Written off the writer thread: a big state never delays a
+        # group commit.
+        self.snapshot_every = snapshot_every or 10 * store.snapshot_every
+        self._since_snapshot: dict[str, int] = {}
+        self._epoch: dict[str, int] = {}  # bumped when a failed commit voids folded states
+        self._snapshots = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conteur-snapshot")
 
     # -- state ---------------------------------------------------------------------
 
@@ -83,6 +91,27 @@ class Chronicle:
 
     def forget(self, session: str) -> None:
         self._states.pop(session, None)
+        self._epoch[session] = self._epoch.get(session, 0) + 1
+
+    def _count_for_snapshot(self, session: str, seqs: tuple[int, ...], state: GameState,
+                            epoch: int) -> None:
+        """Called after a commit with the state folded right after it: exact at its last
+        seq unless a failed commit voided the states folded since (the epoch moved)."""
+        seq = seqs[-1]
+        since = self._since_snapshot.get(session, 0) + len(seqs)
+        if since < self.snapshot_every or self._epoch.get(session, 0) != epoch:
+            self._since_snapshot[session] = since
+            return
+        self._since_snapshot[session] = 0
+        state = msgspec.structs.replace(state, head=seq)
+
+        def save() -> None:
+            try:
+                self.store.save_snapshot(session, seq, state, keep=3)
+            except Exception:  # a snapshot is an optimisation: the log stays the truth
+                pass
+
+        self._snapshots.submit(save)
 
     # -- commands -------------------------------------------------------------------
 
@@ -129,7 +158,8 @@ class Chronicle:
                 command_type=command.__struct_config__.tag, code=violation.code,
                 message=violation.message, character=actor.character, rule=violation.rule,
             )]
-        self._states[session] = game.fold(events, state)
+        folded = self._states[session] = game.fold(events, state)
+        epoch = self._epoch.get(session, 0)
         stored = self.store.submit(Pending(
             session=session, events=events, actor=actor.name or actor.role, device=device,
             command_id=command_id, code=code, message=message,
@@ -147,6 +177,8 @@ class Chronicle:
                 return
             outcome: Outcome = f.result()
             pairs = tuple(zip(outcome.seqs, events)) if not outcome.replayed else ()
+            if pairs:
+                self._count_for_snapshot(session, outcome.seqs, folded, epoch)
             executed = Executed(session=session, outcome=outcome, events=pairs, actor=actor)
             result.set_result(executed)
 

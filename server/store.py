@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import gc
 import queue
 import sqlite3
 import threading
@@ -423,24 +424,40 @@ class SQLiteStore:
         folded = 0
         head = start
         evolve = game.evolve
-        for head, events in self.iter_events(session, after=start, upto=at):
-            for event in events:
-                state = evolve(state, event)
-            folded += len(events)
-            if progress:
-                progress(len(events))
+        # the fold makes millions of short-lived containers and no cycles: the cyclic GC
+        # would only walk the growing state over and over
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            for head, events in self.iter_events(session, after=start, upto=at):
+                for event in events:
+                    state = evolve(state, event)
+                folded += len(events)
+                if progress:
+                    progress(len(events))
+        finally:
+            if paused:
+                gc.enable()
         state = msgspec.structs.replace(state, head=head)
         if use_snapshots and at is None and folded >= self.snapshot_every:
             self.save_snapshot(session, head, state)
         return state
 
-    def save_snapshot(self, session: str, seq: int, state: GameState) -> None:
+    def save_snapshot(self, session: str, seq: int, state: GameState, *, keep: int | None = None) -> None:
+        """Saves the state at ``seq``; with ``keep``, only the newest ``keep`` snapshots of
+        the session stay (periodic snapshots of a long night would fill a Pi's card)."""
         conn = self._connect()
         try:
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?,?,?,?)",
                 (session, seq, SNAPSHOT_VERSION, _state_encoder.encode(state)),
             )
+            if keep is not None:
+                conn.execute(
+                    "DELETE FROM snapshots WHERE session=? AND seq NOT IN "
+                    "(SELECT seq FROM snapshots WHERE session=? ORDER BY seq DESC LIMIT ?)",
+                    (session, session, keep),
+                )
         finally:
             conn.close()
 

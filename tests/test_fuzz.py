@@ -297,7 +297,7 @@ def test_hostile_frames_never_crash_the_server_or_poison_the_log(venue):
         except Exception as exc:  # noqa: BLE001 - a protocol-level close is a fair answer
             from websockets.exceptions import ConnectionClosed
 
-            if not isinstance(exc, (ConnectionClosed, ConnectionError)):
+            if not isinstance(exc, (ConnectionClosed, OSError)):  # EPIPE, EBADF: closed on us
                 raise
             closed["n"] += 1
         finally:
