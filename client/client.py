@@ -133,8 +133,13 @@ class Client(Commands):
     def __init__(self, url: str, token: str, session: str | None = None, *,
                  outbox: Outbox | str | Path = ":memory:", device: str | None = None,
                  backoff: Backoff | None = None, origin: str | None = None,
-                 ping_interval: float | None = 5.0):
+                 ping_interval: float | None = 5.0, batch: bool = True):
         self.url = url
+        # docs/protocol.md: ``batch`` in hello lets the server send a resync or a backlog as
+        # a few messages; off, every frame comes alone (an older server ignores the flag)
+        self.batch = batch
+        self.messages = 0  # websocket messages received: a batch counts once
+        self._batching = False
         self.token = token
         self.outbox = outbox if isinstance(outbox, Outbox) else Outbox(outbox)
         self.session = session or self.outbox.get_meta("session") or ""
@@ -297,22 +302,39 @@ class Client(Commands):
         async with connect(self.url, **kwargs) as ws:
             self._sent = set()
             self._hello_after = self.last_seq
-            await ws.send(_encode({"type": "hello", "token": self.token, "session": self.session,
-                                   "after": self._hello_after, "device": self.device}))
+            hello = {"type": "hello", "token": self.token, "session": self.session,
+                     "after": self._hello_after, "device": self.device}
+            if self.batch:
+                hello["batch"] = True
+            await ws.send(_encode(hello))
             async for message in ws:
+                self.messages += 1
                 try:
                     frame = _decode_frame(message)
                 except msgspec.DecodeError:
                     log.warning("undecodable frame dropped")
                     continue
-                await self._on_frame(ws, frame)
+                if frame.get("type") == "batch":
+                    # each inner frame exactly as if it had come alone (never nested), the
+                    # events of the whole batch kept in one transaction
+                    self._batching = True
+                    try:
+                        for inner in frame.get("frames") or ():
+                            if isinstance(inner, dict) and inner.get("type") != "batch":
+                                await self._on_frame(ws, inner)
+                    finally:
+                        self._batching = False
+                    if self.live.is_set():
+                        self._flush_log()
+                else:
+                    await self._on_frame(ws, frame)
 
     async def _on_frame(self, ws: Any, frame: dict) -> None:
         kind = frame.get("type")
         if kind == "event":
             self._pending_log.append((frame["seq"], frame["event"]))
             self._take(frame["seq"], frame["event"])
-            if self.live.is_set():
+            if self.live.is_set() and not self._batching:
                 self._flush_log()
         elif kind == "welcome":
             self.viewer = frame.get("viewer")

@@ -254,9 +254,10 @@ async def test_a_server_with_less_history_makes_the_client_start_over(setup, tmp
                 assert [d.seq for d in st.received] == sorted({d.seq for d in st.received})
 
 
-@pytest.mark.parametrize("seed", [3, 11])
-async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tmp_path, seed):
-    # every MET/TIME event kind the simulator plays, folded by the client from the wire
+@pytest.mark.parametrize(("seed", "batch"), [(3, True), (11, True), (3, False)])
+async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tmp_path, seed, batch):
+    # every MET/TIME event kind the simulator plays, folded by the client from the wire;
+    # with ``batch`` in hello the resync comes as a few messages (docs/protocol.md)
     from server.auth import Tokens
     from server.service import Chronicle
     from server.simulate import play
@@ -267,12 +268,24 @@ async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tm
         play(Chronicle(store), "sim", events=400, seed=seed, ruleset="met", close=False)
         token = Tokens(store).issue("storyteller", session="sim")
     with served(db) as server:
-        async with Client(server.ws_url, token, outbox=tmp_path / "st.sqlite", backoff=fast()) as st:
+        async with Client(server.ws_url, token, outbox=tmp_path / "st.sqlite", backoff=fast(),
+                          batch=batch) as st:
             await st.wait_live()
             assert st.session == "sim"
             assert st.state is not None, st.fold_error
             assert same_state(st.state, server_state(server, "sim"))
             assert len(st.state.met.challenges) > 3
+            frames = len(st.received) + 2  # the events, welcome and live
+            if batch:
+                assert st.messages < frames / 4
+            else:
+                assert st.messages >= frames
+        # the events held on disk are the ones received: a restart folds the same state
+        again = Client(server.ws_url, token, outbox=tmp_path / "st.sqlite", backoff=fast())
+        try:
+            assert same_state(again.state, server_state(server, "sim"))
+        finally:
+            await again.close()
 
 
 async def test_met_12_13_retest_then_a_failed_overbid_through_the_helpers(server, setup, tmp_path):
