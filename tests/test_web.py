@@ -484,6 +484,9 @@ def test_js_fold_matches_the_server_after_a_simulated_evening(browser, tmp_path,
             c.id: [c.scene, c.out_of_game] for c in truth.session.characters.values()
         }
         assert (vm["frozen"], vm["turn"]) == (truth.session.frozen, truth.session.turn)
+        # batch in hello: the resync came as a few messages, not one per event
+        messages, events = st.page.evaluate("[window.conteur.net.messages, window.conteur.vm.log.length]")
+        assert events > 100 and messages * 4 < events
         st.close()
 
 

@@ -339,11 +339,12 @@ async function start(loc = location) {
     url: wsUrl(),
     hello: () => {
       app.helloAfter = app.lastSeq;
-      return { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId() };
+      return { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
     },
     onFrame,
     onStatus,
   });
+  app.net = connection; // the browser tests read its message count
   connection.start();
   render();
 }

@@ -112,6 +112,7 @@ export class Connection {
   constructor({ url, hello, onFrame, onStatus, base = 500, cap = 10000 }) {
     Object.assign(this, { url, hello, onFrame, onStatus, base, cap });
     this.attempt = 0;
+    this.messages = 0; // websocket messages received: a batch counts once
     this.ws = null;
     this.timer = null;
     this.lastHeard = 0;
@@ -145,11 +146,18 @@ export class Connection {
     };
     ws.onmessage = (m) => {
       this.lastHeard = Date.now();
+      this.messages += 1;
       let frame;
       try { frame = JSON.parse(m.data); } catch (err) { return; }
-      if (frame.type === "welcome") this.attempt = 0;
-      if (frame.type === "pong") this.answersPings = true;
-      this.onFrame(frame);
+      // a device that said batch in hello gets several frames in one message: each is
+      // handled as if it had come alone (docs/protocol.md), never nested
+      const frames = frame.type === "batch" ? (frame.frames || []).filter((f) => f && f.type !== "batch") : [frame];
+      for (const one of frames) {
+        if (this.ws !== ws) break; // the batch's live said "start over": the rest is stale
+        if (one.type === "welcome") this.attempt = 0;
+        if (one.type === "pong") this.answersPings = true;
+        this.onFrame(one);
+      }
     };
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
