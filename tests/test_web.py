@@ -534,3 +534,47 @@ def test_the_demo_links_open_on_a_phone_for_every_ruleset(browser, tmp_path):
         tablet = Device(browser, server.url, f"{storyteller}&session={imported[0].session}", viewport=TABLET)
         tablet.expect(tablet.page.locator("main.st")).to_be_visible()
         tablet.close()
+
+
+def test_storyteller_prints_the_join_sheet_and_opens_the_review(browser, server, setup):
+    # the join sheet is fetched with the bearer token (never in a URL) and opened from a
+    # blob URL; its fresh links join a phone; the review page opens with the same token
+    st = Device(browser, server.url, setup.storyteller, viewport=TABLET)
+    with st.context.expect_page() as opened:
+        st.page.get_by_test_id("join-sheet").click()
+    sheet = opened.value
+    sheet.wait_for_url(lambda url: url.startswith("blob:"))
+    st.expect(sheet.locator(".card")).to_have_count(2)
+    st.expect(sheet.locator(".card").first).to_contain_text("Anna")
+    assert sheet.locator(".card svg").count() == 2  # one QR code per character
+    link = sheet.locator(".card", has_text="Bruno").locator(".link").inner_text()
+    assert setup.players["bruno"] not in link  # a freshly minted token
+    fragment = link.split("#join=")[1]
+    bruno = Device(browser, server.url, fragment)
+    bruno.expect(bruno.page.locator("h1")).to_have_text("Bruno")
+    bruno.close()
+    sheet.close()
+    with st.context.expect_page() as opened:
+        st.page.get_by_test_id("review-link").click()
+    review = opened.value
+    st.expect(review.get_by_test_id("verify")).to_have_attribute("data-ok", "true")
+    assert review.locator("#login").is_hidden()
+    review.close()
+    # a reprint after a lost sheet: the previous links stop working
+    st.page.locator("#sheet-revoke").check()
+    with st.context.expect_page() as opened:
+        st.page.get_by_test_id("join-sheet").click()
+    opened.value.wait_for_url(lambda url: url.startswith("blob:"))
+    lost = browser.new_page(viewport=PHONE)
+    lost.goto(f"{server.url}/#join={setup.players['anna']}")
+    Device.expect(lost.locator("#conn.refused")).to_be_visible()
+    lost.close()
+    st.close()
+
+
+def test_a_player_finds_the_page_for_challenges_played_by_hand(browser, server, setup):
+    anna = Device(browser, server.url, setup.players["anna"])
+    anna.page.get_by_test_id("offline-link").click()
+    anna.expect(anna.page.get_by_test_id("offline-record")).to_be_visible()
+    anna.expect(anna.page.get_by_test_id("offline-opponent")).to_contain_text("Bruno")
+    anna.close()

@@ -275,6 +275,34 @@ function commandFor(act, el, data) {
   }
 }
 
+// The printable join sheet (POST /sessions/{s}/join-sheet, the bearer token in a header,
+// never in a URL): the page comes back as HTML and opens from a blob URL in a new tab.
+// The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
+async function joinSheet(revoke) {
+  const tab = window.open("", "_blank");
+  const fail = (text) => {
+    if (tab) tab.close();
+    app.notices.push({ id: uuid4(), kind: "reject", text });
+    schedule();
+  };
+  let res;
+  try {
+    res = await fetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${app.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ revoke_previous: !!revoke }),
+    });
+  } catch (err) {
+    fail(t("offline_short"));
+    return;
+  }
+  if (!res.ok) { fail(`${res.status} ${await res.text()}`); return; }
+  const url = URL.createObjectURL(new Blob([await res.text()], { type: "text/html" }));
+  app.joinSheetUrl = url; // shown as a link too, for a blocked popup
+  if (tab) tab.location.href = url;
+  schedule();
+}
+
 function handle(ev, el) {
   const what = el.dataset.act;
   if (what === "join") {
@@ -283,6 +311,7 @@ function handle(ev, el) {
     start({ hash, pathname: location.pathname, search: location.search });
     return;
   }
+  if (what === "join-sheet") { joinSheet(document.getElementById("sheet-revoke")?.checked); return; }
   const data = el.tagName === "FORM" ? new FormData(el) : new FormData();
   const command = commandFor(what, el, data);
   if (command) act(command);

@@ -63,6 +63,8 @@ const en = {
   cmd_overbid: "Overbid", cmd_concede: "Concede", cmd_roll_pool: "Dice roll", cmd_rouse: "Rouse check",
   cmd_roll_action: "Action roll", cmd_willpower_reroll: "Willpower reroll",
   leave: "Leave this device", lang: "Language",
+  tools: "Check-in and review", join_sheet: "Join sheet", join_sheet_open: "Open the join sheet", revoke_previous: "revoke the previous links",
+  review: "Review the evening", story: "story", offline_record: "Record a challenge played by hand",
 };
 
 const fr = {
@@ -128,6 +130,8 @@ const fr = {
   cmd_overbid: "Surenchère", cmd_concede: "Abandon", cmd_roll_pool: "Jet de dés", cmd_rouse: "Test d'éveil",
   cmd_roll_action: "Jet d'action", cmd_willpower_reroll: "Relance de Volonté",
   leave: "Quitter cet appareil", lang: "Langue",
+  tools: "Accueil et revue", join_sheet: "Fiche d'accueil", join_sheet_open: "Ouvrir la fiche d'accueil", revoke_previous: "révoquer les liens précédents",
+  review: "Revoir la soirée", story: "déroulé", offline_record: "Noter un défi joué à la main",
 };
 
 export const STRINGS = { en, fr };

@@ -32,6 +32,7 @@ export function playerView() {
     ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
       ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
       ${newChallengeForm(c)}
+      <p><a href="offline.html" data-testid="offline-link">${esc(t("offline_record"))}</a></p>
     </section>`}
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? actionRoller(c) : ""}

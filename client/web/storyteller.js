@@ -31,6 +31,7 @@ export function storytellerView() {
   const chars = Object.values(vm.characters);
   const ruleset = rulesetOf(vm);
   return `<main class="st">
+    ${toolsView()}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       <div class="row wrap">
         ${vm.session.frozen
@@ -67,6 +68,18 @@ export function storytellerView() {
       <ol reversed>${vm.log.slice(-30).reverse().map((l) => `<li value="${l.seq}"><code>${esc(l.type)}</code> ${esc(summary(l.event))}</li>`).join("")}</ol>
     </section>
   </main>`;
+}
+
+// The join sheet to print at check-in, and the pages a storyteller opens beside this one.
+function toolsView() {
+  const session = encodeURIComponent(app.session || "");
+  return `<section class="card tools" aria-labelledby="h-tools"><h2 id="h-tools">${esc(t("tools"))}</h2>
+    <div class="row wrap">
+      <button data-act="join-sheet" data-testid="join-sheet">${esc(t("join_sheet"))}</button>
+      <label class="check"><input type="checkbox" id="sheet-revoke"> ${esc(t("revoke_previous"))}</label>
+      ${app.joinSheetUrl ? `<a href="${esc(app.joinSheetUrl)}" target="_blank" data-testid="join-sheet-link">${esc(t("join_sheet_open"))}</a>` : ""}
+      <a class="button" href="review.html#session=${session}" target="_blank" data-testid="review-link">${esc(t("review"))}</a>
+    </div></section>`;
 }
 
 // MET-9: Celerity first, then more traits in the attribute; equal ones act together.
@@ -125,7 +138,7 @@ function stChallenge(c) {
   return `<article class="challenge" data-testid="st-challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
     <p class="meta"><span class="stage">${esc(stageText(c))}</span> · ${esc(t(c.kind))} · ${esc(t("round"))} ${c.round}${c.tests > 1 ? ` · ${c.test}/${c.tests}` : ""}${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
-    <p data-testid="st-throws">${throws}${bids}</p>
+    <p data-testid="st-throws">${throws}${bids} <a href="review.html#session=${encodeURIComponent(app.session || "")}&challenge=${encodeURIComponent(c.id)}" target="_blank" data-testid="challenge-review">${esc(t("story"))}</a></p>
     ${acts}
     ${overrule}
   </article>`;
