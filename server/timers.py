@@ -6,7 +6,8 @@ away. The server sends ``close_window {timeout: true}`` through the ordinary com
 A timer belongs to one window: (challenge, round, status). Anything that changes it (a
 retest, an overbid, an accept) cancels that timer; a new window gets a new one. After a
 restart, open windows get a full timeout again (the time already spent is not known
-without a clock in the domain, and a little more time never wrongs a player).
+without a clock in the domain, and a little more time never wrongs a player). A Time Out
+over either side stops the clock: no timer while it lasts, a full timeout after resume.
 """
 
 from __future__ import annotations
@@ -52,7 +53,9 @@ class WindowTimers:
         windows = {}
         if delay > 0:
             for cid in met.open_windows(state):
-                ch = state.met.challenges[cid]
+                if met.window_paused(state, cid):
+                    continue  # TIME-5: the clock waits for resume (the closing would be refused)
+                ch = met.get(state, cid)
                 windows[cid] = (ch.round, ch.status, ch.winner)
         for (s, cid), (key, task) in list(self._tasks.items()):
             if s == session and windows.get(cid) != key:

@@ -278,6 +278,31 @@ async def test_met_16_an_open_window_closes_by_itself_after_accept_timeout_even_
         assert (resolved["winner"], resolved["reason"]) == ("anna", "timeout")
 
 
+async def test_met_16_time_5_a_time_out_stops_the_window_clock_until_resume(venue):
+    """TIME-5 / MET-16 (choice): during a Time Out the window's timer is not armed, so no
+    refused ``close_window`` lands in the log; after resume the window closes on its
+    timeout as usual."""
+    setup_quick = [dict(MET_SETUP[0], accept_timeout=1), *MET_SETUP[1:]]
+    async with Device(venue.ws_url, venue.token(), "night") as st:
+        await setup(st, setup_quick)
+        for command in ({"type": "freeze", "scope": "session"},
+                        {"type": "resume", "scope": "session"},
+                        {"type": "challenge", "character": "anna", "kind": "classic",
+                         "attribute": "physical", "defender": "bruno"},
+                        throw("anna", "paper"), throw("bruno", "rock")):
+            assert (await st.command(command))["type"] == "ack", command
+        await st.wait_event("met.round_won")
+        assert (await st.command({"type": "freeze", "scope": "session"}))["type"] == "ack"
+        await asyncio.sleep(2.5)  # more than two timeouts: the old timer fired and re-armed
+        await st.sync()
+        assert "met.challenge_resolved" not in st.types()
+        assert not [e for e in of_type(st, "command_rejected") if e["command_type"] == "close_window"]
+        assert (await st.command({"type": "resume", "scope": "session"}))["type"] == "ack"
+        resolved = await st.wait_event("met.challenge_resolved", timeout=15)
+        assert (resolved["winner"], resolved["reason"]) == ("anna", "timeout")
+        assert not [e for e in of_type(st, "command_rejected") if e["command_type"] == "close_window"]
+
+
 async def test_a_device_asking_for_batches_resyncs_in_a_few_messages_in_the_same_order(venue):
     st_token = venue.token()
     async with Device(venue.ws_url, st_token, "night") as st:
