@@ -578,3 +578,110 @@ def test_a_player_finds_the_page_for_challenges_played_by_hand(browser, server, 
     anna.expect(anna.page.get_by_test_id("offline-record")).to_be_visible()
     anna.expect(anna.page.get_by_test_id("offline-opponent")).to_contain_text("Bruno")
     anna.close()
+
+
+def _roster_session(server, setup, session: str, options: dict) -> dict:
+    """A MET session of Anna and Bruno in one scene, imported over HTTP with chronicle
+    options; returns the character -> token map the import hands back once."""
+    import httpx
+    import msgspec
+
+    from tests.client_support import ANNA, BRUNO
+
+    roster = {"name": session, "ruleset": "met", "options": options,
+              "scenes": [{"id": "hall", "name": "Hall"}],
+              "characters": [{"id": c, "name": c.title(), "scene": "hall", "sheet": msgspec.to_builtins(s)}
+                             for c, s in (("anna", ANNA), ("bruno", BRUNO))]}
+    answer = httpx.post(f"{server.url}/sessions/{session}/roster", json=roster,
+                        headers={"Authorization": f"Bearer {setup.chronicle_storyteller}"})
+    assert answer.status_code == 200, answer.text
+    imported = answer.json()
+    assert not imported["rejected"], imported
+    return {p["character"]: f"{p['token']}&session={session}" for p in imported["players"]}
+
+
+def test_met_12_option_the_winner_cancels_the_retest_from_the_phone(browser, server, setup):
+    tokens = _roster_session(server, setup, "rc", {"retest_cancel": True})
+    anna = Device(browser, server.url, tokens["anna"])
+    bruno = Device(browser, server.url, tokens["bruno"])
+    start_challenge(anna)
+    anna.challenge().get_by_test_id("throw-rock").click()
+    bruno.challenge().get_by_test_id("throw-paper").click()
+    anna.expect(anna.challenge()).to_have_attribute("data-status", "window")
+    assert bruno.challenge().get_by_test_id("retest-cancel").count() == 0  # nothing to cancel yet
+    anna.challenge().locator("select[name=source]").select_option("melee")
+    anna.challenge().get_by_test_id("retest").click()
+    form = bruno.challenge().locator("form.retest-cancel")
+    bruno.expect(form).to_contain_text("Anna")
+    assert anna.challenge().get_by_test_id("retest-cancel").count() == 0  # not one's own
+    form.locator("select[name=source]").select_option("dodge")
+    form.get_by_test_id("retest-cancel").click()
+    # the earlier result stands again: Bruno won, Anna's window reopens
+    anna.expect(anna.challenge()).to_have_attribute("data-status", "window")
+    bruno.expect(bruno.challenge().get_by_test_id("retest-cancel")).to_have_count(0)
+    cancelled = events_of_type(setup.db, "met.retest_cancelled")
+    assert [(e["character"], e["source"], e["cancelled"]) for e in cancelled] == [("bruno", "dodge", "anna")]
+    anna.close()
+    bruno.close()
+
+
+def test_met_8_mutual_challenge_issued_from_the_phone(browser, server, setup):
+    anna = Device(browser, server.url, setup.players["anna"])
+    bruno = Device(browser, server.url, setup.players["bruno"])
+    anna.page.locator("details.new-challenge summary").click()
+    anna.page.get_by_test_id("mutual").check()
+    anna.page.get_by_test_id("challenge-start").click()
+    for phone in (anna, bruno):
+        phone.expect(phone.challenge().locator(".meta")).to_contain_text("mutual")
+    issued = events_of_type(setup.db, "met.challenge_issued")
+    assert [(e["initiator"], e["defender"], e["mutual"]) for e in issued] == [("anna", "bruno", True)]
+    anna.close()
+    bruno.close()
+
+
+def test_met_11_successive_simple_tests_show_each_result(browser, server, setup):
+    # two simple tests against the storyteller, both to be won; the phone shows the count
+    st = Device(browser, server.url, setup.storyteller, viewport=TABLET)
+    anna = Device(browser, server.url, setup.players["anna"])
+    anna.page.locator("details.new-challenge summary").click()
+    anna.page.get_by_test_id("nc-kind").select_option("simple")
+    anna.page.get_by_test_id("tests-input").fill("2")
+    anna.page.get_by_test_id("challenge-start").click()
+    anna.expect(anna.challenge().get_by_test_id("test-of")).to_have_text("Test 1 of 2")
+    card = st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')
+    anna.challenge().get_by_test_id("throw-rock").click()
+    card.locator('button[data-act=st-throw][data-choice="scissors"]').click()  # rock wins
+    anna.expect(anna.challenge().get_by_test_id("test-of")).to_have_text("Test 2 of 2")
+    anna.expect(anna.challenge().locator(".test-mark.ok")).to_have_count(1)
+    anna.expect(anna.challenge().get_by_test_id("throw-paper")).to_be_visible()
+    anna.challenge().get_by_test_id("throw-paper").click()
+    card.locator('button[data-act=st-throw][data-choice="scissors"]').click()  # scissors cut paper
+    anna.expect(anna.challenge()).to_have_attribute("data-status", "window")
+    anna.expect(anna.challenge().locator(".test-mark.ko")).to_have_count(1)
+    anna.shot("player-successive-tests-360x740")
+    st.close()
+    anna.close()
+
+
+def test_secret_rolls_reach_the_roller_and_storytellers_only(browser, server, setup):
+    # V5: a secret roll is seen by its roller and storytellers; a wall display sees nothing
+    session, token = setup.dice["clara"]
+    wall_token = server.runtime.tokens.issue("observer", session=session, name="Wall")
+    clara = Device(browser, server.url, token)
+    st = Device(browser, server.url, f"{setup.chronicle_storyteller}&session={session}", viewport=TABLET)
+    wall = Device(browser, server.url, wall_token, viewport=TABLET)
+    clara.page.locator("#v5vis").select_option("secret")
+    clara.page.get_by_test_id("roll").click()
+    mine = clara.page.get_by_test_id("roll-result").first
+    clara.expect(mine).to_have_attribute("data-visibility", "secret")
+    clara.expect(mine.get_by_test_id("roll-secret")).to_be_visible()
+    assert mine.locator(".die").count() > 0  # whole for its roller
+    st.expect(st.page.get_by_test_id("roll-result").first.get_by_test_id("roll-secret")).to_be_visible()
+    rolled = events_of_type(setup.db, "v5.pool_rolled")
+    assert [e["visibility"] for e in rolled] == ["secret"]
+    st.page.locator("button[data-act=next_turn]").click()  # a public event after the roll:
+    wall.page.wait_for_function("window.conteur.vm.session.turn === 1")  # what came before is in
+    assert wall.page.evaluate("window.conteur.vm.rolls.length") == 0
+    assert wall.page.evaluate("window.conteur.vm.log.filter(l => l.type.startsWith('v5.')).length") == 0
+    for d in (clara, st, wall):
+        d.close()

@@ -244,11 +244,16 @@ function commandFor(act, el, data) {
     case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")) };
     case "concede": return { type: "concede", character, challenge: ch };
     case "accept": return { type: "accept", character, challenge: ch };
-    case "challenge": return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute"), abilities: data.getAll("abilities") };
-    case "roll_pool": return { type: "roll_pool", character, attribute: data.get("attribute") || null, skill: data.get("skill") || null, difficulty: num(data.get("difficulty")) };
+    case "challenge": {
+      const kind = data.get("kind") || "classic";
+      if (kind === "simple" || kind === "complex") return { type: "challenge", character, kind, tests: num(data.get("tests")) || 1 };
+      return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute"), abilities: data.getAll("abilities"), mutual: !!data.get("mutual") };
+    }
+    case "retest_cancel": return { type: "retest", character, challenge: ch, source: data.get("source"), cancels: true };
+    case "roll_pool": return { type: "roll_pool", character, attribute: data.get("attribute") || null, skill: data.get("skill") || null, difficulty: num(data.get("difficulty")), visibility: data.get("visibility") || "open" };
     case "rouse": return { type: "rouse", character };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
-    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none", expertise: data.get("expertise") ? true : null };
+    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none", expertise: data.get("expertise") ? true : null, visibility: data.get("visibility") || "open" };
     case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
     case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
     case "open_scene": { const name = data.get("name") || ""; return { type: "open_scene", scene: `s-${uuid4().slice(0, 8)}`, name }; }

@@ -96,6 +96,7 @@ function actionRoll(vm, e) {
     id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
     sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
     label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
+    visibility: e.visibility,
   });
 }
 
@@ -107,7 +108,7 @@ function challenge(vm, id) {
       id, kind: "classic", initiator: null, defender: null, tested: null, attribute: null,
       defenderAttribute: null, difficulty: 0, tests: 1, test: 1, abilities: [], defenderAbilities: [],
       round: 1, status: "throwing", throws: {}, bids: {}, revealed: null, winner: null, loser: null,
-      by: "", reason: "", retests: {}, overbids: [], history: [],
+      by: "", reason: "", retests: {}, overbids: [], history: [], results: {}, cancellable: null,
     };
   }
   return vm.challenges[id];
@@ -122,7 +123,7 @@ const MET = {
     difficulty: e.difficulty || 0, tests: e.tests || 1, abilities: e.abilities || [],
     defenderAbilities: e.defender_abilities || [], mutual: !!e.mutual, action: e.action || "",
   }),
-  throw_committed: (c, e) => { c.throws = { ...c.throws, [e.character]: e.choice ?? SEALED }; },
+  throw_committed: (c, e) => { c.throws = { ...c.throws, [e.character]: e.choice ?? SEALED }; c.cancellable = null; },
   throws_revealed: (c, e) => {
     c.throws = { ...e.throws };
     c.revealed = { round: e.round, throws: { ...e.throws }, winner: e.winner ?? null };
@@ -131,12 +132,23 @@ const MET = {
   },
   bid_declared: (c, e) => { c.bids = { ...c.bids, [e.character]: e.value ?? SEALED }; },
   bids_compared: (c, e) => { c.lastBids = { round: e.round, bids: { ...c.bids }, winner: e.winner ?? null }; },
-  round_won: (c, e) => Object.assign(c, { status: "window", winner: e.winner, loser: e.loser, by: e.by }),
+  round_won: (c, e) => {
+    Object.assign(c, { status: "window", winner: e.winner, loser: e.loser, by: e.by });
+    // MET-10/11 successive tests: the last result of each test (a retest redoes it)
+    if (c.tested) c.results = { ...c.results, [c.test]: e.winner === c.tested };
+  },
   round_started: (c, e) => Object.assign(c, {
     status: "throwing", round: e.round, test: e.test || c.test, throws: {}, bids: {}, overbidValue: null, restart: e.reason || "",
   }),
-  retest_taken: (c, e) => { c.retests = { ...c.retests, [e.character]: (c.retests[e.character] || 0) + 1 }; },
-  retest_cancelled: (c, e) => { c.retests = { ...c.retests, [e.character]: (c.retests[e.character] || 0) + 1 }; },
+  // the retest-cancel option (MET-12): the opponent may cancel it until someone throws
+  retest_taken: (c, e, vm) => {
+    c.retests = { ...c.retests, [e.character]: (c.retests[e.character] || 0) + 1 };
+    c.cancellable = vm.session.options && vm.session.options.retest_cancel ? e.character : null;
+  },
+  retest_cancelled: (c, e) => {
+    c.retests = { ...c.retests, [e.character]: (c.retests[e.character] || 0) + 1 };
+    c.cancellable = null;
+  },
   overbid_declared: (c, e) => Object.assign(c, {
     status: "overbid", overbids: c.overbids.concat([e.character]), overbidValue: e.value ?? SEALED, bids: {},
   }),
@@ -158,7 +170,7 @@ function metEvent(vm, type, e) {
   const c = challenge(vm, e.challenge);
   c.history.push({ ...e, type: name });
   const handler = MET[name];
-  if (handler) handler(c, e);
+  if (handler) handler(c, e, vm);
 }
 
 // The side a character plays in a challenge uses these traits (Example 2 of the texts).

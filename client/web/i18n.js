@@ -65,6 +65,10 @@ const en = {
   leave: "Leave this device", lang: "Language",
   tools: "Check-in and review", join_sheet: "Join sheet", join_sheet_open: "Open the join sheet", revoke_previous: "revoke the previous links",
   review: "Review the evening", story: "story", offline_record: "Record a challenge played by hand",
+  visibility: "Who sees it", vis_open: "Everyone", vis_secret: "Secret", vis_blind: "Blind",
+  mutual: "mutual", mutual_help: "Mutual: settles both our actions (same attribute)",
+  test_of: "Test {0} of {1}", test_n: "Test {0}",
+  retest_cancel: "{0} retested: cancel it with your own retest", retest_cancel_button: "Cancel their retest",
 };
 
 const fr = {
@@ -132,6 +136,10 @@ const fr = {
   leave: "Quitter cet appareil", lang: "Langue",
   tools: "Accueil et revue", join_sheet: "Fiche d'accueil", join_sheet_open: "Ouvrir la fiche d'accueil", revoke_previous: "révoquer les liens précédents",
   review: "Revoir la soirée", story: "déroulé", offline_record: "Noter un défi joué à la main",
+  visibility: "Qui le voit", vis_open: "Tout le monde", vis_secret: "Secret", vis_blind: "À l'aveugle",
+  mutual: "mutuel", mutual_help: "Mutuel : règle nos deux actions (même attribut)",
+  test_of: "Test {0} sur {1}", test_n: "Test {0}",
+  retest_cancel: "{0} a fait un nouveau test : annulez-le avec le vôtre", retest_cancel_button: "Annuler son nouveau test",
 };
 
 export const STRINGS = { en, fr };

@@ -97,10 +97,43 @@ function challengeCard(c) {
   }
   return `<article class="challenge" data-testid="challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
-    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
+    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
+    ${testsLine(c)}
     ${revealedLine(c)}
+    ${cancelRetestForm(c)}
     ${body}
   </article>`;
+}
+
+// MET-10/11: successive tests, all to be won; each test's result as it came.
+function testsLine(c) {
+  if (!(c.tests > 1)) return "";
+  const marks = [];
+  for (let i = 1; i <= c.tests; i += 1) {
+    const r = c.results[i];
+    const mark = r === true ? "✓" : r === false ? "✗" : i === c.test && c.status !== "resolved" ? "…" : "·";
+    marks.push(`<span class="test-mark ${r === true ? "ok" : r === false ? "ko" : ""}" aria-label="${esc(t("test_n", i))} ${esc(r === true ? t("success") : r === false ? t("failure") : "")}">${mark}</span>`);
+  }
+  return `<p class="tests" data-testid="tests"><span data-testid="test-of">${esc(t("test_of", c.test, c.tests))}</span> ${marks.join(" ")}</p>`;
+}
+
+// The retest-cancel option (MET-12, a chronicle option): the opponent who retested can
+// be answered with one's own retest, cancelling it, until the new round's first throw.
+function cancelRetestForm(c) {
+  const id = me();
+  if (!c.cancellable || c.cancellable === id || c.status !== "throwing" || Object.keys(c.throws).length) return "";
+  if (!app.vm.session.options || !app.vm.session.options.retest_cancel) return "";
+  const sources = retestSources();
+  if (!sources.length) return "";
+  return `<form class="retest-cancel" data-act="retest_cancel" data-ch="${esc(c.id)}">
+    <label for="rc-${esc(c.id)}">${esc(t("retest_cancel", nameOf(c.cancellable)))}</label>
+    <div class="row"><select id="rc-${esc(c.id)}" name="source">${sources.map((s) => `<option>${esc(s)}</option>`).join("")}</select>
+    <button type="submit" data-testid="retest-cancel">${esc(t("retest_cancel_button"))}</button></div></form>`;
+}
+
+function retestSources() {
+  const sheet = app.vm.characters[me()]?.sheet || {};
+  return [...Object.keys(sheet.abilities || {}), ...(sheet.merits || []), ...(sheet.powers || [])];
 }
 
 function queuedMove(c) {
@@ -114,7 +147,7 @@ function concedeButton(c) {
 function windowPrompts(c) {
   const id = me();
   const sheet = app.vm.characters[id]?.sheet || {};
-  const sources = [...Object.keys(sheet.abilities || {}), ...(sheet.merits || []), ...(sheet.powers || [])];
+  const sources = retestSources();
   const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
   const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id));
   const key = `ob-${c.id}-${c.round}`;
@@ -133,18 +166,30 @@ function windowPrompts(c) {
 
 function newChallengeForm(c) {
   const others = Object.values(app.vm.characters).filter((o) => o.id !== c.id && (!c.scene || o.scene === c.scene));
-  if (!others.length) return "";
+  // MET-11: simple and complex tests are against the storyteller, no opponent needed
+  const kind = app.form["nc-kind"] || (others.length ? "classic" : "simple");
   return `<details class="new-challenge" id="new-challenge"><summary>${esc(t("challenge_new"))}</summary>
     <form data-act="challenge">
+      <label>${esc(t("kind"))} <select name="kind" data-form="nc-kind" data-testid="nc-kind" aria-label="${esc(t("kind"))}">${["classic", "simple", "complex"].map((k) => `<option value="${k}" ${k === kind ? "selected" : ""}>${esc(t(k))}</option>`).join("")}</select></label>
+      ${kind === "classic" ? `
       <label>${esc(t("opponent"))} <select name="defender" id="nc-defender">${others.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
       <label>${esc(t("attribute"))} <select name="attribute" id="nc-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
       ${Object.keys((c.sheet && c.sheet.abilities) || {}).length ? `<fieldset class="abilities"><legend>${esc(t("abilities"))}</legend>${Object.entries(c.sheet.abilities).map(([a, n]) =>
         `<label class="check"><input type="checkbox" name="abilities" value="${esc(a)}" id="nc-ab-${esc(a)}"> ${esc(a)} (${n})</label>`).join("")}</fieldset>` : ""}
+      <label class="check"><input type="checkbox" name="mutual" id="nc-mutual" data-testid="mutual"> ${esc(t("mutual_help"))}</label>`
+      : `<label>${esc(t("tests"))} <input name="tests" id="nc-tests" type="number" min="1" max="5" value="1" data-testid="tests-input"></label>`}
       <button type="submit" data-testid="challenge-start">${esc(t("start"))}</button>
     </form></details>`;
 }
 
 // ---- dice
+
+// A secret roll is seen whole by its roller and the storytellers only (V5, ACT);
+// blind rolls are the storytellers' own.
+function visibilitySelect(id) {
+  return `<label>${esc(t("visibility"))} <select name="visibility" id="${id}" data-testid="visibility">${["open", "secret"].map((v) =>
+    `<option value="${v}">${esc(t(`vis_${v}`))}</option>`).join("")}</select></label>`;
+}
 
 function v5Roller(c) {
   const rolls = app.vm.rolls.filter((r) => r.character === me() && r.kind === "v5");
@@ -156,6 +201,7 @@ function v5Roller(c) {
       <label>${esc(t("attribute"))} <select id="v5attr" name="attribute">${Object.keys(sheet.attributes || {}).map((a) => option(a, "v5attr")).join("")}</select></label>
       <label>${esc(t("skill"))} <select id="v5skill" name="skill"><option value="">${esc(t("none"))}</option>${Object.keys(sheet.skills || {}).map((a) => option(a, "v5skill")).join("")}</select></label>
       <label>${esc(t("difficulty"))} <input id="v5diff" name="difficulty" type="number" min="0" max="15" value="${esc(app.form.v5diff ?? 2)}"></label>
+      ${visibilitySelect("v5vis")}
       <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
     </form>
     <div class="row wrap">
@@ -176,6 +222,7 @@ function actionRoller(c) {
       <label>${esc(t("malus"))} <input id="actmalus" name="malus" type="number" min="0" max="10" value="${esc(app.form.actmalus ?? 0)}"></label>
       <label>${esc(t("option"))} <select name="option" id="act-option">${["none", "surpass", "sacrifice"].map((o) => `<option value="${o}">${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>
       <label class="check"><input type="checkbox" name="expertise" id="act-expertise"> ${esc(t("expertise"))}</label>
+      ${visibilitySelect("act-vis")}
       <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
     </form></section>`;
 }

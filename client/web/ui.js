@@ -98,7 +98,9 @@ function rollCard(r) {
     words = `${r.success === true ? t("success") : r.success === false ? t("failure") : ""} — ${t("points", r.points)}${r.difficulty != null ? ` / ${t("difficulty")} ${r.difficulty}` : ""}`;
   }
   const ok = r.success === true ? "ok" : r.success === false ? "ko" : "";
-  return `<article class="roll ${ok}" data-testid="roll-result"><p class="label">${esc(nameOf(r.character))} ${esc(r.label || "")}</p>
+  const secret = r.visibility === "secret" || r.visibility === "blind"
+    ? ` <span class="badge" data-testid="roll-${esc(r.visibility)}">${esc(t(`vis_${r.visibility}`))}</span>` : "";
+  return `<article class="roll ${ok}" data-testid="roll-result" data-visibility="${esc(r.visibility || "open")}"><p class="label">${esc(nameOf(r.character))} ${esc(r.label || "")}${secret}</p>
     <div class="dice-row">${dice}</div><p class="words">${esc(words)}</p></article>`;
 }
 
