@@ -125,6 +125,7 @@ class Phase(msgspec.Struct, kw_only=True):
     deliveries: list[float]  # command -> each device, every delivery
     incomplete: int  # commands whose event did not reach every device
     rejected: int
+    load_cpu: float = 0.0  # the load generator's own CPU share over the phase (1.0: a core)
 
 
 async def run_phase(devices: list[Device], rate: float, seconds: float,
@@ -135,6 +136,7 @@ async def run_phase(devices: list[Device], rate: float, seconds: float,
     n = max(1, int(rate * seconds))
     order = itertools.cycle(devices)
     start = _now()
+    cpu = time.process_time()
     sent_at: dict[str, tuple[Device, float]] = {}
     for i in range(n):
         due = start + i / rate
@@ -151,7 +153,8 @@ async def run_phase(devices: list[Device], rate: float, seconds: float,
         await asyncio.sleep(0.1)
         if _settled(devices, counts, len(sent_at)):
             break
-    return _figures(devices, marks, sent_at, rate, n, send_time)
+    cpu = (time.process_time() - cpu) / (_now() - start)
+    return msgspec.structs.replace(_figures(devices, marks, sent_at, rate, n, send_time), load_cpu=cpu)
 
 
 def _settled(devices: list[Device], counts: list[tuple[int, int]], sent: int) -> bool:

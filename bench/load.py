@@ -105,7 +105,8 @@ def report_ws(ours: dict, base: dict, args) -> None:
         v, bv = percentile(getattr(m, key), p), percentile(getattr(b, key), p)
         line(label, f"{v * ms:.1f} ms", f"{bv * ms:.1f} ms", v / bv if bv else None, target)
     print(f"  (sent {m.sent} commands at {m.send_rate:.0f}/s; {m.rejected} rejected; "
-          f"{m.incomplete} did not reach every device; baseline: {b.incomplete})")
+          f"{m.incomplete} did not reach every device; baseline: {b.incomplete}; the load "
+          f"generator used {m.load_cpu:.0%} of a core, {b.load_cpu:.0%} against the baseline)")
     for label, data in (("conteur", ours), ("baseline", base)):
         steps = ", ".join(f"{rate:g}/s p99 {percentile(ph.fanout, 99) * ms:.0f} ms"
                           f"{'' if ok else ' (missed)'}" for rate, ph, ok in data.get("ramp", []))
