@@ -154,6 +154,16 @@ def test_met_challenge_with_a_tie_and_bids_played_by_two_phones(browser, server,
     anna.shot("player-window-1280x800")
     anna.page.set_viewport_size(PHONE)
     bruno.expect(bruno.challenge()).to_contain_text("Bruno")
+    log = st.page.get_by_test_id("log")
+    st.expect(log).to_contain_text("c1: Anna challenged Bruno (Physical).")
+    st.expect(log).to_contain_text("c1, round 1: Anna rock, Bruno rock, tie.")
+    st.expect(log).to_contain_text("c1: Bruno bid 7.")
+    said = st.page.evaluate("""async () => {
+        const {teller} = await import('/narrate.js');
+        const issued = window.conteur.vm.log.find(l => l.type === 'met.challenge_issued');
+        return teller(window.conteur.vm, 'fr')(issued.event);
+    }""")
+    assert said == "c1 : Anna a défié Bruno (Physique)."
     st.shot("storyteller-challenge-1280x800")
     anna.challenge().get_by_test_id("accept").click()
     anna.expect(anna.challenge()).to_have_count(0)  # ended: no longer pending
@@ -487,6 +497,16 @@ def test_js_fold_matches_the_server_after_a_simulated_evening(browser, tmp_path,
         # batch in hello: the resync came as a few messages, not one per event
         messages, events = st.page.evaluate("[window.conteur.net.messages, window.conteur.vm.log.length]")
         assert events > 100 and messages * 4 < events
+        # the log tells every event the simulator plays as a sentence, never a field dump
+        untold = st.page.evaluate(r"""async () => {
+            const {teller} = await import('/narrate.js');
+            const vm = window.conteur.vm;
+            const told = {en: teller(vm, 'en'), fr: teller(vm, 'fr')};
+            return vm.log.filter(l => !told.en(l.event) || !told.fr(l.event) || /undefined|\{\w+\}/.test(told.en(l.event) + told.fr(l.event)))
+                .map(l => l.type);
+        }""")
+        assert untold == []
+        st.expect(st.page.get_by_test_id("log").locator("li code")).to_have_count(0)
         st.close()
 
 
@@ -685,3 +705,37 @@ def test_secret_rolls_reach_the_roller_and_storytellers_only(browser, server, se
     assert wall.page.evaluate("window.conteur.vm.log.filter(l => l.type.startsWith('v5.')).length") == 0
     for d in (clara, st, wall):
         d.close()
+
+
+def test_the_log_tells_every_dice_and_met_event_of_a_mixed_evening(browser, tmp_path):
+    # the three rulesets side by side, as the simulator plays them: every event type it
+    # makes has an English and a French sentence in narrate.js
+    from server.auth import Tokens
+    from server.service import Chronicle
+    from server.simulate import play
+    from server.store import SQLiteStore
+
+    db = str(tmp_path / "mixed.db")
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "sim", events=600, seed=5, ruleset="mixed", close=False)
+        token = Tokens(store).issue("storyteller", name="Head")
+    with served(db) as server:
+        st = Device(browser, server.url, f"{token}&session=sim-v5", viewport=TABLET)
+        untold = st.page.evaluate(r"""async (token) => {
+            const {teller} = await import('/narrate.js');
+            const vm = window.conteur.vm;
+            const told = {en: teller(vm, 'en'), fr: teller(vm, 'fr')};
+            const types = new Set(), untold = [];
+            for (const s of ['sim-met', 'sim-v5', 'sim-action']) {
+                const res = await fetch(`/sessions/${s}/events?after=0&limit=5000`, {headers: {Authorization: `Bearer ${token}`}});
+                for (const {event} of await res.json()) {
+                    types.add(event.type);
+                    const both = `${told.en(event)} ${told.fr(event)}`;
+                    if (!told.en(event) || !told.fr(event) || /undefined|NaN|\{\w+\}/.test(both)) untold.push(event.type);
+                }
+            }
+            return {types: [...types], untold: [...new Set(untold)]};
+        }""", token)
+        assert untold["untold"] == []
+        assert {"v5.pool_rolled", "action.rolled", "met.throws_revealed"} <= set(untold["types"])
+        st.close()

@@ -1,7 +1,8 @@
 // The storyteller's tablet (and the read-only wall display).
 
 import { rulesetOf, isOpen, SEALED } from "./fold.js";
-import { app, t, esc, nameOf, THROWS, ICON, stageText, rollsView } from "./ui.js";
+import { app, t, lang, esc, nameOf, THROWS, ICON, stageText, rollsView } from "./ui.js";
+import { teller } from "./narrate.js";
 
 // ---- observer (a wall display): public state only, nothing to press
 
@@ -30,6 +31,7 @@ export function storytellerView() {
   const scenes = Object.values(vm.scenes).filter((s) => s.open);
   const chars = Object.values(vm.characters);
   const ruleset = rulesetOf(vm);
+  const tell = teller(vm, lang);
   return `<main class="st">
     ${toolsView()}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
@@ -65,7 +67,7 @@ export function storytellerView() {
     </section>
     ${rollsView(vm.rolls)}
     <section class="card log" aria-labelledby="h-log"><h2 id="h-log">${esc(t("log"))}</h2>
-      <ol reversed>${vm.log.slice(-30).reverse().map((l) => `<li value="${l.seq}"><code>${esc(l.type)}</code> ${esc(summary(l.event))}</li>`).join("")}</ol>
+      <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
   </main>`;
 }
@@ -170,6 +172,12 @@ function stCharacter(c, ruleset) {
       <button type="submit">${esc(t("apply_modifier"))}</button></form>` : "";
   return `<div class="char-row"><b>${esc(c.name)}</b> ${c.scene ? `· ${esc(app.vm.scenes[c.scene]?.name || c.scene)}` : ""}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}
     ${hunger}${modifier}</div>`;
+}
+
+// A sentence when narrate.js knows the event, else its type and fields (a newer server).
+function logLine(l, tell) {
+  const said = tell(l.event);
+  return `<li value="${l.seq}" title="${esc(l.type)}" data-type="${esc(l.type)}">${said ? esc(said) : `<code>${esc(l.type)}</code> ${esc(summary(l.event))}`}</li>`;
 }
 
 function summary(e) {
