@@ -144,6 +144,7 @@ class Client(Commands):
         self.outbox = outbox if isinstance(outbox, Outbox) else Outbox(outbox)
         self.session = session or self.outbox.get_meta("session") or ""
         self.device = self.outbox.device(device)
+        self.outbox.prune()  # answered commands older than a day: a long-lived file stays small
         self.backoff = backoff or Backoff()
         self.origin = origin
         self.ping_interval = ping_interval

@@ -179,6 +179,16 @@ class Outbox:
             (code, message, command_id),
         )
 
+    def prune(self, older_than: float = 86400.0, now: float | None = None) -> int:
+        """Forget answered commands made more than ``older_than`` seconds ago; returns how
+        many. Queued ones always stay (they still have to go out), and the cursor and the
+        received events are another table: the next resync and the fold are untouched.
+        An outcome asked for after this is no longer known here; a day is far beyond any
+        retry (the server keeps its own answer for the idempotency key anyway)."""
+        cutoff = (time.time() if now is None else now) - older_than
+        cur = self._db.execute("DELETE FROM outbox WHERE status != 'queued' AND made_at < ?", (cutoff,))
+        return cur.rowcount
+
     def _rows(self, sql: str, args: tuple) -> list[sqlite3.Row]:
         cur = self._db.execute(sql, args)
         names = [d[0] for d in cur.description]

@@ -92,6 +92,25 @@ def test_outbox_keeps_ids_order_and_cursor_across_reopen(tmp_path):
     assert [e.id for e in again.queued("s")] == [second]
 
 
+def test_outbox_prunes_answered_commands_older_than_a_day_only(tmp_path):
+    import time
+
+    path = tmp_path / "o.sqlite"
+    box = Outbox(path)
+    old_ack, old_reject, old_queued, fresh_ack = (box.put("s", {"type": "throw"}) for _ in range(4))
+    box.acked(old_ack, [4])
+    box.rejected(old_reject, "rule", "no (MET-3)")
+    box._db.execute("UPDATE outbox SET made_at = made_at - 2 * 86400 WHERE id != ?", (fresh_ack,))
+    box.acked(fresh_ack, [5])
+    box.record("s", [(4, {"type": "a"}), (5, {"type": "b"})])
+    assert box.prune(now=time.time()) == 2
+    assert {e.id for e in box.all()} == {old_queued, fresh_ack}  # a queued one still goes out
+    assert box.last_seq("s") == 5 and [seq for seq, _ in box.log("s")] == [4, 5]  # the fold's events
+    assert box.prune(older_than=0, now=time.time() + 1) == 1  # only the answered one
+    assert [e.id for e in box.queued("s")] == [old_queued]
+    box.close()
+
+
 # -- against a real server ---------------------------------------------------------------
 
 
@@ -280,8 +299,14 @@ async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tm
                 assert st.messages < frames / 4
             else:
                 assert st.messages >= frames
-        # the events held on disk are the ones received: a restart folds the same state
+        # the events held on disk are the ones received: a restart folds the same state,
+        # even once the answered commands are pruned (the outbox file of a long chronicle)
+        box = Outbox(tmp_path / "st.sqlite")
+        box.acked(box.put("sim", {"type": "next_turn"}), [1])
+        box._db.execute("UPDATE outbox SET made_at = made_at - 2 * 86400")
+        box.close()
         again = Client(server.ws_url, token, outbox=tmp_path / "st.sqlite", backoff=fast())
+        assert again.outbox.all() == []
         try:
             assert same_state(again.state, server_state(server, "sim"))
         finally:

@@ -739,3 +739,25 @@ def test_the_log_tells_every_dice_and_met_event_of_a_mixed_evening(browser, tmp_
         assert untold["untold"] == []
         assert {"v5.pool_rolled", "action.rolled", "met.throws_revealed"} <= set(untold["types"])
         st.close()
+
+
+def test_service_worker_opens_the_review_and_by_hand_pages_without_network(browser, server, setup):
+    # what a dropout sends people to must open from the cache: the page for challenges
+    # played by hand (players) and the review (storytellers)
+    anna = Device(browser, server.url, setup.players["anna"])
+    anna.page.wait_for_function("navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)")
+    cached = anna.page.evaluate("""async () => {
+        const names = ['offline.html', 'offline.js', 'review.html', 'review.js', 'narrate.js'];
+        const hits = await Promise.all(names.map((n) => caches.match(n)));
+        return names.filter((n, i) => !hits[i]);
+    }""")
+    assert cached == []
+    anna.context.set_offline(True)
+    try:
+        anna.page.goto(f"{server.url}/offline.html")
+        anna.expect(anna.page.locator("#main .notice")).to_contain_text("unreachable")
+        anna.page.goto(f"{server.url}/review.html")
+        anna.expect(anna.page.locator("#title")).to_be_visible()
+    finally:
+        anna.context.set_offline(False)
+    anna.close()
