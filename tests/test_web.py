@@ -342,6 +342,14 @@ def test_action_roll_shows_dplusminus_dice_and_points(browser, server, setup):
     assert result.locator(".die.dpm").count() == 2  # ACT-6: net bonus 2 -> two D+/-
     jake.expect(result.locator(".words")).to_contain_text("points de succès")
     jake.shot("player-action-dice-360x740", focus="[data-testid=roll-result]")
+    # a secret roll: whole for its roller, marked as secret (ACT, like V5)
+    jake.page.locator("#act-vis").select_option("secret")
+    jake.page.get_by_test_id("roll").click()
+    jake.expect(jake.page.get_by_test_id("roll-result")).to_have_count(2)
+    secret = jake.page.get_by_test_id("roll-result").first
+    jake.expect(secret).to_have_attribute("data-visibility", "secret")
+    assert secret.locator(".die:not(.dpm)").count() == 3
+    assert [e["visibility"] for e in events_of_type(setup.db, "action.rolled")] == ["open", "secret"]
     jake.close()
 
 
