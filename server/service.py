@@ -142,7 +142,7 @@ class Chronicle:
             inflight = self._inflight.get(key)
             if inflight is not None:
                 return inflight
-            previous = self.store.outcome_of(device, command_id)
+            previous = self.store.outcome_of(device, command_id, session)
             if previous is not None:
                 done: concurrent.futures.Future = concurrent.futures.Future()
                 done.set_result(Executed(session=session, outcome=previous, actor=actor))
