@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from litestar import Request
 from litestar.connection import ASGIConnection
-from litestar.di import Provide
+from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers import BaseRouteHandler
 
 from server.auth import Grant
 
 SECURITY = [{"token": []}]
+
+# Litestar 2.23+ wants explicit markers: an inferred dependency or path parameter is
+# deprecated (and stops working in 3.0)
+GrantDep = NamedDependency[Grant]
 RAISES = [NotAuthorizedException, PermissionDeniedException]  # documented 401 and 403
 
 

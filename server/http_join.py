@@ -14,9 +14,9 @@ import msgspec
 import qrcode
 import qrcode.image.svg
 from litestar import Controller, MediaType, Request, Response, post
+from litestar.params import FromPath, JSONBody
 
-from server.auth import Grant
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, runtime, storyteller_only
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only
 from server.http_sessions import base_url
 from server.roster import join_link
 
@@ -69,8 +69,8 @@ class JoinSheetController(Controller):
 
     @post("/", guards=[storyteller_only], status_code=200, media_type=MediaType.HTML,
           raises=RAISES, summary="A printable page with one join QR code per character (mints fresh tokens)")
-    async def sheet(self, request: Request, grant: Grant, session: str,
-                    data: JoinSheetOptions | None = None) -> Response[str]:
+    async def sheet(self, request: Request, grant: GrantDep, session: FromPath[str],
+                    data: JSONBody[JoinSheetOptions | None] = None) -> Response[str]:
         data = data or JoinSheetOptions()
         rt = runtime(request)
         state = rt.chronicle.state(session)

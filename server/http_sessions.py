@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.exceptions import NotFoundException, ValidationException
+from litestar.params import FromPath, JSONBody
 from msgspec import Meta
 
 from events import game
@@ -15,7 +16,7 @@ from events import session as session_events
 from events.model import Command
 from server import wire
 from server.auth import Grant
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, runtime, storyteller_only
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only
 from server.roster import Imported, RosterError, import_roster, join_link, parse_roster
 
 SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$")]
@@ -84,7 +85,7 @@ class SessionController(Controller):
     security = SECURITY
 
     @get("/", raises=RAISES, summary="The sessions this token may see")
-    async def list_sessions(self, request: Request, grant: Grant) -> list[SessionInfo]:
+    async def list_sessions(self, request: Request, grant: GrantDep) -> list[SessionInfo]:
         rt = runtime(request)
         names = [s for s in rt.store.sessions() if grant.allows(s)]
         out = []
@@ -96,25 +97,27 @@ class SessionController(Controller):
         return out
 
     @post("/", guards=[storyteller_only], raises=RAISES, summary="Open a new session (open_session)", status_code=200)
-    async def create(self, request: Request, grant: Grant, data: CreateSession) -> wire.Ack | wire.Reject:
+    async def create(self, request: Request, grant: GrantDep,
+                     data: JSONBody[CreateSession]) -> wire.Ack | wire.Reject:
         fields = msgspec.structs.asdict(data)
         sid = fields.pop("session")
         return await run_command(request, grant, sid, session_events.OpenSession(**fields), f"create:{sid}")
 
     @post("/{session:str}/close", guards=[storyteller_only], status_code=200,
           raises=RAISES, summary="Close a session (close_session): its draw seed is revealed")
-    async def close(self, request: Request, grant: Grant, session: str) -> wire.Ack | wire.Reject:
+    async def close(self, request: Request, grant: GrantDep, session: FromPath[str]) -> wire.Ack | wire.Reject:
         return await run_command(request, grant, session, session_events.CloseSession(), f"close:{session}")
 
     @post("/{session:str}/commands", status_code=200,
           raises=RAISES, summary="Run one command, as the websocket's command frame does")
-    async def command(self, request: Request, grant: Grant, session: str,
-                      data: CommandBody) -> wire.Ack | wire.Reject:
+    async def command(self, request: Request, grant: GrantDep, session: FromPath[str],
+                      data: JSONBody[CommandBody]) -> wire.Ack | wire.Reject:
         return await run_command(request, grant, session, data.command, data.id, data.entropy)
 
     @post("/{session:str}/roster", guards=[storyteller_only], status_code=200,
           raises=RAISES, summary="Import a roster (JSON): characters and sheets; returns the join tokens once")
-    async def roster(self, request: Request, grant: Grant, session: str, data: dict[str, Any]) -> Imported:
+    async def roster(self, request: Request, grant: GrantDep, session: FromPath[str],
+                     data: JSONBody[dict[str, Any]]) -> Imported:
         try:
             roster = parse_roster({**data, "session": session})
         except RosterError as exc:
@@ -127,7 +130,8 @@ class SessionController(Controller):
 
     @post("/{session:str}/tokens", guards=[storyteller_only], status_code=200,
           raises=[*RAISES, NotFoundException], summary="Mint a token for this session (a player's new phone, a wall display)")
-    async def token(self, request: Request, grant: Grant, session: str, data: NewToken) -> IssuedToken:
+    async def token(self, request: Request, grant: GrantDep, session: FromPath[str],
+                    data: JSONBody[NewToken]) -> IssuedToken:
         if data.role == "player":
             state = runtime(request).chronicle.state(session)
             if not data.character or data.character not in state.session.characters:
@@ -148,5 +152,5 @@ class Me(msgspec.Struct, frozen=True, kw_only=True):
 
 @get("/me", tags=["auth"], dependencies=DEPENDENCIES, security=SECURITY,
      raises=RAISES, summary="Who this token is: role, character, session")
-async def me(grant: Grant) -> Me:
+async def me(grant: GrantDep) -> Me:
     return Me(role=grant.role, character=grant.character, session=grant.session, name=grant.name)

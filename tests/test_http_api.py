@@ -179,3 +179,14 @@ def test_the_web_app_is_served_at_the_root_next_to_the_api(tmp_path):
         assert httpx.get(served.url + "/app.js").status_code == 200
         assert httpx.get(served.url + "/health").json()["status"] == "ok"
         assert httpx.get(served.url + "/schema/openapi.json").json()["info"]["title"] == "conteur"
+
+
+def test_every_handler_declares_its_parameters_the_way_litestar_2_23_wants(tmp_path):
+    """Inferred path/query parameters, inferred dependencies and unmarked bodies are
+    deprecated (gone in Litestar 3): building the app and its schema warns about none."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        app = create_app(tmp_path / "c.db", web_dir=None)
+        assert app.openapi_schema.paths
