@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-import threading
 
 import msgspec
 
@@ -46,12 +45,10 @@ def digest(token: str) -> str:
 
 
 class Tokens:
-    """The ``tokens`` table. Reads are cached; a revocation updates the cache."""
+    """The ``tokens`` table, shared by every process that opens the chronicle's file."""
 
     def __init__(self, store: SQLiteStore):
         self._store = store
-        self._lock = threading.Lock()
-        self._cache: dict[str, Grant] = {}
         conn = store._connect()
         try:
             conn.execute(
@@ -88,22 +85,23 @@ class Tokens:
         return tokens
 
     def check(self, token: str | None) -> Grant | None:
+        """The token's grant, or None if unknown or revoked.
+
+        Read from the table every time, never from memory: another process on the same
+        file (``conteur init``, a second server, a script) may have revoked it, and a
+        lost phone must stop working at its next hello or request, not at the next
+        restart. It is one primary-key lookup, and only ``hello`` and HTTP requests ask
+        (a socket's commands ride on the grant its hello got)."""
         if not token or len(token) > 256:
             return None
         key = digest(token)
-        with self._lock:
-            if key in self._cache:
-                return self._cache[key]
         row = self._store._reader.execute(
             "SELECT role, character, session, name FROM tokens WHERE hash=? AND revoked IS NULL",
             (key,),
         ).fetchone()
         if row is None:
-            return None  # not cached: guessed tokens must not fill the memory
-        grant = Grant(id=key[:12], role=row[0], character=row[1], session=row[2], name=row[3])
-        with self._lock:
-            self._cache[key] = grant
-        return grant
+            return None
+        return Grant(id=key[:12], role=row[0], character=row[1], session=row[2], name=row[3])
 
     def revoke(self, *, session: str, character: str) -> int:
         """Revokes every player token of one character (a lost phone, a reprinted sheet)."""
@@ -117,8 +115,6 @@ class Tokens:
             count = cursor.rowcount
         finally:
             conn.close()
-        with self._lock:
-            self._cache.clear()
         return count
 
     def count(self, role: Role | None = None) -> int:

@@ -83,3 +83,18 @@ def test_every_error_code_the_server_sends_is_in_the_table():
     sent |= set(re.findall(r'FrameError\("([a-z_]+)"', source))
     table = set(re.findall(r"^\| `([a-z_]+)` \|", TEXT, re.M))
     assert sent and sent <= table, f"undocumented error codes: {sorted(sent - table)}"
+
+
+def test_every_http_route_of_the_app_is_in_the_http_table():
+    """The OpenAPI schema lists what the server answers; protocol.md must name each
+    (method, path) in its HTTP table, query strings aside."""
+    from server.app import create_app
+
+    schema = create_app(":memory:", web_dir=None).openapi_schema
+    routes = {(method.upper(), path) for path, item in schema.paths.items()
+              for method in ("get", "post", "put", "patch", "delete") if getattr(item, method, None)}
+    documented = set(re.findall(r"^\| `(GET|POST|PUT|PATCH|DELETE) (/[^`?\s]*)", TEXT, re.M))
+    missing = sorted(routes - documented)
+    assert routes and not missing, f"HTTP routes missing from docs/protocol.md: {missing}"
+    stale = sorted(documented - routes)
+    assert not stale, f"docs/protocol.md documents routes the app lacks: {stale}"

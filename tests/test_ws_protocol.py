@@ -114,6 +114,33 @@ async def test_a_hello_without_token_is_invalid_and_a_wrong_token_closes(venue):
         assert dev.close_code == 4401
 
 
+async def test_a_token_revoked_by_another_process_stops_working_without_a_restart(venue):
+    """A lost phone's token revoked from another process on the same chronicle file
+    (here a separate Python) is refused at the next hello and HTTP request."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    st = await opened(venue)
+    await st.close()
+    token = venue.token("player", "anna", "s1")
+    async with Device(venue.ws_url, token, "s1") as before:
+        assert before.frames[-1]["type"] == "live"
+    assert httpx.get(f"{venue.url}/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    revoke = ("import sys; from server.store import SQLiteStore; from server.auth import Tokens\n"
+              "store = SQLiteStore(sys.argv[1])\n"
+              "try: print(Tokens(store).revoke(session='s1', character='anna'))\n"
+              "finally: store.close()")
+    done = subprocess.run([sys.executable, "-c", revoke, venue.path], capture_output=True,
+                          text=True, check=True, timeout=60)
+    assert done.stdout.strip() == "1"
+    async with Device(venue.ws_url, token, "s1") as after:
+        assert after.frames[-1] == {"type": "error", "code": "unauthorized",
+                                    "message": "unknown or revoked token"}
+    assert httpx.get(f"{venue.url}/me", headers={"Authorization": f"Bearer {token}"}).status_code == 401
+
+
 async def test_a_token_bound_to_another_session_is_refused(venue):
     token = venue.token("observer", session="s2")
     async with Device(venue.ws_url, token, "s1") as dev:
