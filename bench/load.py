@@ -15,7 +15,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import json
 import platform
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -122,21 +124,83 @@ def report_ws(ours: dict, base: dict, args) -> None:
 # -- store -----------------------------------------------------------------------------
 
 
-def chronicle(cache: Path, events: int) -> Path:
-    """A simulated chronicle of about ``events`` events, made once and kept."""
+NIGHT = 100_000  # events per simulated night (each night: one session per ruleset)
+
+
+def _play_nights(path: str, nights: list[int]) -> int:
     from server.simulate import simulate
+
+    return sum(simulate(path, events=NIGHT, seed=n, session=f"night-{n}").events for n in nights)
+
+
+def chronicle(cache: Path, events: int) -> Path:
+    """A simulated chronicle of about ``events`` events, made once and kept: nights of
+    ``NIGHT`` events played by ``server.simulate`` (a chronicle holds many sessions),
+    played in parallel into part files, then appended in order into one chronicle."""
+    from concurrent.futures import ProcessPoolExecutor
+
     from server.store import SNAPSHOT_VERSION
 
     cache.mkdir(parents=True, exist_ok=True)
-    db = cache / f"chronicle-{events}-s{SNAPSHOT_VERSION}.db"
-    if not db.exists():
-        print(f"  (making the {events:,}-event chronicle once, in {db})", flush=True)
-        tmp = db.with_suffix(".making")
-        for p in cache.glob(tmp.name + "*"):
-            p.unlink()
-        simulate(str(tmp), events=events, seed=7)
-        tmp.rename(db)
+    db = cache / f"chronicle-{events}-n{NIGHT}-s{SNAPSHOT_VERSION}.db"
+    if db.exists():
+        return db
+    print(f"  (making the {events:,}-event chronicle once, in {db})", flush=True)
+    parts_dir = cache / (db.name + ".parts")
+    shutil.rmtree(parts_dir, ignore_errors=True)
+    parts_dir.mkdir()
+    nights = list(range(1, -(-events // NIGHT) + 1))
+    workers = max(1, os.cpu_count() or 1)
+    groups = [nights[i::workers] for i in range(workers) if nights[i::workers]]
+    parts = [str(parts_dir / f"part-{i}.db") for i in range(len(groups))]
+    with ProcessPoolExecutor(len(groups)) as pool:
+        list(pool.map(_play_nights, parts, groups))
+    merge(parts, db.with_name(db.name + ".making"))
+    db.with_name(db.name + ".making").rename(db)
+    shutil.rmtree(parts_dir, ignore_errors=True)
     return db
+
+
+def merge(parts: list[str], out: Path, exclude: tuple[str, ...] = ()) -> int:
+    """Appends the events (and idempotency records) of chronicle files into one, with
+    new seqs and each session's hash chain recomputed; snapshots are left behind (their
+    seqs changed), so the first start-up on the result folds from zero."""
+    from server.chain import GENESIS, row_hash
+    from server.store import SQLiteStore
+
+    out.unlink(missing_ok=True)
+    SQLiteStore(out).close()  # the schema
+    conn = sqlite3.connect(out, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    head, tips = 0, {}
+    for part in parts:
+        src = sqlite3.connect(f"file:{part}?mode=ro", uri=True)
+        renumber: dict[int, int] = {}
+        rows = []
+        for seq, session, type_, data, actor, device, command_id, at, _, _ in src.execute(
+                "SELECT * FROM events ORDER BY seq"):
+            if session.startswith(exclude) and exclude:
+                continue
+            head += 1
+            renumber[seq] = head
+            prev = tips.get(session, GENESIS)
+            digest = row_hash(prev, head, session, type_, data, actor, device, command_id, at)
+            tips[session] = digest
+            rows.append((head, session, type_, data, actor, device, command_id, at, prev, digest))
+        commands = [(d, c, s_, json.dumps([renumber[x] for x in json.loads(seqs)]), code, msg)
+                    for d, c, s_, seqs, code, msg in src.execute("SELECT * FROM commands")
+                    if not (exclude and s_.startswith(exclude))]
+        secrets = src.execute("SELECT * FROM secrets").fetchall()
+        src.close()
+        conn.execute("BEGIN")
+        conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", rows)
+        conn.executemany("INSERT INTO commands VALUES (?,?,?,?,?,?)", commands)
+        conn.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
+        conn.executemany("INSERT OR IGNORE INTO secrets VALUES (?,?)", secrets)
+        conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    return head
 
 
 def replay_figures(db: Path) -> dict:
@@ -227,6 +291,8 @@ def main() -> None:
     parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
     parser.add_argument("--skip", default="", help="comma list of: ws, store, replay")
+    parser.add_argument("--make-chronicle", action="store_true",
+                        help="only make (and cache) the replayed chronicle")
     parser.add_argument("--slow", type=int, default=1, help="devices that stop reading during the run")
     args = parser.parse_args()
     q = args.quick
@@ -235,10 +301,13 @@ def main() -> None:
     args.behind = args.behind or (100 if q else 2000)
     args.events = args.events or (5000 if q else 1_000_000)
     args.rate = min(args.rate, 100.0) if q else args.rate
-    args.ramp = [200, 400] if q else [400, 800, 1600, 3200, 6400]
-    args.step = 1.0 if q else 3.0
+    args.ramp = [100, 200] if q else [50, 100, 150, 200, 300, 400, 600, 800, 1200, 1600]
+    args.step = 1.0 if q else 2.0
     args.sustained_p99 = 250.0
     skip = set(filter(None, args.skip.split(",")))
+    if args.make_chronicle:
+        print(chronicle(Path(args.cache), args.events))
+        return
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Linux {platform.release()}, Python {platform.python_version()}, "
           f"SQLite {sqlite3.sqlite_version}; server and devices on 127.0.0.1", flush=True)
