@@ -769,3 +769,44 @@ def test_service_worker_opens_the_review_and_by_hand_pages_without_network(brows
     finally:
         anna.context.set_offline(False)
     anna.close()
+
+
+def test_met_12_the_storyteller_retests_and_cancels_for_an_antagonist(browser, server, setup):
+    # an antagonist has no sheet: the storyteller names the source (MET-12, MET-15)
+    tokens = _roster_session(server, setup, "rcst", {"retest_cancel": True})
+    st = Device(browser, server.url, f"{setup.chronicle_storyteller}&session=rcst", viewport=TABLET)
+    anna = Device(browser, server.url, tokens["anna"])
+    st.page.locator("#st-new-challenge summary").click()
+    st.page.locator("#st-target").select_option("anna")
+    st.page.locator("form[data-act=st-challenge] button[type=submit]").click()
+    card = st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')
+    anna.challenge().get_by_test_id("throw-rock").click()
+    card.locator('button[data-act=st-throw][data-choice="scissors"]').click()  # the guard loses
+    st.expect(card.get_by_test_id("st-retest")).to_be_visible()
+    card.locator("form[data-act=st-retest] input[name=source]").fill("Dodge")
+    card.get_by_test_id("st-retest").click()
+    anna.expect(anna.challenge().locator(".meta")).to_contain_text("Round 2")
+    # Anna answers by spending her own retest: the first result stands again
+    form = anna.challenge().locator("form.retest-cancel")
+    form.locator("select[name=source]").select_option("lucky")
+    form.get_by_test_id("retest-cancel").click()
+    st.expect(card).to_have_attribute("data-status", "window")
+    assert [(e["character"], e["cancelled"]) for e in events_of_type(setup.db, "met.retest_cancelled")] == [("anna", "guard")]
+    # Anna loses the next one, retests; the storyteller cancels it for the guard
+    card.locator('button[data-act=close_window]').click()
+    st.expect(st.page.get_by_test_id("st-done").locator('[data-challenge="c1"]')).to_be_visible()
+    st.expect(st.page.locator("#st-new-challenge")).to_have_attribute("open", "")  # still unfolded
+    st.page.locator("form[data-act=st-challenge] button[type=submit]").click()
+    card = st.page.locator('[data-testid=st-challenge][data-challenge="c2"]')
+    anna.challenge("c2").get_by_test_id("throw-rock").click()
+    card.locator('button[data-act=st-throw][data-choice="paper"]').click()  # Anna loses
+    anna.expect(anna.challenge("c2")).to_have_attribute("data-status", "window")
+    anna.challenge("c2").locator("form.retest select[name=source]").select_option("melee")
+    anna.challenge("c2").get_by_test_id("retest").click()
+    card.locator("form[data-act=st-retest-cancel] input[name=source]").fill("Dodge")
+    card.get_by_test_id("st-retest-cancel").click()
+    anna.expect(anna.challenge("c2")).to_have_attribute("data-status", "window")
+    cancelled = [(e["challenge"], e["character"], e["cancelled"]) for e in events_of_type(setup.db, "met.retest_cancelled")]
+    assert cancelled == [("c1", "anna", "guard"), ("c2", "guard", "anna")]
+    st.close()
+    anna.close()

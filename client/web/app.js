@@ -267,6 +267,8 @@ function commandFor(act, el, data) {
     }
     case "st-bid": return { type: "bid", character: el.dataset.side, challenge: ch, round: c.round, value: num(data.get("value")) };
     case "st-accept": return { type: "accept", character: el.dataset.side, challenge: ch };
+    case "st-retest": return { type: "retest", character: el.dataset.side, challenge: ch, source: data.get("source") };
+    case "st-retest-cancel": return { type: "retest", character: el.dataset.side, challenge: ch, source: data.get("source"), cancels: true };
     case "close_window": return { type: "close_window", challenge: ch };
     case "overrule": return { type: "overrule", challenge: ch, winner: data.get("winner") };
     case "cancel": return { type: "cancel_challenge", challenge: ch };

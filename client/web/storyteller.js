@@ -132,7 +132,10 @@ function stChallenge(c) {
   } else if (c.status === "window" || c.status === "overbid") {
     acts = `<div class="row wrap">${npc && c.loser === npc ? `<button data-act="st-accept" data-ch="${esc(c.id)}" data-side="${esc(npc)}">${esc(t("accept"))} · ${esc(nameOf(npc))}</button>` : ""}
       <button data-act="close_window" data-ch="${esc(c.id)}" data-testid="close-window">${esc(t("close_window"))}</button></div>`;
+    if (npc && c.loser === npc && c.status === "window") acts += npcRetest(c, npc, false);
   }
+  if (npc && c.status === "throwing" && c.cancellable && c.cancellable !== npc && !Object.keys(c.throws).length
+      && app.vm.session.options && app.vm.session.options.retest_cancel) acts += npcRetest(c, npc, true);
   const overrule = `<form data-act="overrule" data-ch="${esc(c.id)}" class="row wrap"><label>${esc(t("winner_is"))}
       <select name="winner">${sides.map((s) => `<option value="${esc(s)}">${esc(nameOf(s))}</option>`).join("")}</select></label>
       <button type="submit" data-testid="overrule">${esc(t("overrule"))}</button>
@@ -144,6 +147,16 @@ function stChallenge(c) {
     ${acts}
     ${overrule}
   </article>`;
+}
+
+// MET-12 for an antagonist: the storyteller names the source (it has no sheet here,
+// MET-15); with the retest-cancel option, the same spends it to cancel the player's.
+function npcRetest(c, npc, cancels) {
+  const key = `st-src-${c.id}-${c.round}`;
+  return `<form data-act="${cancels ? "st-retest-cancel" : "st-retest"}" data-ch="${esc(c.id)}" data-side="${esc(npc)}" class="row wrap">
+    <label for="${key}">${esc(cancels ? t("retest_cancel", nameOf(c.cancellable)) : `${t("retest")} · ${nameOf(npc)}`)}</label>
+    <input id="${key}" name="source" required value="${esc(app.form[key] ?? "")}" placeholder="${esc(t("retest_source"))}">
+    <button type="submit" data-testid="${cancels ? "st-retest-cancel" : "st-retest"}">${esc(cancels ? t("retest_cancel_button") : t("retest"))}</button></form>`;
 }
 
 // A storyteller's challenge: an antagonist against a character (classic), a difficulty
