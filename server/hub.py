@@ -219,6 +219,12 @@ class Hub:
             head = self._heads[session] = row[0] or 0
         return head
 
+    def event_at(self, session: str, seq: int) -> Event | None:
+        """The session's event at ``seq``, or None if it has none there."""
+        row = self.store._reader.execute(
+            "SELECT data FROM events WHERE seq=? AND session=?", (seq, session)).fetchone()
+        return decode_events([row[0]])[0] if row else None
+
     def subscribe(self, conn: Connection) -> int:
         """From now on ``conn`` receives (buffers, while syncing) every new event of its
         session; returns the head up to which it must be resynced from history."""

@@ -28,6 +28,14 @@ class Frame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_de
 # -- client -> server ------------------------------------------------------------------
 
 
+class Held(msgspec.Struct, frozen=True, kw_only=True):
+    """The last event a device holds, as it received it. A backup restored on the server
+    may reuse that seq for another event: the server compares, and says ``diverged``."""
+
+    seq: Annotated[int, Meta(ge=1, le=MAX_SEQ)]
+    event: game.AnyEvent  # type: ignore[valid-type]
+
+
 class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     """Authenticate and resume: every event of ``session`` after seq ``after`` follows."""
 
@@ -36,6 +44,7 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     after: Annotated[int, Meta(ge=0, le=MAX_SEQ)] = 0
     device: Name = ""
     batch: bool = False  # the device understands ``batch`` frames (fewer messages)
+    last: Held | None = None
 
 
 class CommandFrame(Frame, frozen=True, kw_only=True, tag="command"):
@@ -67,6 +76,7 @@ class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
     viewer: Viewer
     session: str
     head: int  # the session's last seq when resync started; ``live`` repeats it
+    diverged: bool = False  # the device's copy is not this server's history: drop it, resync from 0
 
 
 class EventFrame(Frame, frozen=True, kw_only=True, tag="event"):

@@ -215,7 +215,8 @@ class Socket:
         head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
         viewer = wire.Viewer(role=actor.role, character=actor.character, name=actor.name,
                              session=hello.session)
-        await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head))
+        await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head,
+                                         diverged=self.diverged(hello, head)))
         history = await hub.history(hello.session, hello.after, head)
         frames = [f for f in (views.pick(forms, actor) for _seq, forms in history) if f is not None]
         for n, frame in enumerate(wire.batches(frames) if hello.batch else frames, 1):
@@ -228,6 +229,18 @@ class Socket:
                 await asyncio.sleep(0)
         conn.start()
         conn.go_live(head)
+
+    def diverged(self, hello: wire.Hello, head: int) -> bool:
+        """Whether the device holds a history this server does not: events above its head,
+        or a last event that is not (in this viewer's form) the one stored at that seq. Both
+        happen after the server restored an older backup and play went on. Compared in the
+        viewer's own form, so a guessed ``last`` learns nothing the viewer may not see."""
+        if hello.after > head:
+            return True
+        if hello.last is None:
+            return False
+        stored = self.rt.hub.event_at(hello.session, hello.last.seq)
+        return stored is None or views.view(stored, self.grant.actor) != hello.last.event
 
     async def serve(self) -> None:
         while not self.closing and self.conn is not None and not self.conn.closed:

@@ -5,6 +5,7 @@ idempotent retries."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import websockets
@@ -139,6 +140,61 @@ async def test_a_token_revoked_by_another_process_stops_working_without_a_restar
         assert after.frames[-1] == {"type": "error", "code": "unauthorized",
                                     "message": "unknown or revoked token"}
     assert httpx.get(f"{venue.url}/me", headers={"Authorization": f"Bearer {token}"}).status_code == 401
+
+
+async def rehello(venue: Venue, token: str, held: Device) -> dict:
+    """The welcome a device gets when it comes back holding ``held``'s events."""
+    seq, event = held.events[-1]
+    async with Device(venue.ws_url, token, "s1", hello=False) as dev:
+        await dev.send({"type": "hello", "token": token, "session": "s1", "after": held.after,
+                        "last": {"seq": seq, "event": event}})
+        await dev.wait_for(lambda f: f["type"] == "live")
+        return dev.welcome
+
+
+async def test_a_device_holding_a_history_from_before_a_restored_backup_is_told_it_diverged(
+        venue, tmp_path):
+    """The older backup comes back and play goes on, reusing seqs the device already
+    holds: its hello's ``last`` event no longer matches, so the welcome says ``diverged``
+    (and a device whose ``after`` is above the head is told so too)."""
+    import shutil
+    import sqlite3
+
+    st = await opened(venue)
+    await st.close()
+    token, anna = venue.token(), venue.token("player", "anna", "s1")
+    bruno = venue.token("player", "bruno", "s1")
+    backup = tmp_path / "backup.db"
+    with sqlite3.connect(venue.path) as src, sqlite3.connect(backup) as dst:
+        src.backup(dst)
+    async with Device(venue.ws_url, token, "s1") as st, Device(venue.ws_url, anna, "s1") as phone, \
+            Device(venue.ws_url, bruno, "s1") as other:
+        for command in ({"type": "open_scene", "scene": "hall"},
+                        {"type": "join_scene", "character": "anna", "scene": "hall"},
+                        {"type": "join_scene", "character": "bruno", "scene": "hall"},
+                        {"type": "challenge", "character": "anna", "kind": "classic",
+                         "attribute": "physical", "defender": "bruno"},
+                        {"type": "throw", "character": "anna", "challenge": "c1", "round": 1,
+                         "choice": "rock"}):
+            assert (await st.command(command))["type"] == "ack"
+        for device in (st, phone, other):
+            await device.sync()
+    assert other.events[-1][1]["choice"] is None  # bruno holds anna's throw sealed
+    for device, who in ((st, token), (phone, anna), (other, bruno)):
+        assert (await rehello(venue, who, device)).get("diverged") is None
+
+    venue.stop()
+    for suffix in ("", "-wal", "-shm"):
+        Path(venue.path + suffix).unlink(missing_ok=True)
+    shutil.copy(backup, venue.path)
+    venue.start()
+    assert (await rehello(venue, token, st))["diverged"] is True  # above the head
+    async with Device(venue.ws_url, token, "s1") as again:
+        for scene in ("crypt", "tower", "vault", "keep", "moat", "gate"):
+            assert (await again.command({"type": "open_scene", "scene": scene}))["type"] == "ack"
+    for device, who in ((st, token), (phone, anna), (other, bruno)):
+        welcome = await rehello(venue, who, device)
+        assert welcome["head"] >= device.after and welcome["diverged"] is True
 
 
 async def test_a_token_bound_to_another_session_is_refused(venue):
