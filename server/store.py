@@ -171,7 +171,25 @@ def create_schema(db: sqlite_utils.Database) -> None:
             {"session": str, "seq": int, "version": int, "state": bytes},
             pk=("session", "seq"),
         )
+    # Each session's first and last seq, written in the group commit's transaction: the
+    # events table has no (session, seq) index (it would cost a third of append speed),
+    # so without this, listing sessions and bounding a session's tail scanned the log.
+    db.execute("CREATE TABLE IF NOT EXISTS heads (session TEXT PRIMARY KEY, "
+               "first INTEGER NOT NULL, last INTEGER NOT NULL) WITHOUT ROWID")
     db.conn.executescript(SCHEMA_TRIGGERS)
+
+
+def _rebuild_heads(conn: sqlite3.Connection) -> None:
+    """When the heads disagree with the log (a file from before the table, rows written
+    by another tool), they are recomputed from the log once."""
+    last = conn.execute("SELECT max(seq) FROM events").fetchone()[0]
+    known = conn.execute("SELECT max(last) FROM heads").fetchone()
+    if last == known[0]:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    conn.execute("DELETE FROM heads")
+    conn.execute("INSERT INTO heads SELECT session, min(seq), max(seq) FROM events GROUP BY session")
+    conn.execute("COMMIT")
 
 
 _STOP = object()
@@ -222,6 +240,7 @@ class SQLiteStore:
         conn = self._connect()
         create_schema(sqlite_utils.Database(conn))
         conn.commit()
+        _rebuild_heads(conn)
         last = conn.execute("SELECT max(seq) FROM events").fetchone()
         self._head = last[0] or 0
         conn.close()
@@ -333,6 +352,13 @@ class SQLiteStore:
             conn.execute("BEGIN IMMEDIATE")
             if event_rows:
                 conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
+                spans: dict[str, list[int]] = {}
+                for row in event_rows:
+                    span = spans.setdefault(row[1], [row[0], row[0]])
+                    span[1] = row[0]
+                conn.executemany(
+                    "INSERT INTO heads VALUES (?,?,?) ON CONFLICT(session) DO UPDATE SET last=excluded.last",
+                    [(sid, first, last) for sid, (first, last) in spans.items()])
             if command_rows:
                 conn.executemany("INSERT INTO commands VALUES (?,?,?,?,?,?)", command_rows)
             conn.execute("COMMIT")
@@ -403,13 +429,17 @@ class SQLiteStore:
             yield Row(*r)
 
     def sessions(self) -> list[str]:
-        return [r[0] for r in self._reader.execute("SELECT DISTINCT session FROM events")]
+        return [r[0] for r in self._reader.execute("SELECT session FROM heads ORDER BY first")]
 
     def iter_events(self, session: str, after: int = 0, upto: int | None = None,
                     chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
         """Decoded events of a session in chunks: (last seq of chunk, events)."""
         conn = self._reader
-        upto = upto if upto is not None else 1 << 62
+        span = conn.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
+        if span is None:
+            return
+        after = max(after, span[0] - 1)  # the scan runs over the session's own span only
+        upto = min(upto if upto is not None else 1 << 62, span[1])
         while True:
             rows = conn.execute(
                 "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? AND session = ? "
