@@ -135,8 +135,11 @@ class Chronicle:
         return command, draws
 
     def submit(self, session: str, command: Command, actor: Actor, *, device: str = "",
-               command_id: str = "", entropy: str = "") -> concurrent.futures.Future:
-        """Decides and folds now; returns a future of ``Executed`` resolved after commit."""
+               command_id: str = "", entropy: str = "",
+               loop: asyncio.AbstractEventLoop | None = None):
+        """Decides and folds now; returns a future of ``Executed`` resolved after commit:
+        a ``concurrent.futures.Future``, or with ``loop`` an asyncio future of that loop
+        (resolved with the rest of its group commit, in one wake-up of the loop)."""
         key = (device, command_id)
         if command_id:
             inflight = self._inflight.get(key)
@@ -144,7 +147,7 @@ class Chronicle:
                 return inflight
             previous = self.store.outcome_of(device, command_id, session)
             if previous is not None:
-                done: concurrent.futures.Future = concurrent.futures.Future()
+                done = loop.create_future() if loop is not None else concurrent.futures.Future()
                 done.set_result(Executed(session=session, outcome=previous, actor=actor))
                 return done
         state = self.state(session)
@@ -160,15 +163,20 @@ class Chronicle:
             )]
         folded = self._states[session] = game.fold(events, state)
         epoch = self._epoch.get(session, 0)
-        stored = self.store.submit(Pending(
+        pending = Pending(
             session=session, events=events, actor=actor.name or actor.role, device=device,
             command_id=command_id, code=code, message=message,
-        ))
-        result: concurrent.futures.Future = concurrent.futures.Future()
+        )
+        if loop is None:
+            stored = self.store.submit(pending)
+            result = concurrent.futures.Future()
+        else:
+            stored = self.store.submit_on(loop, pending)
+            result = loop.create_future()
         if command_id:
             self._inflight[key] = result
 
-        def committed(f: concurrent.futures.Future) -> None:
+        def committed(f) -> None:
             self._inflight.pop(key, None)
             exc = f.exception()
             if exc is not None:
@@ -191,7 +199,11 @@ class Chronicle:
         return executed
 
     async def execute(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
-        executed = await asyncio.wrap_future(self.submit(session, command, actor, **kwargs))
+        future = self.submit(session, command, actor, loop=asyncio.get_running_loop(), **kwargs)
+        # shielded: a device that drops while waiting must not cancel the command's
+        # shared future, which its retry (same id) will await again
+        executed = await asyncio.shield(asyncio.wrap_future(future)
+                                        if isinstance(future, concurrent.futures.Future) else future)
         self._publish(executed)
         return executed
 

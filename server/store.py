@@ -195,6 +195,43 @@ def _rebuild_heads(conn: sqlite3.Connection) -> None:
 _STOP = object()
 
 
+class _Awaiting:
+    """An append awaited on an event loop: resolved with the rest of its group commit."""
+
+    __slots__ = ("loop", "future")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future):
+        self.loop, self.future = loop, future
+
+
+def _settle(items: list) -> None:
+    for future, result in items:
+        if future.done():  # its awaiter was cancelled
+            continue
+        if isinstance(result, BaseException):
+            future.set_exception(result)
+        else:
+            future.set_result(result)
+
+
+def _resolve(pairs: list) -> None:
+    """Resolves a commit's futures: one wake-up per event loop for the whole group,
+    instead of one cross-thread call (and one self-pipe write) per append."""
+    by_loop: dict = {}
+    plain = []
+    for waiter, result in pairs:
+        if isinstance(waiter, _Awaiting):
+            by_loop.setdefault(waiter.loop, []).append((waiter.future, result))
+        else:
+            plain.append((waiter, result))
+    _settle(plain)
+    for loop, items in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, items)
+        except RuntimeError:  # that loop is closed: nobody is waiting any more
+            pass
+
+
 class CommandIndex:
     """Outcomes by (device, command_id), per session, loaded once from ``commands``.
 
@@ -275,8 +312,17 @@ class SQLiteStore:
     def append_sync(self, pending: Pending) -> Outcome:
         return self.submit(pending).result()
 
+    def submit_on(self, loop: asyncio.AbstractEventLoop, pending: Pending) -> asyncio.Future:
+        """Like ``submit``, for a caller on ``loop``: the future is resolved on the loop,
+        together with every other append of the same group commit."""
+        if self._closed:
+            raise StoreError("the store is closed")
+        future = loop.create_future()
+        self._queue.put((pending, _Awaiting(loop, future)))
+        return future
+
     async def append(self, pending: Pending) -> Outcome:
-        return await asyncio.wrap_future(self.submit(pending))
+        return await self.submit_on(asyncio.get_running_loop(), pending)
 
     def _write_loop(self) -> None:
         conn = self._connect()
@@ -369,17 +415,12 @@ class SQLiteStore:
                 pass
             self._last_hash = {}  # re-read the tips from the file next time
             error = StoreError(f"append failed, nothing was written: {exc}")
-            for _, future in batch:
-                future.set_exception(error)
+            _resolve([(future, error) for _, future in batch])
             return
         self._head, self._last_hash = head, tips
         for session, key, outcome in added:
             self._commands.of(conn, session)[key] = msgspec.structs.replace(outcome, replayed=True)
-        for future, result in results:
-            if isinstance(result, BaseException):
-                future.set_exception(result)
-            else:
-                future.set_result(result)
+        _resolve(results)
 
     def _chain_tip(self, conn, session: str, tips: dict[str, str]) -> str:
         tip = tips.get(session)
