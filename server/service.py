@@ -44,13 +44,18 @@ class SecretSeeds:
 
     def __init__(self, store: SQLiteStore):
         self._store = store
+        self._known: dict[str, bytes] = {}  # a seed never changes once made: read it once
         conn = store._connect()
         conn.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
         conn.close()
 
     def get(self, session: str) -> bytes | None:
-        row = self._store._reader.execute("SELECT seed FROM secrets WHERE session=?", (session,)).fetchone()
-        return row[0] if row else None
+        seed = self._known.get(session)
+        if seed is None:
+            row = self._store._reader.execute("SELECT seed FROM secrets WHERE session=?", (session,)).fetchone()
+            if row is not None:
+                seed = self._known[session] = row[0]
+        return seed
 
     def create(self, session: str) -> bytes:
         existing = self.get(session)
