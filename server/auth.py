@@ -44,6 +44,15 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def new_token() -> str:
+    """A url-safe secret that never begins with "-", so `conteur export --as TOKEN` and
+    every other command line take it as a value, not as an option."""
+    while True:
+        token = secrets.token_urlsafe(TOKEN_BYTES)
+        if not token.startswith("-"):
+            return token
+
+
 class Tokens:
     """The ``tokens`` table, shared by every process that opens the chronicle's file."""
 
@@ -70,7 +79,7 @@ class Tokens:
         for role, character, session, name in grants:
             if role == "player" and not character:
                 raise ValueError("a player token is for one character")
-            token = secrets.token_urlsafe(TOKEN_BYTES)
+            token = new_token()
             tokens.append(token)
             rows.append((digest(token), role, character, session, name, utc_now()))
         conn = self._store._connect()

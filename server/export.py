@@ -16,6 +16,7 @@ import html
 import io
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import msgspec
 
@@ -304,6 +305,17 @@ def viewer_of_token(store, token: str, session_id: str) -> Actor:
 
 def filename(session_id: str, fmt: str, lang: str) -> str:
     return f"{session_id}.{lang}.{fmt}" if fmt in ("md", "html") else f"{session_id}.{fmt}"
+
+
+def content_disposition(disposition: str, name: str) -> str:
+    """A header that survives any session name: "Soirée d'été" is a fair name for a night,
+    but HTTP headers are latin-1 and a quote or newline would break the header. An ASCII
+    fallback goes in filename=, the exact name in filename*= (RFC 6266 / RFC 5987)."""
+    fallback = "".join(c if c.isascii() and c.isprintable() and c not in '"\\' else "_" for c in name)
+    exact = quote(name, safe="")
+    if fallback == name:
+        return f'{disposition}; filename="{name}"'
+    return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{exact}"
 
 
 # ---------------------------------------------------------------- the CLI

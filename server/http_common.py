@@ -3,19 +3,29 @@ the storyteller guard, and the per-session scope of player and observer tokens."
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from litestar import Request
 from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
 from litestar.handlers import BaseRouteHandler
 
+from litestar.params import Parameter
+
 from server.auth import Grant
+from server.wire import SESSION_ID_PATTERN
 
 SECURITY = [{"token": []}]
 
 # Litestar 2.23+ wants explicit markers: an inferred dependency or path parameter is
 # deprecated (and stops working in 3.0)
 GrantDep = NamedDependency[Grant]
+# every /sessions/{session} route checks the id's form, so no request can leave a row
+# under a session that could never have been opened (or break an export's header)
+SessionPath = Annotated[str, Parameter(pattern=SESSION_ID_PATTERN, min_length=1, max_length=128,
+                                       description="the session id: letters, digits, _ . -")]
+
 RAISES = [NotAuthorizedException, PermissionDeniedException]  # documented 401 and 403
 
 

@@ -8,12 +8,12 @@ from typing import Annotated, Any
 import msgspec
 
 from litestar import Controller, Request, get
-from litestar.params import FromPath, Parameter
+from litestar.params import Parameter
 
 from events import game, views
 from server import wire
 from server.auth import Grant
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, SessionPath
 from server.store import decode_events
 
 MAX_PAGE = 5000
@@ -57,7 +57,7 @@ class EventsController(Controller):
 
     @get("/events", raises=RAISES, summary="Events after a seq, each in the form this token may see")
     async def events(
-        self, request: Request, grant: GrantDep, session: FromPath[str],
+        self, request: Request, grant: GrantDep, session: SessionPath,
         after: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="exclusive: events with seq > after")] = 0,
         limit: Annotated[int, Parameter(ge=1, le=MAX_PAGE)] = 1000,
     ) -> list[LoggedEvent]:
@@ -66,7 +66,7 @@ class EventsController(Controller):
     @get("/state", raises=RAISES, summary="The state at a seq: the true state for a storyteller, the state "
          "folded from its own view for anyone else")
     async def state(
-        self, request: Request, grant: GrantDep, session: FromPath[str],
+        self, request: Request, grant: GrantDep, session: SessionPath,
         at: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="a seq; 0 (the default): the head")] = 0,
     ) -> dict[str, Any]:
         # a dict, not GameState: Litestar's schema generator cannot take its dict defaults

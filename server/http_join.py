@@ -14,9 +14,9 @@ import msgspec
 import qrcode
 import qrcode.image.svg
 from litestar import Controller, MediaType, Request, Response, post
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody
 
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 from server.http_sessions import base_url
 from server.roster import join_link
 
@@ -69,7 +69,7 @@ class JoinSheetController(Controller):
 
     @post("/", guards=[storyteller_only], status_code=200, media_type=MediaType.HTML,
           raises=RAISES, summary="A printable page with one join QR code per character (mints fresh tokens)")
-    async def sheet(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def sheet(self, request: Request, grant: GrantDep, session: SessionPath,
                     data: JSONBody[JoinSheetOptions | None] = None) -> Response[str]:
         data = data or JoinSheetOptions()
         rt = runtime(request)

@@ -21,7 +21,7 @@ from server import export as ex
 from server import review as rv
 from server import wire
 from server.auth import Grant
-from server.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only
+from server.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 
 RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException]  # 401, 403, 404
 Lang = Literal["en", "fr"]
@@ -64,7 +64,7 @@ class ReviewController(Controller):
 
     @get("/review", guards=[storyteller_only], raises=RAISES,
          summary="Everything the review page shows: timeline, challenges, disputes first, verification, fairness")
-    async def bundle(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def bundle(self, request: Request, grant: GrantDep, session: SessionPath,
                      lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         review = await _review(request, grant, session, lang)
         return await asyncio.to_thread(rv.bundle, review)
@@ -72,7 +72,7 @@ class ReviewController(Controller):
     @get("/review/timeline", guards=[storyteller_only], raises=RAISES,
          summary="The session's events as sentences, filtered by character, challenge, scene and event type")
     async def timeline(
-        self, request: Request, grant: GrantDep, session: FromPath[str],
+        self, request: Request, grant: GrantDep, session: SessionPath,
         lang: FromQuery[Lang] = "en", character: FromQuery[str | None] = None,
         challenge: FromQuery[str | None] = None, scene: FromQuery[str | None] = None,
         type: Annotated[str | None, Parameter(description="an event type, or a prefix: met, offline, v5")] = None,
@@ -83,7 +83,7 @@ class ReviewController(Controller):
 
     @get("/review/challenges/{challenge:str}", guards=[storyteller_only], raises=RAISES,
          summary="One challenge (or offline record) and its whole story: who won and why, who saw what when")
-    async def challenge(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def challenge(self, request: Request, grant: GrantDep, session: SessionPath,
                         challenge: FromPath[str], lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         story = rv.challenge_story(await _review(request, grant, session, lang), challenge)
         if story is None:
@@ -92,7 +92,7 @@ class ReviewController(Controller):
 
     @get("/review/scenes/{scene:str}/steps", guards=[storyteller_only], raises=RAISES,
          summary="The slider's stops: every event that concerns the scene (seq, time, sentence)")
-    async def scene_steps(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def scene_steps(self, request: Request, grant: GrantDep, session: SessionPath,
                           scene: FromPath[str], lang: FromQuery[Lang] = "en") -> list[dict[str, Any]]:
         review = await _scene_review(request, grant, session, scene, lang)
         return msgspec.to_builtins(rv.scene_index(review, scene))
@@ -100,7 +100,7 @@ class ReviewController(Controller):
     @get("/review/scenes/{scene:str}/state", guards=[storyteller_only], raises=RAISES,
          summary="The scene's state at a seq: who is there, Time Out, its challenges with throws and bids")
     async def scene_state(
-        self, request: Request, grant: GrantDep, session: FromPath[str], scene: FromPath[str],
+        self, request: Request, grant: GrantDep, session: SessionPath, scene: FromPath[str],
         at: Annotated[int, Parameter(ge=0, le=wire.MAX_SEQ, description="a seq")],
         lang: FromQuery[Lang] = "en",
     ) -> dict[str, Any]:
@@ -112,12 +112,12 @@ class ReviewController(Controller):
 
     @get("/review/fairness", guards=[storyteller_only], raises=RAISES,
          summary="Every die face and throw against the uniform share; challenges won and lost per character")
-    async def fairness(self, request: Request, grant: GrantDep, session: FromPath[str]) -> dict[str, Any]:
+    async def fairness(self, request: Request, grant: GrantDep, session: SessionPath) -> dict[str, Any]:
         return msgspec.to_builtins(rv.fairness(await _review(request, grant, session)))
 
     @get("/review/verify", raises=RAISES,
          summary="The session's hash chain (and, once closed, its fair draws): verified or the first bad seq")
-    async def verify(self, request: Request, grant: GrantDep, session: FromPath[str]) -> dict[str, Any]:
+    async def verify(self, request: Request, grant: GrantDep, session: SessionPath) -> dict[str, Any]:
         rows = await asyncio.to_thread(runtime(request).store.read_after, session, 0)
         if not rows:
             raise NotFoundException(f"no session {session!r}")
@@ -125,7 +125,7 @@ class ReviewController(Controller):
 
     @get("/export", raises=RAISES, media_type="text/plain",
          summary="The session as md or html (the chronicle record), jsonl or csv, in the caller's view")
-    async def export(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def export(self, request: Request, grant: GrantDep, session: SessionPath,
                      format: FromQuery[Format] = "html", lang: FromQuery[Lang] = "en",
                      download: FromQuery[bool] = False) -> Response[bytes]:
         review = await _review(request, grant, session, lang)
@@ -133,4 +133,4 @@ class ReviewController(Controller):
         disposition = "attachment" if download or format in ("jsonl", "csv") else "inline"
         name = ex.filename(session, format, lang)
         return Response(content=data, media_type=ex.MEDIA_TYPES[format].split(";")[0],
-                        headers={"Content-Disposition": f'{disposition}; filename="{name}"'})
+                        headers={"Content-Disposition": ex.content_disposition(disposition, name)})

@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from litestar import Controller, Request, get, post
 from litestar.exceptions import NotFoundException, ValidationException
-from litestar.params import FromPath, JSONBody
+from litestar.params import JSONBody
 from msgspec import Meta
 
 from events import game
@@ -16,10 +16,10 @@ from events import session as session_events
 from events.model import Command
 from server import wire
 from server.auth import Grant
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only
+from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 from server.roster import Imported, RosterError, import_roster, join_link, parse_roster
 
-SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$")]
+SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=wire.SESSION_ID_PATTERN)]
 
 
 class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,18 +105,18 @@ class SessionController(Controller):
 
     @post("/{session:str}/close", guards=[storyteller_only], status_code=200,
           raises=RAISES, summary="Close a session (close_session): its draw seed is revealed")
-    async def close(self, request: Request, grant: GrantDep, session: FromPath[str]) -> wire.Ack | wire.Reject:
+    async def close(self, request: Request, grant: GrantDep, session: SessionPath) -> wire.Ack | wire.Reject:
         return await run_command(request, grant, session, session_events.CloseSession(), f"close:{session}")
 
     @post("/{session:str}/commands", status_code=200,
           raises=RAISES, summary="Run one command, as the websocket's command frame does")
-    async def command(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def command(self, request: Request, grant: GrantDep, session: SessionPath,
                       data: JSONBody[CommandBody]) -> wire.Ack | wire.Reject:
         return await run_command(request, grant, session, data.command, data.id, data.entropy)
 
     @post("/{session:str}/roster", guards=[storyteller_only], status_code=200,
           raises=RAISES, summary="Import a roster (JSON): characters and sheets; returns the join tokens once")
-    async def roster(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def roster(self, request: Request, grant: GrantDep, session: SessionPath,
                      data: JSONBody[dict[str, Any]]) -> Imported:
         try:
             roster = parse_roster({**data, "session": session})
@@ -130,7 +130,7 @@ class SessionController(Controller):
 
     @post("/{session:str}/tokens", guards=[storyteller_only], status_code=200,
           raises=[*RAISES, NotFoundException], summary="Mint a token for this session (a player's new phone, a wall display)")
-    async def token(self, request: Request, grant: GrantDep, session: FromPath[str],
+    async def token(self, request: Request, grant: GrantDep, session: SessionPath,
                     data: JSONBody[NewToken]) -> IssuedToken:
         if data.role == "player":
             state = runtime(request).chronicle.state(session)

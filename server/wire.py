@@ -19,6 +19,9 @@ from events.model import Event
 MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsense, not a crash
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
 Name = Annotated[str, Meta(max_length=128)]
+# a session id is a file name, a URL segment and a header value (exports): plain ASCII
+SESSION_ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
+SessionName = Annotated[str, Meta(max_length=128, pattern=r"^[A-Za-z0-9_.-]*$")]
 
 
 class Frame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
@@ -40,7 +43,7 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     """Authenticate and resume: every event of ``session`` after seq ``after`` follows."""
 
     token: Annotated[str, Meta(min_length=1, max_length=256)]
-    session: Name = ""  # empty: the session the token is bound to
+    session: SessionName = ""  # empty: the session the token is bound to
     after: Annotated[int, Meta(ge=0, le=MAX_SEQ)] = 0
     device: Name = ""
     batch: bool = False  # the device understands ``batch`` frames (fewer messages)
