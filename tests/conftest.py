@@ -4,3 +4,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from hypothesis import settings  # noqa: E402
+
+from tests.examples import examples  # noqa: E402
+
+# tests without their own max_examples scale with CONTEUR_EXAMPLES too
+settings.register_profile("conteur", max_examples=examples(100))
+settings.load_profile("conteur")

@@ -13,6 +13,7 @@ from server.cli import main
 from server.service import Chronicle
 from server.simulate import play, simulate
 from server.store import SQLiteStore, decode_events
+from tests.examples import examples
 
 
 def test_simulate_then_verify_then_replay(tmp_path, capsys):
@@ -53,7 +54,7 @@ def test_live_state_equals_replay_from_zero(tmp_path):
         assert msgspec.structs.replace(live, head=0) == msgspec.structs.replace(replayed, head=0)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(8), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(0, 10_000), every=st.integers(20, 200), ruleset=st.sampled_from(["met", "v5", "action"]))
 def test_snapshot_plus_tail_equals_replay_from_zero(tmp_path_factory, seed, every, ruleset):
     db = tmp_path_factory.mktemp("snap") / "c.db"

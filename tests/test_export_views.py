@@ -21,6 +21,7 @@ from server.service import Chronicle
 from server.simulate import play
 from server.store import SQLiteStore, decode_events
 from tests.client_support import command
+from tests.examples import examples
 
 SESSION = "prop"
 
@@ -57,7 +58,7 @@ def _secret_fields(event) -> dict:
             if getattr(event, k, None) not in (None, (), "")}
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10_000), size=st.integers(80, 400))
 def test_no_players_export_holds_a_secret_of_another(seed, size):
     rng = random.Random(seed)

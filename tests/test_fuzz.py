@@ -28,6 +28,7 @@ from server.app import Settings
 from server.chain import verify_rows
 from server.store import decode_events
 from server.testing import Venue
+from tests.examples import examples
 
 _sessions = itertools.count(1)
 CHARACTERS = ("anna", "bruno", "clara")
@@ -189,11 +190,11 @@ class Protocol(RuleBasedStateMachine):
 def test_protocol_state_machine_every_view_is_the_filtered_replay(venue):
     Protocol.venue = venue
     steps = int(os.environ.get("CONTEUR_FUZZ_STEPS", "20"))
-    examples = int(os.environ.get("CONTEUR_FUZZ_EXAMPLES", "12"))
+    examples_n = examples(int(os.environ.get("CONTEUR_FUZZ_EXAMPLES", "12")))
     from hypothesis.stateful import run_state_machine_as_test
 
     run_state_machine_as_test(Protocol, settings=settings(
-        max_examples=examples, stateful_step_count=steps, deadline=None,
+        max_examples=examples_n, stateful_step_count=steps, deadline=None,
         suppress_health_check=list(HealthCheck)))
 
 
@@ -276,7 +277,7 @@ def test_hostile_frames_never_crash_the_server_or_poison_the_log(venue):
     st_.drop()
     closed = {"n": 0}
 
-    @settings(max_examples=int(os.environ.get("CONTEUR_FUZZ_FRAMES", "150")), deadline=None,
+    @settings(max_examples=examples(int(os.environ.get("CONTEUR_FUZZ_FRAMES", "150"))), deadline=None,
               suppress_health_check=list(HealthCheck))
     @given(frames=st.lists(hostile_frames(), min_size=1, max_size=5), as_storyteller=st.booleans())
     def fuzz(frames, as_storyteller):

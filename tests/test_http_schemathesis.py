@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.specs.openapi.checks import content_type_conformance, positive_data_acceptance
 
 from server.testing import Venue
+from tests.examples import examples
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def test_every_operation_conforms_to_its_schema(served):
         operation = result.ok()
 
         @given(case=operation.as_strategy())
-        @settings(max_examples=8, deadline=None, database=None,
+        @settings(max_examples=examples(8), deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         def check(case):
             # a roster's sheets are validated against their ruleset, which the schema (a

@@ -13,6 +13,7 @@ from events.met_rules import retests_allowed, true_score
 from events.session import traits
 from events.sheets import MetSheet
 from events.simulate_met import simulate
+from tests.examples import examples
 
 sessions = st.builds(
     lambda seed, bomb, cancel, characters: simulate(
@@ -23,7 +24,7 @@ sessions = st.builds(
     st.booleans(),
     st.integers(2, 5),
 )
-PROPERTY = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+PROPERTY = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def sheets(state) -> dict[str, MetSheet]:

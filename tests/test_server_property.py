@@ -26,6 +26,7 @@ from events.model import Actor
 from events.simulate_met import random_met_command, setup_met_session
 from server.store import decode_events
 from server.testing import Device, Venue
+from tests.examples import examples
 
 _sessions = itertools.count(1)
 
@@ -148,7 +149,7 @@ async def play(venue: Venue, seed: int, steps: int, drops: list[int]) -> None:
         assert as_json(folded) == state, f"{name}: folded view differs from its state"
 
 
-@settings(max_examples=6, deadline=None, derandomize=False,
+@settings(max_examples=examples(6), deadline=None, derandomize=False,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1), steps=st.integers(5, 35),
        drops=st.lists(st.integers(0, 34), max_size=4))

@@ -47,6 +47,23 @@ def test_sessions_are_separate_streams_with_global_seqs(store):
     assert verify_rows(store.rows(), gapless=True) == (3, None)
 
 
+@pytest.mark.parametrize("order", ["aabab", "abbba", "baaab", "ab"])
+def test_a_sessions_head_and_tail_agree_with_its_rows_however_sessions_interleave(store, order):
+    for n, sid in enumerate(order):
+        store.append_sync(Pending(session=sid, events=[ev(n), ev(n + 100)]))
+    every = list(store.rows())
+    for sid in set(order) | {"nobody"}:
+        seqs = [r.seq for r in every if r.session == sid]
+        assert store.session_head(sid) == (seqs[-1] if seqs else 0)
+        for upto in range(0, len(every) + 2):
+            assert store.session_head(sid, upto=upto) == max((q for q in seqs if q <= upto), default=0)
+        for after in range(0, len(every) + 2):
+            assert [r.seq for r in store.read_after(sid, after=after)] == [q for q in seqs if q > after]
+    # a new append chains from the session's own last row, wherever it lies in the log
+    store.append_sync(Pending(session=order[0], events=[ev(999)]))
+    assert verify_rows(store.rows(), gapless=True) == (len(every) + 1, None)
+
+
 def test_retried_command_gets_its_first_outcome(store):
     first = store.append_sync(Pending(session="s", events=[ev(1), ev(2)], device="phone", command_id="c-1"))
     again = store.append_sync(Pending(session="s", events=[ev(9)], device="phone", command_id="c-1"))
