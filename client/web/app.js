@@ -66,15 +66,20 @@ function onFrame(frame) {
       localStorage.setItem("conteur.viewer", JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
       app.conn += 1;
+      app.helloPending = false;
+      // a restored backup reused seqs this device holds for other events
+      if (frame.diverged && app.helloAfter > 0) { rebuild(); return; }
       break;
     case "event":
       if (frame.seq <= app.lastSeq) return; // an overlap after a reconnect
       app.lastSeq = frame.seq;
+      app.lastEvent = frame.event; // hello.last: exactly as received, the server compares it
       applyEvent(app.vm, frame.seq, frame.event);
       keep({ seq: frame.seq, event: frame.event });
       break;
     case "live":
-      if (frame.head < app.helloAfter) { resetView(); return; } // another database: from 0
+      // a server that does not say diverged: a head below what we hold is another database
+      if (frame.head < app.helloAfter) { rebuild(); return; }
       app.live = true;
       app.status = "online";
       for (const entry of app.queued) send(entry);
@@ -90,6 +95,12 @@ function onFrame(frame) {
       if (frame.id && RETRY.has(frame.code)) retryLater(frame.id);
       else if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
       else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) app.fatal = frame.message || frame.code;
+      // a hello whose last event this server cannot read (one of an older server's event
+      // types): ask again without it rather than wait forever; after and head still count
+      else if (frame.code === "invalid" && app.helloPending && app.lastEvent) {
+        app.helloPending = false;
+        connection.send(hello(false));
+      }
       break;
     default:
       return; // pong, and frame types of a newer server
@@ -104,12 +115,31 @@ function keep(item) {
   if (unsaved.length === 1) setTimeout(() => { const batch = unsaved; unsaved = []; outbox.addEvents(batch); }, 150);
 }
 
-async function resetView() {
+// The server's history is not the one this device holds (docs/protocol.md, "Restored
+// backup"): drop the events and the view, keep the outbox (its commands were never
+// acknowledged: they are sent after live and decided on the server's history), and
+// resync from 0.
+function rebuild() {
   app.vm = initialView();
   app.lastSeq = 0;
+  app.lastEvent = null;
   unsaved = [];
-  await outbox.clearEvents();
+  // IndexedDB runs transactions in the order they were made: the clear comes before any
+  // event of the new resync is kept
+  outbox.clearEvents().catch(() => {});
+  const id = uuid4();
+  app.notices = app.notices.filter((n) => n.kind !== "restored").concat([{ id, kind: "restored", text: t("history_restored") }]);
+  setTimeout(() => { app.notices = app.notices.filter((n) => n.id !== id); schedule(); }, 60000);
   connection.restart();
+  schedule();
+}
+
+function hello(withLast = true) {
+  app.helloAfter = app.lastSeq;
+  app.helloPending = true;
+  const frame = { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
+  if (withLast && app.lastSeq > 0 && app.lastEvent) frame.last = { seq: app.lastSeq, event: app.lastEvent };
+  return frame;
 }
 
 function onStatus(status) {
@@ -365,18 +395,17 @@ async function start(loc = location) {
   // What this device already holds: shown at once, even without network
   app.vm = initialView();
   app.lastSeq = 0;
+  app.lastEvent = null;
   for (const { seq, event } of await outbox.events()) {
     applyEvent(app.vm, seq, event);
     app.lastSeq = seq;
+    app.lastEvent = event;
   }
   try { app.viewer = JSON.parse(localStorage.getItem("conteur.viewer") || "null"); } catch (err) { app.viewer = null; }
   if (connection) connection.stop();
   connection = new Connection({
     url: wsUrl(),
-    hello: () => {
-      app.helloAfter = app.lastSeq;
-      return { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
-    },
+    hello,
     onFrame,
     onStatus,
   });

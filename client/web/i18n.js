@@ -69,6 +69,7 @@ const en = {
   mutual: "mutual", mutual_help: "Mutual: settles both our actions (same attribute)",
   test_of: "Test {0} of {1}", test_n: "Test {0}",
   retest_cancel: "{0} retested: cancel it with your own retest", retest_cancel_button: "Cancel their retest",
+  history_restored: "The laptop's history was restored from a backup: this view was rebuilt from it.",
 };
 
 const fr = {
@@ -140,6 +141,7 @@ const fr = {
   mutual: "mutuel", mutual_help: "Mutuel : règle nos deux actions (même attribut)",
   test_of: "Test {0} sur {1}", test_n: "Test {0}",
   retest_cancel: "{0} a fait un nouveau test : annulez-le avec le vôtre", retest_cancel_button: "Annuler son nouveau test",
+  history_restored: "L'historique de l'ordinateur a été restauré depuis une sauvegarde : cette vue a été reconstruite.",
 };
 
 export const STRINGS = { en, fr };
