@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import os
 from typing import Any, Iterable
 
@@ -42,11 +41,20 @@ def commitment(seed: bytes) -> str:
     return hashlib.sha256(seed).hexdigest()
 
 
+def block_message(session: str, counter: int, entropy: str, block: int) -> bytes:
+    """The published form: ``json.dumps([session, counter, entropy, block],
+    separators=(",", ":"), ensure_ascii=False).encode("utf-8")``, so anyone can check a
+    night's dice with the standard library. msgspec writes the very same bytes (a
+    property test holds it to that) about ten times faster: verifying a night's 100,000
+    draws was mostly spent here."""
+    return _encode([session, counter, entropy, block])
+
+
+_encode = msgspec.json.Encoder().encode
+
+
 def _block(seed: bytes, session: str, counter: int, entropy: str, block: int) -> bytes:
-    message = json.dumps(
-        [session, counter, entropy, block], separators=(",", ":"), ensure_ascii=False
-    ).encode("utf-8")
-    return hmac.new(seed, message, hashlib.sha256).digest()
+    return hmac.digest(seed, block_message(session, counter, entropy, block), "sha256")
 
 
 def face_from_chunks(chunks: Iterable[int], sides: int, width: int) -> int | None:

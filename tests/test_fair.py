@@ -9,6 +9,8 @@ import random
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from events import action, fair, game, v5
@@ -16,6 +18,7 @@ from events.fair import FairDraws, commitment, derive_face, face_from_chunks, ve
 from events.model import STORYTELLER, DrawRecord, RuleViolation, ScriptedDraws
 from events.session import CharacterAdded
 from events.sheets import ActionSheet, V5Sheet
+from tests.examples import examples
 
 SEED = bytes(range(32))
 SESSION = "s-2026-11-29"
@@ -36,6 +39,17 @@ def test_fair_2_a_face_is_the_documented_hmac_of_seed_session_counter_and_entrop
     digest = hmac.new(SEED, message, hashlib.sha256).digest()
     first_kept = next(b for b in digest if b < 250)
     assert derive_face(SEED, SESSION, 7, 10, "tap:42") == first_kept % 10 + 1
+
+
+@settings(max_examples=examples(500))
+@given(session=st.text(max_size=40), counter=st.integers(0, 2**53), entropy=st.text(max_size=80),
+       block=st.integers(0, 50))
+def test_fair_2_the_hmac_message_is_the_published_json_for_any_entropy_a_device_sends(
+        session, counter, entropy, block):
+    # entropy comes from phones: accents, emoji, control characters, quotes
+    published = json.dumps([session, counter, entropy, block], separators=(",", ":"),
+                           ensure_ascii=False).encode("utf-8")
+    assert fair.block_message(session, counter, entropy, block) == published
 
 
 def test_fair_2_draw_counters_run_consecutively_from_the_start():
