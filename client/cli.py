@@ -130,11 +130,15 @@ def _client(args, outbox: Outbox) -> Client:
     return Client(url, token, session, outbox=outbox, backoff=Backoff(0.25, args.backoff_cap))
 
 
+def _refused(refused: ClientError) -> Exit:
+    return Exit(EXIT_REFUSED, f"refused by the server: {refused.message} ({refused.code})")
+
+
 async def _live(client: Client, timeout: float) -> None:
     try:
         await client.wait_live(timeout=timeout)
     except ClientError as refused:
-        raise Exit(EXIT_REFUSED, f"refused by the server: {refused.message} ({refused.code})")
+        raise _refused(refused)
     except TimeoutError:
         queued = len(client.queued())
         raise Exit(EXIT_UNREACHABLE, f"server unreachable at {client.url}"
@@ -168,6 +172,8 @@ async def _watch(args) -> int:
             shown += 1
             if args.limit and shown >= args.limit:
                 break
+        if client.error is not None:  # the stream ended because the server refused us
+            raise _refused(client.error)
     return 0
 
 
@@ -186,7 +192,10 @@ async def _send(args) -> int:
             print(command_id)
             return 0
         await _live(client, args.timeout)
-        result = await client.outcome(command_id, timeout=args.timeout)
+        try:
+            result = await client.outcome(command_id, timeout=args.timeout)
+        except ClientError as refused:  # revoked while waiting: the command stays queued
+            raise _refused(refused)
         if result.ok:
             print(f"ack {command_id} seqs {list(result.seqs)}")
             return 0

@@ -44,6 +44,22 @@ FATAL_CODES = frozenset({"auth", "unauthorized", "forbidden", "bad_token", "unkn
 # Refusals that wrote nothing and say "try again": the command stays in the outbox.
 RETRY_CODES = frozenset({"unavailable", "rate_limited"})
 
+# docs/protocol.md: the server closes a live socket with 4401 "token revoked" when its
+# token is revoked (a reprinted join sheet). Reconnecting would only be refused again.
+CLOSE_UNAUTHORIZED = 4401
+REASON_REVOKED = "token revoked"
+REVOKED_MESSAGE = ("this device's token was revoked (a new join sheet was printed): "
+                   "ask a storyteller for a new join link")
+
+
+def refusal(code: int | None, reason: str) -> ClientError | None:
+    """The refusal a close code means, or None when reconnecting may help."""
+    if code != CLOSE_UNAUTHORIZED:
+        return None
+    if reason == REASON_REVOKED:
+        return ClientError("revoked", REVOKED_MESSAGE)
+    return ClientError("unauthorized", reason or "the server refused this token")
+
 
 class Result(msgspec.Struct, frozen=True, kw_only=True):
     """A command's outcome: the seqs of its events, or a rejection with its reason."""
@@ -243,6 +259,8 @@ class Client(Commands):
         entry = self.outbox.get(command_id)
         if entry is not None and entry.status != "queued":
             return _result(entry)
+        if self.error is not None:
+            raise self.error  # refused for good: the command stays queued, unanswered
         future = self._waiters.setdefault(command_id, asyncio.get_running_loop().create_future())
         return await asyncio.wait_for(asyncio.shield(future), timeout)
 
@@ -280,6 +298,10 @@ class Client(Commands):
                 log.error("refused: %s", refused)
                 for queue in self._subscribers:
                     queue.put_nowait(None)
+                for future in self._waiters.values():
+                    if not future.done():
+                        future.set_exception(refused)
+                self._waiters.clear()
                 return
             except _Resync:
                 self._forget()
@@ -308,27 +330,36 @@ class Client(Commands):
             if self.batch:
                 hello["batch"] = True
             await ws.send(_encode(hello))
-            async for message in ws:
-                self.messages += 1
+            try:
+                await self._receive(ws)
+            except websockets.exceptions.ConnectionClosed as closed:
+                refused = refusal(closed.rcvd.code, closed.rcvd.reason) if closed.rcvd else None
+                if refused is not None:
+                    raise refused from closed
+                raise
+
+    async def _receive(self, ws: Any) -> None:
+        async for message in ws:
+            self.messages += 1
+            try:
+                frame = _decode_frame(message)
+            except msgspec.DecodeError:
+                log.warning("undecodable frame dropped")
+                continue
+            if frame.get("type") == "batch":
+                # each inner frame exactly as if it had come alone (never nested), the
+                # events of the whole batch kept in one transaction
+                self._batching = True
                 try:
-                    frame = _decode_frame(message)
-                except msgspec.DecodeError:
-                    log.warning("undecodable frame dropped")
-                    continue
-                if frame.get("type") == "batch":
-                    # each inner frame exactly as if it had come alone (never nested), the
-                    # events of the whole batch kept in one transaction
-                    self._batching = True
-                    try:
-                        for inner in frame.get("frames") or ():
-                            if isinstance(inner, dict) and inner.get("type") != "batch":
-                                await self._on_frame(ws, inner)
-                    finally:
-                        self._batching = False
-                    if self.live.is_set():
-                        self._flush_log()
-                else:
-                    await self._on_frame(ws, frame)
+                    for inner in frame.get("frames") or ():
+                        if isinstance(inner, dict) and inner.get("type") != "batch":
+                            await self._on_frame(ws, inner)
+                finally:
+                    self._batching = False
+                if self.live.is_set():
+                    self._flush_log()
+            else:
+                await self._on_frame(ws, frame)
 
     async def _on_frame(self, ws: Any, frame: dict) -> None:
         kind = frame.get("type")

@@ -53,7 +53,7 @@ class Runtime:
         self.settings = settings
         self.chronicle = Chronicle(store)
         self.tokens = Tokens(store)
-        self.hub = Hub(store)
+        self.hub = Hub(store, tokens=self.tokens)  # revoked tokens lose their sockets
         self.timers = WindowTimers(self.chronicle)
         self.chronicle.listeners.append(self.hub.on_executed)
         if settings.window_timers:
@@ -85,6 +85,7 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
             yield
         finally:
             runtime.timers.cancel_all()
+            runtime.hub.close()
             if owned:
                 store.close()
 

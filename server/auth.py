@@ -6,12 +6,17 @@ a stolen database or backup gives no working token. A token maps to a ``Grant``:
 (storyteller, player of one character, observer), optionally bound to one session. The
 token travels only in the websocket ``hello`` frame or an ``Authorization: Bearer``
 header, never in a URL the server logs (a join link carries it in the ``#fragment``).
+
+Revoking tells ``Tokens.listeners`` (the hub) which grants died, so their live sockets
+are closed at once; a revocation made by another process on the same file is found by
+``revoked_among``, which the hub asks on a timer.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from typing import Callable, Iterable
 
 import msgspec
 
@@ -44,6 +49,11 @@ def digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def grant_id(key: str) -> str:
+    """The id of the grant of the token whose digest is ``key``."""
+    return key[:12]
+
+
 def new_token() -> str:
     """A url-safe secret that never begins with "-", so `conteur export --as TOKEN` and
     every other command line take it as a value, not as an option."""
@@ -58,6 +68,8 @@ class Tokens:
 
     def __init__(self, store: SQLiteStore):
         self._store = store
+        # called with the ids of the grants just revoked, from the revoking thread
+        self.listeners: list[Callable[[frozenset[str]], None]] = []
         conn = store._connect()
         try:
             conn.execute(
@@ -100,7 +112,8 @@ class Tokens:
         file (``conteur init``, a second server, a script) may have revoked it, and a
         lost phone must stop working at its next hello or request, not at the next
         restart. It is one primary-key lookup, and only ``hello`` and HTTP requests ask
-        (a socket's commands ride on the grant its hello got)."""
+        (a socket's commands ride on the grant its hello got, until the hub drops the
+        socket of a revoked grant)."""
         if not token or len(token) > 256:
             return None
         key = digest(token)
@@ -110,21 +123,35 @@ class Tokens:
         ).fetchone()
         if row is None:
             return None
-        return Grant(id=key[:12], role=row[0], character=row[1], session=row[2], name=row[3])
+        return Grant(id=grant_id(key), role=row[0], character=row[1], session=row[2], name=row[3])
 
     def revoke(self, *, session: str, character: str) -> int:
-        """Revokes every player token of one character (a lost phone, a reprinted sheet)."""
+        """Revokes every player token of one character (a lost phone, a reprinted sheet);
+        the sockets they opened are closed by the listeners. Returns how many."""
         conn = self._store._connect()
         try:
-            cursor = conn.execute(
+            keys = [row[0] for row in conn.execute(
                 "UPDATE tokens SET revoked=? WHERE role='player' AND character=? "
-                "AND (session=? OR session IS NULL) AND revoked IS NULL",
+                "AND (session=? OR session IS NULL) AND revoked IS NULL RETURNING hash",
                 (utc_now(), character, session),
-            )
-            count = cursor.rowcount
+            ).fetchall()]
         finally:
             conn.close()
-        return count
+        if keys:
+            revoked = frozenset(grant_id(key) for key in keys)
+            for listener in tuple(self.listeners):
+                listener(revoked)
+        return len(keys)
+
+    def revoked_among(self, grants: Iterable[str]) -> frozenset[str]:
+        """Which of these grant ids are revoked now, whoever revoked them (another
+        process on the same file tells no listener). One read of the revoked rows:
+        a venue revokes a handful of tokens an evening."""
+        wanted = set(grants)
+        if not wanted:
+            return frozenset()
+        rows = self._store._reader.execute("SELECT hash FROM tokens WHERE revoked IS NOT NULL")
+        return frozenset(gid for (key,) in rows if (gid := grant_id(key)) in wanted)
 
     def count(self, role: Role | None = None) -> int:
         sql = "SELECT count(*) FROM tokens WHERE revoked IS NULL"

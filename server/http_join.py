@@ -2,7 +2,8 @@
 
 Tokens are stored hashed, so a sheet cannot show old tokens: printing one mints a fresh
 player token per character (the storyteller may revoke the previous ones at the same
-time, for a reprint after a lost sheet). The QR codes are inline SVG, so the page prints
+time, for a reprint after a lost sheet: a phone still connected with an old token is
+disconnected at once, as the hub listens to every revocation). The QR codes are inline SVG, so the page prints
 as it is, without network. The join link carries the token in its ``#fragment``.
 """
 

@@ -14,6 +14,10 @@
   seq; everything above ``head`` reaches it through the buffer.
 - Recent frames of each session stay in a ring, so a reconnection storm is served from
   memory instead of 300 reads of the same rows.
+- Revocation: connections are also indexed by the grant (token) their hello got. A
+  revoked grant's connections stop receiving at once (nothing more is queued, the queue
+  is dropped) and their sockets are closed; the tokens table is re-read every
+  ``recheck`` seconds for revocations made by another process on the same file.
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ import asyncio
 import collections
 import logging
 import threading
-from typing import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Awaitable, Callable, Iterable
 
 from events import views
 from events.model import Actor, Event
 from server import wire
 from server.service import Executed
 from server.store import SQLiteStore, decode_events
+
+if TYPE_CHECKING:
+    from server.auth import Tokens
 
 log = logging.getLogger("conteur.hub")
 
@@ -50,8 +57,11 @@ class Connection:
 
     def __init__(self, send: Callable[[str], Awaitable[None]], viewer: Actor, session: str, *,
                  max_queue: int = 2048, on_overflow: Callable[[Connection], None] | None = None,
-                 batching: bool = False):
+                 batching: bool = False, grant: str = "",
+                 on_revoked: Callable[[Connection], None] | None = None):
         self.send = send
+        self.grant = grant  # the id of the token's grant: revoking it drops this connection
+        self.on_revoked = on_revoked
         self.batching = batching  # the device takes ``batch`` frames: a backlog goes as one
         self.viewer = viewer
         self.session = session
@@ -132,10 +142,30 @@ class Connection:
         if self.sender is not None:
             self.sender.cancel()
 
+    def revoke(self) -> None:
+        """Its token was revoked: not one more frame, even one already queued."""
+        if self.closed:
+            return
+        self.stop()
+        self.buffer = []
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        log.warning("token of %s on %s revoked: its device is disconnected",
+                    self.viewer.name, self.session)
+        if self.on_revoked is not None:
+            self.on_revoked(self)
+
 
 class Hub:
-    def __init__(self, store: SQLiteStore, *, ring: int = 4096):
+    def __init__(self, store: SQLiteStore, *, ring: int = 4096, tokens: Tokens | None = None,
+                 recheck: float = 5.0):
         self.store = store
+        self.tokens = tokens
+        self.recheck = recheck  # seconds between reads of revocations made elsewhere
+        self._grants: dict[str, set[Connection]] = collections.defaultdict(set)
+        self._rechecking: asyncio.Task | None = None
+        if tokens is not None:
+            tokens.listeners.append(self.revoke)
         self.ring_size = ring
         self.delivered = store.head()  # last global seq dispatched
         self._start = self.delivered
@@ -154,6 +184,13 @@ class Hub:
         """Called from the event loop that runs the sockets."""
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
+        if self.tokens is not None and self.recheck > 0 and self._rechecking is None:
+            self._rechecking = self._loop.create_task(self._recheck_grants())
+
+    def close(self) -> None:
+        if self._rechecking is not None:
+            self._rechecking.cancel()
+            self._rechecking = None
 
     def on_executed(self, executed: Executed) -> None:
         """The chronicle's listener; safe from any thread."""
@@ -213,10 +250,7 @@ class Hub:
         """The last dispatched seq of ``session`` (0 if none)."""
         head = self._heads.get(session)
         if head is None:
-            row = self.store._reader.execute(
-                "SELECT max(seq) FROM events WHERE session=? AND seq<=?", (session, self.delivered)
-            ).fetchone()
-            head = self._heads[session] = row[0] or 0
+            head = self._heads[session] = self.store.session_head(session, upto=self.delivered)
         return head
 
     def event_at(self, session: str, seq: int) -> Event | None:
@@ -229,14 +263,42 @@ class Hub:
         """From now on ``conn`` receives (buffers, while syncing) every new event of its
         session; returns the head up to which it must be resynced from history."""
         self._subs[conn.session].add(conn)
+        if conn.grant:
+            self._grants[conn.grant].add(conn)
         return self.head(conn.session)
 
     def unsubscribe(self, conn: Connection) -> None:
-        subs = self._subs.get(conn.session)
-        if subs is not None:
-            subs.discard(conn)
-            if not subs:
-                del self._subs[conn.session]
+        for index, key in ((self._subs, conn.session), (self._grants, conn.grant)):
+            subs = index.get(key)
+            if subs is not None:
+                subs.discard(conn)
+                if not subs:
+                    del index[key]
+
+    def revoke(self, grants: Iterable[str]) -> None:
+        """Drops every connection of these grants; ``Tokens``' listener, safe from any thread."""
+        grants = frozenset(grants)
+        if self._loop is not None and threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self._drop, grants)
+        else:
+            self._drop(grants)
+
+    def _drop(self, grants: frozenset[str]) -> None:
+        for grant in grants:
+            for conn in tuple(self._grants.get(grant, ())):
+                self.unsubscribe(conn)
+                conn.revoke()
+
+    async def _recheck_grants(self) -> None:
+        """Revocations by another process (``conteur`` commands, a script on the file)
+        tell no listener here: they are found within ``recheck`` seconds."""
+        while True:
+            await asyncio.sleep(self.recheck)
+            if self._grants:
+                try:
+                    self._drop(self.tokens.revoked_among(tuple(self._grants)))
+                except Exception:  # a busy or closing file: the next round will see it
+                    log.exception("could not re-read revoked tokens")
 
     def connections(self, session: str | None = None) -> int:
         if session is not None:

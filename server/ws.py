@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlsplit
 
 import msgspec
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("conteur.ws")
 
 CLOSE_UNAUTHORIZED = 4401
+# the same code mid-session: the token was revoked (a reprinted join sheet); clients
+# must not reconnect, and tell the user why
+REASON_REVOKED = "token revoked"
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_TOO_SLOW = 4408  # the send queue overflowed: reconnect and resync
 
@@ -204,13 +207,14 @@ class Socket:
         actor = self.grant.actor
         hub = self.rt.hub
 
-        def overflow(_conn: Connection) -> None:
-            asyncio.get_running_loop().create_task(
-                self.close(CLOSE_TOO_SLOW, "too slow: reconnect to resync"))
+        def closer(code: int, reason: str) -> Callable[[Connection], None]:
+            return lambda _conn: asyncio.get_running_loop().create_task(self.close(code, reason))
 
         conn = Connection(self.send_now, actor, hello.session,
-                          max_queue=self.settings.send_queue, on_overflow=overflow,
-                          batching=hello.batch)
+                          max_queue=self.settings.send_queue,
+                          on_overflow=closer(CLOSE_TOO_SLOW, "too slow: reconnect to resync"),
+                          batching=hello.batch, grant=self.grant.id,
+                          on_revoked=closer(CLOSE_UNAUTHORIZED, REASON_REVOKED))
         self.conn = conn
         head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
         viewer = wire.Viewer(role=actor.role, character=actor.character, name=actor.name,

@@ -6,10 +6,10 @@
 // reconnect (the server deduplicates by the command's UUID).
 
 import { initialView, applyEvent, isFrozenFor } from "./fold.js";
-import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName } from "./ui.js";
+import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText } from "./ui.js";
 import { playerView, myChallenges, myMove } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
-import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId } from "./net.js";
+import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice } from "./net.js";
 
 document.documentElement.lang = lang;
 
@@ -145,6 +145,8 @@ function hello(withLast = true) {
 function onStatus(status) {
   if (status !== "online") app.live = false;
   app.status = status;
+  // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
+  if (status === "revoked") { app.fatal = t("revoked"); app.vm = initialView(); forgetDevice(outbox); }
   schedule();
 }
 
@@ -201,8 +203,7 @@ function render() {
 }
 
 function header() {
-  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"), refused: t("refused_short") }[app.status];
-  const note = app.status === "offline" ? t("offline") : app.status === "refused" ? t("refused") : "";
+  const { label, note } = connText(app.status);
   const who = isStoryteller() ? t("storyteller") : (me() ? nameOf(me()) : "");
   return `<header class="bar">
     <span class="who">${esc(who)}</span>

@@ -32,6 +32,15 @@ export function takeJoin(loc = location, store = localStorage) {
   return { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "", fresh };
 }
 
+// A revoked token (docs/protocol.md: close 4401 "token revoked") leaves nothing of its
+// character on the device: not the token, not the events it received (its secrets). The
+// outbox stays: a new join link for the same character sends what was still queued.
+export const REVOKED = "token revoked";
+export function forgetDevice(outbox, store = localStorage) {
+  for (const key of ["conteur.token", "conteur.session", "conteur.viewer"]) store.removeItem(key);
+  return outbox.clearEvents().catch(() => {});
+}
+
 export function deviceId(store = localStorage) {
   let id = store.getItem("conteur.device");
   if (!id) {
@@ -163,8 +172,9 @@ export class Connection {
       if (this.ws !== ws) return;
       this.ws = null;
       if (ev.code === 4401 || ev.code === 4403) {
-        this.stopped = true; // a refused token: retrying cannot help
-        this.onStatus("refused");
+        this.stopped = true; // a refused or revoked token: retrying cannot help
+        clearTimeout(this.timer);
+        this.onStatus(ev.code === 4401 && ev.reason === REVOKED ? "revoked" : "refused");
         return;
       }
       this.onStatus("offline");

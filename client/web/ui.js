@@ -11,7 +11,7 @@ export const app = {
   vm: initialView(),
   viewer: null, // {role, character, name}
   session: "",
-  status: "connecting", // connecting | online | offline
+  status: "connecting", // connecting | online | offline | refused | revoked
   live: false,
   lastSeq: 0,
   queued: [], // outbox entries not yet acknowledged
@@ -27,6 +27,14 @@ export const esc = (v) => String(v ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&a
 export const $ = (sel) => document.querySelector(sel);
 export function me() {
   return app.viewer && app.viewer.character;
+}
+
+// The connection badge's word and, when something is wrong, the sentence that says what.
+export function connText(status) {
+  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
+    refused: t("refused_short"), revoked: t("revoked_short") }[status];
+  const note = { offline: t("offline"), refused: t("refused"), revoked: t("revoked") }[status] || "";
+  return { label, note };
 }
 
 export function isStoryteller() {

@@ -1,0 +1,192 @@
+"""A revoked token loses its live sockets at once (docs/protocol.md, "Tokens and join
+links"): a phone already connected with the old token of a reprinted join sheet is
+closed with 4401 "token revoked", receives nothing of its character afterwards, and
+both clients stop reconnecting and say why."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import sys
+import threading
+
+import httpx
+import pytest
+
+from client.cli import EXIT_REFUSED, main
+from client.client import Backoff, Client, ClientError
+from server.testing import Device, Venue
+from server.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
+from tests import test_web as web
+from tests.client_support import make_chronicle, served
+from tests.test_web import browser, playwright  # noqa: F401  (the Chromium fixtures)
+
+
+@pytest.fixture
+def venue(tmp_path):
+    with Venue(tmp_path / "chronicle.db") as v:
+        yield v
+
+
+CHARACTERS = [{"type": "open_session", "name": "Night"}] + [
+    {"type": "add_character", "character": c, "name": c.title(),
+     "sheet": {"kind": "met", "physical": 6, "social": 3, "mental": 4}} for c in ("anna", "bruno")]
+# a command whose event anna sees whole and bruno only sealed: her own throw
+CHALLENGE = {"type": "challenge", "character": "bruno", "kind": "classic", "attribute": "physical",
+             "defender": "anna"}
+THROW = {"type": "throw", "character": "anna", "challenge": "c1", "round": 1, "choice": "rock"}
+
+
+async def characters(venue: Venue) -> str:
+    """Session s1 with Anna and Bruno; returns the storyteller's token."""
+    storyteller = venue.token()
+    async with Device(venue.ws_url, storyteller, "s1") as st:
+        for command in CHARACTERS:
+            assert (await st.command(command))["type"] == "ack"
+    return storyteller
+
+
+def reprint(url: str, storyteller: str, session: str, *characters: str) -> list[str]:
+    """POSTs the join sheet with ``revoke_previous``; returns the new tokens it printed."""
+    page = httpx.post(f"{url}/sessions/{session}/join-sheet",
+                      headers={"Authorization": f"Bearer {storyteller}"},
+                      json={"revoke_previous": True, "characters": list(characters)})
+    assert page.status_code == 200, page.text
+    return re.findall(r"#join=([A-Za-z0-9_-]+)", page.text)
+
+
+async def closed_with(device: Device) -> tuple[int | None, str]:
+    with pytest.raises(ConnectionError):
+        await device.wait_for(lambda f: False)
+    return device.close_code, device.ws.close_reason
+
+
+async def test_reprinting_the_join_sheet_closes_the_old_token_s_socket_at_once(venue):
+    venue.runtime.hub.close()  # no re-reading of the tokens table: the revocation itself acts
+    storyteller = venue.token()
+    st = Device(venue.ws_url, storyteller, "s1")
+    await st.connect()
+    for command in CHARACTERS + [{"type": "open_scene", "scene": "hall", "name": "Hall"}] + [
+            {"type": "join_scene", "character": c, "scene": "hall"} for c in ("anna", "bruno")]:
+        assert (await st.command(command))["type"] == "ack"
+    old = venue.token("player", "anna", "s1")
+    async with Device(venue.ws_url, old, "s1") as phone, \
+            Device(venue.ws_url, venue.token("player", "bruno", "s1"), "s1") as bruno:
+        assert (await bruno.command(CHALLENGE))["type"] == "ack"
+        await phone.wait_event("met.challenge_issued")
+        held = list(phone.frames)
+
+        [new] = await asyncio.to_thread(reprint, venue.url, storyteller, "s1", "anna")
+        assert await closed_with(phone) == (CLOSE_UNAUTHORIZED, REASON_REVOKED)
+        assert phone.frames == held  # nothing between the revocation and the close
+
+        # play goes on: anna's new phone throws, bruno (untouched) sees it sealed
+        async with Device(venue.ws_url, new, "s1") as again:
+            assert (await again.command(THROW))["type"] == "ack"
+            thrown = await again.wait_event("met.throw_committed")
+        assert thrown["choice"] == "rock"
+        assert (await bruno.wait_event("met.throw_committed"))["choice"] is None
+        assert phone.frames == held
+    async with Device(venue.ws_url, old, "s1") as later:  # and the old token stays refused
+        assert later.frames[-1]["code"] == "unauthorized"
+    await st.close()
+
+
+async def test_a_revocation_by_another_process_closes_the_socket_on_the_next_recheck(venue):
+    """Another process (a script on the same chronicle file) tells this server's hub
+    nothing: the hub finds the revocation when it re-reads the tokens table (every 5 s)."""
+    await characters(venue)
+    async with Device(venue.ws_url, venue.token("player", "anna", "s1"), "s1") as phone:
+        revoke = ("import sys; from server.store import SQLiteStore; from server.auth import Tokens\n"
+                  "store = SQLiteStore(sys.argv[1])\n"
+                  "try: print(Tokens(store).revoke(session='s1', character='anna'))\n"
+                  "finally: store.close()")
+        done = await asyncio.to_thread(subprocess.run, [sys.executable, "-c", revoke, venue.path],
+                                       capture_output=True, text=True, check=True, timeout=60)
+        assert done.stdout.strip() == "1"
+        with pytest.raises(ConnectionError):
+            await phone.wait_for(lambda f: False, timeout=30)
+        assert (phone.close_code, phone.ws.close_reason) == (CLOSE_UNAUTHORIZED, REASON_REVOKED)
+
+
+# -- the Python client -------------------------------------------------------------------
+
+
+async def test_the_python_client_stops_reconnecting_and_says_its_token_was_revoked(venue, tmp_path):
+    venue.runtime.hub.close()  # the revocation itself acts, not the timer
+    await characters(venue)
+    client = Client(venue.ws_url, venue.token("player", "anna", "s1"), "s1",
+                    outbox=tmp_path / "anna.db", backoff=Backoff(0.05, 0.1))
+    async with client:
+        await client.wait_live()
+        waiting = asyncio.ensure_future(client.outcome("never-answered", timeout=30))
+        ended = asyncio.ensure_future(client._task)
+        # revoked from another thread of the server's process (a handler in a thread pool)
+        await asyncio.to_thread(venue.runtime.tokens.revoke, session="s1", character="anna")
+        await asyncio.wait_for(asyncio.shield(ended), 10)
+        assert client.error is not None and client.error.code == "revoked"
+        assert "revoked" in client.error.message and "storyteller" in client.error.message
+        assert client.connections == 1  # it never came back
+        # whoever waits for an outcome, or asks for one later, is told why at once
+        with pytest.raises(ClientError, match="revoked"):
+            await waiting
+        with pytest.raises(ClientError, match="revoked"):
+            await client.request({"type": "back_in_game", "character": "anna"})
+
+
+def test_conteur_client_watch_exits_2_and_says_the_token_was_revoked(venue, tmp_path, capsys):
+    asyncio.run(characters(venue))
+    state = str(tmp_path / "anna.sqlite")
+    assert main(["join", f"{venue.url}/#join={venue.token('player', 'anna', 's1')}", "--state", state]) == 0
+    capsys.readouterr()
+    hub = venue.runtime.hub
+    before = hub.connections("s1")
+    result: list[int] = []
+    watching = threading.Thread(target=lambda: result.append(main(["watch", "--state", state])))
+    watching.start()
+    for _ in range(200):  # until the watch is connected
+        if hub.connections("s1") > before:
+            break
+        watching.join(0.05)
+    venue.runtime.tokens.revoke(session="s1", character="anna")
+    watching.join(20)
+    assert result == [EXIT_REFUSED]
+    err = capsys.readouterr().err
+    assert "token was revoked" in err and "new join link" in err
+
+
+# -- the web app ------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(web.CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)")
+def test_the_web_app_says_its_link_was_revoked_forgets_the_character_and_stops_retrying(browser, tmp_path):
+    setup = make_chronicle(tmp_path / "chronicle.db")
+    with served(setup.db) as server:
+        server.runtime.hub.close()  # the revocation itself acts, not the timer
+        context = browser.new_context(viewport=web.PHONE, locale="en-US")
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        sockets: list[object] = []
+        page.on("websocket", lambda ws: sockets.append(ws))
+        page.clock.install()  # the page's timers, run forward below instead of waited for
+        page.goto(f"{server.url}/#join={setup.players['anna']}")
+        web.Device.expect(page.locator("h1")).to_have_text("Anna", timeout=web.TIMEOUT)
+        web.Device.expect(page.locator("#conn.online")).to_be_visible(timeout=web.TIMEOUT)
+
+        reprint(server.url, setup.storyteller, setup.session, "anna")
+        web.Device.expect(page.locator("#conn.revoked")).to_be_visible(timeout=web.TIMEOUT)
+        web.Device.expect(page.get_by_test_id("conn-note")).to_contain_text("revoked")
+        web.Device.expect(page.locator("main.wait")).to_contain_text("ask a storyteller for your new link")
+        web.Device.expect(page.locator("h1")).to_have_count(0)  # the character's view is gone
+        assert page.evaluate("localStorage.getItem('conteur.token')") is None
+        page.clock.run_for(120_000)  # every backoff delay and heartbeat of two minutes
+        web.Device.expect(page.locator("#conn.revoked")).to_be_visible()
+        assert len(sockets) == 1, "it reconnected"
+        page.reload()  # nothing left of the old link: the page asks for a new one
+        web.Device.expect(page.locator("#join-link")).to_be_visible(timeout=web.TIMEOUT)
+        assert page.evaluate("window.conteur.vm.characters") == {}
+        assert errors == []
+        context.close()
