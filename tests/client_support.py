@@ -110,14 +110,23 @@ def events_of_type(db: str | Path, tag: str) -> list[dict]:
 
 
 class Proxy:
-    """A TCP proxy on its own thread and loop: ``cut()`` drops every open connection,
-    ``hold()`` refuses new ones until ``release()``."""
+    """A TCP proxy between some devices and the server, on its own thread and loop, so
+    sync (Playwright) and async tests drive it alike. ``target_port`` may be changed
+    between connections (the server came back elsewhere).
+
+    - ``cut()``: every open connection dropped now (an RST both ways); new ones refused
+      until ``release()`` if ``hold``.
+    - ``partition()``: a dead Wi-Fi link: bytes stop flowing both ways but the sockets
+      stay open, as when a link dies silently; new connections are refused. ``heal()``
+      drops the dead flows and lets new ones through.
+    """
 
     def __init__(self, target_port: int, host: str = "127.0.0.1"):
         self.host = host
         self.target_port = target_port
         self.port = 0
         self.held = False
+        self.partitioned = False
         self.accepted = 0
         self._writers: set[asyncio.StreamWriter] = set()
         self._loop = asyncio.new_event_loop()
@@ -131,8 +140,7 @@ class Proxy:
 
     def __exit__(self, *exc) -> None:
         async def shutdown() -> None:
-            for w in list(self._writers):
-                w.transport.abort()
+            self._drop()
             tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
             for task in tasks:
                 task.cancel()
@@ -163,7 +171,7 @@ class Proxy:
         self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.held:
+        if self.held or self.partitioned:
             writer.transport.abort()
             return
         self.accepted += 1
@@ -177,6 +185,10 @@ class Proxy:
         async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
             try:
                 while data := await src.read(65536):
+                    while self.partitioned and not dst.transport.is_closing():
+                        await asyncio.sleep(0.05)  # a dead link: the bytes go nowhere
+                    if dst.transport.is_closing():
+                        return
                     dst.write(data)
                     await dst.drain()
             except (ConnectionError, OSError):
@@ -187,19 +199,41 @@ class Proxy:
         await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
         self._writers -= {writer, up_writer}
 
-    def cut(self, hold: bool = True) -> None:
-        """Drop every connection now (an RST both ways), and refuse new ones if ``hold``."""
+    def _drop(self) -> None:
+        for w in list(self._writers):
+            w.transport.abort()
+        self._writers.clear()
+
+    def _on_loop(self, change) -> None:
+        """Runs ``change`` on the proxy's loop and waits for it."""
         done = threading.Event()
 
         def go() -> None:
-            self.held = hold
-            for w in list(self._writers):
-                w.transport.abort()
-            self._writers.clear()
+            change()
             done.set()
 
         self._loop.call_soon_threadsafe(go)
         done.wait(5)
 
+    def cut(self, hold: bool = True) -> None:
+        """Drop every connection now (an RST both ways), and refuse new ones if ``hold``."""
+        def go() -> None:
+            self.held = hold
+            self._drop()
+        self._on_loop(go)
+
     def release(self) -> None:
         self.held = False
+
+    def partition(self) -> None:
+        """Bytes stop flowing both ways; the open sockets stay open."""
+        def go() -> None:
+            self.partitioned = True
+        self._on_loop(go)
+
+    def heal(self) -> None:
+        """Ends a partition: the dead flows are dropped, new connections go through."""
+        def go() -> None:
+            self._drop()
+            self.partitioned = False
+        self._on_loop(go)

@@ -26,6 +26,7 @@ from events.model import Actor
 from server.chain import verify_rows
 from server.store import SQLiteStore, decode_events
 from server.testing import Device
+from tests.client_support import Proxy
 
 PARTITION_SECONDS = float(os.environ.get("CONTEUR_PARTITION_SECONDS", "6"))
 
@@ -218,79 +219,13 @@ async def test_a_device_killed_mid_command_gets_its_original_ack_after_restart(t
     check_exactly_once(tmp_path / "c.db", {command_id: tuple(original)})
 
 
-# -- a network partition through a proxy -------------------------------------------------
-
-
-class Partition:
-    """A TCP proxy between one side of the venue and the server. ``cut()`` is a Wi-Fi
-    partition: bytes stop flowing both ways (the sockets stay open, as over a dead
-    link) and new connections are refused; ``heal()`` drops the dead flows and lets
-    new ones through."""
-
-    def __init__(self, target_port: int):
-        self.target_port = target_port
-        self.port = 0
-        self.partitioned = False
-        self.flows: set[asyncio.StreamWriter] = set()
-        self.server: asyncio.AbstractServer | None = None
-
-    async def __aenter__(self) -> Partition:
-        self.server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self.server.sockets[0].getsockname()[1]
-        return self
-
-    async def __aexit__(self, *exc) -> None:
-        self._drop()
-        self.server.close()
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def cut(self) -> None:
-        self.partitioned = True
-
-    def heal(self) -> None:
-        self._drop()
-        self.partitioned = False
-
-    def _drop(self) -> None:
-        for w in list(self.flows):
-            w.transport.abort()
-        self.flows.clear()
-
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.partitioned:
-            writer.transport.abort()
-            return
-        try:
-            up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
-        except OSError:
-            writer.transport.abort()
-            return
-        self.flows |= {writer, up_writer}
-
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
-            try:
-                while data := await src.read(65536):
-                    while self.partitioned and not dst.transport.is_closing():
-                        await asyncio.sleep(0.05)  # a dead link: the bytes go nowhere
-                    if dst.transport.is_closing():
-                        return
-                    dst.write(data)
-                    await dst.drain()
-            except (ConnectionError, OSError):
-                pass
-            finally:
-                dst.transport.abort()
-
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+# -- a network partition through a proxy (tests.client_support.Proxy.partition) ----------
 
 
 async def test_partition_with_commands_queued_on_both_sides(tmp_path, phones):
     venue = prepare_venue(tmp_path / "c.db", "night", players=4)
     with ServerProcess(tmp_path / "c.db") as server:
-        async with Partition(server.port) as proxy:
+        with Proxy(server.port) as proxy:
             far = [Player(proxy.ws_url, venue, i, phones) for i in (0, 1)]  # across the link
             near = [Player(server.ws_url, venue, i, phones) for i in (2, 3)]  # by the server
             players = far + near
@@ -302,7 +237,7 @@ async def test_partition_with_commands_queued_on_both_sides(tmp_path, phones):
                     p.send()
                 await converge(players, tmp_path / "c.db", venue.session)
 
-                proxy.cut()
+                proxy.partition()
                 queued_far: list[str] = []
                 loop = asyncio.get_running_loop()
                 end = loop.time() + PARTITION_SECONDS
