@@ -169,6 +169,7 @@ class Client(Commands):
         self.head = 0
         self.connected = False
         self.connections = 0  # welcomes received: a test reads how often it came back
+        self.diverged = 0  # welcomes that said this server holds another history (restored backup)
         self.live = asyncio.Event()
         self.error: ClientError | None = None
         self._ws: Any = None
@@ -329,6 +330,9 @@ class Client(Commands):
                      "after": self._hello_after, "device": self.device}
             if self.batch:
                 hello["batch"] = True
+            held = self.outbox.last_logged(self.session) if self.session and self._hello_after else None
+            if held is not None and held[0] == self._hello_after:
+                hello["last"] = {"seq": held[0], "event": held[1]}
             await ws.send(_encode(hello))
             try:
                 await self._receive(ws)
@@ -369,6 +373,11 @@ class Client(Commands):
             if self.live.is_set() and not self._batching:
                 self._flush_log()
         elif kind == "welcome":
+            if frame.get("diverged") and self._hello_after:
+                # docs/protocol.md, Restored backup: this server's history is not the one
+                # held here; the log goes, the outbox stays and is decided after live
+                self.diverged += 1
+                raise _Resync()
             self.viewer = frame.get("viewer")
             self.head = frame.get("head", 0)
             if not self.session and frame.get("session"):

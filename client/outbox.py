@@ -123,6 +123,13 @@ class Outbox:
             self._db.execute("DELETE FROM log WHERE session=?", (session,))
             self._db.execute("DELETE FROM cursor WHERE session=?", (session,))
 
+    def last_logged(self, session: str) -> tuple[int, dict] | None:
+        """The last event held, as received: sent in ``hello.last`` so a server restored
+        from an older backup can say the histories diverged (docs/protocol.md)."""
+        row = self._db.execute("SELECT seq, event FROM log WHERE session=? ORDER BY seq DESC LIMIT 1",
+                               (session,)).fetchone()
+        return (row[0], json.loads(row[1])) if row else None
+
     def log(self, session: str) -> list[tuple[int, dict]]:
         cur = self._db.execute("SELECT seq, event FROM log WHERE session=? ORDER BY seq", (session,))
         return [(seq, json.loads(event)) for seq, event in cur.fetchall()]

@@ -273,6 +273,41 @@ async def test_a_server_with_less_history_makes_the_client_start_over(setup, tmp
                 assert [d.seq for d in st.received] == sorted({d.seq for d in st.received})
 
 
+async def test_a_restored_backup_played_on_past_the_clients_seq_is_caught_by_hello_last(setup, tmp_path):
+    # docs/protocol.md, Restored backup: the restored server reused the seqs the client
+    # holds for other events, so live.head < after cannot show it; hello.last does
+    import shutil
+
+    restored = tmp_path / "restored.db"
+    shutil.copy(setup.db, restored)
+    with served(setup.db) as first, Proxy(first.port) as proxy:
+        async with Client(proxy.ws_url, setup.storyteller, setup.session, outbox=tmp_path / "st.sqlite",
+                          backoff=fast()) as st:
+            await st.wait_live()
+            assert (await st.outcome(st.freeze())).ok
+            ahead = st.last_seq
+            proxy.cut(hold=True)
+            queued = st.resume()  # made offline, against the history the client holds
+            with served(restored) as second:
+                async with Client(second.ws_url, setup.storyteller, setup.session,
+                                  outbox=tmp_path / "other.sqlite", backoff=fast()) as other:
+                    await other.wait_live()
+                    # another event at the client's last seq (a refusal is recorded too)
+                    assert not (await other.outcome(other.resume())).ok
+                    while other.last_seq <= ahead:  # the evening goes on over the same seqs
+                        assert (await other.outcome(other.freeze())).ok
+                        assert (await other.outcome(other.resume())).ok
+                proxy.target_port = second.port
+                proxy.release()
+                await until(lambda: st.live.is_set() and st.diverged == 1
+                            and st.last_seq == second.runtime.store.session_head(setup.session))
+                assert same_state(st.state, server_state(second, setup.session))
+                assert [d.seq for d in st.received] == sorted({d.seq for d in st.received})
+                # the offline command was not lost with the log: decided on this history
+                result = await st.outcome(queued, timeout=15)
+                assert not result.ok and result.code  # nothing is frozen here: a reason comes back
+
+
 @pytest.mark.parametrize(("seed", "batch"), [(3, True), (11, True), (3, False)])
 async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tmp_path, seed, batch):
     # every MET/TIME event kind the simulator plays, folded by the client from the wire;
