@@ -265,7 +265,8 @@ const num = (v) => Number.parseInt(v, 10);
 function commandFor(act, el, data) {
   const ch = el.dataset.ch;
   const c = ch && app.vm.challenges[ch];
-  const character = me();
+  // a storyteller's dice form names the character it rolls for (storyteller.js)
+  const character = el.dataset.character || me();
   switch (act) {
     case "throw": return { type: "throw", character, challenge: ch, round: c.round, choice: el.dataset.choice };
     case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
@@ -282,7 +283,7 @@ function commandFor(act, el, data) {
     }
     case "retest_cancel": return { type: "retest", character, challenge: ch, source: data.get("source"), cancels: true };
     case "roll_pool": return { type: "roll_pool", character, attribute: data.get("attribute") || null, skill: data.get("skill") || null, difficulty: num(data.get("difficulty")), visibility: data.get("visibility") || "open" };
-    case "rouse": return { type: "rouse", character };
+    case "rouse": return { type: "rouse", character, visibility: data.get("visibility") || "open" };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
     case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none", expertise: data.get("expertise") ? true : null, visibility: data.get("visibility") || "open" };
     case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };

@@ -65,6 +65,7 @@ export function storytellerView() {
     <section class="card" aria-labelledby="h-chars"><h2 id="h-chars">${esc(t("characters"))}</h2>
       ${chars.map((c) => stCharacter(c, ruleset)).join("")}
     </section>
+    ${stRoller(chars)}
     ${rollsView(vm.rolls)}
     <section class="card log" aria-labelledby="h-log"><h2 id="h-log">${esc(t("log"))}</h2>
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
@@ -188,12 +189,87 @@ function stCharacter(c, ruleset) {
 }
 
 // A sentence when narrate.js knows the event, else its type and fields (a newer server).
+// A storyteller receives every roll whole: the badge says who else saw it.
 function logLine(l, tell) {
   const said = tell(l.event);
-  return `<li value="${l.seq}" title="${esc(l.type)}" data-type="${esc(l.type)}">${said ? esc(said) : `<code>${esc(l.type)}</code> ${esc(summary(l.event))}`}</li>`;
+  const vis = l.event && l.event.visibility;
+  const badge = vis ? ` <span class="badge vis-${esc(vis)}" aria-label="${esc(`${t("visibility")}: ${t(`vis_${vis}`)}`)}">${esc(t(`vis_${vis}`))}</span>` : "";
+  return `<li value="${l.seq}" title="${esc(l.type)}" data-type="${esc(l.type)}"${vis ? ` data-visibility="${esc(vis)}"` : ""}>${said ? esc(said) : `<code>${esc(l.type)}</code> ${esc(summary(l.event))}`}${badge}</li>`;
 }
 
 function summary(e) {
   return Object.entries(e).filter(([k, v]) => k !== "type" && k !== "draws" && v !== null && v !== "" && typeof v !== "object")
     .map(([k, v]) => `${k}=${v}`).join(" ");
+}
+
+// ---- dice for a character (V5, ACT)
+//
+// The storyteller rolls after the chosen character's sheet. Who sees it: everyone
+// (open), the character and the storytellers (secret), or the storytellers alone
+// (blind: a player who must not know the result, check_visibility in events/v5.py).
+// The forms carry the same data-act as the phone's, with data-character naming the
+// roller, so the commands have the player's shape (app.js commandFor).
+
+const VISIBILITIES = ["open", "secret", "blind"];
+
+function dicePlayers(chars) {
+  return chars.filter((c) => c.sheet && (c.sheet.kind === "v5" || c.sheet.kind === "action"));
+}
+
+function stRoller(chars) {
+  const rollers = dicePlayers(chars);
+  if (!rollers.length) return "";
+  const c = rollers.find((o) => o.id === app.form["st-roll-char"]) || rollers[0];
+  const vis = VISIBILITIES.includes(app.form["st-vis"]) ? app.form["st-vis"] : "open";
+  const hidden = `<input type="hidden" name="visibility" value="${vis}">`;
+  return `<section class="card dice st-dice" aria-labelledby="h-st-dice" data-testid="st-dice" data-character="${esc(c.id)}" data-visibility="${vis}">
+    <h2 id="h-st-dice">${esc(t("st_dice"))}</h2>
+    <div class="row wrap">
+      <label>${esc(t("character"))} <select id="st-roll-char" data-form="st-roll-char" data-testid="st-roll-character">${rollers.map((o) =>
+        `<option value="${esc(o.id)}" ${o.id === c.id ? "selected" : ""}>${esc(o.name)}</option>`).join("")}</select></label>
+    </div>
+    <fieldset class="vis-choice" data-testid="st-visibility"><legend>${esc(t("visibility"))}</legend>
+      ${VISIBILITIES.map((v) => `<label class="vis-${v}"><input type="radio" name="st-visibility" id="st-vis-${v}" value="${v}" data-form="st-vis" data-testid="st-vis-${v}" ${v === vis ? "checked" : ""}>
+        <span>${esc(t(`vis_${v}`))}</span></label>`).join("")}
+    </fieldset>
+    <p class="muted vis-help" data-testid="st-vis-help">${esc(t(`vis_${vis}_help`, c.name))}</p>
+    ${c.sheet.kind === "v5" ? v5Form(c, hidden) : actionForm(c, hidden)}
+    ${rollsView(app.vm.rolls.filter((r) => r.character === c.id).slice(-1))}
+  </section>`;
+}
+
+function v5Form(c, hidden) {
+  const sheet = c.sheet;
+  const key = (k) => `st-${k}-${c.id}`;
+  const option = (name, k) => `<option ${app.form[key(k)] === name ? "selected" : ""}>${esc(name)}</option>`;
+  const last = app.vm.rolls.filter((r) => r.character === c.id && r.kind === "v5" && !r.hidden).pop();
+  const id = esc(c.id);
+  return `<form data-act="roll_pool" data-character="${id}" class="row wrap">
+      <label>${esc(t("attribute"))} <select id="${key("attr")}" name="attribute">${Object.keys(sheet.attributes || {}).map((a) => option(a, "attr")).join("")}</select></label>
+      <label>${esc(t("skill"))} <select id="${key("skill")}" name="skill"><option value="">${esc(t("none"))}</option>${Object.keys(sheet.skills || {}).map((a) => option(a, "skill")).join("")}</select></label>
+      <label>${esc(t("difficulty"))} <input id="${key("diff")}" name="difficulty" type="number" min="0" max="15" value="${esc(app.form[key("diff")] ?? 2)}"></label>
+      ${hidden}
+      <button type="submit" class="primary" data-testid="st-roll" aria-label="${esc(t("roll_for", c.name))}">${esc(t("roll"))}</button>
+    </form>
+    <div class="row wrap">
+      <form data-act="rouse" data-character="${id}">${hidden}
+        <button type="submit" data-testid="st-rouse" aria-label="${esc(`${t("rouse")} · ${c.name}`)}">${esc(t("rouse"))}</button></form>
+      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-character="${id}" data-roll="${esc(last.id)}" class="row">
+        <select name="strategy" id="${key("wp")}" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
+        <button type="submit" data-testid="st-willpower">${esc(t("willpower"))}</button></form>` : ""}
+    </div>`;
+}
+
+function actionForm(c, hidden) {
+  const key = (k) => `st-${k}-${c.id}`;
+  const field = (k, name, label, value, max) => `<label>${esc(t(label))} <input id="${key(k)}" name="${name}" type="number" min="0" max="${max}" value="${esc(app.form[key(k)] ?? value)}"></label>`;
+  return `<form data-act="roll_action" data-character="${esc(c.id)}" class="row wrap">
+      <label>${esc(t("characteristic"))} <select name="characteristic" id="${key("carac")}">${Object.keys(c.sheet.characteristics || {}).map((k) =>
+        `<option ${app.form[key("carac")] === k ? "selected" : ""}>${esc(k)}</option>`).join("")}</select></label>
+      ${field("diff", "difficulty", "difficulty", 2, 10)}${field("bonus", "bonus", "bonus", 0, 10)}${field("malus", "malus", "malus", 0, 10)}
+      <label>${esc(t("option"))} <select name="option" id="${key("opt")}">${["none", "surpass", "sacrifice"].map((o) => `<option value="${o}">${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>
+      <label class="check"><input type="checkbox" name="expertise" id="${key("exp")}"> ${esc(t("expertise"))}</label>
+      ${hidden}
+      <button type="submit" class="primary" data-testid="st-roll" aria-label="${esc(t("roll_for", c.name))}">${esc(t("roll"))}</button>
+    </form>`;
 }
