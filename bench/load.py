@@ -27,7 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.baseline_ws import PROGRAM as BASELINE  # noqa: E402
-from bench.fleet import Device, close_all, connect_all, drain, event_seqs, percentile, run_phase  # noqa: E402
+from bench.fleet import CLIENTS, close_all, connect_all, drain, event_seqs, percentile, run_phase  # noqa: E402
 from bench.harness import ServerProcess, Venue, prepare_venue  # noqa: E402
 
 ms = 1000.0
@@ -48,7 +48,7 @@ def line(label: str, value: str, base: str = "", ratio: float | None = None, tar
 
 
 async def ws_suite(url: str, venue: Venue, args) -> dict:
-    devices = [Device(url, token, character, venue.session, f"dev-{i}")
+    devices = [CLIENTS[args.client](url, token, character, venue.session, f"dev-{i}")
                for i, (character, token) in enumerate(venue.players[:args.devices])]
     out: dict = {"connect": await connect_all(devices)}
     await run_phase(devices, rate=min(args.rate, 50), seconds=0.5)  # warm-up
@@ -56,7 +56,7 @@ async def ws_suite(url: str, venue: Venue, args) -> dict:
     everyone = devices
     if args.slow:  # these stop reading (a phone in a pocket): the others must not notice
         for d in devices[:args.slow]:
-            d.reader.cancel()
+            d.stop_reading()
         devices = devices[args.slow:]
     out["main"] = await run_phase(devices, args.rate, args.seconds)
     best = 0.0
@@ -94,7 +94,7 @@ async def ws_suite(url: str, venue: Venue, args) -> dict:
 def report_ws(ours: dict, base: dict, args) -> None:
     print(f"\n== websockets: {args.devices} devices, {args.rate:g} commands/s for {args.seconds:g} s "
           f"(conteur vs bare websockets broadcast server); {args.slow} of them stop reading, "
-          f"the figures are the others'")
+          f"the figures are the others'; devices on the {args.client} client")
     line("connect + hello + live, all devices", f"{ours['connect']:.2f} s", f"{base['connect']:.2f} s",
          ours["connect"] / base["connect"])
     m, b = ours["main"], base["main"]
@@ -309,6 +309,8 @@ def main() -> None:
                         help="replay this chronicle database instead of the cached simulated one")
     parser.add_argument("--make-chronicle", action="store_true",
                         help="only make (and cache) the replayed chronicle")
+    parser.add_argument("--client", choices=("sansio", "asyncio"), default="sansio",
+                        help="the devices' websockets layer: sans-I/O protocol (light) or asyncio connection")
     parser.add_argument("--slow", type=int, default=1, help="devices that stop reading during the run")
     args = parser.parse_args()
     q = args.quick
