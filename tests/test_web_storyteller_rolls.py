@@ -119,6 +119,7 @@ def test_v5_storyteller_rolls_blind_secret_and_open_for_a_player(browser, demo):
     assert viktor.page.evaluate("window.conteur.vm.rolls.map(r => r.visibility)") == ["open"]
     log = st.page.locator('[data-testid=log] li[data-type="v5.pool_rolled"]')
     assert log.evaluate_all("ls => ls.map(l => l.dataset.visibility)") == ["open", "secret", "blind"]  # newest first
+    st.shot("storyteller-roll-log-1280x800", focus="[data-testid=log]")
     for d in (st, iris, viktor):
         d.close()
 
