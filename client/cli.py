@@ -61,6 +61,7 @@ def parse_link(link: str) -> tuple[str, str, str]:
 _SENTENCES = {
     "session.opened": "session {name!r} opened",
     "session.character_added": "{name} ({character}) joins the roster",
+    "session.sheet_amended": "a storyteller amends {character}'s sheet",
     "session.scene_opened": "scene {name!r} opened",
     "session.scene_closed": "scene {scene} closed",
     "session.scene_joined": "{character} enters scene {scene}",

@@ -14,6 +14,7 @@ from typing import Any, Literal
 import msgspec
 
 from events import game, met, session, v5, action
+from events.sheets import AnySheet
 
 Choice = Literal["rock", "paper", "scissors", "bomb"]
 Attribute = Literal["physical", "social", "mental"]
@@ -119,6 +120,13 @@ class Commands:
 
     def back_in_game(self, *, character: str | None = None) -> str:
         return self.send(session.BackInGame(character=self._me(character)))
+
+    def amend_sheet(self, character: str, sheet: AnySheet | dict[str, Any], reason: str = "") -> str:
+        """Storytellers: ``sheet`` is the whole new sheet (a Struct, or its JSON form with
+        ``kind``), of the character's current kind; ``reason`` is for the review."""
+        if isinstance(sheet, dict):
+            sheet = msgspec.convert(sheet, AnySheet)  # a wrong field fails here, at once
+        return self.send(session.AmendSheet(character=character, sheet=sheet, reason=reason))
 
     # -- dice (V5, ACT) ------------------------------------------------------------------
 

@@ -316,6 +316,20 @@ class TakeAction(Command, frozen=True, kw_only=True, tag="take_action"):
     celerity_shortens: bool = True  # False: a duration Celerity cannot shorten
 
 
+class AmendSheet(Command, frozen=True, kw_only=True, tag="amend_sheet"):
+    """A storyteller changes a character's sheet in play (a wound, a power, a lost trait).
+
+    ``sheet`` is the whole new sheet, of the kind the character already has; ``reason`` is
+    for the storytellers' review ("wounded: -2 Physical").
+    """
+
+    storyteller_only = True
+    play = False
+    character: str
+    sheet: AnySheet
+    reason: str = ""
+
+
 # ---------------------------------------------------------------- events
 
 
@@ -412,6 +426,21 @@ class ActionTaken(Event, frozen=True, kw_only=True, tag="session.action_taken"):
     turn: int
     description: str = ""
     ends_turn: int = 0  # the turn it completes; after that the character is free again
+
+
+class SheetAmended(Event, frozen=True, kw_only=True, tag="session.sheet_amended"):
+    """Secret like ``CharacterAdded``: others learn only that this character's sheet was
+    amended. The reason goes too: "lost two Physical to a stake" tells the sheet."""
+
+    character: str
+    sheet: AnySheet | None = None  # None only in the redacted form
+    reason: str = ""
+
+    def owners(self) -> frozenset[str] | None:
+        return frozenset((self.character,))
+
+    def redacted(self) -> Event | None:
+        return replace(self, sheet=None, reason="")
 
 
 # ---------------------------------------------------------------- deciders
@@ -594,6 +623,38 @@ def _take_action(state, cmd: TakeAction, draws, actor) -> list[Event]:
     return [ActionTaken(character=cmd.character, turn=session.turn, description=cmd.description, ends_turn=ends)]
 
 
+def check_sheet(sheet) -> None:
+    """A sheet is valid when it decodes as a sheet from its wire form: what the wire
+    decoder enforces for ``add_character`` and ``amend_sheet``, applied here too for a
+    command built in Python, which msgspec does not type-check."""
+    try:
+        msgspec.convert(msgspec.to_builtins(sheet), type=AnySheet)
+    except (msgspec.ValidationError, TypeError) as exc:
+        raise RuleViolation(f"the sheet does not validate: {exc}", code="invalid") from None
+
+
+def _kind(sheet) -> str:
+    return sheet.__struct_config__.tag if sheet is not None else "no"
+
+
+def _amend_sheet(state, cmd: AmendSheet, draws, actor) -> list[Event]:
+    found = character(state.session, cmd.character)
+    if state.session.status == "closed":
+        raise RuleViolation(
+            "the session is closed (TIME-2): amend the sheet on the next session's roster", code="rule"
+        )
+    if cmd.sheet is None:
+        raise RuleViolation("amend_sheet needs the whole new sheet", code="invalid")
+    check_sheet(cmd.sheet)
+    if found.sheet is not None and type(cmd.sheet) is not type(found.sheet):
+        raise RuleViolation(
+            f"{found.name} has a {_kind(found.sheet)} sheet: a {_kind(cmd.sheet)} sheet cannot replace it"
+            f" (send a {_kind(found.sheet)} sheet)",
+            code="invalid",
+        )
+    return [SheetAmended(character=cmd.character, sheet=cmd.sheet, reason=cmd.reason)]
+
+
 # ---------------------------------------------------------------- evolvers
 
 
@@ -683,6 +744,28 @@ def _action(state, e: ActionTaken):
     return count_action(state, e.character, e.turn, busy_until=e.ends_turn)
 
 
+# a sheet's Hunger (V5-5) and tension (ACT-8) are starting values that live in their
+# module's state once they move; an amendment that changes one sets it again (choice)
+_STARTING = (("v5", "hunger", "hunger"), ("action", "tension", "tension"))
+
+
+def _amended(state, e: SheetAmended):
+    if e.sheet is None:
+        return state  # the redacted form: another character's sheet, unknown here
+    old = state.session.characters[e.character].sheet
+    for module, table, field in _STARTING:
+        part = getattr(state, module, None)
+        moved = getattr(part, table, None)
+        if (
+            isinstance(moved, dict)
+            and e.character in moved
+            and getattr(old, field, None) != getattr(e.sheet, field, None)
+        ):
+            kept = {k: v for k, v in moved.items() if k != e.character}
+            state = replace(state, **{module: replace(part, **{table: kept})})
+    return _with_character(state, e.character, sheet=e.sheet)
+
+
 DECIDERS: dict = {
     OpenSession: _open,
     CloseSession: _close,
@@ -700,6 +783,7 @@ DECIDERS: dict = {
     SetTurnLength: _turn_length,
     MarkNoSheet: _no_sheet,
     TakeAction: _take_action,
+    AmendSheet: _amend_sheet,
 }
 
 EVOLVERS: dict = {
@@ -721,6 +805,7 @@ EVOLVERS: dict = {
     TurnLengthSet: lambda s, e: _set(s, turn_seconds=e.seconds),
     NoSheetMarked: lambda s, e: _with_character(s, e.character, no_sheet=e.no_sheet),
     ActionTaken: _action,
+    SheetAmended: _amended,
 }
 
 EVENTS: tuple = tuple(EVOLVERS)

@@ -32,6 +32,7 @@ T: dict[str, dict[str, str]] = {
         "turn": "Turn {turn}.", "skip": "Time skipped: {seconds} s{note}.", "turn_length": "A turn now lasts {seconds} s.",
         "no_sheet": "{who} has no sheet at hand (loses ties).", "sheet_back": "{who} has a sheet at hand again.",
         "action": "{who} acted{what}.",
+        "amended": "A storyteller amended {who}'s sheet{why}.",
         "rejected": "{who}: {command} refused: {message}",
         # challenges
         "classic": "{a} challenged {b} ({attr})", "mutual": "{a} challenged {b} ({attr}, both actions at stake)",
@@ -91,6 +92,7 @@ T: dict[str, dict[str, str]] = {
         "turn": "Tour {turn}.", "skip": "Ellipse : {seconds} s{note}.", "turn_length": "Un tour dure désormais {seconds} s.",
         "no_sheet": "{who} n'a pas sa fiche (perd les égalités).", "sheet_back": "{who} a de nouveau sa fiche.",
         "action": "{who} agit{what}.",
+        "amended": "Le conteur a modifié la fiche de {who}{why}.",
         "rejected": "{who} : {command} refusé : {message}",
         "classic": "{a} a défié {b} ({attr})", "mutual": "{a} a défié {b} ({attr}, les deux actions en jeu)",
         "static": "{a} a affronté un test statique ({attr}), difficulté {difficulty}",
@@ -198,6 +200,8 @@ def _session_sentences(t: Teller) -> dict[type, Callable]:
         s.TurnLengthSet: lambda e: t("turn_length", seconds=e.seconds),
         s.NoSheetMarked: lambda e: t("no_sheet" if e.no_sheet else "sheet_back", who=t.who(e.character)),
         s.ActionTaken: lambda e: t("action", who=t.who(e.character), what=f": {e.description}" if e.description else ""),
+        # the sealed form has no reason: others read only that the sheet changed
+        s.SheetAmended: lambda e: t("amended", who=t.who(e.character), why=t.why(e.reason)),
     }
 
 

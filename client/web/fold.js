@@ -61,6 +61,8 @@ const H = {
   "session.time_skipped": (vm, e) => Object.assign(vm.session, { turn: e.turn, gameSeconds: e.game_seconds }),
   "session.turn_length_set": (vm, e) => { vm.session.turnSeconds = e.seconds; },
   "session.no_sheet_marked": (vm, e) => { character(vm, e.character).noSheet = e.no_sheet !== false; },
+  // the sealed form (another character's) has no sheet: nothing to change here
+  "session.sheet_amended": (vm, e) => { if (e.sheet) character(vm, e.character).sheet = e.sheet; },
   "v5.hunger_set": (vm, e) => { vm.hunger[e.character] = e.hunger; },
   "v5.rouse_checked": (vm, e) => {
     vm.hunger[e.character] = e.hunger_after;

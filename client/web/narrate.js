@@ -18,6 +18,7 @@ const T = {
     turn: "Turn {turn}.", skip: "Time skipped: {seconds} s{note}.", turn_length: "A turn now lasts {seconds} s.",
     no_sheet: "{who} has no sheet at hand (loses ties).", sheet_back: "{who} has a sheet at hand again.",
     action: "{who} acted{what}.", rejected: "{who}: {command} refused: {message}",
+    amended: "A storyteller amended {who}'s sheet{why}.",
     classic: "{a} challenged {b} ({attr})", mutual: "{a} challenged {b} ({attr}, both actions at stake)",
     static: "{a} faced a static {attr} test, difficulty {difficulty}",
     static_by: "{b} put {a} to a static {attr} test, difficulty {difficulty}",
@@ -60,6 +61,7 @@ const T = {
     turn: "Tour {turn}.", skip: "Ellipse : {seconds} s{note}.", turn_length: "Un tour dure désormais {seconds} s.",
     no_sheet: "{who} n'a pas sa fiche (perd les égalités).", sheet_back: "{who} a de nouveau sa fiche.",
     action: "{who} agit{what}.", rejected: "{who} : {command} refusé : {message}",
+    amended: "Le conteur a modifié la fiche de {who}{why}.",
     classic: "{a} a défié {b} ({attr})", mutual: "{a} a défié {b} ({attr}, les deux actions en jeu)",
     static: "{a} a affronté un test statique ({attr}), difficulté {difficulty}",
     static_by: "{b} a soumis {a} à un test statique ({attr}), difficulté {difficulty}",
@@ -156,6 +158,7 @@ export function teller(vm, lang = "en") {
     "session.turn_length_set": (e) => say("turn_length", { seconds: e.seconds }),
     "session.no_sheet_marked": (e) => say(e.no_sheet === false ? "sheet_back" : "no_sheet", { who: who(e.character) }),
     "session.action_taken": (e) => say("action", { who: who(e.character), what: e.description ? `: ${e.description}` : "" }),
+    "session.sheet_amended": (e) => say("amended", { who: who(e.character), why: why(e.reason) }),
     "v5.pool_rolled": (e) => (e.normal == null && e.hunger == null
       ? say("pool_hidden", { who: who(e.character), source: e.source || e.label || e.kind || "", visibility: e.visibility || "" })
       : say("pool", { who: who(e.character), source: e.source || e.label || e.kind || "", n: e.pool, h: (e.hunger || []).length, difficulty: e.difficulty, s: e.successes, result: result(e) })),
