@@ -60,7 +60,8 @@ class SyncDevice:
         return self.events[-1][0] if self.events else 0
 
     def connect(self) -> None:
-        self.ws = connect(self.url, compression=None, max_size=None, open_timeout=10)
+        # entered by hand: the connection outlives this call, closed in drop()
+        self.ws = connect(self.url, compression=None, max_size=None, open_timeout=10).__enter__()
         self.ws.send(msgspec.json.encode({"type": "hello", "token": self.token, "session": self.session,
                                           "after": self.after, "device": self.device}).decode())
         self.read_until(lambda f: f["type"] == "live")
