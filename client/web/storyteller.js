@@ -3,6 +3,7 @@
 import { rulesetOf, isOpen, SEALED } from "./fold.js";
 import { app, t, lang, esc, nameOf, THROWS, ICON, stageText, rollsView } from "./ui.js";
 import { teller } from "./narrate.js";
+import { sheetEditor } from "./sheet_editor.js";
 
 // ---- observer (a wall display): public state only, nothing to press
 
@@ -64,6 +65,7 @@ export function storytellerView() {
     </section>
     <section class="card" aria-labelledby="h-chars"><h2 id="h-chars">${esc(t("characters"))}</h2>
       ${chars.map((c) => stCharacter(c, ruleset)).join("")}
+      ${sheetEditor(chars)}
     </section>
     ${stRoller(chars)}
     ${rollsView(vm.rolls)}
