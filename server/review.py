@@ -112,6 +112,7 @@ def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Ac
     scenes: dict[str, str] = {}
     challenge_scene: dict[str, str | None] = {}
     teller = Teller(names, lang, scenes)
+    amended_during: dict[int, list[str]] = {}  # seq -> the open challenges a sheet amendment bears on
     items: list[Item] = []
     for row, event in zip(rows, events):
         if isinstance(event, session.CharacterAdded):
@@ -127,6 +128,10 @@ def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Ac
             challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
         if scene is None:
             scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
+        if isinstance(event, session.SheetAmended):
+            # an open challenge is checked against the sheet as amended (rules-choices 21):
+            # its story shows the amendment, for a dispute about a refused bid
+            amended_during[row.seq] = [c.id for c in truth.met.live.values() if event.character in c.sides]
         truth = game.evolve(truth, event)
         f = views.forms(event)
         seen = views.pick(f, viewer)
@@ -143,6 +148,8 @@ def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Ac
     for item in items:
         if item.challenge:
             by_challenge.setdefault(item.challenge, []).append(item)
+        for challenge_id in amended_during.get(item.seq, ()):
+            by_challenge.setdefault(challenge_id, []).append(item)
     return Review(session=session_id, viewer=viewer, lang=teller.lang, items=items, names=names,
                   scenes=scenes, state=seen_state, rows=rows, challenge_items=by_challenge)
 

@@ -388,3 +388,43 @@ async def test_the_python_client_amends_a_sheet_and_reads_a_refusal(venue, tmp_p
             st.amend_sheet("anna", {"kind": "met", "physical": "four"})  # fails here, never queued
         await st.wait_live()
         assert st.state.session.characters["anna"].sheet == MetSheet(physical=4)
+
+
+def test_met_15_a_challenge_story_in_the_review_shows_the_amendment_made_while_it_was_open(tmp_path):
+    # a dispute about a refused bid: the story says the sheet changed, and why only to
+    # storytellers and the character
+    from server import review
+    from server.service import Chronicle
+    from server.store import SQLiteStore
+    from tests.client_support import command
+
+    with SQLiteStore(str(tmp_path / "c.db")) as store:
+        chronicle = Chronicle(store)
+        plays = [
+            (STORYTELLER, command("open_session", name="x")),
+            (STORYTELLER, command("add_character", character="a", name="Anna", sheet=msgspec.to_builtins(STRONG))),
+            (STORYTELLER, command("add_character", character="b", name="Bruno", sheet=msgspec.to_builtins(B7))),
+            (STORYTELLER, command("amend_sheet", character="a", sheet=msgspec.to_builtins(STRONG), reason="before")),
+            (STORYTELLER, command("open_scene", scene="s1")),
+            (A, command("join_scene", character="a", scene="s1")),
+            (B, command("join_scene", character="b", scene="s1")),
+            (A, command("challenge", character="a", defender="b", attribute="physical", abilities=["Melee"])),
+            (STORYTELLER, command("amend_sheet", character="a", sheet=msgspec.to_builtins(WOUNDED), reason="stabbed")),
+        ]
+        for actor, cmd in plays:
+            assert not chronicle.execute_sync("s", cmd, actor).outcome.rejected, cmd
+        told = [step.text for step in review.challenge_story(review.build(store, "s"), "c1").steps]
+        assert told[-1] == "A storyteller amended Anna's sheet (stabbed)."
+        assert not [t for t in told if "before" in t]  # made before the challenge: not its story
+        seen_by_b = review.challenge_story(review.build(store, "s", viewer=B), "c1").steps
+        assert seen_by_b[-1].text == "A storyteller amended Anna's sheet."
+        # the chronicle record keeps it as a storyteller's ruling, in the reader's language
+        from server.export import chapters
+
+        def rulings(viewer, lang):
+            built = review.build(store, "s", viewer=viewer, lang=lang)
+            return [line.text for c in chapters(built) for line in c.lines if line.kind == "ruling"]
+
+        assert rulings(STORYTELLER, "fr") == ["Le conteur a modifié la fiche de Anna (before).",
+                                              "Le conteur a modifié la fiche de Anna (stabbed)."]
+        assert rulings(B, "en") == ["A storyteller amended Anna's sheet."] * 2
