@@ -216,6 +216,30 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     pending: dict[str, ActionBegun] = {}  # ACT-2: multi-turn actions begun, by roll id
     groups: dict[str, Group] = {}
     cooperations: dict[str, bool] = {}  # label -> someone reached the difficulty
+    # (turn, game seconds) before which no modifier can have expired, so a clock move that
+    # expires nothing scans nothing: a long night holds hour-long modifiers by the hundred.
+    # None with modifiers held: not known yet (a snapshot from before the field).
+    expiry: tuple[int, int] | None = None
+
+
+_NEVER = 1 << 62
+
+
+def _expiry(modifiers: tuple[Modifier, ...]) -> tuple[int, int] | None:
+    if not modifiers:
+        return None
+    return (min((m.expires_turn for m in modifiers if m.expires_turn is not None), default=_NEVER),
+            min((m.expires_seconds for m in modifiers if m.expires_seconds is not None), default=_NEVER))
+
+
+def _without(d: dict, key: str) -> dict:
+    """``d`` less ``key`` as a new dict (copied in C: a dict comprehension over hundreds of
+    waiting rolls was a third of a long night's replay)."""
+    if key not in d:
+        return d
+    d = dict(d)
+    del d[key]
+    return d
 
 
 def initial() -> State:
@@ -246,11 +270,15 @@ def active_modifiers(state: Any, character: str) -> tuple[Modifier, ...]:
 def drop_expired(state: Any) -> Any:
     """Called by the session after every clock move (TIME-1): expired modifiers leave the
     state. Rolls check expiry themselves too, so this only keeps the state small."""
-    turn, seconds = clock(state)
-    kept = tuple(m for m in state.action.modifiers if running(m, turn, seconds))
-    if len(kept) == len(state.action.modifiers):
+    modifiers = state.action.modifiers
+    if not modifiers:
         return state
-    return replace(state, action=replace(state.action, modifiers=kept))
+    turn, seconds = clock(state)
+    expiry = state.action.expiry
+    if expiry is not None and turn <= expiry[0] and seconds < expiry[1]:
+        return state  # running() holds for every one of them
+    kept = tuple(m for m in modifiers if running(m, turn, seconds))
+    return replace(state, action=replace(state.action, modifiers=kept, expiry=_expiry(kept)))
 
 
 _hooks = getattr(session, "ON_CLOCK", None)
@@ -832,10 +860,8 @@ def evolve_rolled(state: Any, e: ActionRolled) -> Any:
         waiting = {**waiting, e.roll: Rolled(character=e.character, ps=e.ps,
                                              opponent=e.opponent, visibility=e.visibility)}
     if e.against is not None:
-        waiting = {k: v for k, v in waiting.items() if k != e.against}
-    pending = state.action.pending
-    if e.roll in pending:
-        pending = {k: v for k, v in pending.items() if k != e.roll}
+        waiting = _without(waiting, e.against)
+    pending = _without(state.action.pending, e.roll)
     cooperations = state.action.cooperations
     if e.cooperation:
         cooperations = {**cooperations, e.cooperation: bool(e.cooperation_success)}
@@ -867,8 +893,15 @@ def evolve_modifier(state: Any, e: ModifierApplied) -> Any:
     modifier = Modifier(id=e.modifier, character=e.character, value=e.value, unit=e.unit,
                         duration=e.duration, expires_turn=e.expires_turn,
                         expires_seconds=e.expires_seconds, reason=e.reason)
-    return _action(state, modifiers=state.action.modifiers + (modifier,),
-                   next_modifier=state.action.next_modifier + 1)
+    modifiers = state.action.modifiers + (modifier,)
+    expiry = state.action.expiry
+    if expiry is None and state.action.modifiers:
+        expiry = _expiry(modifiers)
+    else:
+        expiry = expiry or (_NEVER, _NEVER)
+        expiry = (min(expiry[0], _NEVER if modifier.expires_turn is None else modifier.expires_turn),
+                  min(expiry[1], _NEVER if modifier.expires_seconds is None else modifier.expires_seconds))
+    return _action(state, modifiers=modifiers, expiry=expiry, next_modifier=state.action.next_modifier + 1)
 
 
 def evolve_configured(state: Any, e: ActionConfigured) -> Any:

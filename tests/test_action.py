@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from events import action, game
 from events.action import (
@@ -26,6 +28,7 @@ from events.model import STORYTELLER, Actor, DrawRecord
 from events.session import CharacterAdded, TimeSkipped, TurnAdvanced
 from events.sheets import ActionSheet
 from events.testing import assert_decides, assert_refuses, decide_after
+from tests.examples import examples
 
 PLUS, MINUS, BLANK = 5, 1, 3
 
@@ -373,3 +376,46 @@ def test_act_12_a_secret_opposed_roll_is_seen_by_the_opponent_who_answers_it():
     assert jaleel.owners() == frozenset({"jaleel", "nella"})
     _, settled = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
     assert settled.owners() == frozenset({"jaleel", "nella"})
+
+
+_clock_or_modifier = st.one_of(
+    st.tuples(st.just("turn"), st.integers(0, 3), st.integers(0, 4000)),
+    st.tuples(st.just("skip"), st.integers(0, 5), st.integers(0, 7200)),
+    st.tuples(st.just("modifier"), st.sampled_from(["turns", "seconds", "both", "none"]),
+              st.integers(0, 6), st.integers(1, 7200)),
+)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(steps=st.lists(_clock_or_modifier, max_size=40))
+def test_act_7_expired_modifiers_leave_at_each_clock_move_and_the_rest_stay(steps):
+    # the state keeps the earliest expiry so a clock move that expires nothing scans
+    # nothing; whatever the order of modifiers and clock moves, what is held must be
+    # exactly the modifiers still running, as a scan on every move would leave
+    events, turn, seconds, n = [], 0, 0, 0
+    for step in steps:
+        if step[0] == "turn":
+            turn, seconds = turn + step[1], seconds + step[2]
+            events.append(TurnAdvanced(turn=turn, game_seconds=seconds))
+        elif step[0] == "skip":
+            turn, seconds = turn + step[1], seconds + step[2]
+            events.append(TimeSkipped(seconds=step[2], turn=turn, game_seconds=seconds))
+        else:
+            n += 1
+            kind, turns, secs = step[1], step[2], step[3]
+            events.append(action.ModifierApplied(
+                modifier=f"m{n}", character="dalia", value=-1, duration=1, unit="turns",
+                applied_turn=turn, applied_seconds=seconds,
+                expires_turn=turn + turns if kind in ("turns", "both") else None,
+                expires_seconds=seconds + secs if kind in ("seconds", "both") else None))
+    held = {m.id for m in game.fold(events).action.modifiers}
+    applied = [e for e in events if isinstance(e, action.ModifierApplied)]
+    # a modifier leaves at the first clock move after which it no longer runs
+    gone = set()
+    for i, e in enumerate(events):
+        if isinstance(e, (TurnAdvanced, TimeSkipped)):
+            gone |= {m.modifier for m in applied if events.index(m) < i and not action.running(
+                action.Modifier(id=m.modifier, character=m.character, value=m.value, unit=m.unit,
+                                duration=m.duration, expires_turn=m.expires_turn,
+                                expires_seconds=m.expires_seconds), e.turn, e.game_seconds)}
+    assert held == {m.modifier for m in applied} - gone
