@@ -195,6 +195,18 @@ def test_v5_5_an_amended_hunger_sets_hunger_and_an_unchanged_one_keeps_play():
     assert hunger_of(reset, "anna") == 1
 
 
+def test_act_8_an_amended_tension_sets_it_and_an_unchanged_one_keeps_play():
+    from events.action import TensionRaised, tension_of
+
+    jake = ActionSheet(characteristics={"Motricité": 6}, tension=0)
+    given = [CharacterAdded(character="jake", name="Jake", sheet=jake),
+             TensionRaised(character="jake", tension=1, roll="a1")]
+    kept = game.fold(given + [amended("jake", msgspec.structs.replace(jake, expertises=("Nager",)))])
+    assert tension_of(kept, "jake") == 1
+    calmer = game.fold(given + [amended("jake", msgspec.structs.replace(jake, tension=3))])
+    assert tension_of(calmer, "jake") == 3
+
+
 def test_act_3_an_expertise_gained_in_play_may_be_named():
     jake = ActionSheet(characteristics={"Motricité": 6}, expertises=("Sauter",))
     given = [CharacterAdded(character="jake", name="Jake", sheet=jake)]

@@ -69,6 +69,20 @@ def test_met_4_the_storyteller_amends_a_sheet_and_the_phone_bids_under_the_new_c
     # the editor now starts from the amended sheet
     st.expect(editor.get_by_test_id("sheet-json")).to_have_value(json.dumps(stored["sheet"], indent=2))
 
+    # an event arriving while the storyteller types re-renders the page: the caret stays
+    box = editor.get_by_test_id("sheet-json")
+    box.click()
+    box.press("Control+Home")
+    for _ in range(3):
+        box.press("ArrowDown")
+    caret = box.evaluate("el => el.selectionStart")
+    assert caret > 0
+    bruno.page.get_by_test_id("out-of-game").click()
+    st.expect(st.page.get_by_test_id("log")).to_contain_text("Bruno went out of game.")
+    assert box.evaluate("el => [document.activeElement === el, el.selectionStart]") == [True, caret]
+    bruno.page.get_by_test_id("back-in-game").click()
+    st.expect(st.page.get_by_test_id("log")).to_contain_text("Bruno came back in game.")
+
     # Bruno learns that Anna's sheet changed, not what it says nor why
     bruno.page.wait_for_function("window.conteur.vm.log.some(l => l.type === 'session.sheet_amended')")
     seen = bruno.page.evaluate("JSON.stringify(window.conteur.vm)")

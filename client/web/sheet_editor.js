@@ -23,6 +23,7 @@ function current(c) {
 
 export function sheetEditor(chars) {
   if (!chars.length) return "";
+  queueMicrotask(restoreCaret); // after app.js has replaced the DOM and restored the focus
   const c = chars.find((o) => o.id === app.form[KEY]) || chars[0];
   const id = esc(c.id);
   return `<details class="sheet-editor" id="sheet-editor" data-testid="sheet-editor" data-character="${id}">
@@ -129,3 +130,21 @@ document.addEventListener("click", (ev) => {
   if (box && c) box.value = current(c);
   show(character, true, "");
 });
+
+// Every event re-renders the page: a storyteller typing in the sheet keeps its caret and
+// scroll, not only its text.
+function keepCaret(ev) {
+  const el = ev.target;
+  if (el && el.tagName === "TEXTAREA" && el.id.startsWith("sheet-json-")) {
+    app.sheetCaret = { id: el.id, start: el.selectionStart, end: el.selectionEnd, scroll: el.scrollTop };
+  }
+}
+for (const type of ["input", "keyup", "click", "select", "scroll"]) document.addEventListener(type, keepCaret, true);
+
+function restoreCaret() {
+  const caret = app.sheetCaret;
+  const el = caret && document.getElementById(caret.id);
+  if (!el || document.activeElement !== el) return;
+  el.setSelectionRange(caret.start, caret.end);
+  el.scrollTop = caret.scroll;
+}
