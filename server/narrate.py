@@ -92,7 +92,7 @@ T: dict[str, dict[str, str]] = {
         "turn": "Tour {turn}.", "skip": "Ellipse : {seconds} s{note}.", "turn_length": "Un tour dure désormais {seconds} s.",
         "no_sheet": "{who} n'a pas sa fiche (perd les égalités).", "sheet_back": "{who} a de nouveau sa fiche.",
         "action": "{who} agit{what}.",
-        "amended": "Le conteur a modifié la fiche de {who}{why}.",
+        "amended": "Fiche modifiée par le conteur : {who}{why}.",
         "rejected": "{who} : {command} refusé : {message}",
         "classic": "{a} a défié {b} ({attr})", "mutual": "{a} a défié {b} ({attr}, les deux actions en jeu)",
         "static": "{a} a affronté un test statique ({attr}), difficulté {difficulty}",

@@ -240,7 +240,7 @@ def test_another_player_folding_the_sealed_form_keeps_what_it_knew():
 
 @pytest.mark.parametrize("lang, said, sealed", [
     ("en", "A storyteller amended A's sheet (stabbed).", "A storyteller amended A's sheet."),
-    ("fr", "Le conteur a modifié la fiche de A (stabbed).", "Le conteur a modifié la fiche de A."),
+    ("fr", "Fiche modifiée par le conteur : A (stabbed).", "Fiche modifiée par le conteur : A."),
 ])
 def test_the_review_tells_the_amendment_and_its_reason_only_to_who_may_read_it(lang, said, sealed):
     event = amended("a", WOUNDED, "stabbed")
@@ -437,6 +437,6 @@ def test_met_15_a_challenge_story_in_the_review_shows_the_amendment_made_while_i
             built = review.build(store, "s", viewer=viewer, lang=lang)
             return [line.text for c in chapters(built) for line in c.lines if line.kind == "ruling"]
 
-        assert rulings(STORYTELLER, "fr") == ["Le conteur a modifié la fiche de Anna (before).",
-                                              "Le conteur a modifié la fiche de Anna (stabbed)."]
+        assert rulings(STORYTELLER, "fr") == ["Fiche modifiée par le conteur : Anna (before).",
+                                              "Fiche modifiée par le conteur : Anna (stabbed)."]
         assert rulings(B, "en") == ["A storyteller amended Anna's sheet."] * 2

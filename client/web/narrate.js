@@ -61,7 +61,7 @@ const T = {
     turn: "Tour {turn}.", skip: "Ellipse : {seconds} s{note}.", turn_length: "Un tour dure désormais {seconds} s.",
     no_sheet: "{who} n'a pas sa fiche (perd les égalités).", sheet_back: "{who} a de nouveau sa fiche.",
     action: "{who} agit{what}.", rejected: "{who} : {command} refusé : {message}",
-    amended: "Le conteur a modifié la fiche de {who}{why}.",
+    amended: "Fiche modifiée par le conteur : {who}{why}.",
     classic: "{a} a défié {b} ({attr})", mutual: "{a} a défié {b} ({attr}, les deux actions en jeu)",
     static: "{a} a affronté un test statique ({attr}), difficulté {difficulty}",
     static_by: "{b} a soumis {a} à un test statique ({attr}), difficulté {difficulty}",
