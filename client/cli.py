@@ -1,7 +1,7 @@
 """``conteur client``: a storyteller's terminal and scripts, over the same websocket.
 
     conteur client join http://10.0.0.1:8000/#join=TOKEN    remember the server and token
-    conteur client watch [--after SEQ] [--limit N] [--json]  the session as a live log
+    conteur client watch [--after SEQ] [--limit N] [--json] [--lang fr]  the session as a live log, in the web log's sentences
     conteur client send '{"type": "freeze", "scope": "session"}'
     conteur client state                                     this viewer's folded state, JSON
 
@@ -24,6 +24,8 @@ import msgspec
 
 from client.client import Backoff, Client, ClientError, Delivered
 from client.outbox import Outbox
+from events.game import EVENT_BY_TAG
+from server.narrate import Teller, sentence
 
 EXIT_REFUSED = 2
 EXIT_UNREACHABLE = 3
@@ -58,65 +60,31 @@ def parse_link(link: str) -> tuple[str, str, str]:
 
 # -- the readable log ----------------------------------------------------------------------
 
-_SENTENCES = {
-    "session.opened": "session {name!r} opened",
-    "session.character_added": "{name} ({character}) joins the roster",
-    "session.sheet_amended": "a storyteller amends {character}'s sheet",
-    "session.scene_opened": "scene {name!r} opened",
-    "session.scene_closed": "scene {scene} closed",
-    "session.scene_joined": "{character} enters scene {scene}",
-    "session.scene_left": "{character} leaves scene {scene}",
-    "session.time_out_called": "TIME OUT ({scope}{_scene})",
-    "session.time_out_ended": "time in: play resumes ({scope}{_scene})",
-    "session.went_out_of_game": "{character} goes out of game",
-    "session.came_back_in_game": "{character} is back in game",
-    "session.turn_advanced": "turn {turn}",
-    "session.time_skipped": "time skipped by {seconds} s {note}",
-    "met.challenge_issued": "{challenge}: {initiator} challenges {defender} ({kind}, {attribute})",
-    "met.throw_committed": "{challenge} round {round}: {character} throws {_choice}",
-    "met.throws_revealed": "{challenge} round {round}: {_throws} -> {_winner}",
-    "met.bid_declared": "{challenge} round {round}: {character} bids {_value}",
-    "met.bids_compared": "{challenge} round {round}: bids compared -> {_winner}",
-    "met.round_won": "{challenge} round {round}: {winner} beats {loser} by {by}",
-    "met.round_started": "{challenge}: round {round} ({reason})",
-    "met.retest_taken": "{challenge}: {character} retests ({source})",
-    "met.overbid_declared": "{challenge}: {character} overbids {_value}",
-    "met.overbid_settled": "{challenge}: overbid by {character} {_granted}",
-    "met.challenge_conceded": "{challenge}: {character} concedes",
-    "met.challenge_resolved": "{challenge}: {winner} wins over {loser} ({reason})",
-    "met.challenge_cancelled": "{challenge}: cancelled {reason}",
-    "met.challenge_overruled": "{challenge}: overruled, {winner} wins {reason}",
-    "v5.pool_rolled": "{character} rolls {pool} dice {normal}+hunger {hunger}: {successes} successes vs {difficulty}",
-    "v5.rouse_checked": "{character} rouse check {face}: hunger {hunger_before} -> {hunger_after}",
-    "v5.hunger_set": "{character} hunger set to {hunger}",
-    "action.rolled": "{character} {notation} dice {dice} {signs}: {ps} PS",
-    "command_rejected": "refused {command_type}: {message}",
-}
+def teller(client: Client | None = None, lang: str = "en") -> Teller:
+    """The web log's sentences (server/narrate.py), with the roster's names as this
+    viewer knows them."""
+    state = client.state if client is not None else None
+    if state is None:
+        return Teller(lang=lang)
+    return Teller({c: ch.name for c, ch in state.session.characters.items()}, lang,
+                  {k: sc.name for k, sc in state.session.scenes.items()})
 
 
-def describe(raw: dict) -> str:
-    """One line a storyteller reads at a glance; unknown types fall back to key=value."""
-    kind = raw.get("type", "?")
-    extra = {
-        "_scene": f" {raw['scene']}" if raw.get("scene") else "",
-        "_choice": raw.get("choice") or "(sealed)",
-        "_value": "(sealed)" if raw.get("value") is None else raw.get("value"),
-        "_winner": raw.get("winner") or "tie",
-        "_granted": "granted a retest" if raw.get("granted") else "fails",
-        "_throws": ", ".join(f"{k} {v}" for k, v in (raw.get("throws") or {}).items()),
-    }
-    template = _SENTENCES.get(kind)
-    if template is not None:
+def describe(raw: dict, tell: Teller | None = None) -> str:
+    """One line a storyteller reads at a glance, as the web log says it; a type this
+    version does not know (a newer server) falls back to key=value."""
+    kind = EVENT_BY_TAG.get(raw.get("type", ""))
+    if kind is not None:
         try:
-            return template.format(**{**raw, **extra})
-        except (KeyError, IndexError, ValueError):
+            return sentence(msgspec.convert(raw, kind), tell or Teller())
+        except (msgspec.ValidationError, KeyError, IndexError, ValueError):
             pass
     fields = " ".join(f"{k}={v}" for k, v in raw.items() if k not in ("type", "draws"))
-    return f"{kind} {fields}".strip()
+    return f"{raw.get('type', '?')} {fields}".strip()
 
 
-def line(item: Delivered) -> str:
-    return f"#{item.seq:<6} {item.type:<28} {describe(item.raw)}"
+def line(item: Delivered, tell: Teller | None = None) -> str:
+    return f"#{item.seq:<6} {item.type:<28} {describe(item.raw, tell)}"
 
 
 # -- commands ----------------------------------------------------------------------------
@@ -169,7 +137,8 @@ async def _watch(args) -> int:
         async for item in client.events(replay=True):
             if item.seq <= args.after:
                 continue
-            print(json.dumps({"seq": item.seq, "event": item.raw}) if args.json else line(item), flush=True)
+            print(json.dumps({"seq": item.seq, "event": item.raw}) if args.json
+                  else line(item, teller(client, args.lang)), flush=True)
             shown += 1
             if args.limit and shown >= args.limit:
                 break
@@ -229,6 +198,7 @@ def parser() -> argparse.ArgumentParser:
     w.add_argument("--after", type=int, default=0, help="only events after this seq")
     w.add_argument("--limit", type=int, default=0, help="stop after this many events")
     w.add_argument("--json", action="store_true", help="one JSON object per line")
+    w.add_argument("--lang", choices=("en", "fr"), default="en", help="the language of the sentences")
     s = sub.add_parser("send", parents=[common], help="send one command given as JSON")
     s.add_argument("command")
     s.add_argument("--no-wait", action="store_true", help="queue it and print its id")

@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from client.cli import describe, main, parse_link
+from server.narrate import Teller
 from tests.client_support import make_chronicle, served
 
 
@@ -31,8 +32,10 @@ def test_join_link_parts():
 
 def test_unknown_event_reads_as_key_values():
     assert describe({"type": "future.x", "a": 1}) == "future.x a=1"
-    assert describe({"type": "met.bid_declared", "challenge": "c1", "round": 1, "character": "anna",
-                     "value": None}) == "c1 round 1: anna bids (sealed)"
+    # the web log's sentences (server/narrate.py), with the names this viewer knows
+    sealed = {"type": "met.bid_declared", "challenge": "c1", "round": 1, "character": "anna", "value": None}
+    assert describe(sealed) == "c1: anna bid (sealed)"
+    assert describe(sealed, Teller({"anna": "Anna"}, "fr")) == "c1 : Anna enchérit (scellé)"
 
 
 def test_storyteller_joins_sends_watches_and_folds(server, setup, tmp_path, capsys):
@@ -49,8 +52,10 @@ def test_storyteller_joins_sends_watches_and_folds(server, setup, tmp_path, caps
     capsys.readouterr()
     assert main(["watch", "--after", "5", "--limit", "2", "--state", state]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0].startswith("#6") and "bruno enters scene hall" in lines[0]
+    assert lines[0].startswith("#6") and "entered" in lines[0]
     assert "TIME OUT" in lines[1]
+    assert main(["watch", "--after", "6", "--limit", "1", "--lang", "fr", "--state", state]) == 0
+    assert "TEMPS MORT" in capsys.readouterr().out
     assert main(["state", "--state", state]) == 0
     folded = json.loads(capsys.readouterr().out)
     assert folded["session"]["frozen"] is True
