@@ -481,6 +481,8 @@ def _add_character(state, cmd: AddCharacter, draws, actor) -> list[Event]:
         raise RuleViolation(f"character {cmd.character!r} is already on the roster", code="invalid")
     if not cmd.character or cmd.character == STORYTELLER_SIDE:
         raise RuleViolation(f"{cmd.character!r} cannot be a character id", code="invalid")
+    if cmd.sheet is not None:
+        check_sheet(cmd.sheet)
     return [CharacterAdded(character=cmd.character, name=cmd.name, sheet=cmd.sheet)]
 
 

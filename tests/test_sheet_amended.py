@@ -15,7 +15,7 @@ from events import game, views
 from events.action import RollAction
 from events.met import BidDeclared, IssueChallenge, DeclareBid
 from events.model import STORYTELLER, Actor
-from events.session import AmendSheet, CharacterAdded, SessionClosed, SheetAmended
+from events.session import AddCharacter, AmendSheet, CharacterAdded, SessionClosed, SheetAmended
 from events.sheets import ActionSheet, MetSheet, V5Sheet
 from events.testing import assert_decides, assert_refuses, decide_after
 from events.v5 import HungerSet, RollPool, hunger_of
@@ -85,6 +85,11 @@ def test_a_sheet_that_does_not_validate_is_refused_naming_the_field():
                    code="invalid", match="$.physical")
     assert_refuses(given=roster(a=STRONG), when=AmendSheet(character="a", sheet=MetSheet(bonus={"physical": 1.5})),
                    code="invalid", match="$.bonus")
+
+
+def test_add_character_refuses_a_python_built_sheet_that_does_not_validate_too():
+    assert_refuses(given=roster(a=STRONG), when=AddCharacter(character="b", name="B", sheet=MetSheet(physical="six")),
+                   code="invalid", match="$.physical")
 
 
 def test_the_wire_refuses_a_sheet_that_does_not_decode():
