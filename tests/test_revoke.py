@@ -190,3 +190,35 @@ def test_the_web_app_says_its_link_was_revoked_forgets_the_character_and_stops_r
         assert page.evaluate("window.conteur.vm.characters") == {}
         assert errors == []
         context.close()
+
+
+def test_a_reprint_for_one_lost_phone_cuts_off_that_phone_only(browser, tmp_path):  # noqa: F811
+    # the tablet's reprint for one character revokes that character's codes and no other:
+    # mid-game, every other phone plays on (a reprint for everyone warns first)
+    setup = make_chronicle(tmp_path / "chronicle.db")
+    with served(setup.db) as server:
+        server.runtime.hub.close()  # the revocation itself acts, not the timer
+        anna = web.Device(browser, server.url, setup.players["anna"])
+        bruno = web.Device(browser, server.url, setup.players["bruno"])
+        tablet = web.Device(browser, server.url, setup.storyteller, viewport=web.TABLET)
+        page = tablet.page
+        page.get_by_test_id("join-sheet-revoke").check()
+        tablet.expect(page.get_by_test_id("revoke-all-warning")).to_contain_text("Every phone")
+        page.get_by_test_id("join-sheet-for").select_option("anna")
+        tablet.expect(page.get_by_test_id("revoke-all-warning")).to_have_count(0)
+        with page.context.expect_page() as printed:
+            page.get_by_test_id("join-sheet").click()
+        sheet = printed.value
+        tablet.expect(sheet.locator(".card")).to_have_count(1)  # Anna's new code, alone
+        tablet.expect(sheet.locator(".card .name")).to_have_text("Anna")
+        anna.expect(anna.page.locator("#conn.revoked")).to_be_visible()
+        bruno.expect(bruno.page.locator("#conn.online")).to_be_visible()
+        bruno.expect(bruno.page.locator("h1")).to_have_text("Bruno")
+        # Bruno's old code still joins: only Anna's were revoked
+        answer = httpx.get(f"{server.url}/me", headers={"Authorization": f"Bearer {setup.players['bruno']}"})
+        assert answer.status_code == 200 and answer.json()["character"] == "bruno"
+        answer = httpx.get(f"{server.url}/me", headers={"Authorization": f"Bearer {setup.players['anna']}"})
+        assert answer.status_code == 401
+        assert anna.errors == bruno.errors == tablet.errors == []
+        for device in (anna, bruno, tablet):
+            device.close()

@@ -317,7 +317,7 @@ function commandFor(act, el, data) {
 // The printable join sheet (POST /sessions/{s}/join-sheet, the bearer token in a header,
 // never in a URL): the page comes back as HTML and opens from a blob URL in a new tab.
 // The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
-async function joinSheet(revoke) {
+async function joinSheet(revoke, character) {
   const tab = window.open("", "_blank");
   const fail = (text) => {
     if (tab) tab.close();
@@ -329,7 +329,7 @@ async function joinSheet(revoke) {
     res = await fetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
       method: "POST",
       headers: { Authorization: `Bearer ${app.token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ revoke_previous: !!revoke }),
+      body: JSON.stringify({ revoke_previous: !!revoke, ...(character ? { characters: [character] } : {}) }),
     });
   } catch (err) {
     fail(t("offline_short"));
@@ -350,7 +350,7 @@ function handle(ev, el) {
     start({ hash, pathname: location.pathname, search: location.search });
     return;
   }
-  if (what === "join-sheet") { joinSheet(document.getElementById("sheet-revoke")?.checked); return; }
+  if (what === "join-sheet") { joinSheet(app.form["sheet-revoke"] === "1", app.form["sheet-for"] || ""); return; }
   const data = el.tagName === "FORM" ? new FormData(el) : new FormData();
   const command = commandFor(what, el, data);
   if (command) act(command);
@@ -377,7 +377,10 @@ document.addEventListener("input", (ev) => {
 });
 document.addEventListener("change", (ev) => {
   const el = ev.target;
-  if (el.dataset && el.dataset.form) { app.form[el.dataset.form] = el.value; schedule(); }
+  if (el.dataset && el.dataset.form) {
+    app.form[el.dataset.form] = el.type === "checkbox" ? (el.checked ? "1" : "") : el.value;
+    schedule();
+  }
 });
 
 // ------------------------------------------------------------------ start

@@ -34,7 +34,7 @@ export function storytellerView() {
   const ruleset = rulesetOf(vm);
   const tell = teller(vm, lang);
   return `<main class="st">
-    ${toolsView()}
+    ${toolsView(chars)}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       <div class="row wrap">
         ${vm.session.frozen
@@ -76,12 +76,20 @@ export function storytellerView() {
 }
 
 // The join sheet to print at check-in, and the pages a storyteller opens beside this one.
-function toolsView() {
+// A reprint for one character (a lost or passed-on phone) revokes that character's codes
+// only: every other phone plays on.
+function toolsView(chars) {
   const session = encodeURIComponent(app.session || "");
+  const only = chars.find((c) => c.id === app.form["sheet-for"]);
+  const revoke = app.form["sheet-revoke"] === "1";
   return `<section class="card tools" aria-labelledby="h-tools"><h2 id="h-tools">${esc(t("tools"))}</h2>
     <div class="row wrap">
       <button data-act="join-sheet" data-testid="join-sheet">${esc(t("join_sheet"))}</button>
-      <label class="check"><input type="checkbox" id="sheet-revoke"> ${esc(t("revoke_previous"))}</label>
+      <label>${esc(t("join_sheet_for"))} <select data-form="sheet-for" data-testid="join-sheet-for">
+        <option value="">${esc(t("join_sheet_all"))}</option>${chars.map((c) =>
+          `<option value="${esc(c.id)}" ${only && only.id === c.id ? "selected" : ""}>${esc(c.name)}</option>`).join("")}</select></label>
+      <label class="check"><input type="checkbox" id="sheet-revoke" data-form="sheet-revoke" data-testid="join-sheet-revoke" ${revoke ? "checked" : ""}> ${esc(t("revoke_previous"))}</label>
+      ${revoke && !only ? `<p class="warn" role="alert" data-testid="revoke-all-warning">${esc(t("revoke_all_warning"))}</p>` : ""}
       ${app.joinSheetUrl ? `<a href="${esc(app.joinSheetUrl)}" target="_blank" data-testid="join-sheet-link">${esc(t("join_sheet_open"))}</a>` : ""}
       <a class="button" href="review.html#session=${session}" target="_blank" data-testid="review-link">${esc(t("review"))}</a>
     </div></section>`;
