@@ -171,13 +171,16 @@ def verify_draws(
             "open (FAIR-2)",
         )
     expected_counter = start
+
+    def where(index: int, event: Any, record: DrawRecord) -> str:  # only for a failure
+        return f"event {index} ({_event_name(event)}), draw #{record.counter} (d{record.sides})"
+
     for index, event in enumerate(events):
         for record in _records(event):
-            where = f"event {index} ({_event_name(event)}), draw #{record.counter} (d{record.sides})"
             if expected_counter is not None and record.counter != expected_counter:
                 return BadDraw(
                     reason="counter",
-                    message=f"{where}: counter {record.counter}, expected {expected_counter} "
+                    message=f"{where(index, event, record)}: counter {record.counter}, expected {expected_counter} "
                     "(a draw is missing or repeated) (FAIR-1)",
                     index=index,
                     event=event,
@@ -188,7 +191,7 @@ def verify_draws(
             if face != record.face:
                 return BadDraw(
                     reason="face",
-                    message=f"{where}: recorded {record.face}, the seed gives {face} (FAIR-2)",
+                    message=f"{where(index, event, record)}: recorded {record.face}, the seed gives {face} (FAIR-2)",
                     index=index,
                     event=event,
                     record=record,

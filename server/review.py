@@ -14,6 +14,7 @@ event to the scene it names, or else to its first character's scene at that mome
 
 from __future__ import annotations
 
+import collections
 import math
 from collections import Counter
 from typing import Any, Iterable
@@ -467,12 +468,12 @@ DIE_LABELS = {3: "d3 (server throws)", 6: "d6 (D+/-)", 8: "d8", 10: "d10"}
 def fairness(review: Review) -> Fairness:
     """Every die face and every throw the viewer saw, against the uniform share (FAIR-2
     proves each draw; this shows the evening's spread), and per-character tallies."""
-    faces: dict[int, Counter] = {}
+    faces: dict[int, Counter] = collections.defaultdict(Counter)  # not setdefault: a Counter a draw
     throws: Counter = Counter()
     contests: list[tuple[str, str]] = []
     for item in review.items:
         for record in getattr(item.event, "draws", None) or ():
-            faces.setdefault(record.sides, Counter())[str(record.face)] += 1
+            faces[record.sides][str(record.face)] += 1
         if isinstance(item.event, met.ThrowsRevealed):
             throws.update(item.event.throws.values())
         elif isinstance(item.event, action.OppositionSettled):
