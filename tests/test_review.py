@@ -209,6 +209,19 @@ def test_over_http_the_review_is_for_storytellers(setup):
         assert httpx.get(f"{server.url}/sessions/{setup.session}/review").status_code == 401
 
 
+def test_the_review_bundle_travels_gzipped_to_a_browser_that_accepts_it(setup):
+    # a big night's bundle is megabytes of JSON over a venue's hotspot
+    with served(setup.db) as server:
+        url = f"{server.url}/sessions/{setup.session}/review"
+        auth = {"Authorization": f"Bearer {setup.storyteller}"}
+        plain = httpx.get(url, headers={**auth, "Accept-Encoding": "identity"})
+        packed = httpx.get(url, headers={**auth, "Accept-Encoding": "gzip"})
+        assert plain.headers.get("content-encoding") is None
+        assert packed.headers["content-encoding"] == "gzip"
+        assert int(packed.headers["content-length"]) < len(plain.content) / 3
+        assert packed.json() == plain.json()  # httpx inflates it
+
+
 def test_session_events_of_no_scene_stay_out_of_the_scene_of_others(review):
     opened = next(i for i in review.items if isinstance(i.event, session.SceneOpened))
     assert opened.scene == "hall"
