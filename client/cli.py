@@ -60,14 +60,14 @@ def parse_link(link: str) -> tuple[str, str, str]:
 
 # -- the readable log ----------------------------------------------------------------------
 
-def teller(client: Client | None = None, lang: str = "en") -> Teller:
-    """The web log's sentences (server/narrate.py), with the roster's names as this
-    viewer knows them."""
-    state = client.state if client is not None else None
-    if state is None:
-        return Teller(lang=lang)
-    return Teller({c: ch.name for c, ch in state.session.characters.items()}, lang,
-                  {k: sc.name for k, sc in state.session.scenes.items()})
+def know(tell: Teller, client: Client) -> Teller:
+    """The roster's names as this viewer knows them now, into a Teller kept for the whole
+    watch (its sentence table is built once, not for every line of a long resync)."""
+    state = client.state
+    if state is not None:
+        tell.names.update((c, ch.name) for c, ch in state.session.characters.items())
+        tell.scenes.update((k, sc.name) for k, sc in state.session.scenes.items())
+    return tell
 
 
 def describe(raw: dict, tell: Teller | None = None) -> str:
@@ -132,13 +132,13 @@ async def _join(args) -> int:
 
 async def _watch(args) -> int:
     async with _client(args, Outbox(args.state)) as client:
-        shown = 0
+        shown, tell = 0, Teller(lang=args.lang)
         await _live(client, args.timeout)
         async for item in client.events(replay=True):
             if item.seq <= args.after:
                 continue
             print(json.dumps({"seq": item.seq, "event": item.raw}) if args.json
-                  else line(item, teller(client, args.lang)), flush=True)
+                  else line(item, know(tell, client)), flush=True)
             shown += 1
             if args.limit and shown >= args.limit:
                 break

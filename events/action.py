@@ -894,13 +894,8 @@ def evolve_modifier(state: Any, e: ModifierApplied) -> Any:
                         duration=e.duration, expires_turn=e.expires_turn,
                         expires_seconds=e.expires_seconds, reason=e.reason)
     modifiers = state.action.modifiers + (modifier,)
-    expiry = state.action.expiry
-    if expiry is None and state.action.modifiers:
-        expiry = _expiry(modifiers)
-    else:
-        expiry = expiry or (_NEVER, _NEVER)
-        expiry = (min(expiry[0], _NEVER if modifier.expires_turn is None else modifier.expires_turn),
-                  min(expiry[1], _NEVER if modifier.expires_seconds is None else modifier.expires_seconds))
+    known, own = state.action.expiry, _expiry((modifier,))
+    expiry = _expiry(modifiers) if known is None else (min(known[0], own[0]), min(known[1], own[1]))
     return _action(state, modifiers=modifiers, expiry=expiry, next_modifier=state.action.next_modifier + 1)
 
 

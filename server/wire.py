@@ -20,8 +20,9 @@ MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsens
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
 Name = Annotated[str, Meta(max_length=128)]
 # a session id is a file name, a URL segment and a header value (exports): plain ASCII
-SESSION_ID_PATTERN = r"^[A-Za-z0-9_.-]+$"
-SessionName = Annotated[str, Meta(max_length=128, pattern=r"^[A-Za-z0-9_.-]*$")]
+_SESSION_CHAR = "[A-Za-z0-9_.-]"
+SESSION_ID_PATTERN = f"^{_SESSION_CHAR}+$"
+SessionName = Annotated[str, Meta(max_length=128, pattern=f"^{_SESSION_CHAR}*$")]  # empty: the token's
 
 
 class Frame(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
