@@ -79,6 +79,7 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
         store = SQLiteStore(db) if owned else db
         runtime = Runtime(store, settings)
         runtime.hub.bind()
+        runtime.chronicle.preload()
         if settings.window_timers:
             runtime.timers.bind(store.sessions())
         app.state.conteur = runtime

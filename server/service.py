@@ -19,6 +19,7 @@ import msgspec
 from events import game
 from events.game import CommandRejected, GameState
 from events.model import Actor, Command, Event, RuleViolation
+from server import replay
 from server.store import Outcome, Pending, SQLiteStore
 
 try:  # the fair-draw source arrives with issue 4; until then draws are refused
@@ -93,6 +94,14 @@ class Chronicle:
         if state is None:
             state = self._states[session] = self.store.load_state(session)
         return state
+
+    def preload(self, sessions: list[str] | None = None) -> None:
+        """Loads the states of many sessions at once (start-up): one scan of the log for
+        all of them, folded over the cores when there is much to fold (``server.replay``)."""
+        missing = [s for s in (self.store.sessions() if sessions is None else sessions)
+                   if s not in self._states]
+        for session, state in replay.load_states(self.store, missing).items():
+            self._states.setdefault(session, state)
 
     def forget(self, session: str) -> None:
         self._states.pop(session, None)

@@ -117,6 +117,24 @@ def decode_events(datas: Sequence[bytes]) -> list[Event]:
     return _events_decoder.decode(b"[" + b",".join(datas) + b"]")
 
 
+def latest_snapshot(conn: sqlite3.Connection, session: str,
+                    at: int | None = None) -> tuple[int, GameState | None]:
+    """(seq, state) of the session's newest readable snapshot (at or before ``at``), or
+    (0, None)."""
+    sql = "SELECT seq, state FROM snapshots WHERE session=? AND version=?"
+    args: tuple = (session, SNAPSHOT_VERSION)
+    if at is not None:
+        sql += " AND seq <= ?"
+        args += (at,)
+    row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
+    if row is None:
+        return 0, None
+    try:
+        return row[0], _state_decoder.decode(row[1])
+    except msgspec.DecodeError:
+        return 0, None  # an unreadable snapshot is skipped: replay from zero is the truth
+
+
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
@@ -510,18 +528,7 @@ class SQLiteStore:
     # -- state -----------------------------------------------------------------------
 
     def _latest_snapshot(self, session: str, at: int | None) -> tuple[int, GameState | None]:
-        sql = "SELECT seq, state FROM snapshots WHERE session=? AND version=?"
-        args: tuple = (session, SNAPSHOT_VERSION)
-        if at is not None:
-            sql += " AND seq <= ?"
-            args += (at,)
-        row = self._reader.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
-        if row is None:
-            return 0, None
-        try:
-            return row[0], _state_decoder.decode(row[1])
-        except msgspec.DecodeError:
-            return 0, None  # an unreadable snapshot is skipped: replay from zero is the truth
+        return latest_snapshot(self._reader, session, at)
 
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
                    progress=None) -> GameState:
