@@ -929,7 +929,11 @@ COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction)
 
 def random_command(rng: random.Random, state: Any,
                    characters: list[str] | None = None) -> tuple[Actor, Command]:
-    """One random, mostly valid action-dice command against the current state."""
+    """One random action-dice command against the current state, as on a venue night: a
+    defender answers an opposed roll at once, a multi-turn action is rolled when it is due,
+    the storyteller moves the clock and now and then skips 10 to 60 minutes (so minute and
+    hour modifiers expire), a sacrifice is rare, and about one command in twenty is wrong
+    on purpose (the rules refuse it, as a player's slip would be)."""
     characters = characters or [
         c for c in roster_characters(state)
         if isinstance(sheet_of(state, c), ActionSheet) and c not in state.action.dead
@@ -937,41 +941,63 @@ def random_command(rng: random.Random, state: Any,
     if not characters:
         return STORYTELLER, RollAction(character="pc", characteristic="Motricité",
                                        threshold=rng.randint(4, 8), difficulty=rng.randint(1, 4))
-    who = rng.choice(characters)
+    # ACT-12: the defender answers the oldest roll waiting on it before anything else. A roll
+    # on a character who died since stays waiting: no command settles it (ACT-8 vs ACT-12).
+    answer = min(((int(k[1:]), k, r.opponent) for k, r in state.action.waiting.items()
+                  if r.opponent in characters), default=None)
+    who = answer[2] if answer is not None and rng.random() < 0.85 else rng.choice(characters)
     player = Actor(role="player", character=who, name=who)
     sheet = sheet_of(state, who)
     names = sorted(sheet.characteristics) if isinstance(sheet, ActionSheet) else []
     characteristic = rng.choice(names) if names else "Motricité"
     threshold = None if names else rng.randint(4, 8)
+    if answer is not None and who == answer[2]:
+        return player, RollAction(character=who, characteristic=characteristic,
+                                  threshold=threshold, against=answer[1])
     pick = rng.random()
     turn, _ = clock(state)
     due = sorted(k for k, b in state.action.pending.items()
                  if b.character == who and b.last_turn <= turn)
     if due:
         return player, RollAction(character=who, resume=due[0])
-    if pick < 0.06 and hasattr(session, "NextTurn"):  # the clock moves: modifiers expire
+    if pick < 0.02 and hasattr(session, "SkipTime"):  # "an hour later": modifiers expire
+        minutes = rng.randint(10, 60)
+        return STORYTELLER, session.SkipTime(seconds=minutes * 60, note=f"{minutes} minutes later")
+    if pick < 0.07 and hasattr(session, "NextTurn"):
         return STORYTELLER, session.NextTurn()
-    if pick < 0.1:
+    if pick < 0.11:
         return STORYTELLER, ApplyModifier(character=who, value=rng.choice((-2, -1, 1, 2)),
                                           duration=rng.randint(1, 3),
                                           unit=rng.choice(("turns", "minutes", "hours")))
-    if pick < 0.15:
+    if pick < 0.16:
         return STORYTELLER, RuleAction(character=who, ruling=rng.choice(("trivial", "impossible")))
-    if pick < 0.25:
-        others = [c for c in characters if c != who]
-        waiting = sorted(k for k, r in state.action.waiting.items() if r.opponent == who)
-        if waiting:
-            return player, RollAction(character=who, characteristic=characteristic,
-                                      threshold=threshold, against=waiting[0])
-        if others:
-            return player, RollAction(character=who, characteristic=characteristic,
-                                      threshold=threshold, opponent=rng.choice(others))
+    others = [c for c in characters if c != who]
+    if pick < 0.21:  # a slip the rules refuse (ACT-1, ACT-12, ACT-12, ACT-8)
+        slips = [
+            (player, RollAction(character=who, characteristic=characteristic, threshold=threshold,
+                                difficulty=0)),
+            (player, RollAction(character=who, characteristic=characteristic, threshold=threshold,
+                                opponent=who)),
+            (player, RollAction(character=who, characteristic=characteristic, threshold=threshold,
+                                difficulty=2, opponent=rng.choice(others or [who]))),
+        ]
+        if state.action.dead:  # the player of a dead character rolls for it once more
+            ghost = rng.choice(sorted(state.action.dead))
+            slips.append((Actor(role="player", character=ghost, name=ghost),
+                          RollAction(character=ghost, characteristic=characteristic,
+                                     threshold=threshold, difficulty=2)))
+        return rng.choice(slips)
+    if pick < 0.31 and others:
+        return player, RollAction(character=who, characteristic=characteristic,
+                                  threshold=threshold, opponent=rng.choice(others))
     difficulty: int | str = rng.choice((1, 2, 3, "Difficile", "Extrême"))
-    if pick < 0.3:
+    if pick < 0.36:
         return player, RollAction(character=who, characteristic=characteristic,
                                   threshold=threshold, difficulty=difficulty,
                                   turns=rng.randint(2, 3))
-    option = rng.choices(("none", "surpass", "sacrifice"), (0.9, 0.08, 0.02))[0]
+    # ACT-8: a sacrifice is a night's rare event, and a night holds only so many deaths
+    sacrifice = 0.002 if len(state.action.dead) < 20 else 0.0
+    option = rng.choices(("none", "surpass", "sacrifice"), (0.92 - sacrifice, 0.08, sacrifice))[0]
     expertise = rng.choice(sheet.expertises) if isinstance(sheet, ActionSheet) and \
         sheet.expertises and rng.random() < 0.3 else None
     return player, RollAction(

@@ -74,7 +74,7 @@ def next_commands(rng: random.Random, ruleset: str, state) -> list[tuple[Actor, 
     if ruleset == "v5":
         return [v5.random_command(rng, state)]
     alive = [c for c, ch in state.session.characters.items() if c not in state.action.dead]
-    if len(alive) < 2:  # sacrificed characters die (ACT-8): new ones walk in
+    if len(alive) < 4:  # a sacrificed character dies (ACT-8): its player brings a new one
         return _new_character(rng, "action", f"action{len(state.session.characters) + 1}")
     return [action.random_command(rng, state)]
 

@@ -8,7 +8,7 @@ import json
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from events import game
+from events import action, game, session
 from server.cli import main
 from server.service import Chronicle
 from server.simulate import play, simulate
@@ -69,3 +69,21 @@ def test_snapshot_plus_tail_equals_replay_from_zero(tmp_path_factory, seed, ever
         all_events = [e for _, chunk in store.iter_events("s") for e in chunk]
         assert msgspec.structs.replace(game.fold(all_events), head=from_zero.head) == from_zero
         assert first.head < from_zero.head
+
+
+def test_a_simulated_action_night_keeps_the_size_of_a_venue_night(tmp_path):
+    # ACT-12: the defender answers an opposed roll at once; ACT-7: minute and hour modifiers
+    # expire as the storyteller skips time; ACT-8: a sacrifice is rare, so the roster stays
+    # a few dozen characters rather than growing with the length of the night
+    db = tmp_path / "night.db"
+    summary = simulate(str(db), events=5000, seed=2, ruleset="action")
+    with SQLiteStore(db) as store:
+        state = store.load_state(summary.sessions[0])
+        events = [e for _, chunk in store.iter_events(summary.sessions[0]) for e in chunk]
+    assert len(state.session.characters) <= 24
+    assert len(state.action.waiting) <= 10 and len(state.action.pending) <= 20
+    assert len(state.action.modifiers) <= 30
+    settled = sum(isinstance(e, action.OppositionSettled) for e in events)
+    skipped = sum(isinstance(e, session.TimeSkipped) for e in events)
+    assert settled > 100 and skipped > 10
+    assert 0.02 < summary.rejected / (summary.accepted + summary.rejected) < 0.1
