@@ -1,19 +1,17 @@
 """Folding many sessions at once: a server's start-up, or a whole chronicle replayed.
 
-``SQLiteStore.load_state`` folds one session over its span of the log. The sessions of a
-night are played side by side, so their spans overlap and a night's log would be read once
-per session. Here one ordered scan serves every session's tail (what follows its newest
-snapshot), and SQLite filters the rows of the sessions asked for in C.
-
-Folding is CPU-bound Python, so a big fold is split over worker processes, sessions
-dealt out by the events each has to fold: a Raspberry Pi has four cores. The workers only
-read; the states come back msgpack-encoded, as snapshots are stored, and this process
-saves the snapshots so the next start-up is fast.
+Folding is CPU-bound Python, so a big fold is split over worker processes, sessions dealt
+out by the events each has to fold (a Raspberry Pi has four cores). Each worker folds its
+sessions one by one exactly as ``SQLiteStore.load_state`` does (``store.fold_session``):
+one scan of the log for several sessions was tried and is no faster per core, because
+switching between sessions' states and rulesets at every row costs what the shared scan
+saves (BENCHMARKS, session 3). The workers only read; the states come back
+msgpack-encoded, as snapshots are stored, and this process saves the snapshots so the
+next start-up is fast.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 import sqlite3
 import subprocess
@@ -23,15 +21,12 @@ from typing import Sequence
 
 import msgspec
 
-from events import game
 from events.game import GameState
-from server.store import SNAPSHOT_VERSION, SQLiteStore, decode_events, latest_snapshot
+from server.store import SNAPSHOT_VERSION, SQLiteStore, fold_session
 
 # below this many events to fold, starting worker processes (each imports the rules
 # engines, about a tenth of a second) costs more than it saves
 PARALLEL_FROM = 50_000
-CHUNK = 20_000
-_MAX_IN = 500  # sessions named in one IN (...) filter; more are filtered here
 _state_encoder = msgspec.msgpack.Encoder()
 _state_decoder = msgspec.msgpack.Decoder(GameState)
 
@@ -41,50 +36,14 @@ class Folded(msgspec.Struct, frozen=True, gc=False):
     folded: int  # events folded after the snapshot
 
 
-def fold_tails(path: str, sessions: Sequence[str], *, use_snapshots: bool = True) -> dict[str, Folded]:
-    """Every session's state, folded in this process over one scan of the log."""
+def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = True) -> dict[str, Folded]:
+    """Every session's state, folded in this process from its own connection."""
     conn = sqlite3.connect(path)
     try:
-        return _fold_tails(conn, list(dict.fromkeys(sessions)), use_snapshots)
+        return {s: Folded(*fold_session(conn, s, use_snapshots=use_snapshots))
+                for s in dict.fromkeys(sessions)}
     finally:
         conn.close()
-
-
-def _fold_tails(conn: sqlite3.Connection, sessions: list[str], use_snapshots: bool) -> dict[str, Folded]:
-    starts: dict[str, int] = {}
-    states: dict[str, GameState] = {}
-    for sid in sessions:
-        start, state = latest_snapshot(conn, sid) if use_snapshots else (0, None)
-        starts[sid], states[sid] = start, state if state is not None else game.initial()
-    heads, folded = dict(starts), dict.fromkeys(sessions, 0)
-    spans = _spans(conn, sessions)
-    todo = [s for s in sessions if s in spans and spans[s][1] > starts[s]]
-    if todo:
-        low = min(max(starts[s], spans[s][0] - 1) for s in todo)
-        high = max(spans[s][1] for s in todo)
-        sql, args = "SELECT seq, session, data FROM events WHERE seq > ? AND seq <= ?", [low, high]
-        if len(todo) <= _MAX_IN:
-            sql += f" AND session IN ({','.join('?' * len(todo))})"
-            args += todo
-        evolve = game.evolve
-        # as in load_state: millions of short-lived containers and no cycles, so the cyclic
-        # GC would only walk the growing states over and over
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            cursor = conn.execute(sql + " ORDER BY seq", args)
-            while rows := cursor.fetchmany(CHUNK):
-                rows = [r for r in rows if r[0] > starts.get(r[1], 1 << 62)]
-                # a row edited into TEXT through SQL still decodes; verify names the edit
-                events = decode_events([d if isinstance(d, bytes) else d.encode() for _, _, d in rows])
-                for (seq, sid, _), event in zip(rows, events):
-                    states[sid] = evolve(states[sid], event)
-                    heads[sid] = seq
-                    folded[sid] += 1
-        finally:
-            if paused:
-                gc.enable()
-    return {s: Folded(msgspec.structs.replace(states[s], head=heads[s]), folded[s]) for s in sessions}
 
 
 def _spans(conn: sqlite3.Connection, sessions: list[str]) -> dict[str, tuple[int, int]]:
@@ -95,7 +54,7 @@ def _spans(conn: sqlite3.Connection, sessions: list[str]) -> dict[str, tuple[int
 
 def _fold_in_worker(path: str, sessions: list[str], use_snapshots: bool) -> list[tuple[str, int, bytes]]:
     return [(s, f.folded, _state_encoder.encode(f.state))
-            for s, f in fold_tails(path, sessions, use_snapshots=use_snapshots).items()]
+            for s, f in fold_sessions(path, sessions, use_snapshots=use_snapshots).items()]
 
 
 def _work(conn: sqlite3.Connection, sessions: list[str], use_snapshots: bool) -> dict[str, int]:
@@ -133,29 +92,23 @@ def load_states(store: SQLiteStore, sessions: Sequence[str] | None = None, *,
     enough to be worth it, else this process alone.
     """
     sessions = list(dict.fromkeys(store.sessions() if sessions is None else sessions))
-    if not sessions:
-        return {}
-    if store.path == ":memory:":  # another connection would see another database
-        return {s: store.load_state(s, use_snapshots=use_snapshots) for s in sessions}
-    conn = sqlite3.connect(store.path)
-    try:
-        work = _work(conn, sessions, use_snapshots)
+    if store.path != ":memory:":  # another connection would see another database
+        conn = sqlite3.connect(store.path)
+        try:
+            work = _work(conn, sessions, use_snapshots)
+        finally:
+            conn.close()
         if workers is None:
             workers = (os.cpu_count() or 1) if sum(work.values()) >= PARALLEL_FROM else 1
         parts = deal(work, min(workers, len(sessions)))
-        if len(parts) <= 1:
-            results = _fold_tails(conn, sessions, use_snapshots)
-        else:
-            results = _fold_in_processes(store.path, parts, use_snapshots)
-    finally:
-        conn.close()
-    states = {}
-    for sid in sessions:
-        done = results[sid]
-        if use_snapshots and done.folded >= store.snapshot_every:
-            store.save_snapshot(sid, done.state.head, done.state)
-        states[sid] = done.state
-    return states
+        if len(parts) > 1:
+            states = {}
+            for sid, done in _fold_in_processes(store.path, parts, use_snapshots).items():
+                if use_snapshots and done.folded >= store.snapshot_every:
+                    store.save_snapshot(sid, done.state.head, done.state)
+                states[sid] = done.state
+            return {sid: states[sid] for sid in sessions}
+    return {sid: store.load_state(sid, use_snapshots=use_snapshots) for sid in sessions}
 
 
 def _fold_in_processes(path: str, parts: list[list[str]], use_snapshots: bool) -> dict[str, Folded]:

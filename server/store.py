@@ -135,6 +135,53 @@ def latest_snapshot(conn: sqlite3.Connection, session: str,
         return 0, None  # an unreadable snapshot is skipped: replay from zero is the truth
 
 
+def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto: int | None = None,
+                   chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
+    """Decoded events of a session in chunks: (last seq of chunk, events)."""
+    span = conn.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
+    if span is None:
+        return
+    after = max(after, span[0] - 1)  # the scan runs over the session's own span only
+    upto = min(upto if upto is not None else 1 << 62, span[1])
+    while True:
+        rows = conn.execute(
+            "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? AND session = ? "
+            "ORDER BY seq LIMIT ?",
+            (after, upto, session, chunk),
+        ).fetchall()
+        if not rows:
+            return
+        after = rows[-1][0]
+        # a row edited into TEXT through SQL still decodes; verify names the edit
+        yield after, decode_events([d if isinstance(d, bytes) else d.encode() for _, d in rows])
+
+
+def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
+                 use_snapshots: bool = True, progress=None) -> tuple[GameState, int]:
+    """(state at ``at`` or at the session's end, with ``head`` set; events folded after
+    the snapshot it started from): what ``load_state`` and replay workers run."""
+    start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
+    state = state if state is not None else game.initial()
+    folded = 0
+    head = start
+    evolve = game.evolve
+    # the fold makes millions of short-lived containers and no cycles: the cyclic GC
+    # would only walk the growing state over and over
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        for head, events in session_events(conn, session, after=start, upto=at):
+            for event in events:
+                state = evolve(state, event)
+            folded += len(events)
+            if progress:
+                progress(len(events))
+    finally:
+        if paused:
+            gc.enable()
+    return msgspec.structs.replace(state, head=head), folded
+
+
 def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
@@ -507,23 +554,7 @@ class SQLiteStore:
     def iter_events(self, session: str, after: int = 0, upto: int | None = None,
                     chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
         """Decoded events of a session in chunks: (last seq of chunk, events)."""
-        conn = self._reader
-        span = conn.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
-        if span is None:
-            return
-        after = max(after, span[0] - 1)  # the scan runs over the session's own span only
-        upto = min(upto if upto is not None else 1 << 62, span[1])
-        while True:
-            rows = conn.execute(
-                "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? AND session = ? "
-                "ORDER BY seq LIMIT ?",
-                (after, upto, session, chunk),
-            ).fetchall()
-            if not rows:
-                return
-            after = rows[-1][0]
-            # a row edited into TEXT through SQL still decodes; verify names the edit
-            yield after, decode_events([d if isinstance(d, bytes) else d.encode() for _, d in rows])
+        return session_events(self._reader, session, after, upto, chunk)
 
     # -- state -----------------------------------------------------------------------
 
@@ -537,28 +568,10 @@ class SQLiteStore:
         Saves a new snapshot when the tail folded was longer than ``snapshot_every``,
         so the next start-up is fast.
         """
-        start, state = self._latest_snapshot(session, at) if use_snapshots else (0, None)
-        state = state if state is not None else game.initial()
-        folded = 0
-        head = start
-        evolve = game.evolve
-        # the fold makes millions of short-lived containers and no cycles: the cyclic GC
-        # would only walk the growing state over and over
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            for head, events in self.iter_events(session, after=start, upto=at):
-                for event in events:
-                    state = evolve(state, event)
-                folded += len(events)
-                if progress:
-                    progress(len(events))
-        finally:
-            if paused:
-                gc.enable()
-        state = msgspec.structs.replace(state, head=head)
+        state, folded = fold_session(self._reader, session, at, use_snapshots=use_snapshots,
+                                     progress=progress)
         if use_snapshots and at is None and folded >= self.snapshot_every:
-            self.save_snapshot(session, head, state)
+            self.save_snapshot(session, state.head, state)
         return state
 
     def save_snapshot(self, session: str, seq: int, state: GameState, *, keep: int | None = None) -> None:
