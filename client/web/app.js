@@ -7,7 +7,7 @@
 
 import { initialView, applyEvent, isFrozenFor } from "./fold.js";
 import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText } from "./ui.js";
-import { playerView, myChallenges, myMove } from "./player.js";
+import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice } from "./net.js";
 
@@ -234,7 +234,8 @@ function vibrate(pattern) {
 // A challenge that waits for this player's answer buzzes the phone once.
 function nudge() {
   if (!app.viewer || isStoryteller() || !me()) return;
-  const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`));
+  const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`)
+    .concat(callsForMe().map((w) => `roll:${w.id}`))); // ACT-12: an opposed roll to answer
   for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
   app.waitingBefore = waiting;
 }
@@ -285,7 +286,7 @@ function commandFor(act, el, data) {
     case "roll_pool": return { type: "roll_pool", character, attribute: data.get("attribute") || null, skill: data.get("skill") || null, difficulty: num(data.get("difficulty")), visibility: data.get("visibility") || "open" };
     case "rouse": return { type: "rouse", character, visibility: data.get("visibility") || "open" };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
-    case "roll_action": return { type: "roll_action", character, characteristic: data.get("characteristic"), difficulty: num(data.get("difficulty")), bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none", expertise: data.get("expertise") ? true : null, visibility: data.get("visibility") || "open" };
+    case "roll_action": case "act_answer": case "act_resume": return actionCommand(act, el, data, character);
     case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
     case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
     case "open_scene": { const name = data.get("name") || ""; return { type: "open_scene", scene: `s-${uuid4().slice(0, 8)}`, name }; }

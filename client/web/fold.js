@@ -13,6 +13,10 @@ export function initialView() {
     scenes: {},
     challenges: {},
     rolls: [],
+    waiting: {}, // ACT-12: opposed rolls not yet answered, by the initiator's roll id
+    oppositions: [], // ACT-12: settled, oldest first
+    pending: {}, // ACT-2: multi-turn actions begun, by roll id
+    dead: {}, // ACT-8: sacrificed characters roll no more
     hunger: {},
     rejections: [],
     log: [],
@@ -87,20 +91,41 @@ function v5Roll(e) {
   };
 }
 
-// Action dice (ACT-3..6): the action dice against the threshold, then the D+/- dice.
-function actionRoll(vm, e) {
-  if (e.type === "action.modifier_applied") {
+// Action dice (ACT-3..6): the action dice against the threshold, then the D+/- dice;
+// mirrors events/action.py's waiting (ACT-12) and pending (ACT-2) maps.
+const ACTION = {
+  "action.modifier_applied": (vm, e) => {
     vm.modifiers = (vm.modifiers || []).concat([{ id: e.modifier, character: e.character, value: e.value, duration: e.duration, unit: e.unit }]);
-    return;
-  }
-  if (e.type !== "action.rolled") return;
-  vm.rolls.push({
-    id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
-    sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
-    label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
-    visibility: e.visibility,
-  });
-}
+  },
+  "action.rolled": (vm, e) => {
+    vm.rolls.push({
+      id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
+      sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
+      label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
+      visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
+    });
+    if (e.opponent) {
+      vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
+        characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0 };
+    }
+    if (e.against) delete vm.waiting[e.against];
+    delete vm.pending[e.roll]; // a resumed action rolls under the id it began with
+  },
+  "action.begun": (vm, e) => {
+    const cmd = e.command || {};
+    vm.pending[e.roll] = { id: e.roll, character: e.character, turns: e.turns, startedTurn: e.started_turn,
+      lastTurn: e.last_turn, label: e.notation || cmd.test || cmd.characteristic || "", opponent: cmd.opponent ?? null,
+      visibility: e.visibility || "open" };
+  },
+  // the defender's roll may be hidden from this viewer: the settlement closes the wait too
+  "action.opposition_settled": (vm, e) => {
+    delete vm.waiting[e.initiator_roll];
+    vm.oppositions.push({ initiatorRoll: e.initiator_roll, defenderRoll: e.defender_roll, initiator: e.initiator,
+      defender: e.defender, initiatorPs: e.initiator_ps, defenderPs: e.defender_ps, winner: e.winner,
+      visibility: e.visibility || "open" });
+  },
+  "action.sacrificed": (vm, e) => { vm.dead[e.character] = e.roll; },
+};
 
 // Mind's Eye Theatre: mirrors events/met.py's evolvers; ``status`` is the challenge's
 // stage: throwing | bidding | window | overbid | resolved | cancelled.
@@ -202,7 +227,7 @@ export function applyEvent(vm, seq, event) {
     const handler = H[type];
     if (handler) handler(vm, event);
     else if (type.startsWith("met.")) metEvent(vm, type, event);
-    else if (type.startsWith("action.")) actionRoll(vm, event);
+    else if (ACTION[type]) ACTION[type](vm, event);
   } catch (err) {
     entry.error = String(err); // an unexpected event must not stop the phone
   }

@@ -78,6 +78,12 @@ const en = {
   mutual: "mutual", mutual_help: "Mutual: settles both our actions (same attribute)",
   test_of: "Test {0} of {1}", test_n: "Test {0}",
   retest_cancel: "{0} retested: cancel it with your own retest", retest_cancel_button: "Cancel their retest",
+  opposed_title: "Opposed action", opposed_call: "{0} acts against you ({1}): roll to answer", opposed_answer: "Answer: roll",
+  opposed_sent: "Answer sent", opposed_waits: "Waiting for {0}'s answer…", ps: "{0} PS", opposed_tie: "equal PS: the defender holds",
+  against: "Against", against_env: "The environment (difficulty)", against_who: "against {0}", roll_against: "Roll against {0}",
+  turns: "Turns", cooperation: "Cooperation", cooperation_help: "the same name for each one",
+  pending_title: "Actions over several turns", pending_turns: "{0} turns: rolled at turn {1} (turn {2} now)",
+  resume_action: "Roll it now", resume_at: "Roll at turn {0}",
   history_restored: "The laptop's history was restored from a backup: this view was rebuilt from it.",
 };
 
@@ -159,6 +165,12 @@ const fr = {
   mutual: "mutuel", mutual_help: "Mutuel : règle nos deux actions (même attribut)",
   test_of: "Test {0} sur {1}", test_n: "Test {0}",
   retest_cancel: "{0} a fait un nouveau test : annulez-le avec le vôtre", retest_cancel_button: "Annuler son nouveau test",
+  opposed_title: "Action en opposition", opposed_call: "{0} s'oppose à vous ({1}) : lancez pour répondre", opposed_answer: "Répondre : lancer",
+  opposed_sent: "Réponse envoyée", opposed_waits: "En attente de la réponse de {0}…", ps: "{0} PS", opposed_tie: "autant de PS : le défenseur l'emporte",
+  against: "Contre", against_env: "L'Environnement (Difficulté)", against_who: "contre {0}", roll_against: "Lancer contre {0}",
+  turns: "Tours", cooperation: "Coopération", cooperation_help: "le même nom pour chacun",
+  pending_title: "Actions sur plusieurs Tours", pending_turns: "{0} Tours : jet au Tour {1} (Tour {2} en cours)",
+  resume_action: "Lancer maintenant", resume_at: "Jet au Tour {0}",
   history_restored: "L'historique de l'ordinateur a été restauré depuis une sauvegarde : cette vue a été reconstruite.",
 };
 

@@ -3,6 +3,8 @@
 import { rulesetOf, bidBounds, attributeOf, abilitiesOf, isOpen } from "./fold.js";
 import { app, t, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
 
+const num = (v) => Number.parseInt(v, 10);
+
 export function myChallenges() {
   return Object.values(app.vm.challenges).filter((c) => isOpen(c) && [c.initiator, c.defender].includes(me()));
 }
@@ -28,6 +30,7 @@ export function playerView() {
   const c = app.vm.characters[me()] || { name: me(), sheet: null };
   const ruleset = rulesetOf(app.vm, me());
   return `<main class="player">
+    ${ruleset === "action" ? opposedCalls(c) : ""}
     ${characterCard(c)}
     ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
       ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
@@ -35,7 +38,7 @@ export function playerView() {
       <p><a href="offline.html" data-testid="offline-link">${esc(t("offline_record"))}</a></p>
     </section>`}
     ${ruleset === "v5" ? v5Roller(c) : ""}
-    ${ruleset === "action" ? actionRoller(c) : ""}
+    ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
   </main>`;
 }
@@ -212,17 +215,118 @@ function v5Roller(c) {
     </div></section>`;
 }
 
+// The action dice (ACT): the roller, against the Environment (a difficulty) or against
+// another character (ACT-12); the calls to answer; the actions that last several turns.
+
+function otherCharacters(c) {
+  return Object.values(app.vm.characters).filter((o) => o.id !== c.id && !(o.id in app.vm.dead)
+    && (!c.scene || o.scene === c.scene));
+}
+
+function characteristicSelect(c, id, chosen) {
+  const names = Object.keys((c.sheet && c.sheet.characteristics) || {});
+  const pick = app.form[id] ?? names.find((k) => k.toLowerCase() === String(chosen || "").toLowerCase());
+  return `<label>${esc(t("characteristic"))} <select name="characteristic" id="${esc(id)}">${names.map((k) =>
+    `<option ${k === pick ? "selected" : ""}>${esc(k)}</option>`).join("")}</select></label>`;
+}
+
+// ACT-3: a player names the Expertise from the sheet that fits the action exactly.
+function expertiseSelect(c, id) {
+  const names = (c.sheet && c.sheet.expertises) || [];
+  if (!names.length) return "";
+  return `<label>${esc(t("expertise"))} <select name="expertise" id="${esc(id)}"><option value="">${esc(t("none"))}</option>${names.map((k) =>
+    `<option ${app.form[id] === k ? "selected" : ""}>${esc(k)}</option>`).join("")}</select></label>`;
+}
+
+const queuedFor = (field, id) => app.queued.some((e) => e.command.type === "roll_action" && e.command[field] === id);
+
+// ACT-12: the opposed rolls that wait for this character's answer.
+export function callsForMe() {
+  return Object.values(app.vm.waiting).filter((w) => w.opponent === me());
+}
+
+function opposedCalls(c) {
+  return callsForMe().map((w) => {
+    const key = `ans-${w.id}`;
+    const sent = queuedFor("against", w.id);
+    return `<section class="card opposed-call" data-testid="opposed-call" data-roll="${esc(w.id)}" aria-labelledby="h-${key}">
+      <h2 id="h-${key}">${esc(t("opposed_title"))}</h2>
+      <p class="call">${esc(t("opposed_call", nameOf(w.character), w.characteristic))}</p>
+      ${sent ? `<p class="queued-move">${esc(t("opposed_sent"))} <span class="badge">${esc(t("queued"))}</span></p>`
+        : `<form data-act="act_answer" data-roll="${esc(w.id)}" class="row wrap">
+        ${characteristicSelect(c, `${key}-carac`, w.characteristic)}${expertiseSelect(c, `${key}-exp`)}
+        <button type="submit" class="primary big" data-testid="opposed-answer">${esc(t("opposed_answer"))}</button></form>`}
+    </section>`;
+  }).join("");
+}
+
+// ACT-12: the opposed rolls this character made or answered: waiting, then the last settled.
+function opposedView() {
+  const id = me();
+  const sent = Object.values(app.vm.waiting).filter((w) => w.character === id).map((w) =>
+    `<p class="muted" data-testid="opposed-sent" data-roll="${esc(w.id)}">${esc(t("opposed_waits", nameOf(w.opponent)))}</p>`);
+  const settled = app.vm.oppositions.filter((o) => o.initiator === id || o.defender === id).slice(-3).reverse().map((o) =>
+    `<article class="roll ${o.winner === id ? "ok" : "ko"}" data-testid="opposed-result" data-winner="${esc(o.winner)}" data-roll="${esc(o.initiatorRoll)}">
+      <p class="label">${esc(nameOf(o.initiator))} ⟷ ${esc(nameOf(o.defender))}</p>
+      <p>${esc(nameOf(o.initiator))} ${esc(t("ps", o.initiatorPs))} · ${esc(nameOf(o.defender))} ${esc(t("ps", o.defenderPs))}</p>
+      <p class="words">${esc(t("winner"))}: ${esc(nameOf(o.winner))}${o.initiatorPs === o.defenderPs ? ` (${esc(t("opposed_tie"))})` : ""}</p></article>`);
+  if (!sent.length && !settled.length) return "";
+  return `<section class="card opposed" aria-labelledby="h-opp"><h2 id="h-opp">${esc(t("opposed_title"))}</h2>${sent.join("")}${settled.join("")}</section>`;
+}
+
+// ACT-2: a long action is rolled at its last turn; until then it waits here.
+function pendingView() {
+  const mine = Object.values(app.vm.pending).filter((p) => p.character === me());
+  if (!mine.length) return "";
+  const turn = app.vm.session.turn;
+  return `<section class="card pending" aria-labelledby="h-pending"><h2 id="h-pending">${esc(t("pending_title"))}</h2>
+    ${mine.map((p) => {
+      const due = turn >= p.lastTurn;
+      const sent = queuedFor("resume", p.id);
+      return `<article class="pending-action" data-testid="pending-action" data-roll="${esc(p.id)}" data-due="${due}">
+        <p class="label">${esc(p.label)}${p.opponent ? ` · ${esc(t("against_who", nameOf(p.opponent)))}` : ""}</p>
+        <p class="muted">${esc(t("pending_turns", p.turns, p.lastTurn, turn))}</p>
+        <button class="${due ? "primary" : "secondary"}" data-act="act_resume" data-roll="${esc(p.id)}" data-testid="resume-action"
+          ${due && !sent ? "" : "disabled"}>${esc(due ? t("resume_action") : t("resume_at", p.lastTurn))}</button></article>`;
+    }).join("")}</section>`;
+}
+
+// The roll_action commands of the phone (and of the storyteller's dice form, whose
+// expertise is a plain checkbox: a storyteller may roll it without a name).
+export function actionCommand(act, el, data, character) {
+  const expertise = (v) => (!v ? null : v === "on" ? true : v);
+  if (act === "act_answer") {
+    return { type: "roll_action", character, characteristic: data.get("characteristic"), against: el.dataset.roll, expertise: expertise(data.get("expertise")) };
+  }
+  if (act === "act_resume") return { type: "roll_action", character, resume: el.dataset.roll };
+  const opponent = data.get("opponent") || null;
+  const turns = num(data.get("turns")) || 1;
+  return {
+    type: "roll_action", character, characteristic: data.get("characteristic"),
+    ...(opponent ? { opponent } : { difficulty: num(data.get("difficulty")) }),
+    ...(turns > 1 ? { turns } : {}),
+    ...(data.get("cooperation") ? { cooperation: String(data.get("cooperation")).trim() } : {}),
+    bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none",
+    expertise: expertise(data.get("expertise")), visibility: data.get("visibility") || "open",
+  };
+}
+
 function actionRoller(c) {
-  const chars = Object.keys((c.sheet && c.sheet.characteristics) || {});
+  const others = otherCharacters(c);
+  const against = others.some((o) => o.id === app.form["act-against"]) ? app.form["act-against"] : "";
+  const field = (id, name, label, value, min, max) => `<label>${esc(t(label))} <input id="${id}" name="${name}" type="number" inputmode="numeric" min="${min}" max="${max}" value="${esc(app.form[id] ?? value)}"></label>`;
   return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
     <form data-act="roll_action" class="row wrap">
-      <label>${esc(t("characteristic"))} <select name="characteristic" id="act-characteristic">${chars.map((k) => `<option>${esc(k)}</option>`).join("")}</select></label>
-      <label>${esc(t("difficulty"))} <input id="actdiff" name="difficulty" type="number" min="0" max="10" value="${esc(app.form.actdiff ?? 2)}"></label>
-      <label>${esc(t("bonus"))} <input id="actbonus" name="bonus" type="number" min="0" max="10" value="${esc(app.form.actbonus ?? 0)}"></label>
-      <label>${esc(t("malus"))} <input id="actmalus" name="malus" type="number" min="0" max="10" value="${esc(app.form.actmalus ?? 0)}"></label>
+      ${characteristicSelect(c, "act-characteristic")}
+      ${others.length ? `<label>${esc(t("against"))} <select name="opponent" id="act-against" data-form="act-against" data-testid="act-against">
+        <option value="">${esc(t("against_env"))}</option>${others.map((o) => `<option value="${esc(o.id)}" ${o.id === against ? "selected" : ""}>${esc(o.name)}</option>`).join("")}</select></label>` : ""}
+      ${against ? "" : field("actdiff", "difficulty", "difficulty", 2, 0, 10)}
+      ${field("actbonus", "bonus", "bonus", 0, 0, 10)}${field("actmalus", "malus", "malus", 0, 0, 10)}
+      ${field("act-turns", "turns", "turns", 1, 1, 5)}
       <label>${esc(t("option"))} <select name="option" id="act-option">${["none", "surpass", "sacrifice"].map((o) => `<option value="${o}">${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>
-      <label class="check"><input type="checkbox" name="expertise" id="act-expertise"> ${esc(t("expertise"))}</label>
+      ${expertiseSelect(c, "act-expertise")}
+      ${against ? "" : `<label>${esc(t("cooperation"))} <input id="act-coop" name="cooperation" type="text" autocomplete="off" value="${esc(app.form["act-coop"] ?? "")}" placeholder="${esc(t("cooperation_help"))}"></label>`}
       ${visibilitySelect("act-vis")}
-      <button type="submit" class="primary" data-testid="roll">${esc(t("roll"))}</button>
+      <button type="submit" class="primary" data-testid="roll">${esc(against ? t("roll_against", nameOf(against)) : t("roll"))}</button>
     </form></section>`;
 }
