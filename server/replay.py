@@ -12,6 +12,7 @@ next start-up is fast.
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 import subprocess
@@ -23,6 +24,8 @@ import msgspec
 
 from events.game import GameState
 from server.store import SNAPSHOT_VERSION, SQLiteStore, fold_session
+
+log = logging.getLogger("conteur.replay")
 
 # below this many events to fold, starting worker processes (each imports the rules
 # engines, about a tenth of a second) costs more than it saves
@@ -102,8 +105,14 @@ def load_states(store: SQLiteStore, sessions: Sequence[str] | None = None, *,
             workers = (os.cpu_count() or 1) if sum(work.values()) >= PARALLEL_FROM else 1
         parts = deal(work, min(workers, len(sessions)))
         if len(parts) > 1:
+            try:
+                folded = _fold_in_processes(store.path, parts, use_snapshots)
+            except (OSError, RuntimeError, msgspec.DecodeError) as error:
+                # slower is better than not starting: fold here, as without workers
+                log.warning("replay workers failed (%s); folding in this process", error)
+                return {sid: store.load_state(sid, use_snapshots=use_snapshots) for sid in sessions}
             states = {}
-            for sid, done in _fold_in_processes(store.path, parts, use_snapshots).items():
+            for sid, done in folded.items():
                 if use_snapshots and done.folded >= store.snapshot_every:
                     store.save_snapshot(sid, done.state.head, done.state)
                 states[sid] = done.state

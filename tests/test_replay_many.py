@@ -89,3 +89,13 @@ def test_sessions_are_dealt_each_exactly_once_into_balanced_parts(work, workers)
         loads = [sum(work[s] for s in part) for part in parts]
         # greedy, biggest first: no part exceeds another by more than its biggest session
         assert max(loads) - min(loads) <= max(work.values())
+
+
+def test_workers_that_cannot_start_leave_the_fold_to_this_process(night, monkeypatch, caplog):
+    """A venue machine where worker processes fail (a sandbox, a broken interpreter path)
+    still starts: slower, never wrong."""
+    monkeypatch.setattr("sys.executable", "/nonexistent/python")
+    with SQLiteStore(night) as store:
+        many = replay.load_states(store, use_snapshots=False, workers=2)
+        assert many == _one_by_one(store, store.sessions())
+    assert "replay workers failed" in caplog.text
