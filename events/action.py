@@ -367,6 +367,32 @@ class ConfigureAction(Command, frozen=True, kw_only=True, tag="action_settings")
     levels: dict[str, int] = msgspec.field(default_factory=lambda: dict(DEFAULT_LEVELS))
 
 
+class SettleOpposition(Command, frozen=True, kw_only=True, tag="settle_opposition"):
+    """ACT-12 overruled: a storyteller settles an opposed roll still waiting for its
+    defender's answer (the defender died, left, lost its phone): ``outcome`` is
+    "initiator" (the initiator wins), "defender" (the defender's position holds) or
+    "cancelled" (the contest is dropped). A plain ``str``, so a bad outcome is refused with
+    a sentence naming the rule rather than a decoding error."""
+
+    storyteller_only = True
+    play = False
+
+    roll: str
+    outcome: str
+    reason: str = ""
+
+
+class CancelAction(Command, frozen=True, kw_only=True, tag="cancel_action"):
+    """ACT-2 overruled: a storyteller drops a multi-turn action that will never be rolled
+    (its character died, left the game)."""
+
+    storyteller_only = True
+    play = False
+
+    roll: str
+    reason: str = ""
+
+
 # ---------------------------------------------------------------- events
 
 
@@ -406,10 +432,9 @@ class ActionRolled(Visible, Event, frozen=True, kw_only=True, tag="action.rolled
 
     def owners(self) -> frozenset[str] | None:
         """A secret opposed roll is seen by the opponent too, who must answer it."""
-        owners = Visible.owners(self)
-        if owners and self.opponent is not None:
-            return owners | {self.opponent}
-        return owners
+        if self.opponent is not None:
+            return _opposed_owners(self.visibility, self.character, self.opponent)
+        return Visible.owners(self)
 
 
 class ActionBegun(Visible, Event, frozen=True, kw_only=True, tag="action.begun"):
@@ -454,6 +479,48 @@ class OppositionSettled(Event, frozen=True, kw_only=True, tag="action.opposition
         if self.visibility == "secret":
             return frozenset((self.initiator, self.defender))
         return frozenset()
+
+
+def _opposed_owners(visibility: str, character: str, opponent: str) -> frozenset[str] | None:
+    """Who sees an opposed roll whole (``ActionRolled.owners``): everyone when open, its
+    roller and the opponent who must answer it when secret, storytellers alone when blind."""
+    if visibility == "open":
+        return None
+    if visibility == "secret":
+        return frozenset((character, opponent))
+    return frozenset()
+
+
+class OppositionRuled(Event, frozen=True, kw_only=True, tag="action.opposition_ruled"):
+    """ACT-12 overruled by a storyteller: the waiting roll ``roll`` of ``character``
+    against ``opponent`` is settled without the defender's roll. ``winner`` is None when
+    the contest was cancelled. Seen by exactly who could see the roll it settles."""
+
+    roll: str
+    character: str  # the initiator
+    opponent: str  # the defender who never answered
+    outcome: str  # initiator | defender | cancelled
+    winner: str | None = None
+    initiator_ps: int = 0
+    reason: str = ""
+    visibility: str = "open"
+
+    def owners(self) -> frozenset[str] | None:
+        return _opposed_owners(self.visibility, self.character, self.opponent)
+
+
+class ActionCancelled(Visible, Event, frozen=True, kw_only=True, tag="action.cancelled"):
+    """ACT-2 overruled: a multi-turn action dropped by a storyteller before its last
+    turn's roll. Seen by who saw it begin (``ActionBegun`` is ``Visible`` too)."""
+
+    roll: str
+    character: str
+    turns: int
+    started_turn: int
+    last_turn: int
+    notation: str = ""
+    reason: str = ""
+    visibility: str = "open"
 
 
 class TensionRaised(Visible, Event, frozen=True, kw_only=True, tag="action.tension_raised"):
@@ -834,6 +901,47 @@ def decide_configure(state: Any, cmd: ConfigureAction, draws: Draws, actor: Acto
     return [ActionConfigured(settings=settings)]
 
 
+OUTCOMES = ("initiator", "defender", "cancelled")
+
+
+def _known(state: Any, roll: str) -> bool:
+    """A roll id this session has handed out ("a1" .. below ``next_roll``)."""
+    return bool(re.fullmatch(r"a[1-9]\d*", roll)) and int(roll[1:]) < state.action.next_roll
+
+
+def decide_settle_opposition(state: Any, cmd: SettleOpposition, draws: Draws,
+                             actor: Actor) -> list[Event]:
+    if cmd.outcome not in OUTCOMES:
+        raise _refuse(f"outcome {cmd.outcome!r} is not one of {', '.join(OUTCOMES)}", "ACT-12",
+                      "invalid")
+    waiting = state.action.waiting.get(cmd.roll)
+    if waiting is None:
+        if not _known(state, cmd.roll):
+            raise _refuse(f"no roll {cmd.roll!r} in this session", "ACT-12", "not_found")
+        raise _refuse(f"roll {cmd.roll} waits for no answer: it was answered or settled "
+                      "already, or opposed nobody", "ACT-12")
+    winner = {"initiator": waiting.character, "defender": waiting.opponent}.get(cmd.outcome)
+    return [OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
+                            outcome=cmd.outcome, winner=winner, initiator_ps=waiting.ps,
+                            reason=cmd.reason, visibility=waiting.visibility)]
+
+
+def decide_cancel_action(state: Any, cmd: CancelAction, draws: Draws, actor: Actor) -> list[Event]:
+    begun = state.action.pending.get(cmd.roll)
+    if begun is None:
+        if cmd.roll in state.action.waiting:
+            raise _refuse(f"roll {cmd.roll} is an opposed roll waiting for its answer: settle it "
+                          "with settle_opposition", "ACT-12")
+        if not _known(state, cmd.roll):
+            raise _refuse(f"no action {cmd.roll!r} in this session", "ACT-2", "not_found")
+        raise _refuse(f"action {cmd.roll} is not under way: it was rolled or cancelled already, "
+                      "or lasted one turn", "ACT-2")
+    return [ActionCancelled(roll=cmd.roll, character=begun.character, turns=begun.turns,
+                            started_turn=begun.started_turn, last_turn=begun.last_turn,
+                            notation=begun.notation, reason=cmd.reason,
+                            visibility=begun.visibility)]
+
+
 # ---------------------------------------------------------------- evolvers
 
 
@@ -903,11 +1011,21 @@ def evolve_configured(state: Any, e: ActionConfigured) -> Any:
     return _action(state, settings=e.settings)
 
 
+def evolve_opposition_ruled(state: Any, e: OppositionRuled) -> Any:
+    return _action(state, waiting=_without(state.action.waiting, e.roll))
+
+
+def evolve_cancelled(state: Any, e: ActionCancelled) -> Any:
+    return _action(state, pending=_without(state.action.pending, e.roll))
+
+
 DECIDERS = {
     RollAction: decide_roll_action,
     ApplyModifier: decide_apply_modifier,
     RuleAction: decide_rule_action,
     ConfigureAction: decide_configure,
+    SettleOpposition: decide_settle_opposition,
+    CancelAction: decide_cancel_action,
 }
 EVOLVERS = {
     ActionRolled: evolve_rolled,
@@ -918,10 +1036,12 @@ EVOLVERS = {
     CharacterSacrificed: evolve_sacrificed,
     ModifierApplied: evolve_modifier,
     ActionConfigured: evolve_configured,
+    OppositionRuled: evolve_opposition_ruled,
+    ActionCancelled: evolve_cancelled,
 }
 EVENTS = (ActionRolled, ActionBegun, ActionRuled, OppositionSettled, TensionRaised,
-          CharacterSacrificed, ModifierApplied, ActionConfigured)
-COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction)
+          CharacterSacrificed, ModifierApplied, ActionConfigured, OppositionRuled, ActionCancelled)
+COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction, SettleOpposition, CancelAction)
 
 
 # ---------------------------------------------------------------- simulation
