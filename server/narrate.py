@@ -78,6 +78,9 @@ T: dict[str, dict[str, str]] = {
         "opposition": "{w} prevailed ({ips} PS to {dps}) in the contest of {a} and {b}",
         "tension": "{who} surpassed itself: tension {t}", "sacrificed": "{who} sacrificed itself",
         "modifier": "{who} gets {value:+d} for {duration} {unit}{why}",
+        "opposition_ruled": "A storyteller settled {a}'s roll against {b}, left unanswered: {w} prevailed{why}",
+        "opposition_dropped": "A storyteller cancelled {a}'s roll against {b}, left unanswered{why}",
+        "act_cancelled": "A storyteller cancelled {who}'s action of {turns} turns{why}",
     },
     "fr": {
         "storyteller": "le conteur", "sealed": "(scellé)", "colon": " : ",
@@ -139,6 +142,9 @@ T: dict[str, dict[str, str]] = {
         "opposition": "{w} l'emporte ({ips} PS contre {dps}) dans l'opposition entre {a} et {b}",
         "tension": "{who} s'est surpassé : tension {t}", "sacrificed": "{who} s'est sacrifié",
         "modifier": "{who} reçoit {value:+d} pendant {duration} {unit}{why}",
+        "opposition_ruled": "Un conteur a tranché le jet de {a} contre {b}, resté sans réponse : {w} l'emporte{why}",
+        "opposition_dropped": "Un conteur a annulé le jet de {a} contre {b}, resté sans réponse{why}",
+        "act_cancelled": "Un conteur a annulé l'action de {turns} tours de {who}{why}",
     },
 }
 
@@ -273,6 +279,11 @@ def _dice_sentences(t: Teller) -> dict[type, Callable]:
         action.ModifierApplied: lambda e: t("modifier", who=t.who(e.character), value=e.value,
                                             duration=e.duration, unit=e.unit, why=t.why(e.reason)) + ".",
         action.ActionConfigured: lambda e: t("configured"),
+        action.OppositionRuled: lambda e: t(
+            "opposition_dropped" if e.winner is None else "opposition_ruled", a=t.who(e.character),
+            b=t.who(e.opponent), w=t.who(e.winner), why=t.why(e.reason)) + ".",
+        action.ActionCancelled: lambda e: t("act_cancelled", who=t.who(e.character), turns=e.turns,
+                                            why=t.why(e.reason)) + ".",
     }
 
 

@@ -305,6 +305,8 @@ function commandFor(act, el, data) {
     case "close_window": return { type: "close_window", challenge: ch };
     case "overrule": return { type: "overrule", challenge: ch, winner: data.get("winner") };
     case "cancel": return { type: "cancel_challenge", challenge: ch };
+    case "settle_opposition": return { type: "settle_opposition", roll: el.dataset.roll, outcome: el.dataset.outcome, reason: app.form["stuck-reason"] || "" };
+    case "cancel_action": return { type: "cancel_action", roll: el.dataset.roll, reason: app.form["stuck-reason"] || "" };
     case "next_turn": return { type: "next_turn" };
     case "out_of_game": return { type: "out_of_game", character };
     case "back_in_game": return { type: "back_in_game", character };

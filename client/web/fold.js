@@ -97,7 +97,7 @@ const ACTION = {
   "action.modifier_applied": (vm, e) => {
     vm.modifiers = (vm.modifiers || []).concat([{ id: e.modifier, character: e.character, value: e.value, duration: e.duration, unit: e.unit }]);
   },
-  "action.rolled": (vm, e) => {
+  "action.rolled": (vm, e, seq) => {
     vm.rolls.push({
       id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
       sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
@@ -106,16 +106,16 @@ const ACTION = {
     });
     if (e.opponent) {
       vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
-        characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0 };
+        characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0, seq };
     }
     if (e.against) delete vm.waiting[e.against];
     delete vm.pending[e.roll]; // a resumed action rolls under the id it began with
   },
-  "action.begun": (vm, e) => {
+  "action.begun": (vm, e, seq) => {
     const cmd = e.command || {};
     vm.pending[e.roll] = { id: e.roll, character: e.character, turns: e.turns, startedTurn: e.started_turn,
       lastTurn: e.last_turn, label: e.notation || cmd.test || cmd.characteristic || "", opponent: cmd.opponent ?? null,
-      visibility: e.visibility || "open" };
+      visibility: e.visibility || "open", seq };
   },
   // the defender's roll may be hidden from this viewer: the settlement closes the wait too
   "action.opposition_settled": (vm, e) => {
@@ -125,6 +125,11 @@ const ACTION = {
       visibility: e.visibility || "open" });
   },
   "action.sacrificed": (vm, e) => { vm.dead[e.character] = e.roll; },
+  // a storyteller overruled a roll left waiting (ACT-12) or a stuck long action (ACT-2): the
+  // answer card and the Resume button go; not among ``oppositions`` (no roll answered it),
+  // the log tells the ruling
+  "action.opposition_ruled": (vm, e) => { delete vm.waiting[e.roll]; },
+  "action.cancelled": (vm, e) => { delete vm.pending[e.roll]; },
 };
 
 // Mind's Eye Theatre: mirrors events/met.py's evolvers; ``status`` is the challenge's
@@ -227,7 +232,7 @@ export function applyEvent(vm, seq, event) {
     const handler = H[type];
     if (handler) handler(vm, event);
     else if (type.startsWith("met.")) metEvent(vm, type, event);
-    else if (ACTION[type]) ACTION[type](vm, event);
+    else if (ACTION[type]) ACTION[type](vm, event, seq); // seq: since when it waits
   } catch (err) {
     entry.error = String(err); // an unexpected event must not stop the phone
   }

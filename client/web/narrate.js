@@ -47,6 +47,9 @@ const T = {
     act_ruled: "{who}'s action was ruled {ruling}.", act_begun: "{who} began an action lasting {turns} turns.",
     opposition: "{w} prevailed ({ips} PS to {dps}) in the contest of {a} and {b}.",
     tension: "{who} surpassed itself: tension {t}.", sacrificed: "{who} sacrificed itself.", modifier: "{who} gets {value} for {duration} {unit}{why}.",
+    opposition_ruled: "A storyteller settled {a}'s roll against {b}, left unanswered: {w} prevailed{why}.",
+    opposition_dropped: "A storyteller cancelled {a}'s roll against {b}, left unanswered{why}.",
+    act_cancelled: "A storyteller cancelled {who}'s action of {turns} turns{why}.",
   },
   fr: {
     storyteller: "le conteur", sealed: "(scellé)",
@@ -92,6 +95,9 @@ const T = {
     act_ruled: "L'action de {who} est jugée {ruling}.", act_begun: "{who} a commencé une action de {turns} tours.",
     opposition: "{w} l'emporte ({ips} PS contre {dps}) dans l'opposition entre {a} et {b}.",
     tension: "{who} s'est surpassé : tension {t}.", sacrificed: "{who} s'est sacrifié.", modifier: "{who} reçoit {value} pendant {duration} {unit}{why}.",
+    opposition_ruled: "Un conteur a tranché le jet de {a} contre {b}, resté sans réponse : {w} l'emporte{why}.",
+    opposition_dropped: "Un conteur a annulé le jet de {a} contre {b}, resté sans réponse{why}.",
+    act_cancelled: "Un conteur a annulé l'action de {turns} tours de {who}{why}.",
   },
 };
 
@@ -178,6 +184,8 @@ export function teller(vm, lang = "en") {
     "action.tension_raised": (e) => say("tension", { who: who(e.character), t: e.tension }),
     "action.sacrificed": (e) => say("sacrificed", { who: who(e.character) }),
     "action.ruled": (e) => say("act_ruled", { who: who(e.character), ruling: e.ruling }),
+    "action.opposition_ruled": (e) => say(e.winner == null ? "opposition_dropped" : "opposition_ruled", { a: who(e.character), b: who(e.opponent), w: who(e.winner), why: why(e.reason) }),
+    "action.cancelled": (e) => say("act_cancelled", { who: who(e.character), turns: e.turns, why: why(e.reason) }),
     "action.modifier_applied": (e) => say("modifier", { who: who(e.character), value: e.value > 0 ? `+${e.value}` : e.value, duration: e.duration, unit: e.unit, why: why(e.reason) }),
     "offline.recorded": (e) => say("offline", { a: who(e.recorder), b: who(e.opponent), w: who(e.winner), account: e.account ? ` — “${e.account}”` : "" }),
     "offline.confirmed": (e) => say("offline_confirmed", { id: e.record, b: who(e.opponent) }),

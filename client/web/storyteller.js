@@ -56,6 +56,7 @@ export function storytellerView() {
       ${open.map(stChallenge).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
       ${stNewChallenge(chars)}
     </section>
+    ${stuckView(vm)}
     ${done.length ? `<section class="card" aria-labelledby="h-done"><h2 id="h-done">${esc(t("recent"))}</h2>
       <div data-testid="st-done">${done.map(stChallenge).join("")}</div></section>` : ""}
     <section class="card" aria-labelledby="h-time"><h2 id="h-time">${esc(t("turn"))} ${vm.session.turn}</h2>
@@ -73,6 +74,31 @@ export function storytellerView() {
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
   </main>`;
+}
+
+// ACT-12, ACT-2 overruled: opposed rolls waiting for their defender's answer and long
+// actions under way, each with its storyteller's ruling, for the defender who died, left or
+// lost its phone (DESIGN "overrule"). The reason, optional, goes with every button.
+function stuckView(vm) {
+  const waiting = Object.values(vm.waiting);
+  const pending = Object.values(vm.pending);
+  if (!waiting.length && !pending.length) return "";
+  const state = (id) => (vm.dead[id] ? ` · ${t("stuck_dead")}` : vm.characters[id]?.outOfGame ? ` · ${t("out_of_game")}` : "");
+  const since = (x) => t("stuck_since", x.turn ?? x.startedTurn ?? 0, x.seq ?? "?");
+  const button = (w, outcome, label, cls = "") => `<button ${cls ? `class="${cls}" ` : ""}data-act="settle_opposition" data-roll="${esc(w.id)}" data-outcome="${outcome}" data-testid="settle-${outcome}">${esc(label)}</button>`;
+  return `<section class="card stuck" aria-labelledby="h-stuck" data-testid="st-stuck"><h2 id="h-stuck">${esc(t("stuck_title"))}</h2>
+    <label>${esc(t("stuck_reason"))} <input id="stuck-reason" value="${esc(app.form["stuck-reason"] ?? "")}" data-testid="stuck-reason"></label>
+    ${waiting.map((w) => `<article class="stuck-roll" data-testid="st-waiting" data-roll="${esc(w.id)}">
+      <p><b>${esc(w.id)}</b> · ${esc(nameOf(w.character))}${esc(state(w.character))} ⟶ ${esc(nameOf(w.opponent))}${esc(state(w.opponent))}${w.characteristic ? ` (${esc(w.characteristic)})` : ""}</p>
+      <p class="muted">${esc(since(w))}</p>
+      <div class="row wrap" role="group" aria-label="${esc(t("stuck_settle"))}">
+        ${button(w, "initiator", t("settle_initiator", nameOf(w.character)), "primary")}${button(w, "defender", t("settle_defender", nameOf(w.opponent)))}${button(w, "cancelled", t("settle_cancel"), "danger")}
+      </div></article>`).join("")}
+    ${pending.map((p) => `<article class="stuck-action" data-testid="st-pending" data-roll="${esc(p.id)}">
+      <p><b>${esc(p.id)}</b> · ${esc(nameOf(p.character))}${esc(state(p.character))} · ${esc(p.label)} · ${esc(t("pending_turns", p.turns, p.lastTurn, vm.session.turn))}</p>
+      <p class="muted">${esc(since(p))}</p>
+      <button class="danger" data-act="cancel_action" data-roll="${esc(p.id)}" data-testid="cancel-action">${esc(t("cancel_action"))}</button></article>`).join("")}
+  </section>`;
 }
 
 // The join sheet to print at check-in, and the pages a storyteller opens beside this one.

@@ -1,0 +1,78 @@
+"""A storyteller overrules from the tablet, in real Chromium against a real server: an
+opposed roll left waiting for its defender (ACT-12) is settled, and a long action under way
+(ACT-2) is cancelled; the phones' card and pending list empty as the server's state does.
+The demo chronicle's action-demo session: Nova and Rook (server/demo.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.client_support import events_of_type
+from tests.test_web import CHROMIUM, TABLET, Device
+from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
+from tests.test_web_opposed import SESSION, calls, roll_against, state
+from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+]
+
+
+def test_act_12_the_storyteller_settles_a_roll_its_defender_never_answers(browser, demo):
+    server, db, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
+    nova = Device(browser, server.url, links["nova"])
+    rook = Device(browser, server.url, links["rook"], locale="fr-FR")
+    roll_against(nova, "rook", "combat")
+    rook.expect(calls(rook)).to_have_count(1)
+
+    waiting = st.page.get_by_test_id("st-waiting")
+    st.expect(waiting).to_have_count(1)
+    st.expect(waiting).to_have_attribute("data-roll", "a1")
+    st.expect(waiting).to_contain_text("Nova")
+    st.expect(waiting).to_contain_text("Rook")
+    st.expect(waiting).to_contain_text("since turn")
+    st.page.get_by_test_id("stuck-reason").fill("Rook's phone is lost")
+    st.shot("storyteller-waiting-roll-1024x768", focus="[data-testid=st-stuck]")
+    settle = waiting.get_by_test_id("settle-initiator")
+    st.expect(settle).to_have_text("Nova wins")
+    settle.click()
+
+    st.expect(waiting).to_have_count(0)
+    rook.expect(calls(rook)).to_have_count(0)  # the answer card goes with the ruling
+    nova.expect(nova.page.get_by_test_id("opposed-sent")).to_have_count(0)
+    assert state(server).waiting == {}
+    [ruled] = events_of_type(db, "action.opposition_ruled")
+    assert (ruled["roll"], ruled["outcome"], ruled["winner"], ruled["reason"]) == (
+        "a1", "initiator", "nova", "Rook's phone is lost")
+    st.expect(st.page.locator("[data-testid=log] li[data-type='action.opposition_ruled']")).to_contain_text(
+        "A storyteller settled Nova's roll against Rook, left unanswered: Nova prevailed (Rook's phone is lost).")
+    for d in (st, nova, rook):
+        d.close()
+
+
+def test_act_2_the_storyteller_cancels_a_long_action_under_way(browser, demo):
+    server, db, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
+    nova = Device(browser, server.url, links["nova"])
+    page = nova.page
+    page.locator("#act-characteristic").select_option("science")
+    page.locator("#actdiff").fill("2")
+    page.locator("#act-turns").fill("3")
+    page.get_by_test_id("roll").click()
+    nova.expect(page.get_by_test_id("pending-action")).to_have_count(1)
+
+    pending = st.page.get_by_test_id("st-pending")
+    st.expect(pending).to_have_count(1)
+    st.expect(pending).to_contain_text("Nova")
+    pending.get_by_test_id("cancel-action").click()
+
+    st.expect(pending).to_have_count(0)
+    st.expect(st.page.get_by_test_id("st-stuck")).to_have_count(0)  # nothing left to rule
+    nova.expect(page.get_by_test_id("pending-action")).to_have_count(0)
+    assert state(server).pending == {}
+    [cancelled] = events_of_type(db, "action.cancelled")
+    assert (cancelled["roll"], cancelled["character"], cancelled["turns"]) == ("a1", "nova", 3)
+    for d in (st, nova):
+        d.close()
