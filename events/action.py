@@ -1047,6 +1047,28 @@ COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction, SettleOpposi
 # ---------------------------------------------------------------- simulation
 
 
+def stuck(state: Any) -> list[tuple[Actor, Command]]:
+    """The storyteller's rulings that end what a death left stuck, oldest first: an opposed
+    roll waiting on a dead defender (ACT-8: it can no longer answer; the initiator wins) and
+    a dead character's multi-turn action (it will never be rolled). For the simulator, at
+    random during the night and all at once before the session closes."""
+    dead = state.action.dead
+    if not dead:
+        return []
+    rulings: list[tuple[Actor, Command]] = [
+        (STORYTELLER, SettleOpposition(roll=roll, outcome="initiator",
+                                       reason=f"{r.opponent} died before answering"))
+        for roll, r in sorted(state.action.waiting.items(), key=lambda kv: int(kv[0][1:]))
+        if r.opponent in dead
+    ]
+    rulings += [
+        (STORYTELLER, CancelAction(roll=roll, reason=f"{b.character} died"))
+        for roll, b in sorted(state.action.pending.items(), key=lambda kv: int(kv[0][1:]))
+        if b.character in dead
+    ]
+    return rulings
+
+
 def random_command(rng: random.Random, state: Any,
                    characters: list[str] | None = None) -> tuple[Actor, Command]:
     """One random action-dice command against the current state, as on a venue night: a
@@ -1058,11 +1080,18 @@ def random_command(rng: random.Random, state: Any,
         c for c in roster_characters(state)
         if isinstance(sheet_of(state, c), ActionSheet) and c not in state.action.dead
     ]
+    # ACT-8 with ACT-12 and ACT-2: what a death left stuck, the storyteller soon overrules
+    overdue = stuck(state)
+    if overdue and rng.random() < 0.5:
+        actor, command = overdue[0]
+        if isinstance(command, SettleOpposition) and rng.random() < 0.3:
+            command = replace(command, outcome="cancelled")
+        return actor, command
     if not characters:
         return STORYTELLER, RollAction(character="pc", characteristic="Motricité",
                                        threshold=rng.randint(4, 8), difficulty=rng.randint(1, 4))
-    # ACT-12: the defender answers the oldest roll waiting on it before anything else. A roll
-    # on a character who died since stays waiting: no command settles it (ACT-8 vs ACT-12).
+    # ACT-12: the defender answers the oldest roll waiting on it before anything else; a roll
+    # on a character who died since waits for the storyteller (``stuck``).
     answer = min(((int(k[1:]), k, r.opponent) for k, r in state.action.waiting.items()
                   if r.opponent in characters), default=None)
     who = answer[2] if answer is not None and rng.random() < 0.85 else rng.choice(characters)

@@ -124,6 +124,9 @@ def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progr
         settle()
     if close:
         for sid in sessions.values():
+            # ACT-8 with ACT-12, ACT-2: nothing a death left waiting outlives the night
+            for actor, command in action.stuck(chronicle.state(sid)):
+                submit(sid, actor, command)
             submit(sid, STORYTELLER, session.CloseSession())
         settle()
     if progress and hasattr(progress, "close"):
