@@ -89,6 +89,12 @@ const en = {
   pending_title: "Actions over several turns", pending_turns: "{0} turns: rolled at turn {1} (turn {2} now)",
   resume_action: "Roll it now", resume_at: "Roll at turn {0}",
   history_restored: "The laptop's history was restored from a backup: this view was rebuilt from it.",
+  // the phone's "What happened" feed
+  feed_title: "What happened", feed_empty: "Nothing yet around you.",
+  feed_throw_sealed: "{0}: {1} has thrown, hidden until both throws are in.",
+  feed_bid_sealed: "{0}: {1} has bid; only the storyteller knows how much.",
+  feed_overbid_sealed: "{0}: {1} has overbid; only the storyteller knows the score.",
+  feed_roll_sealed: "{1} rolled in secret.",
 };
 
 const fr = {
@@ -180,6 +186,12 @@ const fr = {
   pending_title: "Actions sur plusieurs Tours", pending_turns: "{0} Tours : jet au Tour {1} (Tour {2} en cours)",
   resume_action: "Lancer maintenant", resume_at: "Jet au Tour {0}",
   history_restored: "L'historique de l'ordinateur a été restauré depuis une sauvegarde : cette vue a été reconstruite.",
+  // le fil « Ce qui s'est passé » du téléphone
+  feed_title: "Ce qui s'est passé", feed_empty: "Rien encore autour de vous.",
+  feed_throw_sealed: "{0} : {1} a joué, caché jusqu'à la révélation des deux signes.",
+  feed_bid_sealed: "{0} : {1} a enchéri ; seul le conteur connaît le montant.",
+  feed_overbid_sealed: "{0} : {1} a surenchéri ; seul le conteur connaît le score.",
+  feed_roll_sealed: "{1} a lancé en secret.",
 };
 
 export const STRINGS = { en, fr };

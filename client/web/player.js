@@ -1,7 +1,8 @@
 // The player's phone: the character, its pending challenges with the next move, dice.
 
 import { rulesetOf, bidBounds, attributeOf, abilitiesOf, isOpen } from "./fold.js";
-import { app, t, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
+import { teller } from "./narrate.js";
+import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
@@ -40,6 +41,7 @@ export function playerView() {
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
+    ${feedView()}
   </main>`;
 }
 
@@ -330,3 +332,85 @@ function actionRoller(c) {
       <button type="submit" class="primary" data-testid="roll">${esc(against ? t("roll_against", nameOf(against)) : t("roll"))}</button>
     </form></section>`;
 }
+
+// ---- what happened around the player
+//
+// Told from this phone's own log only (the events the server sent it, already redacted
+// for it): nothing here can say more than the stream did. Kept: what names this
+// character, what happened in the scene it stood in at the time, and what concerns the
+// whole session (Time Out for everyone, time skipped, a new turn).
+
+const FEED_SIZE = 12;
+const SESSION_WIDE = new Set(["session.opened", "session.closed", "session.time_skipped", "session.turn_length_set"]);
+const SCOPED = new Set(["session.time_out_called", "session.time_out_ended", "session.turn_advanced"]);
+const NAMING = ["character", "initiator", "defender", "tested", "opponent", "winner", "loser", "debtor", "creditor", "cancelled", "recorder"];
+
+function named(vm, e) {
+  const ids = new Set(NAMING.map((k) => e[k]).filter((v) => typeof v === "string"));
+  Object.keys(e.throws || {}).forEach((k) => ids.add(k));
+  const ch = e.challenge && vm.challenges[e.challenge];
+  if (ch) [ch.initiator, ch.defender, ch.tested].forEach((k) => k && ids.add(k));
+  return ids;
+}
+
+function concerns(vm, e, id, at) {
+  if (SESSION_WIDE.has(e.type) || (SCOPED.has(e.type) && !e.scene && e.scope !== "scene")) return true;
+  const ids = named(vm, e);
+  if (ids.has(id)) return true;
+  if (typeof e.scene === "string") return e.scene === at(id);
+  if (e.type === "session.character_added") return false; // the roster, not the room
+  const cast = [...ids].filter((c) => c in vm.characters); // antagonists have no place here
+  return cast.some((c) => at(c) === at(id));
+}
+
+// The entries that concern character ``id``, oldest first. Each is judged with the
+// scenes as they stood when it happened, replayed from the log's joins and leaves; a log
+// cut short (LOG_SIZE) takes, for who has not moved since, the scene they stand in now.
+export function feedEntries(vm, id) {
+  const whole = vm.log.length > 0 && vm.log[0].type === "session.opened";
+  const where = {};
+  const at = (c) => (c in where ? where[c] : whole ? null : (vm.characters[c] && vm.characters[c].scene) || null);
+  const kept = [];
+  for (const entry of vm.log) {
+    const e = entry.event || {};
+    if (concerns(vm, e, id, at)) kept.push(entry);
+    if (e.type === "session.scene_joined") where[e.character] = e.scene;
+    else if (e.type === "session.scene_left" && at(e.character) === e.scene) where[e.character] = null;
+    else if (e.type === "session.scene_closed") Object.keys(vm.characters).forEach((c) => { if (at(c) === e.scene) where[c] = null; });
+  }
+  return kept;
+}
+
+// A sealed throw or bid reaches this phone without its value: said so in plain words.
+const SEALED_WORDS = {
+  "met.throw_committed": (e) => e.choice == null && "feed_throw_sealed",
+  "met.bid_declared": (e) => e.value == null && "feed_bid_sealed",
+  "met.overbid_declared": (e) => e.value == null && "feed_overbid_sealed",
+  "v5.pool_rolled": (e) => e.normal == null && e.hunger == null && "feed_roll_sealed",
+  "action.rolled": (e) => e.dice == null && "feed_roll_sealed",
+};
+
+function feedLine(entry, tell) {
+  const e = entry.event || {};
+  const ch = e.challenge && app.vm.challenges[e.challenge];
+  // a player knows a challenge by who is in it, not by its id
+  const shown = ch ? { ...e, challenge: `${nameOf(ch.initiator)} ⟷ ${nameOf(ch.defender)}` } : e;
+  const sealed = SEALED_WORDS[e.type] && SEALED_WORDS[e.type](e);
+  const said = sealed ? t(sealed, shown.challenge || "", nameOf(e.character)) : tell(shown);
+  return said && `<li data-seq="${esc(entry.seq)}" data-type="${esc(e.type)}"${sealed ? ' class="sealed"' : ""}>${esc(said)}</li>`;
+}
+
+function feedView() {
+  const tell = teller(app.vm, lang);
+  const lines = feedEntries(app.vm, me()).map((entry) => feedLine(entry, tell)).filter(Boolean).slice(-FEED_SIZE).reverse();
+  return `<section class="card feed" aria-labelledby="h-feed">
+    <details id="feed" data-testid="feed-details" ${app.form.feedClosed ? "" : "open"}>
+      <summary><h2 id="h-feed">${esc(t("feed_title"))}</h2></summary>
+      ${lines.length ? `<ol class="feed-list" data-testid="feed">${lines.join("")}</ol>` : `<p class="muted" data-testid="feed-empty">${esc(t("feed_empty"))}</p>`}
+    </details></section>`;
+}
+
+// A closed feed stays closed across re-renders (app.js reopens only what was open).
+document.addEventListener("toggle", (ev) => {
+  if (ev.target && ev.target.id === "feed") app.form.feedClosed = !ev.target.open;
+}, true);
