@@ -41,6 +41,9 @@ Choices where the text is silent (RULES marks some **(choice)**):
 - ACT-12: the initiator rolls with ``opponent``, the defender answers with ``against``
   (no difficulty); more PS wins, equal PS the defender holds. A hidden side makes the
   settlement seen by both characters only (or storytellers only if one side is blind).
+  A roll whose defender never answers (dead, gone) waits until a storyteller settles it
+  (``settle_opposition``: initiator, defender or cancelled), seen as the roll was; a
+  storyteller drops a long action nobody will roll with ``cancel_action`` (ACT-2).
 - ACT-13: ``Test (Characteristic, Difficulty)`` with a number or a named level; the log
   shows the level's name when one was used.
 """
