@@ -92,7 +92,7 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
         story = [i.event for i in review.by_challenge(e.challenge)]
         kind, text = "challenge", challenge_sentence(story, review.teller, rulings=False) + "."
     elif isinstance(e, (met.ChallengeOverruled, met.ChallengeCancelled, offline.OfflineChallengeRuled,
-                        session.SheetAmended)):
+                        session.SheetAmended, action.OppositionRuled, action.ActionCancelled)):
         kind = "ruling"  # a sheet amended in play is a storyteller's ruling too
     elif type(e).__module__ == met.__name__:
         return None  # told in its challenge's sentence

@@ -185,3 +185,25 @@ def test_no_token_reads_as_a_command_line_option():
     from server.auth import new_token
 
     assert not any(new_token().startswith("-") for _ in range(5000))
+
+
+def test_a_storyteller_settling_an_opposed_roll_is_a_ruling_in_the_record(tmp_path):
+    """ACT-12: a contest the storyteller settled stands out in the record like any other
+    overrule, in either language."""
+    from events.action import OppositionRuled
+    from server.store import append_events
+    from tests.test_action import ROSTER
+    from tests.test_action_settle import jaleel_against_nella, nella_dies
+
+    db = tmp_path / "act.db"
+    ruled = OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome="initiator",
+                            winner="jaleel", initiator_ps=1, reason="Nella died")
+    with SQLiteStore(db) as store:
+        append_events(store, "act", ROSTER + [jaleel_against_nella(), nella_dies(), ruled])
+    for lang in ("en", "fr"):
+        out = tmp_path / f"act-{lang}.md"
+        assert main(["export", "--db", str(db), "--session", "act", "--format", "md", "--lang", lang,
+                     "--out", str(out)]) == 0
+        ruling = [line for line in out.read_text().splitlines() if "Nella died" in line]
+        label = "**Ruling** — " if lang == "en" else "**Décision** — "
+        assert len(ruling) == 1 and label in ruling[0], ruling
