@@ -479,6 +479,10 @@ def fairness(review: Review) -> Fairness:
         elif isinstance(item.event, action.OppositionSettled):
             loser = item.event.defender if item.event.winner == item.event.initiator else item.event.initiator
             contests.append((item.event.winner, loser))
+        elif isinstance(item.event, action.OppositionRuled) and item.event.winner is not None:
+            # a contest a storyteller settled counts as ruled, as an overruled challenge does
+            ruled = item.event
+            contests.append((ruled.winner, ruled.opponent if ruled.winner == ruled.character else ruled.character))
     dice = [bars(DIE_LABELS.get(sides, f"d{sides}"), [str(f) for f in range(1, sides + 1)], c)
             for sides, c in sorted(faces.items())]
     choices = ["rock", "paper", "scissors"]

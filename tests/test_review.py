@@ -225,3 +225,27 @@ def test_the_review_bundle_travels_gzipped_to_a_browser_that_accepts_it(setup):
 def test_session_events_of_no_scene_stay_out_of_the_scene_of_others(review):
     opened = next(i for i in review.items if isinstance(i.event, session.SceneOpened))
     assert opened.scene == "hall"
+
+
+@pytest.mark.parametrize("outcome, won, lost", [("initiator", "jaleel", "nella"), ("defender", "nella", "jaleel"),
+                                                ("cancelled", None, None)])
+def test_fairness_counts_a_contest_a_storyteller_settled_like_a_rolled_one(tmp_path, outcome, won, lost):
+    """ACT-12: a settled contest has a winner and a loser in the tallies; a cancelled one
+    has neither."""
+    from events.action import OppositionRuled
+    from server.store import append_events
+    from tests.test_action import ROSTER
+    from tests.test_action_settle import jaleel_against_nella
+
+    winner = {"initiator": "jaleel", "defender": "nella"}.get(outcome)
+    ruled = OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome=outcome,
+                            winner=winner, initiator_ps=1)
+    db = tmp_path / "act.db"
+    with SQLiteStore(db) as store:
+        append_events(store, "act", ROSTER + [jaleel_against_nella(), ruled])
+        tallies = {t.character: t for t in rv.fairness(rv.build(store, "act")).tallies}
+    counts = {c: (t.contests_won, t.contests_lost) for c, t in tallies.items() if c in ("jaleel", "nella")}
+    if won is None:
+        assert counts == {"jaleel": (0, 0), "nella": (0, 0)}
+    else:
+        assert counts[won] == (1, 0) and counts[lost] == (0, 1)
