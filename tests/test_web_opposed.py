@@ -37,6 +37,17 @@ def calls(device: Device):
     return device.page.get_by_test_id("opposed-call")
 
 
+def contest(browser, demo, rook_locale: str = "en-US") -> tuple[Device, Device, Device]:
+    """The tablet and both phones, once Nova's roll against Rook waits on Rook's card."""
+    server, _, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
+    nova = Device(browser, server.url, links["nova"])
+    rook = Device(browser, server.url, links["rook"], locale=rook_locale)
+    roll_against(nova, "rook", "combat")
+    rook.expect(calls(rook)).to_have_count(1)
+    return st, nova, rook
+
+
 def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, demo):
     server, db, _, links = demo
     nova = Device(browser, server.url, links["nova"])
@@ -93,13 +104,9 @@ def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, 
 
 
 def test_act_12_a_refused_answer_leaves_the_card_in_place(browser, demo):
-    server, db, storyteller, links = demo
-    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
-    nova = Device(browser, server.url, links["nova"])
-    rook = Device(browser, server.url, links["rook"])
-    roll_against(nova, "rook", "combat")
+    server, db, _, _ = demo
+    st, nova, rook = contest(browser, demo)
     call = calls(rook)
-    rook.expect(call).to_have_count(1)
 
     # TIME-6: out of game, the answer is refused; the card stays, its button back
     rook.page.get_by_test_id("out-of-game").click()

@@ -10,7 +10,7 @@ import pytest
 from tests.client_support import events_of_type
 from tests.test_web import CHROMIUM, TABLET, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
-from tests.test_web_opposed import SESSION, calls, roll_against, state
+from tests.test_web_opposed import SESSION, calls, contest, state
 from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
 
 pytestmark = [
@@ -20,12 +20,8 @@ pytestmark = [
 
 
 def test_act_12_the_storyteller_settles_a_roll_its_defender_never_answers(browser, demo):
-    server, db, storyteller, links = demo
-    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
-    nova = Device(browser, server.url, links["nova"])
-    rook = Device(browser, server.url, links["rook"], locale="fr-FR")
-    roll_against(nova, "rook", "combat")
-    rook.expect(calls(rook)).to_have_count(1)
+    server, db, _, _ = demo
+    st, nova, rook = contest(browser, demo, rook_locale="fr-FR")
 
     waiting = st.page.get_by_test_id("st-waiting")
     st.expect(waiting).to_have_count(1)
@@ -75,4 +71,32 @@ def test_act_2_the_storyteller_cancels_a_long_action_under_way(browser, demo):
     [cancelled] = events_of_type(db, "action.cancelled")
     assert (cancelled["roll"], cancelled["character"], cancelled["turns"]) == ("a1", "nova", 3)
     for d in (st, nova):
+        d.close()
+
+
+def test_act_12_the_storyteller_rolls_for_a_defender_whose_phone_is_dead(browser, demo):
+    server, db, _, _ = demo
+    st, nova, rook = contest(browser, demo)
+
+    form = st.page.get_by_test_id("st-waiting").get_by_test_id("st-roll-for")
+    st.expect(form).to_have_count(1)
+    # the roll's characteristic is on Rook's sheet: chosen already
+    st.expect(form.get_by_test_id("st-roll-for-characteristic")).to_have_value("combat")
+    form.get_by_test_id("st-roll-for-characteristic").select_option("athletics")
+    button = form.get_by_test_id("st-roll-for-button")
+    st.expect(button).to_have_text("Roll for Rook")
+    button.click()
+
+    st.expect(st.page.get_by_test_id("st-waiting")).to_have_count(0)
+    rook.expect(calls(rook)).to_have_count(0)
+    assert state(server).waiting == {}
+    [initiator, answer] = events_of_type(db, "action.rolled")
+    assert (answer["character"], answer["characteristic"], answer["against"], answer["visibility"]) == (
+        "rook", "athletics", "a1", "open")
+    [settled] = events_of_type(db, "action.opposition_settled")
+    winner = "nova" if initiator["ps"] > answer["ps"] else "rook"  # ACT-12: a tie holds
+    assert (settled["initiator_roll"], settled["defender_roll"], settled["winner"]) == ("a1", "a2", winner)
+    for d in (nova, rook):
+        d.expect(d.page.get_by_test_id("opposed-result")).to_have_attribute("data-winner", winner)
+    for d in (st, nova, rook):
         d.close()

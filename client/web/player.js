@@ -298,7 +298,9 @@ function pendingView() {
 export function actionCommand(act, el, data, character) {
   const expertise = (v) => (!v ? null : v === "on" ? true : v);
   if (act === "act_answer") {
-    return { type: "roll_action", character, characteristic: data.get("characteristic"), against: el.dataset.roll, expertise: expertise(data.get("expertise")) };
+    // the phone's card sends no visibility (open); the storyteller's sends the waiting roll's
+    return { type: "roll_action", character, characteristic: data.get("characteristic"), against: el.dataset.roll, expertise: expertise(data.get("expertise")),
+      ...(data.get("visibility") ? { visibility: data.get("visibility") } : {}) };
   }
   if (act === "act_resume") return { type: "roll_action", character, resume: el.dataset.roll };
   const opponent = data.get("opponent") || null;

@@ -93,12 +93,28 @@ function stuckView(vm) {
       <p class="muted">${esc(since(w))}</p>
       <div class="row wrap" role="group" aria-label="${esc(t("stuck_settle"))}">
         ${button(w, "initiator", t("settle_initiator", nameOf(w.character)), "primary")}${button(w, "defender", t("settle_defender", nameOf(w.opponent)))}${button(w, "cancelled", t("settle_cancel"), "danger")}
-      </div></article>`).join("")}
+      </div>${rollFor(vm, w)}</article>`).join("")}
     ${pending.map((p) => `<article class="stuck-action" data-testid="st-pending" data-roll="${esc(p.id)}">
       <p><b>${esc(p.id)}</b> · ${esc(nameOf(p.character))}${esc(state(p.character))} · ${esc(p.label)} · ${esc(t("pending_turns", p.turns, p.lastTurn, vm.session.turn))}</p>
       <p class="muted">${esc(since(p))}</p>
       <button class="danger" data-act="cancel_action" data-roll="${esc(p.id)}" data-testid="cancel-action">${esc(t("cancel_action"))}</button></article>`).join("")}
   </section>`;
+}
+
+// ACT-12 with dice, for a defender whose phone is dead or who must not learn of a blind
+// roll: the storyteller answers as the defender would (act_answer, the defender named).
+// The answer takes the waiting roll's visibility, so a blind contest stays blind.
+function rollFor(vm, w) {
+  const sheet = vm.characters[w.opponent]?.sheet;
+  const names = Object.keys((sheet && sheet.characteristics) || {});
+  if (!names.length || vm.dead[w.opponent]) return "";
+  const key = `st-ans-${w.id}`;
+  const chosen = app.form[key] ?? names.find((k) => k.toLowerCase() === (w.characteristic || "").toLowerCase()) ?? names[0];
+  return `<form data-act="act_answer" data-character="${esc(w.opponent)}" data-roll="${esc(w.id)}" class="row wrap" data-testid="st-roll-for">
+        <label>${esc(t("characteristic"))} <select name="characteristic" id="${esc(key)}" data-testid="st-roll-for-characteristic">${names.map((k) =>
+          `<option ${k === chosen ? "selected" : ""}>${esc(k)}</option>`).join("")}</select></label>
+        <input type="hidden" name="visibility" value="${esc(w.visibility || "open")}">
+        <button type="submit" data-testid="st-roll-for-button">${esc(t("stuck_roll_for", nameOf(w.opponent)))}</button></form>`;
 }
 
 // The join sheet to print at check-in, and the pages a storyteller opens beside this one.
