@@ -38,6 +38,14 @@ def test_act_12_the_storyteller_settles_a_roll_its_defender_never_answers(browse
     st.expect(waiting).to_have_count(0)
     rook.expect(calls(rook)).to_have_count(0)  # the answer card goes with the ruling
     nova.expect(nova.page.get_by_test_id("opposed-sent")).to_have_count(0)
+    # both phones keep the ruling among their contests' results, in their own language
+    for d, words in ((nova, "Ruled by a storyteller: Nova prevails (Rook's phone is lost)"),
+                     (rook, "Tranché par un conteur : Nova l'emporte (Rook's phone is lost)")):
+        result = d.page.get_by_test_id("opposed-result")
+        d.expect(result).to_have_count(1)
+        d.expect(result).to_have_attribute("data-ruled", "initiator")
+        d.expect(result).to_have_attribute("data-winner", "nova")
+        d.expect(result.locator(".words")).to_have_text(words)
     assert state(server).waiting == {}
     [ruled] = events_of_type(db, "action.opposition_ruled")
     assert (ruled["roll"], ruled["outcome"], ruled["winner"], ruled["reason"]) == (

@@ -14,7 +14,7 @@ export function initialView() {
     challenges: {},
     rolls: [],
     waiting: {}, // ACT-12: opposed rolls not yet answered, by the initiator's roll id
-    oppositions: [], // ACT-12: settled, oldest first
+    oppositions: [], // ACT-12: settled by the dice or ruled by a storyteller, oldest first
     pending: {}, // ACT-2: multi-turn actions begun, by roll id
     dead: {}, // ACT-8: sacrificed characters roll no more
     hunger: {},
@@ -126,9 +126,14 @@ const ACTION = {
   },
   "action.sacrificed": (vm, e) => { vm.dead[e.character] = e.roll; },
   // a storyteller overruled a roll left waiting (ACT-12) or a stuck long action (ACT-2): the
-  // answer card and the Resume button go; not among ``oppositions`` (no roll answered it),
-  // the log tells the ruling
-  "action.opposition_ruled": (vm, e) => { delete vm.waiting[e.roll]; },
+  // answer card and the Resume button go; a ruled contest joins ``oppositions`` marked
+  // ``ruled`` (no defender's roll, so no defender's PS; winner null when cancelled)
+  "action.opposition_ruled": (vm, e) => {
+    delete vm.waiting[e.roll];
+    vm.oppositions.push({ initiatorRoll: e.roll, defenderRoll: null, initiator: e.character, defender: e.opponent,
+      initiatorPs: e.initiator_ps ?? null, defenderPs: null, winner: e.winner ?? null, ruled: true,
+      outcome: e.outcome || "", reason: e.reason || "", visibility: e.visibility || "open" });
+  },
   "action.cancelled": (vm, e) => { delete vm.pending[e.roll]; },
 };
 

@@ -268,12 +268,18 @@ function opposedView() {
   const sent = Object.values(app.vm.waiting).filter((w) => w.character === id).map((w) =>
     `<p class="muted" data-testid="opposed-sent" data-roll="${esc(w.id)}">${esc(t("opposed_waits", nameOf(w.opponent)))}</p>`);
   const settled = app.vm.oppositions.filter((o) => o.initiator === id || o.defender === id).slice(-3).reverse().map((o) =>
-    `<article class="roll ${o.winner === id ? "ok" : "ko"}" data-testid="opposed-result" data-winner="${esc(o.winner)}" data-roll="${esc(o.initiatorRoll)}">
+    `<article class="roll ${!o.winner ? "" : o.winner === id ? "ok" : "ko"}" data-testid="opposed-result" data-winner="${esc(o.winner || "")}" data-roll="${esc(o.initiatorRoll)}"${o.ruled ? ` data-ruled="${esc(o.outcome)}"` : ""}>
       <p class="label">${esc(nameOf(o.initiator))} ⟷ ${esc(nameOf(o.defender))}</p>
-      <p>${esc(nameOf(o.initiator))} ${esc(t("ps", o.initiatorPs))} · ${esc(nameOf(o.defender))} ${esc(t("ps", o.defenderPs))}</p>
-      <p class="words">${esc(t("winner"))}: ${esc(nameOf(o.winner))}${o.initiatorPs === o.defenderPs ? ` (${esc(t("opposed_tie"))})` : ""}</p></article>`);
+      ${o.ruled ? rulingWords(o) : `<p>${esc(nameOf(o.initiator))} ${esc(t("ps", o.initiatorPs))} · ${esc(nameOf(o.defender))} ${esc(t("ps", o.defenderPs))}</p>
+      <p class="words">${esc(t("winner"))}: ${esc(nameOf(o.winner))}${o.initiatorPs === o.defenderPs ? ` (${esc(t("opposed_tie"))})` : ""}</p>`}</article>`);
   if (!sent.length && !settled.length) return "";
   return `<section class="card opposed" aria-labelledby="h-opp"><h2 id="h-opp">${esc(t("opposed_title"))}</h2>${sent.join("")}${settled.join("")}</section>`;
+}
+
+// ACT-12 overruled: no defender's roll to show, the storyteller's word and its reason.
+function rulingWords(o) {
+  const said = o.winner ? t("opposed_ruled", nameOf(o.winner)) : t("opposed_ruled_cancelled");
+  return `<p class="words">${esc(said)}${o.reason ? ` (${esc(o.reason)})` : ""}</p>`;
 }
 
 // ACT-2: a long action is rolled at its last turn; until then it waits here.
