@@ -152,6 +152,9 @@ def test_met_2_a_sealed_throw_reads_as_a_sentence_without_the_choice(browser, se
     assert [e["choice"] for e in events_of_type(setup.db, "met.throw_committed")] == ["rock"]
     assert "rock" not in feed(bruno).inner_text().lower()
     anna.expect(feed(anna).locator("li").first).to_have_text("Anna ⟷ Bruno: Anna threw rock (round 1).")
-    bruno.expect(feed(bruno)).to_contain_text("Anna ⟷ Bruno: Anna challenged Bruno (Physical).")
+    # the challenge's first line names both sides itself: no "Anna ⟷ Bruno:" before it
+    issued = feed(bruno).locator("li[data-type='met.challenge_issued']")
+    bruno.expect(issued).to_have_text("Anna challenged Bruno (Physical).")
+    anna.expect(feed(anna).locator("li[data-type='met.challenge_issued']")).to_have_text("Anna challenged Bruno (Physical).")
     for d in (anna, bruno):
         d.close()

@@ -125,7 +125,8 @@ export function teller(vm, lang = "en") {
   }
 
   const met = {
-    challenge_issued: (e) => say("issued", { id: e.challenge, text: header(e) }),
+    // without an id (a phone's feed, whose sentence already names both sides) the header alone
+    challenge_issued: (e) => (e.challenge ? say("issued", { id: e.challenge, text: header(e) }) : `${header(e)}.`),
     throw_committed: (e) => say("ev_throw", { c: e.challenge, x: who(e.character), choice: choice(e.choice), r: e.round }),
     throws_revealed: (e) => say("ev_revealed", {
       c: e.challenge, r: e.round, throws: Object.entries(e.throws || {}).map(([k, v]) => `${who(k)} ${choice(v)}`).join(", "),

@@ -401,8 +401,8 @@ const SEALED_WORDS = {
 function feedLine(entry, tell) {
   const e = entry.event || {};
   const ch = e.challenge && app.vm.challenges[e.challenge];
-  // a player knows a challenge by who is in it, not by its id
-  const shown = ch ? { ...e, challenge: `${nameOf(ch.initiator)} ⟷ ${nameOf(ch.defender)}` } : e;
+  // a player knows a challenge by who is in it, not by its id; its issuing names them already
+  const shown = ch ? { ...e, challenge: e.type === "met.challenge_issued" ? "" : `${nameOf(ch.initiator)} ⟷ ${nameOf(ch.defender)}` } : e;
   const sealed = SEALED_WORDS[e.type] && SEALED_WORDS[e.type](e);
   const said = sealed ? t(sealed, shown.challenge || "", nameOf(e.character)) : tell(shown);
   return said && `<li data-seq="${esc(entry.seq)}" data-type="${esc(e.type)}"${sealed ? ' class="sealed"' : ""}>${esc(said)}</li>`;
