@@ -5,6 +5,7 @@ The demo chronicle's action-demo session: Nova and Rook (server/demo.py)."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from tests.client_support import events_of_type
@@ -107,4 +108,33 @@ def test_act_12_the_storyteller_rolls_for_a_defender_whose_phone_is_dead(browser
     for d in (nova, rook):
         d.expect(d.page.get_by_test_id("opposed-result")).to_have_attribute("data-winner", winner)
     for d in (st, nova, rook):
+        d.close()
+
+
+def test_act_12_a_storytellers_blind_roll_on_a_player_is_answered_from_the_tablet(browser, demo):
+    # a blind roll never reaches Rook's phone: no card there, so a storyteller answers it
+    server, db, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
+    rook = Device(browser, server.url, links["rook"])
+    blind = {"type": "roll_action", "character": "nova", "characteristic": "combat", "opponent": "rook",
+             "visibility": "blind"}
+    with httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {storyteller}"}, timeout=10) as http:
+        sent = http.post(f"/sessions/{SESSION}/commands", json={"id": "blind-1", "command": blind}).json()
+    assert sent["type"] == "ack", sent
+    form = st.page.get_by_test_id("st-roll-for")
+    st.expect(form).to_have_count(1)
+    form.get_by_test_id("st-roll-for-button").click()
+
+    st.expect(st.page.get_by_test_id("st-waiting")).to_have_count(0)
+    assert state(server).waiting == {}
+    answer = events_of_type(db, "action.rolled")[1]
+    [settled] = events_of_type(db, "action.opposition_settled")
+    assert (answer["character"], answer["against"], answer["visibility"]) == ("rook", "a1", "blind")
+    assert (settled["initiator_roll"], settled["visibility"]) == ("a1", "blind")
+    st.expect(st.page.locator("[data-testid=log] li[data-type='action.opposition_settled']")).to_have_count(1)
+    # Rook's phone learnt nothing of either roll nor of the contest
+    seen = rook.page.evaluate("window.conteur.vm.log.map(l => l.type)")
+    assert not {"action.rolled", "action.opposition_settled"} & set(seen)
+    assert calls(rook).count() == 0 and rook.page.get_by_test_id("opposed-result").count() == 0
+    for d in (st, rook):
         d.close()
