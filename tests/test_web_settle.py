@@ -13,6 +13,7 @@ from tests.test_web import CHROMIUM, TABLET, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
 from tests.test_web_opposed import SESSION, calls, contest, state
 from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
+from tests.test_web_storyteller_rolls import received_rolls, phone
 
 pytestmark = [
     pytest.mark.browser,
@@ -136,5 +137,56 @@ def test_act_12_a_storytellers_blind_roll_on_a_player_is_answered_from_the_table
     seen = rook.page.evaluate("window.conteur.vm.log.map(l => l.type)")
     assert not {"action.rolled", "action.opposition_settled"} & set(seen)
     assert calls(rook).count() == 0 and rook.page.get_by_test_id("opposed-result").count() == 0
+    for d in (st, rook):
+        d.close()
+
+
+def st_roll_against(st: Device, character: str, opponent: str, characteristic: str, visibility: str) -> None:
+    """The tablet's dice card: ``character`` rolls against ``opponent`` (ACT-12)."""
+    card = st.page.get_by_test_id("st-dice")
+    st.page.get_by_test_id("st-roll-character").select_option(character)
+    st.page.get_by_test_id(f"st-vis-{visibility}").check()
+    st.expect(card).to_have_attribute("data-visibility", visibility)
+    card.get_by_test_id("st-against").select_option(opponent)
+    st.expect(card.locator("[name=difficulty]")).to_have_count(0)  # ACT-12: no difficulty
+    card.locator("[name=characteristic]").select_option(characteristic)
+    button = card.get_by_test_id("st-roll")
+    st.expect(button).to_have_text("Roll against Rook")
+    button.click()
+
+
+def test_act_12_the_storyteller_rolls_nova_against_rook_open_then_blind_from_the_tablet(browser, demo):
+    server, db, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
+    rook, rook_wire = phone(browser, server.url, links["rook"])
+
+    # open: the roll waits on Rook's phone, answered from its card as if Nova's player rolled
+    st_roll_against(st, "nova", "rook", "combat", "open")
+    rook.expect(calls(rook)).to_have_count(1)
+    rook.expect(calls(rook)).to_have_attribute("data-roll", "a1")
+    rook.expect(calls(rook)).to_contain_text("Nova acts against you (combat)")
+    st.expect(st.page.get_by_test_id("st-waiting")).to_have_count(1)
+    calls(rook).get_by_test_id("opposed-answer").click()
+    rook.expect(calls(rook)).to_have_count(0)
+    rook.expect(rook.page.get_by_test_id("opposed-result")).to_have_count(1)
+    st.expect(st.page.get_by_test_id("st-waiting")).to_have_count(0)
+
+    # blind: the tablet lists it as waiting; Rook's phone never hears of it
+    st_roll_against(st, "nova", "rook", "combat", "blind")
+    waiting = st.page.get_by_test_id("st-waiting")
+    st.expect(waiting).to_have_count(1)
+    st.expect(waiting).to_have_attribute("data-roll", "a3")
+    turn = server.runtime.chronicle.state(SESSION).session.turn
+    st.page.locator("button[data-act=next_turn]").click()  # a public event after the blind roll
+    rook.page.wait_for_function(f"window.conteur.vm.session.turn === {turn + 1}")
+    assert calls(rook).count() == 0
+    assert rook.page.evaluate("Object.keys(window.conteur.vm.waiting)") == []
+    assert list(state(server).waiting) == ["a3"]
+
+    rolled = events_of_type(db, "action.rolled")
+    assert [(r["roll"], r["character"], r["opponent"], r["against"], r["difficulty"], r["visibility"]) for r in rolled] == [
+        ("a1", "nova", "rook", None, None, "open"), ("a2", "rook", None, "a1", None, "open"),
+        ("a3", "nova", "rook", None, None, "blind")]
+    assert [e["roll"] for e in received_rolls(rook_wire, "action.rolled")] == ["a1", "a2"]
     for d in (st, rook):
         d.close()

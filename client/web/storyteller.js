@@ -312,16 +312,27 @@ function v5Form(c, hidden) {
     </div>`;
 }
 
+// ACT-12 from the tablet: against another character of the session (any scene: the
+// storyteller places people), the roll waits for that character's answer and has no
+// difficulty; blind, only a storyteller can answer it (Roll for, in the waiting list).
+function opponents(c) {
+  return Object.values(app.vm.characters).filter((o) => o.id !== c.id && !(o.id in app.vm.dead) && o.sheet && o.sheet.kind === "action");
+}
+
 function actionForm(c, hidden) {
   const key = (k) => `st-${k}-${c.id}`;
   const field = (k, name, label, value, max) => `<label>${esc(t(label))} <input id="${key(k)}" name="${name}" type="number" min="0" max="${max}" value="${esc(app.form[key(k)] ?? value)}"></label>`;
+  const others = opponents(c);
+  const against = others.some((o) => o.id === app.form[key("against")]) ? app.form[key("against")] : "";
   return `<form data-act="roll_action" data-character="${esc(c.id)}" class="row wrap">
       <label>${esc(t("characteristic"))} <select name="characteristic" id="${key("carac")}">${Object.keys(c.sheet.characteristics || {}).map((k) =>
         `<option ${app.form[key("carac")] === k ? "selected" : ""}>${esc(k)}</option>`).join("")}</select></label>
-      ${field("diff", "difficulty", "difficulty", 2, 10)}${field("bonus", "bonus", "bonus", 0, 10)}${field("malus", "malus", "malus", 0, 10)}
+      ${others.length ? `<label>${esc(t("against"))} <select name="opponent" id="${key("against")}" data-form="${key("against")}" data-testid="st-against">
+        <option value="">${esc(t("against_env"))}</option>${others.map((o) => `<option value="${esc(o.id)}" ${o.id === against ? "selected" : ""}>${esc(o.name)}</option>`).join("")}</select></label>` : ""}
+      ${against ? "" : field("diff", "difficulty", "difficulty", 2, 10)}${field("bonus", "bonus", "bonus", 0, 10)}${field("malus", "malus", "malus", 0, 10)}
       <label>${esc(t("option"))} <select name="option" id="${key("opt")}">${["none", "surpass", "sacrifice"].map((o) => `<option value="${o}">${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>
       <label class="check"><input type="checkbox" name="expertise" id="${key("exp")}"> ${esc(t("expertise"))}</label>
       ${hidden}
-      <button type="submit" class="primary" data-testid="st-roll" aria-label="${esc(t("roll_for", c.name))}">${esc(t("roll"))}</button>
+      <button type="submit" class="primary" data-testid="st-roll" aria-label="${esc(against ? t("st_roll_against", c.name, nameOf(against)) : t("roll_for", c.name))}">${esc(against ? t("roll_against", nameOf(against)) : t("roll"))}</button>
     </form>`;
 }
