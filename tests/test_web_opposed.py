@@ -70,6 +70,13 @@ def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, 
     rook.shot("player-opposed-call-360x740")
 
     call.locator("select[name=characteristic]").select_option("athletics")
+    # ACT-5, ACT-8 folded under "More": the card stays a one-tap answer
+    more = call.get_by_test_id("opposed-more")
+    rook.expect(more.locator("input[name=bonus]")).to_be_hidden()
+    more.locator("summary").click()
+    rook.expect(more.locator("summary")).to_have_text("Plus : bonus, malus, option")
+    more.locator("input[name=bonus]").fill("2")
+    rook.expect(more.locator("select[name=option] option")).to_have_count(3)  # none, surpass, sacrifice
     call.get_by_test_id("opposed-answer").click()
     rook.expect(calls(rook)).to_have_count(0)
     settled = events_of_type(db, "action.opposition_settled")
@@ -87,6 +94,7 @@ def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, 
     rolled = events_of_type(db, "action.rolled")
     assert [(r["character"], r["characteristic"], r["opponent"], r["against"], r["difficulty"]) for r in rolled] == [
         ("nova", "combat", "rook", None, None), ("rook", "athletics", None, "a1", None)]
+    assert [(r["bonus"], r["malus"], r["option"]) for r in rolled] == [(0, 0, "none"), (2, 0, "none")]
     rook.shot("player-opposed-settled-360x740", focus="[data-testid=opposed-result]")
 
     # a secret opposed roll reaches its opponent too (ActionRolled.owners), who answers it

@@ -257,9 +257,31 @@ function opposedCalls(c) {
       ${sent ? `<p class="queued-move">${esc(t("opposed_sent"))} <span class="badge">${esc(t("queued"))}</span></p>`
         : `<form data-act="act_answer" data-roll="${esc(w.id)}" class="row wrap">
         ${characteristicSelect(c, `${key}-carac`, w.characteristic)}${expertiseSelect(c, `${key}-exp`)}
-        <button type="submit" class="primary big" data-testid="opposed-answer">${esc(t("opposed_answer"))}</button></form>`}
+        <button type="submit" class="primary big" data-testid="opposed-answer">${esc(t("opposed_answer"))}</button>
+        ${answerMore(key)}</form>`}
     </section>`;
   }).join("");
+}
+
+// ACT-5, ACT-8 on an answer: folded away, so the card stays a one-tap answer.
+function answerMore(key) {
+  return `<details class="more" id="${esc(key)}-more" data-testid="opposed-more"><summary>${esc(t("more"))}</summary>
+    <div class="row wrap">${plusMinusFields(`${key}-`)}${optionSelect(`${key}-opt`)}</div></details>`;
+}
+
+function numberField(id, name, label, value, min, max) {
+  return `<label>${esc(t(label))} <input id="${esc(id)}" name="${name}" type="number" inputmode="numeric" min="${min}" max="${max}" value="${esc(app.form[id] ?? value)}"></label>`;
+}
+
+// ACT-5: the declared bonus and malus; ``prefix`` keeps each form's ids apart.
+function plusMinusFields(prefix) {
+  return numberField(`${prefix}bonus`, "bonus", "bonus", 0, 0, 10) + numberField(`${prefix}malus`, "malus", "malus", 0, 0, 10);
+}
+
+// ACT-8: one field, so the options are exclusive.
+function optionSelect(id) {
+  return `<label>${esc(t("option"))} <select name="option" id="${esc(id)}">${["none", "surpass", "sacrifice"].map((o) =>
+    `<option value="${o}" ${app.form[id] === o ? "selected" : ""}>${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>`;
 }
 
 // ACT-12: the opposed rolls this character made or answered: waiting, then the last settled.
@@ -306,7 +328,7 @@ export function actionCommand(act, el, data, character) {
   if (act === "act_answer") {
     // the phone's card sends no visibility (open); the storyteller's sends the waiting roll's
     return { type: "roll_action", character, characteristic: data.get("characteristic"), against: el.dataset.roll, expertise: expertise(data.get("expertise")),
-      ...(data.get("visibility") ? { visibility: data.get("visibility") } : {}) };
+      ...plusMinus(data), ...(data.get("visibility") ? { visibility: data.get("visibility") } : {}) };
   }
   if (act === "act_resume") return { type: "roll_action", character, resume: el.dataset.roll };
   const opponent = data.get("opponent") || null;
@@ -316,24 +338,27 @@ export function actionCommand(act, el, data, character) {
     ...(opponent ? { opponent } : { difficulty: num(data.get("difficulty")) }),
     ...(turns > 1 ? { turns } : {}),
     ...(data.get("cooperation") ? { cooperation: String(data.get("cooperation")).trim() } : {}),
-    bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none",
-    expertise: expertise(data.get("expertise")), visibility: data.get("visibility") || "open",
+    ...plusMinus(data), expertise: expertise(data.get("expertise")), visibility: data.get("visibility") || "open",
   };
+}
+
+// ACT-5, ACT-8: what a form declares; a form without these fields declares none.
+function plusMinus(data) {
+  return { bonus: num(data.get("bonus")) || 0, malus: num(data.get("malus")) || 0, option: data.get("option") || "none" };
 }
 
 function actionRoller(c) {
   const others = otherCharacters(c);
   const against = others.some((o) => o.id === app.form["act-against"]) ? app.form["act-against"] : "";
-  const field = (id, name, label, value, min, max) => `<label>${esc(t(label))} <input id="${id}" name="${name}" type="number" inputmode="numeric" min="${min}" max="${max}" value="${esc(app.form[id] ?? value)}"></label>`;
   return `<section class="card dice" aria-labelledby="h-dice"><h2 id="h-dice">${esc(t("dice"))}</h2>
     <form data-act="roll_action" class="row wrap">
       ${characteristicSelect(c, "act-characteristic")}
       ${others.length ? `<label>${esc(t("against"))} <select name="opponent" id="act-against" data-form="act-against" data-testid="act-against">
         <option value="">${esc(t("against_env"))}</option>${others.map((o) => `<option value="${esc(o.id)}" ${o.id === against ? "selected" : ""}>${esc(o.name)}</option>`).join("")}</select></label>` : ""}
-      ${against ? "" : field("actdiff", "difficulty", "difficulty", 2, 0, 10)}
-      ${field("actbonus", "bonus", "bonus", 0, 0, 10)}${field("actmalus", "malus", "malus", 0, 0, 10)}
-      ${field("act-turns", "turns", "turns", 1, 1, 5)}
-      <label>${esc(t("option"))} <select name="option" id="act-option">${["none", "surpass", "sacrifice"].map((o) => `<option value="${o}">${esc(t(`opt_${o}`))}</option>`).join("")}</select></label>
+      ${against ? "" : numberField("actdiff", "difficulty", "difficulty", 2, 0, 10)}
+      ${plusMinusFields("act")}
+      ${numberField("act-turns", "turns", "turns", 1, 1, 5)}
+      ${optionSelect("act-option")}
       ${expertiseSelect(c, "act-expertise")}
       ${against ? "" : `<label>${esc(t("cooperation"))} <input id="act-coop" name="cooperation" type="text" autocomplete="off" value="${esc(app.form["act-coop"] ?? "")}" placeholder="${esc(t("cooperation_help"))}"></label>`}
       ${visibilitySelect("act-vis")}
