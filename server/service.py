@@ -96,8 +96,8 @@ class Chronicle:
         return state
 
     def preload(self, sessions: list[str] | None = None) -> None:
-        """Loads the states of many sessions at once (start-up): one scan of the log for
-        all of them, folded over the cores when there is much to fold (``server.replay``)."""
+        """Loads the states of many sessions at once (start-up), folded over the cores
+        when there is much to fold (``server.replay``)."""
         missing = [s for s in (self.store.sessions() if sessions is None else sessions)
                    if s not in self._states]
         for session, state in replay.load_states(self.store, missing).items():
