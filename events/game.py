@@ -84,6 +84,7 @@ def decide(state: GameState, command: Command, draws: Draws, *, actor: Actor) ->
     handler = DECIDERS.get(type(command))
     if handler is None:
         raise RuleViolation(f"unknown command {type(command).__name__}", code="invalid")
+    session.check_open(state, command)  # TIME-2: first, for every role
     if actor.role == "observer":
         raise RuleViolation("an observer display cannot act", code="forbidden")
     if not actor.is_storyteller:

@@ -191,6 +191,20 @@ def check_in_game(session: State, character_id: str, *, target: bool = False) ->
         )
 
 
+def check_open(state, command) -> None:
+    """TIME-2, FAIR-2: a closed session has revealed its seed, so any dice rolled after it
+    could be searched for offline; nothing changes it any more, for any role (storytellers
+    included). Reading (events, state, exports, review, verify) goes on."""
+    if state.session.status == "closed":
+        tag = command.__struct_config__.tag
+        raise RuleViolation(
+            f"the session is already closed (TIME-2): {tag} is refused, a closed session changes no "
+            "more (its draw seed is public); play on in a new session",
+            code="rule",
+            rule="TIME-2",
+        )
+
+
 def check_playable(state, command, actor) -> None:
     """TIME-5 / TIME-6: raise RuleViolation(code="frozen" | "out_of_game") if refused."""
     session: State = state.session

@@ -51,7 +51,8 @@ class WindowTimers:
         state = self.chronicle.state(session)
         delay = state.session.options.accept_timeout
         windows = {}
-        if delay > 0:
+        # TIME-2: a closed session changes no more, so its windows stay as they were left
+        if delay > 0 and state.session.status != "closed":
             for cid in met.open_windows(state):
                 if met.window_paused(state, cid):
                     continue  # TIME-5: the clock waits for resume (the closing would be refused)
