@@ -717,6 +717,7 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
                           "ACT-12", "invalid")
     if cmd.bonus < 0 or cmd.malus < 0:
         raise _refuse("bonus and malus are counts of D+/-, 0 or more", "ACT-5", "invalid")
+    session.check_player_bonus(state, actor, cmd.bonus, "D+/-")
     if cmd.turns < 1:
         raise _refuse(f"an action lasts at least one turn, not {cmd.turns}", "ACT-2", "invalid")
     _check_group(state, cmd.character, cmd.simultaneous, cmd.together, cmd.option)

@@ -38,6 +38,8 @@ class MetOptions(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     retest_cancel: bool = False  # an opponent may cancel a retest with a retest of its own
     accept_timeout: int = 60  # MET-16 (choice): seconds before the server closes a window
     celerity_extra_actions: bool = True  # TIME-4 (choice): +1 action per Celerity level
+    # issue 13: the most bonus dice (V5) or D+/- (action) a player may declare on a roll
+    max_player_bonus: int = 3
 
 
 class TieDebt(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -205,6 +207,21 @@ def check_open(state, command) -> None:
         )
 
 
+def check_player_bonus(state, actor, bonus: int, what: str) -> None:
+    """A player's declared bonus is bounded by the session option ``max_player_bonus``
+    (default 3, the largest bonus the action text shows, ACT-5; V5-1 has the storyteller
+    name the pool, so extra dice beyond that are the storyteller's to give). Storytellers
+    are unbounded; the bonus is logged in the roll either way."""
+    limit = state.session.options.max_player_bonus
+    if bonus > limit and not actor.is_storyteller:
+        raise RuleViolation(
+            f"a bonus of {bonus} {what} is above this session's max_player_bonus of {limit}: "
+            "ask a storyteller for more",
+            code="rule",
+            rule="max_player_bonus",
+        )
+
+
 def check_playable(state, command, actor) -> None:
     """TIME-5 / TIME-6: raise RuleViolation(code="frozen" | "out_of_game") if refused."""
     session: State = state.session
@@ -230,6 +247,7 @@ class OpenSession(Command, frozen=True, kw_only=True, tag="open_session"):
     retest_cancel: bool = False
     accept_timeout: int = 60
     celerity_extra_actions: bool = True
+    max_player_bonus: int = 3  # issue 13: players declare at most this bonus; storytellers any
     seed_commitment: str = ""  # FAIR-2, filled by the server
     carried: Carried = Carried()
 
@@ -470,7 +488,10 @@ def _open(state, cmd: OpenSession, draws, actor) -> list[Event]:
         retest_cancel=cmd.retest_cancel,
         accept_timeout=cmd.accept_timeout,
         celerity_extra_actions=cmd.celerity_extra_actions,
+        max_player_bonus=cmd.max_player_bonus,
     )
+    if cmd.max_player_bonus < 0:
+        raise RuleViolation("max_player_bonus counts dice, 0 or more", code="invalid")
     return [
         SessionOpened(
             name=cmd.name,

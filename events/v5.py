@@ -45,6 +45,7 @@ import msgspec
 from msgspec.structs import replace
 
 from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
+from events.session import check_player_bonus
 from events.sheets import V5Sheet
 
 Visibility = Literal["open", "secret", "blind"]
@@ -309,6 +310,7 @@ class PoolRolled(Visible, Event, frozen=True, kw_only=True, tag="v5.pool_rolled"
     visibility: str = "open"
     label: str = ""
     draws: tuple[DrawRecord, ...] = ()
+    bonus: int = 0  # the declared bonus dice, already in ``pool`` (issue 13: every bonus logged)
 
 
 class RouseChecked(Visible, Event, frozen=True, kw_only=True, tag="v5.rouse_checked"):
@@ -448,6 +450,7 @@ def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> l
             code="forbidden",
             rule="V5-9",
         )
+    check_player_bonus(state, actor, cmd.bonus, "dice")
     pool, source = _resolve_pool(state, cmd, actor)
     if pool <= 0:  # V5-1 (choice)
         raise RuleViolation(
@@ -482,6 +485,7 @@ def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> l
             hunger=hunger,
             messy_rule=rule,
             source=source,
+            bonus=cmd.bonus,
             visibility=cmd.visibility,
             label=cmd.label,
             draws=records,

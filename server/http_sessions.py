@@ -39,6 +39,7 @@ class CreateSession(msgspec.Struct, frozen=True, kw_only=True):
     retest_cancel: bool = False
     accept_timeout: Annotated[int, Meta(ge=0, le=86400)] = 60
     celerity_extra_actions: bool = True
+    max_player_bonus: Annotated[int, Meta(ge=0, le=30)] = 3
 
 
 class CommandBody(msgspec.Struct, frozen=True, kw_only=True):

@@ -7,7 +7,8 @@ A roster is TOML or JSON (docs/protocol.md, "Roster file")::
     ruleset = "met"                # the sheet kind of characters whose sheet names none
 
     [options]                      # open_session: turn_seconds, bomb, retest_cancel,
-    turn_seconds = 4               #   accept_timeout, celerity_extra_actions
+    turn_seconds = 4               #   accept_timeout, celerity_extra_actions,
+    max_player_bonus = 3           #   max_player_bonus
 
     [v5]                           # optional: v5_settings (messy_rule)
     [action]                       # optional: action_settings (dice, die, expert_die, levels)
