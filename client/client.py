@@ -333,7 +333,7 @@ class Client(Commands):
             held = self.outbox.last_logged(self.session) if self.session and self._hello_after else None
             if held is not None and held[0] == self._hello_after:
                 hello["last"] = {"seq": held[0], "event": held[1]}
-            await ws.send(_encode(hello))
+            await ws.send(_encode(hello).decode())  # text messages: binary ones are refused
             try:
                 await self._receive(ws)
             except websockets.exceptions.ConnectionClosed as closed:
@@ -423,7 +423,7 @@ class Client(Commands):
         if entry.entropy:
             frame["entropy"] = entry.entropy
         with contextlib.suppress(websockets.exceptions.ConnectionClosed):
-            await ws.send(_encode(frame))
+            await ws.send(_encode(frame).decode())
 
     def _retry_later(self, ws: Any, command_id: str) -> None:
         self._sent.discard(command_id)

@@ -59,6 +59,7 @@ import msgspec
 from msgspec.structs import replace
 
 from events import session, v5
+from events.bounds import Count, Seconds
 from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
 from events.sheets import ActionSheet, V5Sheet
 from events.v5 import Visible, Visibility, check_visibility, roster_characters, sheet_of
@@ -313,19 +314,19 @@ class RollAction(Command, frozen=True, kw_only=True, tag="roll_action"):
 
     character: str
     characteristic: str | None = None
-    difficulty: int | str | None = None
+    difficulty: Count | str | None = None
     test: str | None = None
-    threshold: int | None = None  # storytellers, or a character without a sheet
+    threshold: Count | None = None  # storytellers, or a character without a sheet
     expertise: bool | str | None = None  # an Expertise's name is checked on the sheet
-    bonus: int = 0
-    malus: int = 0
+    bonus: Count = 0
+    malus: Count = 0
     cooperation: str = ""  # ACT-9: label shared by the cooperating rolls
-    simultaneous: int = 1  # ACT-10: actions attempted at once, this one included
+    simultaneous: Count = 1  # ACT-10: actions attempted at once, this one included
     together: str = ""  # ties the simultaneous actions of one turn
     option: Option = "none"  # ACT-8: one field, so the options are exclusive
     opponent: str | None = None
     against: str | None = None
-    turns: int = 1
+    turns: Count = 1
     resume: str | None = None
     visibility: Visibility = "open"
     label: str = ""
@@ -339,8 +340,8 @@ class ApplyModifier(Command, frozen=True, kw_only=True, tag="apply_modifier"):
     play = False
 
     character: str
-    value: int = 0
-    duration: int = 0
+    value: Count = 0
+    duration: Seconds = 0
     unit: Unit = "turns"
     notation: str | None = None
     reason: str = ""
@@ -356,7 +357,7 @@ class RuleAction(Command, frozen=True, kw_only=True, tag="rule_action"):
     character: str
     ruling: Literal["trivial", "impossible"]
     description: str = ""
-    simultaneous: int = 1
+    simultaneous: Count = 1
     together: str = ""
 
 
@@ -364,10 +365,10 @@ class ConfigureAction(Command, frozen=True, kw_only=True, tag="action_settings")
     storyteller_only = True
     play = False
 
-    dice: int = 3
-    die: int = 8
-    expert_die: int = 10
-    levels: dict[str, int] = msgspec.field(default_factory=lambda: dict(DEFAULT_LEVELS))
+    dice: Count = 3
+    die: Count = 8
+    expert_die: Count = 10
+    levels: dict[str, Count] = msgspec.field(default_factory=lambda: dict(DEFAULT_LEVELS))
 
 
 class SettleOpposition(Command, frozen=True, kw_only=True, tag="settle_opposition"):

@@ -21,6 +21,7 @@ import msgspec
 from msgspec.structs import replace
 
 from events import met_rules as rules
+from events.bounds import Count
 from events.model import Command, DrawRecord, Event, RuleViolation
 from events.session import (
     STORYTELLER_SIDE,
@@ -142,8 +143,8 @@ class IssueChallenge(Command, frozen=True, kw_only=True, tag="challenge"):
     attribute: Attribute | None = None
     defender: str | None = None
     defender_attribute: Attribute | None = None
-    difficulty: int = 0  # static (MET-10)
-    tests: int = 1  # successive tests, static/simple/complex (MET-10, MET-11)
+    difficulty: Count = 0  # static (MET-10)
+    tests: Count = 1  # successive tests, static/simple/complex (MET-10, MET-11)
     abilities: tuple[str, ...] = ()  # ability traits that apply to the initiator's bid
     defender_abilities: tuple[str, ...] = ()
     mutual: bool = False  # MET-8: one challenge settles both same-attribute actions
@@ -153,15 +154,15 @@ class IssueChallenge(Command, frozen=True, kw_only=True, tag="challenge"):
 class Throw(Command, frozen=True, kw_only=True, tag="throw"):
     character: str
     challenge: str
-    round: int
+    round: Count
     choice: Choice | None = None  # None: the server draws a d3 (storytellers only)
 
 
 class DeclareBid(Command, frozen=True, kw_only=True, tag="bid"):
     character: str
     challenge: str
-    round: int
-    value: int
+    round: Count
+    value: Count
 
 
 class Retest(Command, frozen=True, kw_only=True, tag="retest"):
@@ -174,7 +175,7 @@ class Retest(Command, frozen=True, kw_only=True, tag="retest"):
 class Overbid(Command, frozen=True, kw_only=True, tag="overbid"):
     character: str
     challenge: str
-    value: int
+    value: Count
 
 
 class Concede(Command, frozen=True, kw_only=True, tag="concede"):

@@ -20,6 +20,7 @@ from typing import Callable, Iterable, Literal
 import msgspec
 from msgspec.structs import replace
 
+from events.bounds import Count, Seconds
 from events.model import Command, Event, RuleViolation
 from events.sheets import AnySheet, MetSheet
 
@@ -242,12 +243,12 @@ class OpenSession(Command, frozen=True, kw_only=True, tag="open_session"):
     name: str = ""
     chronicle: str = ""  # TIME-2: the series of scenarios this session belongs to
     scenario: str = ""
-    turn_seconds: int = 4
+    turn_seconds: Seconds = 4
     bomb: bool = False
     retest_cancel: bool = False
-    accept_timeout: int = 60
+    accept_timeout: Seconds = 60
     celerity_extra_actions: bool = True
-    max_player_bonus: int = 3  # issue 13: players declare at most this bonus; storytellers any
+    max_player_bonus: Count = 3  # issue 13: players declare at most this bonus; storytellers any
     seed_commitment: str = ""  # FAIR-2, filled by the server
     carried: Carried = Carried()
 
@@ -322,14 +323,14 @@ class NextTurn(Command, frozen=True, kw_only=True, tag="next_turn"):
 class SkipTime(Command, frozen=True, kw_only=True, tag="skip_time"):
     storyteller_only = True
     play = False
-    seconds: int
+    seconds: Seconds
     note: str = ""  # "an hour later..."
 
 
 class SetTurnLength(Command, frozen=True, kw_only=True, tag="set_turn_length"):
     storyteller_only = True
     play = False
-    seconds: int
+    seconds: Seconds
 
 
 class MarkNoSheet(Command, frozen=True, kw_only=True, tag="mark_no_sheet"):
@@ -344,7 +345,7 @@ class TakeAction(Command, frozen=True, kw_only=True, tag="take_action"):
 
     character: str
     description: str = ""
-    actions: int = 1  # how many actions it takes
+    actions: Count = 1  # how many actions it takes
     celerity_shortens: bool = True  # False: a duration Celerity cannot shorten
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import msgspec
 
+from events.bounds import Count
+
 
 class Sheet(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
     pass
@@ -14,14 +16,14 @@ class Sheet(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
 class MetSheet(Sheet, frozen=True, kw_only=True, tag="met"):
     """Mind's Eye Theatre (MET-1..16): traits per attribute category, abilities, merits."""
 
-    physical: int = 0
-    social: int = 0
-    mental: int = 0
-    abilities: dict[str, int] = {}  # talent traits that may add to a bid (MET-3)
+    physical: Count = 0
+    social: Count = 0
+    mental: Count = 0
+    abilities: dict[str, Count] = {}  # talent traits that may add to a bid (MET-3)
     merits: tuple[str, ...] = ()  # "Lucky" (MET-12), ...
-    celerity: int = 0  # TIME-4, MET-9
+    celerity: Count = 0  # TIME-4, MET-9
     bomb: bool = False  # the chronicle's optional "bomb" throw, when a power grants it
-    bonus: dict[str, int] = {}  # bonus (+) or malus (-) traits by category, from powers/weapons
+    bonus: dict[str, Count] = {}  # bonus (+) or malus (-) traits by category, from powers/weapons
     powers: tuple[str, ...] = ()  # disciplines/powers a retest may name as its source (MET-12)
     cannot_initiate: bool = False  # MET-1: may defend normally but initiate no challenge
 
@@ -29,19 +31,19 @@ class MetSheet(Sheet, frozen=True, kw_only=True, tag="met"):
 class V5Sheet(Sheet, frozen=True, kw_only=True, tag="v5"):
     """Vampire-5th-style pools (V5-1..9)."""
 
-    attributes: dict[str, int] = {}
-    skills: dict[str, int] = {}
-    willpower: int = 0
-    humanity: int = 0
-    hunger: int = 1
+    attributes: dict[str, Count] = {}
+    skills: dict[str, Count] = {}
+    willpower: Count = 0
+    humanity: Count = 0
+    hunger: Count = 1
 
 
 class ActionSheet(Sheet, frozen=True, kw_only=True, tag="action"):
     """Action dice (ACT-1..13): each characteristic has a threshold such as 6 ("6+")."""
 
-    characteristics: dict[str, int] = {}
+    characteristics: dict[str, Count] = {}
     expertises: tuple[str, ...] = ()
-    tension: int = 0  # NT, raised by Surpass (ACT-8)
+    tension: Count = 0  # NT, raised by Surpass (ACT-8)
 
 
 AnySheet = MetSheet | V5Sheet | ActionSheet

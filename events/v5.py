@@ -44,6 +44,7 @@ from typing import Any, Iterator, Literal
 import msgspec
 from msgspec.structs import replace
 
+from events.bounds import Count
 from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
 from events.session import check_player_bonus
 from events.sheets import V5Sheet
@@ -243,14 +244,14 @@ class RollPool(Command, frozen=True, kw_only=True, tag="roll_pool"):
     ``hunger`` overrides Hunger for a storyteller's roll without a character."""
 
     character: str | None = None
-    pool: int | None = None
+    pool: Count | None = None
     attribute: str | None = None
     skill: str | None = None
-    bonus: int = 0
-    difficulty: int = 1
+    bonus: Count = 0
+    difficulty: Count = 1
     kind: PoolKind = "normal"
     visibility: Visibility = "open"
-    hunger: int | None = None
+    hunger: Count | None = None
     label: str = ""
 
 
@@ -266,7 +267,7 @@ class WillpowerReroll(Command, frozen=True, kw_only=True, tag="willpower_reroll"
 
     roll: str
     character: str | None = None
-    dice: tuple[int, ...] = ()
+    dice: tuple[Count, ...] = ()
     strategy: Strategy | None = None
 
 
@@ -275,7 +276,7 @@ class SetHunger(Command, frozen=True, kw_only=True, tag="set_hunger"):
     play = False
 
     character: str
-    hunger: int
+    hunger: Count
     reason: str = ""
 
 

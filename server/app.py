@@ -17,7 +17,7 @@ from typing import AsyncIterator
 
 import msgspec
 import uvicorn
-from litestar import Litestar, get
+from litestar import Litestar, MediaType, Request, Response, get
 from litestar.config.compression import CompressionConfig
 from litestar.datastructures import State
 from litestar.openapi import OpenAPIConfig
@@ -25,6 +25,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
 from server.auth import Tokens
+from server import nesting
 from server.hub import Hub
 from server.service import Chronicle
 from server.store import SQLiteStore
@@ -65,6 +66,19 @@ class Runtime:
 async def health(state: State) -> dict[str, object]:
     rt: Runtime = state.conteur
     return {"status": "ok", "head": rt.hub.delivered, "devices": rt.hub.connections()}
+
+
+async def refuse_deep_bodies(request: Request) -> Response | None:
+    """Every HTTP body is checked for nesting before Litestar decodes it (msgspec recurses:
+    a 50,000-deep body raised a RecursionError, an HTTP 500). Guards have run already, so
+    an unauthorised caller still gets 401/403 and learns nothing more. The body read here
+    is cached for the handler."""
+    if request.method in ("POST", "PUT", "PATCH"):
+        body = await request.body()
+        if nesting.too_deep(body):
+            return Response({"status_code": 400, "detail": nesting.message()}, status_code=400,
+                            media_type=MediaType.JSON)
+    return None
 
 
 def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None,
@@ -115,7 +129,8 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
     # tablet (level 6: most of the gain for a fraction of level 9's CPU on a Pi)
     compression = CompressionConfig(backend="gzip", gzip_compress_level=6, minimum_size=1024)
     return Litestar(route_handlers=handlers, lifespan=[lifespan], openapi_config=openapi,
-                    compression_config=compression, debug=debug)
+                    compression_config=compression, debug=debug,
+                    before_request=refuse_deep_bodies)
 
 
 def uvicorn_config(app: Litestar, host: str = "127.0.0.1", port: int = 8000, **extra) -> uvicorn.Config:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 from typing import Callable
 
 import msgspec
@@ -26,6 +27,9 @@ try:  # the fair-draw source arrives with issue 4; until then draws are refused
     from events import fair as _fair
 except ImportError:  # pragma: no cover
     _fair = None
+
+
+log = logging.getLogger("conteur.service")
 
 
 class Executed(msgspec.Struct, frozen=True, kw_only=True):
@@ -168,7 +172,17 @@ class Chronicle:
         command, draws = self._prepare(session, command, entropy)
         code = message = None
         try:
-            events = game.decide(state, command, draws, actor=actor)
+            try:
+                events = game.decide(state, command, draws, actor=actor)
+            except RuleViolation:
+                raise
+            except Exception as exc:  # noqa: BLE001
+                # deciding is pure: the same command fails the same way on every retry, so
+                # it is refused ("invalid"), never answered "unavailable" (retried forever)
+                log.exception("deciding %s failed", command.__struct_config__.tag)
+                raise RuleViolation(
+                    f"this {command.__struct_config__.tag} cannot be decided "
+                    f"({type(exc).__name__}): check its values", code="invalid") from None
         except RuleViolation as violation:
             code, message = violation.code, violation.message
             events = [CommandRejected(

@@ -23,7 +23,7 @@ _ids = itertools.count(1)
 class Device:
     def __init__(self, url: str, token: str, session: str = "", *, device: str = "",
                  after: int = 0, origin: str | None = None, hello: bool = True,
-                 batch: bool = False):
+                 batch: bool = False, create: bool = True):
         self.url = url
         self.token = token
         self.session = session
@@ -32,6 +32,8 @@ class Device:
         self.origin = origin
         self.say_hello = hello
         self.batch = batch
+        # tests open sessions from the storyteller's socket: say so in hello (issue 13)
+        self.create = create
         self.messages = 0  # websocket messages received (a batch is one)
         self.frames: list[dict] = []  # everything received, in order
         self.welcome: dict | None = None
@@ -60,6 +62,8 @@ class Device:
                      "after": self.after, "device": self.device}
             if self.batch:
                 hello["batch"] = True
+            if self.create:
+                hello["create"] = True
             await self.send(hello)
             await self.wait_for(lambda f: f["type"] in ("live", "error"))
 

@@ -15,6 +15,7 @@ from msgspec import Meta
 
 from events import game
 from events.model import Event
+from server import nesting
 
 MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsense, not a crash
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
@@ -49,6 +50,9 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     device: Name = ""
     batch: bool = False  # the device understands ``batch`` frames (fewer messages)
     last: Held | None = None
+    # a storyteller naming a session with no event yet must say it means to open it: a
+    # typo in a session name is refused instead of opening an empty session (issue 13)
+    create: bool = False
 
 
 class CommandFrame(Frame, frozen=True, kw_only=True, tag="command"):
@@ -172,6 +176,8 @@ def batches(frames: list[str]) -> list[str]:
 
 
 def decode(data: str | bytes) -> Frame:
+    if nesting.too_deep(data):  # before any decoding: msgspec recurses (issue 13)
+        raise FrameError("invalid", nesting.message())
     try:
         return _client_decoder.decode(data)
     except msgspec.DecodeError as exc:
@@ -202,6 +208,8 @@ def _explain(data: str | bytes, exc: msgspec.DecodeError) -> FrameError:
 
 def frame_id(data: str | bytes) -> str | None:
     """The ``id`` of a command frame that failed to decode, so its reject can name it."""
+    if nesting.too_deep(data):
+        return None
     try:
         raw = _any_decoder.decode(data)
     except msgspec.DecodeError:

@@ -136,7 +136,12 @@ class Socket:
             if problem is not None and problem.code == "rate_limited":
                 # name the dropped command, so the device's outbox knows what to resend
                 problem = msgspec.structs.replace(problem, id=wire.frame_id(data))
-            if problem is None:
+            if problem is None and isinstance(data, bytes):
+                # the protocol is text messages (a browser sends nothing else): refused
+                # rather than guessed at, so no client comes to rely on binary frames
+                problem = wire.Error(code="malformed", message="a frame is one JSON object in a "
+                                     "text message; binary messages are refused")
+            elif problem is None:
                 try:
                     return wire.decode(data)
                 except wire.FrameError as exc:
@@ -193,6 +198,14 @@ class Socket:
                     await self.send_now(wire.Error(
                         code="forbidden", message=f"this token is for session {grant.session!r}"))
                     await self.close(CLOSE_UNAUTHORIZED, "wrong session")
+                    return None
+                if (grant.role == "storyteller" and not frame.create
+                        and self.rt.store.session_head(session) == 0):
+                    await self.send_now(wire.Error(
+                        code="unknown_session",
+                        message=f"no session {session!r} here: check its name, or say "
+                                "\"create\": true in hello to open it from this connection"))
+                    await self.close(CLOSE_UNAUTHORIZED, "unknown session")
                     return None
                 self.grant = grant
                 # idempotency records are per device; the grant id keeps one token's

@@ -63,7 +63,8 @@ class SyncDevice:
         # entered by hand: the connection outlives this call, closed in drop()
         self.ws = connect(self.url, compression=None, max_size=None, open_timeout=10).__enter__()
         self.ws.send(msgspec.json.encode({"type": "hello", "token": self.token, "session": self.session,
-                                          "after": self.after, "device": self.device}).decode())
+                                          "after": self.after, "device": self.device,
+                                          "create": True}).decode())
         self.read_until(lambda f: f["type"] == "live")
 
     def drop(self) -> None:

@@ -100,7 +100,7 @@ async def test_a_command_before_hello_is_refused_until_hello(venue):
         await dev.send({"type": "command", "id": "c1", "command": OPEN})
         error = await dev.next_error()
         assert error == {"type": "error", "code": "hello_first", "message": "send hello first", "id": "c1"}
-        await dev.send({"type": "hello", "token": dev.token, "session": "s1"})
+        await dev.send({"type": "hello", "token": dev.token, "session": "s1", "create": True})
         await dev.wait_for(lambda f: f["type"] == "live")
 
 

@@ -1,0 +1,20 @@
+"""Bounds on every integer a client sends (issue 13, Deliver 8; docs/protocol.md, "Bounds").
+
+A 400-digit integer decodes as a Python int and then overflows a float, sizes a loop or
+travels back to a JavaScript client that cannot hold it. Every integer field of a command
+(and of the sheets commands carry) is one of these types, so the wire decoder answers
+``invalid`` naming the field before any rule runs. The ranges are wide on purpose: inside
+them the rules refuse what they refuse with their own message (a pool of 0 names V5-1).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from msgspec import Meta
+
+MAX_COUNT = 1000  # dice, traits, bids, difficulties, bonuses, turns, rounds: far above play
+MAX_SECONDS = 10**9  # game seconds (about 31 years), exact in a JavaScript number
+
+Count = Annotated[int, Meta(ge=-MAX_COUNT, le=MAX_COUNT)]
+Seconds = Annotated[int, Meta(ge=-MAX_SECONDS, le=MAX_SECONDS)]
