@@ -123,6 +123,27 @@ def points(
     return ActionOutcome(ps_dice=ps_dice, ps=ps, success=success)
 
 
+def net_modifier(bonus: int, malus: int, cooperation: str, option: str, simultaneous: int,
+                 modifiers: tuple[int, ...] | list[int]) -> int:
+    """ACT-5: the one net bonus (> 0) or malus (< 0) of a roll: declared bonus and malus,
+    +1 for cooperation (ACT-9), +2 for an option (ACT-8), -1 per simultaneous action beyond
+    the first (ACT-10), and the values of the active temporary modifiers (ACT-7)."""
+    plus = bonus + (1 if cooperation else 0) + sum(v for v in modifiers if v > 0)
+    plus += OPTION_BONUS if option != "none" else 0
+    minus = malus + (simultaneous - 1) - sum(v for v in modifiers if v < 0)
+    return plus - minus
+
+
+def opposed_winner(initiator: str, initiator_ps: int, defender: str, defender_ps: int) -> str:
+    """ACT-12: more PS wins; on equal PS the defender's position holds (choice)."""
+    return initiator if initiator_ps > defender_ps else defender
+
+
+def ruled_winner(outcome: str, initiator: str, defender: str) -> str | None:
+    """ACT-12 overruled (``settle_opposition``): None when the contest was cancelled."""
+    return {"initiator": initiator, "defender": defender}.get(outcome)
+
+
 _TEST = re.compile(r"^\s*test\s*\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$", re.IGNORECASE)
 
 
@@ -777,10 +798,8 @@ def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expe
           difficulty, difficulty_name, shown, initiator) -> list[Event]:
     settings = state.action.settings
     modifiers = active_modifiers(state, cmd.character)
-    bonus = cmd.bonus + (1 if cmd.cooperation else 0) + sum(m.value for m in modifiers if m.value > 0)
-    bonus += OPTION_BONUS if cmd.option != "none" else 0
-    malus = cmd.malus + (cmd.simultaneous - 1) - sum(m.value for m in modifiers if m.value < 0)
-    net = bonus - malus  # ACT-5
+    net = net_modifier(cmd.bonus, cmd.malus, cmd.cooperation, cmd.option, cmd.simultaneous,
+                       [m.value for m in modifiers])  # ACT-5
     if abs(net) > MAX_PLUSMINUS:
         raise _refuse(f"a net modifier of {net} is beyond {MAX_PLUSMINUS} D+/-", "ACT-6", "invalid")
     sides = settings.expert_die if expertise else settings.die
@@ -828,7 +847,7 @@ def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expe
     )
     events: list[Event] = [rolled]
     if initiator is not None:
-        winner = initiator.character if initiator.ps > outcome.ps else cmd.character  # ACT-12
+        winner = opposed_winner(initiator.character, initiator.ps, cmd.character, outcome.ps)
         hidden = [v for v in (initiator.visibility, cmd.visibility) if v != "open"]
         events.append(
             OppositionSettled(
@@ -925,7 +944,7 @@ def decide_settle_opposition(state: Any, cmd: SettleOpposition, draws: Draws,
             raise _refuse(f"no roll {cmd.roll!r} in this session", "ACT-12", "not_found")
         raise _refuse(f"roll {cmd.roll} waits for no answer: it was answered or settled "
                       "already, or opposed nobody", "ACT-12")
-    winner = {"initiator": waiting.character, "defender": waiting.opponent}.get(cmd.outcome)
+    winner = ruled_winner(cmd.outcome, waiting.character, waiting.opponent)
     return [OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
                             outcome=cmd.outcome, winner=winner, initiator_ps=waiting.ps,
                             reason=cmd.reason, visibility=waiting.visibility)]

@@ -477,22 +477,25 @@ def _tie(state, ch: Challenge) -> list[Event]:
     return paid  # the tie goes to bids (ThrowsRevealed with no winner opened them)
 
 
-def _compare_bids(state, ch: Challenge, bids: dict[str, int]) -> list[Event]:
+def bids_winner(ch: Challenge, bids: dict[str, int]) -> str | None:
+    """Who the bids make the winner; None: equal bids (MET-3), the throw is redone.
+    Against a difficulty (MET-10) declared <= difficulty loses, above it wins."""
     if ch.kind == "static":
-        # MET-10: declared <= difficulty loses, above it wins
-        winner = ch.tested if bids[ch.tested] > ch.difficulty else ch.other(ch.tested)
-        compared = BidsCompared(challenge=ch.id, round=ch.round, winner=winner)
-        return [compared] + _won(state, ch, winner, ch.other(winner), "difficulty")
+        return ch.tested if bids[ch.tested] > ch.difficulty else ch.other(ch.tested)
     a, b = ch.sides
-    if bids[a] == bids[b]:  # MET-3: a perfect tie redoes the throw
-        return [
-            BidsCompared(challenge=ch.id, round=ch.round, winner=None),
-            RoundStarted(challenge=ch.id, round=ch.round + 1, test=ch.test, reason="equal_bids"),
-        ]
-    winner = a if bids[a] > bids[b] else b
-    return [BidsCompared(challenge=ch.id, round=ch.round, winner=winner)] + _won(
-        state, ch, winner, ch.other(winner), "bid"
-    )
+    if bids[a] == bids[b]:
+        return None
+    return a if bids[a] > bids[b] else b
+
+
+def _compare_bids(state, ch: Challenge, bids: dict[str, int]) -> list[Event]:
+    winner = bids_winner(ch, bids)
+    compared = BidsCompared(challenge=ch.id, round=ch.round, winner=winner)
+    if winner is None:  # MET-3: a perfect tie redoes the throw
+        return [compared,
+                RoundStarted(challenge=ch.id, round=ch.round + 1, test=ch.test, reason="equal_bids")]
+    by = "difficulty" if ch.kind == "static" else "bid"
+    return [compared] + _won(state, ch, winner, ch.other(winner), by)
 
 
 # ---------------------------------------------------------------- deciders
@@ -643,7 +646,7 @@ def _bid(state, cmd: DeclareBid, draws, actor) -> list[Event]:
             raise RuleViolation("the winner answers the overbid; the loser announced first (MET-13)")
         _check_declared(state, ch, cmd.character, cmd.value, "score", actor)
         overbidder = ch.loser
-        granted = ch.overbid_value >= cmd.value + 4  # MET-13: 4 traits or more above
+        granted = rules.overbid_granted(ch.overbid_value, cmd.value)  # MET-13
         events: list[Event] = [
             BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value, overbid=True),
             OverbidSettled(challenge=ch.id, character=overbidder, opponent=cmd.character, granted=granted),

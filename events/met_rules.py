@@ -77,6 +77,11 @@ def check_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...], val
         )
 
 
+def overbid_granted(overbid: int, score: int) -> bool:
+    """MET-13: an overbid earns its retest when it is 4 traits or more above the score."""
+    return overbid >= score + 4
+
+
 def retests_allowed(sheet: MetSheet | None, kind: str) -> int:
     """MET-12: one retest per challenge; the Lucky merit allows a second on a static one."""
     lucky = isinstance(sheet, MetSheet) and any(m.lower() == "lucky" for m in sheet.merits)

@@ -160,6 +160,12 @@ def score(
     )
 
 
+def rouse_after(before: int, face: int) -> int:
+    """V5-9: Hunger after a Rouse check whose d10 showed ``face``: 1-5 raises it by one, to
+    at most 5."""
+    return min(MAX_HUNGER, before + 1) if face <= 5 else before
+
+
 def hunger_dice_count(pool: int, hunger: int, kind: str) -> int:
     """V5-5: as many Hunger dice as current Hunger, never more than the pool; none for
     Willpower, Humanity and Rouse rolls."""
@@ -312,6 +318,9 @@ class PoolRolled(Visible, Event, frozen=True, kw_only=True, tag="v5.pool_rolled"
     label: str = ""
     draws: tuple[DrawRecord, ...] = ()
     bonus: int = 0  # the declared bonus dice, already in ``pool`` (issue 13: every bonus logged)
+    # the Hunger the roll used (V5-5), so the count of Hunger dice can be checked again;
+    # None in rolls recorded before it
+    hunger_level: int | None = None
 
 
 class RouseChecked(Visible, Event, frozen=True, kw_only=True, tag="v5.rouse_checked"):
@@ -487,6 +496,7 @@ def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> l
             messy_rule=rule,
             source=source,
             bonus=cmd.bonus,
+            hunger_level=current,
             visibility=cmd.visibility,
             label=cmd.label,
             draws=records,
@@ -499,7 +509,7 @@ def decide_rouse(state: Any, cmd: RouseCheck, draws: Draws, actor: Actor) -> lis
     check_visibility(cmd.visibility, actor)
     before = hunger_of(state, cmd.character)
     record = draws.roll(10)  # V5-9: one d10, no Hunger dice
-    after = min(MAX_HUNGER, before + 1) if record.face <= 5 else before
+    after = rouse_after(before, record.face)
     return [
         RouseChecked(
             roll=_next_id(state),

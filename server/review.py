@@ -394,7 +394,7 @@ class Verification(msgspec.Struct, kw_only=True):
 
 def verify(rows: list[Row], path: str = "") -> Verification:
     """The session's hash chain, then (once its seed is revealed) every fair draw."""
-    from server.verify import Report, check_draws
+    from server.verify import Report, check_draws, check_verdicts
 
     count, broken = verify_rows(rows)
     if broken is not None:
@@ -405,6 +405,10 @@ def verify(rows: list[Row], path: str = "") -> Verification:
     if report.bad_draw is not None:
         return Verification(ok=False, events=count, first_bad_seq=report.bad_draw.seq,
                             reason=report.bad_draw.reason, text=report.bad_draw.reason)
+    check_verdicts(rows, report)
+    if report.bad_verdict is not None:
+        return Verification(ok=False, events=count, first_bad_seq=report.bad_verdict.seq,
+                            reason=report.bad_verdict.reason, text=report.bad_verdict.reason)
     return Verification(ok=True, events=count, closed=report.sessions_checked > 0,
                         draws_checked=report.draws_checked, text="hash chain intact")
 

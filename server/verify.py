@@ -1,4 +1,5 @@
-"""`conteur verify`: the hash chain, then every fair draw of every closed session."""
+"""`conteur verify`: the hash chain, then every fair draw of every closed session, then
+every verdict re-derived from its recorded inputs (``events.verdicts``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ class DrawMismatch(msgspec.Struct, frozen=True):
     reason: str
 
 
+class VerdictMismatch(msgspec.Struct, frozen=True):
+    session: str
+    seq: int
+    reason: str
+
+
 class Report(msgspec.Struct, kw_only=True):
     path: str
     source: str  # "database" | "log"
@@ -25,11 +32,14 @@ class Report(msgspec.Struct, kw_only=True):
     sessions_checked: int = 0  # closed sessions whose draws were recomputed
     draws_checked: int = 0
     bad_draw: DrawMismatch | None = None
+    verdicts_checked: int = 0  # events whose verdict was derived again
+    bad_verdict: VerdictMismatch | None = None
     error: str | None = None
 
     @property
     def ok(self) -> bool:
-        return self.first_break is None and self.bad_draw is None and self.error is None
+        return (self.first_break is None and self.bad_draw is None and self.bad_verdict is None
+                and self.error is None)
 
     def text(self) -> str:
         if self.error:
@@ -39,8 +49,12 @@ class Report(msgspec.Struct, kw_only=True):
         if self.bad_draw:
             b = self.bad_draw
             return f"FAILED {self.path}: draw in seq {b.seq} of session {b.session}: {b.reason}"
+        if self.bad_verdict:
+            v = self.bad_verdict
+            return f"FAILED {self.path}: verdict in seq {v.seq} of session {v.session}: {v.reason}"
         return (f"OK {self.path}: {self.events} events, hash chain intact; "
-                f"{self.draws_checked} draws recomputed in {self.sessions_checked} closed session(s)")
+                f"{self.draws_checked} draws recomputed in {self.sessions_checked} closed session(s); "
+                f"{self.verdicts_checked} verdicts derived again")
 
 
 def _db_rows(path: Path) -> Iterable[Row]:
@@ -74,7 +88,39 @@ def verify_path(path: Path, *, progress_factory=None) -> Report:
         progress.close()
     if report.first_break is None:
         check_draws(rows, report)
+        if report.bad_draw is None:
+            check_verdicts(rows, report)
     return report
+
+
+def check_verdicts(rows: list[Row], report: Report) -> None:
+    """Every verdict (successes, PS, a round's or a contest's winner...) derived again from
+    the inputs its event records, on the state folded up to it; the first seq whose
+    recorded verdict the rules do not give is named."""
+    from events import game
+    from events.verdicts import Verdicts
+    from server.store import decode_event
+
+    states: dict[str, object] = {}
+    checkers: dict[str, Verdicts] = {}
+    for row in rows:
+        try:
+            event = decode_event(row.data)
+        except msgspec.DecodeError as exc:
+            report.bad_verdict = VerdictMismatch(row.session, row.seq, f"undecodable event: {exc}")
+            return
+        state = states.get(row.session) or game.initial()
+        checker = checkers.setdefault(row.session, Verdicts())
+        reason = checker.check(state, event)
+        if reason is None:
+            try:
+                states[row.session] = game.evolve(state, event)
+            except Exception as exc:  # noqa: BLE001 - a forged event the rules cannot fold
+                reason = f"the event does not follow from the ones before it ({type(exc).__name__}: {exc})"
+        if reason is not None:
+            report.bad_verdict = VerdictMismatch(row.session, row.seq, reason)
+            return
+        report.verdicts_checked += checker.judges(event)
 
 
 def check_draws(rows: list[Row], report: Report) -> None:

@@ -88,6 +88,7 @@ def test_v5_1_the_whole_roll_is_recorded_in_its_event():
                 messy=True,
                 bestial=False,
                 source="Dexterity 3 + Stealth 2",
+                hunger_level=2,  # recorded, so verify can count the Hunger dice again
                 draws=records([6, 7, 2, 1, 10]),
             )
         ],

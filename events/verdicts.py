@@ -1,0 +1,254 @@
+"""Every recorded verdict, derived again from its recorded inputs (issue 13, Deliver 5).
+
+A log whose hash chain was recomputed after an edit still chains: what gives a flipped
+``success`` away is that the rules, applied to the dice the event records, say otherwise.
+``Verdicts.check`` takes each event with the session's state folded up to just before it
+and names the first field the rules disagree with. It calls the very functions the
+deciders call (``v5.score``, ``action.points``, ``met_rules.throw_winner``...): no rule is
+written twice.
+
+What is checked:
+
+- V5 (``v5.pool_rolled``, ``v5.willpower_rerolled``): the dice are the recorded draws, in
+  order; as many Hunger dice as the Hunger the roll records (``v5.hunger_dice_count``);
+  successes, margin, success, critical, messy and bestial from ``v5.score``; a
+  reroll's dice are its roll's with the rerolled ones replaced. A Rouse check's face is
+  its draw and Hunger moves by ``v5.rouse_after``.
+- Action dice (``action.rolled``): dice and D+/- are the recorded draws; the signs, the
+  count of D+/- (the net), the net from its declared parts (``action.net_modifier``), PS
+  and success from ``action.points``. A contest (``action.opposition_settled``): the PS
+  are the two rolls' and the winner ``action.opposed_winner``; a storyteller's ruling
+  (``action.opposition_ruled``) names the side its outcome says.
+- MET: a server-drawn throw is its draw; the revealed throws are the sealed ones and the
+  winner is ``met_rules.throw_winner``; the bids' winner is ``met.bids_winner``; a round
+  won "by throw" or "by bid" went to that winner (its loser the other side); an overbid's
+  retest is granted by ``met_rules.overbid_granted``; a challenge resolved on its result
+  names the winner that result had.
+
+An input the log does not hold in this copy (a viewer's export without another
+character's sheet, a bid's value redacted) is not guessed at: that check is skipped.
+"""
+
+from __future__ import annotations
+
+from events import action, met, v5
+from events import met_rules as rules
+from events.sheets import V5Sheet
+
+_V5_VERDICT = ("successes", "margin", "success", "critical", "messy", "bestial")
+
+
+class Verdicts:
+    """One session's checker: ``check`` each event in seq order, with the state before it."""
+
+    def __init__(self) -> None:
+        self._ps: dict[str, int] = {}  # action roll id -> its PS, for the contest's check
+        self._round: dict[tuple[str, int, str], str | None] = {}  # (challenge, round, by) -> winner
+
+    @staticmethod
+    def judges(event) -> bool:
+        """Whether ``event`` records a verdict this checker derives again."""
+        return type(event) in _HANDLERS
+
+    def check(self, state, event) -> str | None:
+        handler = _HANDLERS.get(type(event))
+        return handler(self, state, event) if handler is not None else None
+
+    # -- V5 ------------------------------------------------------------------------------
+
+    def _pool(self, state, e: v5.PoolRolled) -> str | None:
+        faces = tuple(e.normal) + tuple(e.hunger)
+        bad = _draws(e, faces) or _count(e.pool, len(faces), "pool")
+        if bad:
+            return bad
+        if e.hunger_level is not None:
+            count = v5.hunger_dice_count(e.pool, e.hunger_level, e.kind)
+            if len(e.hunger) != count:
+                return f"{len(e.hunger)} hunger dice, but Hunger {e.hunger_level} on a {e.kind} " \
+                       f"pool of {e.pool} makes {count} (V5-5)"
+        return _outcome(e, v5.score(e.normal, e.hunger, e.difficulty, e.messy_rule))
+
+    def _reroll(self, state, e: v5.WillpowerRerolled) -> str | None:
+        bad = _draws(e, tuple(e.after))
+        if bad:
+            return bad
+        roll = next((r for r in state.v5.rolls.values() if r.id == e.roll), None)
+        if roll is not None and not roll.rerolled:
+            dice = list(roll.normal)
+            for i, face in zip(e.dice, e.after):
+                if not 0 <= i < len(dice):
+                    return f"die {i} is not one of roll {e.roll}'s {len(dice)} normal dice"
+                dice[i] = face
+            expected = {"before": tuple(roll.normal[i] for i in e.dice), "normal": tuple(dice),
+                        "hunger": tuple(roll.hunger), "difficulty": roll.difficulty}
+            recorded = {"before": tuple(e.before), "normal": tuple(e.normal),
+                        "hunger": tuple(e.hunger), "difficulty": e.difficulty}
+            for name, value in expected.items():
+                if recorded[name] != value:
+                    return f"{name} is {recorded[name]!r}, but roll {e.roll} makes it {value!r} (V5-9)"
+        return _outcome(e, v5.score(e.normal, e.hunger, e.difficulty, e.messy_rule))
+
+    def _rouse(self, state, e: v5.RouseChecked) -> str | None:
+        bad = _draws(e, (e.face,))
+        if bad:
+            return bad
+        known = e.character in state.v5.hunger or isinstance(v5.sheet_of(state, e.character), V5Sheet)
+        if known and e.hunger_before != v5.hunger_of(state, e.character):
+            return f"hunger_before is {e.hunger_before}, but {e.character}'s Hunger was " \
+                   f"{v5.hunger_of(state, e.character)} (V5-5)"
+        after = v5.rouse_after(e.hunger_before, e.face)
+        if e.hunger_after != after:
+            return f"hunger_after is {e.hunger_after}, but a {e.face} from Hunger " \
+                   f"{e.hunger_before} gives {after} (V5-9)"
+        return None
+
+    # -- action dice ---------------------------------------------------------------------
+
+    def _action(self, state, e: action.ActionRolled) -> str | None:
+        self._ps[e.roll] = e.ps
+        bad = _draws(e, tuple(e.dice) + tuple(e.plusminus))
+        if bad:
+            return bad
+        signs = tuple(action.sign(f) for f in e.plusminus)
+        if tuple(e.signs) != signs:
+            return f"signs are {tuple(e.signs)!r}, but the D+/- faces show {signs!r} (ACT-4)"
+        if len(e.plusminus) != abs(e.net):
+            return f"{len(e.plusminus)} D+/- rolled for a net of {e.net} (ACT-6)"
+        held = {m.id: m.value for m in state.action.modifiers}
+        if all(m in held for m in e.modifiers):
+            net = action.net_modifier(e.bonus, e.malus, e.cooperation, e.option, e.simultaneous,
+                                      [held[m] for m in e.modifiers])
+            if e.net != net:
+                return f"net is {e.net}, but its bonus, malus and modifiers make {net} (ACT-5)"
+        outcome = action.points(e.dice, e.threshold, e.plusminus, e.net, e.difficulty,
+                                e.option == "sacrifice")
+        for name in ("ps_dice", "ps", "success"):
+            if getattr(e, name) != getattr(outcome, name):
+                return f"{name} is {getattr(e, name)!r}, but the dice give {getattr(outcome, name)!r} " \
+                       "(ACT-3, ACT-6, ACT-11)"
+        return None
+
+    def _contest(self, state, e: action.OppositionSettled) -> str | None:
+        for roll, ps, side in ((e.initiator_roll, e.initiator_ps, "initiator"),
+                               (e.defender_roll, e.defender_ps, "defender")):
+            if roll in self._ps and self._ps[roll] != ps:
+                return f"{side}_ps is {ps}, but roll {roll} made {self._ps[roll]} PS"
+        winner = action.opposed_winner(e.initiator, e.initiator_ps, e.defender, e.defender_ps)
+        if e.winner != winner:
+            return f"winner is {e.winner!r}, but {e.initiator_ps} PS against {e.defender_ps} " \
+                   f"makes {winner!r} the winner (ACT-12)"
+        return None
+
+    def _ruled(self, state, e: action.OppositionRuled) -> str | None:
+        winner = action.ruled_winner(e.outcome, e.character, e.opponent)
+        if e.winner != winner:
+            return f"winner is {e.winner!r}, but the outcome {e.outcome!r} makes it {winner!r} (ACT-12)"
+        return None
+
+    # -- MET -----------------------------------------------------------------------------
+
+    def _throw(self, state, e: met.ThrowCommitted) -> str | None:
+        if e.draws and e.choice is not None:
+            face = e.draws[0].face
+            drawn = rules.DRAWN[face - 1] if 1 <= face <= len(rules.DRAWN) else None
+            if e.choice != drawn:
+                return f"the drawn throw is {e.choice!r}, but its d3 shows {face} ({drawn}) (MET-2)"
+        return None
+
+    def _revealed(self, state, e: met.ThrowsRevealed) -> str | None:
+        ch = state.met.get(e.challenge)
+        if ch is None:
+            return None
+        a, b = ch.sides
+        for side in (a, b):
+            sealed = ch.throws.get(side)
+            if sealed is not None and e.throws.get(side) != sealed:
+                return f"{side}'s revealed throw is {e.throws.get(side)!r}, but it sealed {sealed!r} (MET-2)"
+        if a not in e.throws or b not in e.throws:
+            return f"the revealed throws {e.throws!r} are not {a}'s and {b}'s"
+        winner = rules.throw_winner(a, e.throws[a], b, e.throws[b])
+        self._round[(e.challenge, e.round, "throw")] = winner
+        if e.winner != winner:
+            return f"winner is {e.winner!r}, but {e.throws[a]} against {e.throws[b]} makes it {winner!r} (MET-2)"
+        return None
+
+    def _bids(self, state, e: met.BidsCompared) -> str | None:
+        ch = state.met.get(e.challenge)
+        if ch is None:
+            return None
+        needed = (ch.tested,) if ch.kind == "static" else ch.sides
+        if any(ch.bids.get(side) is None for side in needed):
+            return None  # a viewer's copy: the values are sealed
+        winner = met.bids_winner(ch, ch.bids)
+        self._round[(e.challenge, e.round, "bid")] = winner
+        if e.winner != winner:
+            return f"winner is {e.winner!r}, but the bids {ch.bids!r} make it {winner!r} (MET-3, MET-10)"
+        return None
+
+    def _round_won(self, state, e: met.RoundWon) -> str | None:
+        ch = state.met.get(e.challenge)
+        if ch is not None and e.winner in ch.sides and e.loser != ch.other(e.winner):
+            return f"loser is {e.loser!r}, but the winner {e.winner!r} faced {ch.other(e.winner)!r}"
+        key = (e.challenge, e.round, "throw" if e.by == "throw" else "bid")
+        if e.by in ("throw", "bid", "difficulty") and key in self._round:
+            if e.winner != self._round[key]:
+                return f"winner is {e.winner!r}, but round {e.round}'s {key[2]} went to " \
+                       f"{self._round[key]!r}"
+        return None
+
+    def _overbid(self, state, e: met.OverbidSettled) -> str | None:
+        ch = state.met.get(e.challenge)
+        if ch is None or ch.overbid_value is None or ch.bids.get(e.opponent) is None:
+            return None
+        granted = rules.overbid_granted(ch.overbid_value, ch.bids[e.opponent])
+        if e.granted != granted:
+            return f"granted is {e.granted}, but an overbid of {ch.overbid_value} against " \
+                   f"{ch.bids[e.opponent]} gives {granted} (MET-13)"
+        return None
+
+    def _resolved(self, state, e: met.ChallengeResolved) -> str | None:
+        ch = state.met.get(e.challenge)
+        if ch is None or e.reason not in ("final", "accepted", "window_closed", "timeout"):
+            return None
+        if (e.winner, e.loser) != (ch.winner, ch.loser):
+            return f"resolved for {e.winner!r} over {e.loser!r}, but the result stood for " \
+                   f"{ch.winner!r} over {ch.loser!r} (MET-16)"
+        return None
+
+
+def _draws(e, faces: tuple[int, ...]) -> str | None:
+    """The dice an event shows are its recorded draws, in order (FAIR-1)."""
+    if not e.draws:
+        return None  # a hand-made or redacted record: no draw to compare with
+    drawn = tuple(d.face for d in e.draws)
+    if drawn != faces:
+        return f"the dice {faces!r} are not the recorded draws {drawn!r} (FAIR-1)"
+    return None
+
+
+def _count(recorded: int, actual: int, name: str) -> str | None:
+    return None if recorded == actual else f"{name} is {recorded}, but {actual} dice were rolled"
+
+
+def _outcome(e, outcome: v5.Outcome) -> str | None:
+    for name in _V5_VERDICT:
+        if getattr(e, name) != getattr(outcome, name):
+            return f"{name} is {getattr(e, name)!r}, but the dice give {getattr(outcome, name)!r} " \
+                   "(V5-2..V5-7)"
+    return None
+
+
+_HANDLERS = {
+    v5.PoolRolled: Verdicts._pool,
+    v5.WillpowerRerolled: Verdicts._reroll,
+    v5.RouseChecked: Verdicts._rouse,
+    action.ActionRolled: Verdicts._action,
+    action.OppositionSettled: Verdicts._contest,
+    action.OppositionRuled: Verdicts._ruled,
+    met.ThrowCommitted: Verdicts._throw,
+    met.ThrowsRevealed: Verdicts._revealed,
+    met.BidsCompared: Verdicts._bids,
+    met.RoundWon: Verdicts._round_won,
+    met.OverbidSettled: Verdicts._overbid,
+    met.ChallengeResolved: Verdicts._resolved,
+}

@@ -1,0 +1,167 @@
+"""`conteur verify` derives every verdict again from its recorded inputs (issue 13,
+Deliver 5): a copy where only a verdict was changed, and the whole hash chain recomputed
+after it as a forger would, chains and draws fair; the verdict check alone catches it and
+names its seq. For a database and for an exported JSON Lines log.
+
+The sessions come from `conteur simulate` (MET, V5 and action dice side by side, played
+through the real command path and closed, so the fair-draw check runs too)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+
+import msgspec
+import pytest
+
+from events import verdicts
+from server.chain import GENESIS, Row, row_hash, row_to_line
+from server.cli import main
+from server.store import SQLiteStore, decode_event
+from server.verify import verify_path
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory):
+    db = tmp_path_factory.mktemp("verdicts") / "played.db"
+    assert main(["simulate", "--db", str(db), "--events", "1500", "--seed", "7"]) == 0
+    with SQLiteStore(db) as store:
+        return db, list(store.rows())
+
+
+def forge(rows: list[Row], index: int, data: bytes) -> list[Row]:
+    """One row's data replaced and every hash of its session after it recomputed."""
+    out = list(rows[:index])
+    prev = {r.session: r.hash for r in out}
+    for row in rows[index:]:
+        body = data if row is rows[index] else row.data
+        prev_hash = prev.get(row.session, GENESIS)
+        digest = row_hash(prev_hash, row.seq, row.session, row.type, body, row.actor,
+                          row.device, row.command_id, row.at)
+        out.append(msgspec.structs.replace(row, data=body, prev_hash=prev_hash, hash=digest))
+        prev[row.session] = digest
+    return out
+
+
+def write(source: str, db, rows: list[Row], tmp_path):
+    """The forged rows as a database copy (triggers dropped to rewrite it) or a log."""
+    if source == "log":
+        path = tmp_path / "forged.jsonl"
+        path.write_bytes(b"".join(row_to_line(r) + b"\n" for r in rows))
+        return path
+    path = tmp_path / "forged.db"
+    shutil.copy(db, path)
+    conn = sqlite3.connect(path)
+    conn.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;")
+    conn.executemany("UPDATE events SET data=?, prev_hash=?, hash=? WHERE seq=?",
+                     [(r.data, r.prev_hash, r.hash, r.seq) for r in rows])
+    conn.commit()
+    conn.close()
+    return path
+
+
+def first(rows, kind: str, when=lambda e: True) -> int:
+    for i, row in enumerate(rows):
+        if row.type == kind and when(json.loads(row.data)):
+            return i
+    raise AssertionError(f"the simulated session has no {kind} to tamper with")
+
+
+def tampered(rows, index: int, change) -> bytes:
+    event = json.loads(rows[index].data)
+    change(event)
+    return json.dumps(event, separators=(",", ":")).encode()
+
+
+def flip(field):
+    def change(event):
+        event[field] = not event[field]
+    return change
+
+
+def swap_round_winner(event):
+    event["winner"], event["loser"] = event["loser"], event["winner"]
+
+
+def other_side(side_a, side_b):
+    def change(event):
+        event["winner"] = event[side_b] if event["winner"] == event[side_a] else event[side_a]
+    return change
+
+
+def move_last_normal_die_to_hunger(event):
+    """The dice in the same order (the draws still match), one more counted as Hunger."""
+    event["hunger"] = [event["normal"][-1]] + event["hunger"]
+    event["normal"] = event["normal"][:-1]
+
+
+def change_action_die(event):
+    """A die's face changed in the event, its draw record left as drawn (the fair check
+    recomputes the records, not the faces the event shows)."""
+    event["dice"][0] = event["dice"][0] % event["sides"] + 1
+
+
+TAMPERS = {
+    "a flipped V5 success": ("v5.pool_rolled", lambda e: True, flip("success"), "success"),
+    "a flipped V5 messy critical": ("v5.pool_rolled", lambda e: e["success"] and e["hunger"], flip("messy"),
+                                    "messy"),
+    "a flipped action success": ("action.rolled", lambda e: e["success"] is not None, flip("success"),
+                                 "success"),
+    "a flipped round winner": ("met.round_won", lambda e: e["by"] == "throw", swap_round_winner, "winner"),
+    "a flipped revealed winner": ("met.throws_revealed", lambda e: e["winner"] is not None,
+                                  lambda e: e.update(winner=[s for s in e["throws"] if s != e["winner"]][0]),
+                                  "winner"),
+    "a flipped bids winner": ("met.bids_compared", lambda e: e["winner"] is not None,
+                              lambda e: e.update(winner=None), "winner"),
+    "a flipped contest winner": ("action.opposition_settled", lambda e: True,
+                                 other_side("initiator", "defender"), "winner"),
+    "a flipped overbid": ("met.overbid_settled", lambda e: True, flip("granted"), "granted"),
+    "a moved die (V5, a normal die counted as Hunger)": (
+        "v5.pool_rolled", lambda e: e["normal"] and e["kind"] == "normal", move_last_normal_die_to_hunger,
+        "hunger dice"),
+    "a moved die with its verdict made to match (V5, a normal 1 counted as Hunger)": (
+        "v5.pool_rolled", lambda e: e["normal"] and e["normal"][-1] == 1 and not e["success"]
+        and not e["bestial"], lambda e: (move_last_normal_die_to_hunger(e), e.update(bestial=True)),
+        "hunger dice"),
+    "a changed action die": ("action.rolled", lambda e: e["dice"][0] < e["threshold"] and e["sides"] >= e["threshold"],
+                             change_action_die, "dice"),
+}
+
+
+def test_the_played_chronicle_verifies_with_its_verdicts(played):
+    db, rows = played
+    report = verify_path(db)
+    assert report.ok, report.text()
+    judged = sum(verdicts.Verdicts.judges(decode_event(r.data)) for r in rows)
+    assert report.verdicts_checked == judged > 500
+    assert "verdicts derived again" in report.text()
+
+
+@pytest.mark.parametrize("source", ["database", "log"])
+@pytest.mark.parametrize("name", sorted(TAMPERS))
+def test_a_tampered_verdict_is_named_by_its_seq(played, tmp_path, capsys, source, name):
+    db, rows = played
+    kind, when, change, field = TAMPERS[name]
+    index = first(rows, kind, when)
+    forged = forge(rows, index, tampered(rows, index, change))
+    path = write(source, db, forged, tmp_path)
+    report = verify_path(path)
+    # the chain holds and the draws are fair: only the verdict check sees the forgery
+    assert report.first_break is None and report.bad_draw is None, report.text()
+    assert report.bad_verdict is not None and report.bad_verdict.seq == rows[index].seq, report.text()
+    assert field in report.bad_verdict.reason
+    assert main(["verify", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert f"verdict in seq {rows[index].seq}" in out, out
+
+
+def test_the_checker_uses_the_deciders_functions():
+    """No rule written twice: the checker's module calls the deciders' pure functions."""
+    import inspect
+
+    source = inspect.getsource(verdicts)
+    for used in ("v5.score", "v5.rouse_after", "action.points", "action.net_modifier",
+                 "action.opposed_winner", "action.ruled_winner", "rules.throw_winner",
+                 "met.bids_winner", "rules.overbid_granted"):
+        assert used in source, used
