@@ -149,8 +149,11 @@ class Client(Commands):
     def __init__(self, url: str, token: str, session: str | None = None, *,
                  outbox: Outbox | str | Path = ":memory:", device: str | None = None,
                  backoff: Backoff | None = None, origin: str | None = None,
-                 ping_interval: float | None = 5.0, batch: bool = True):
+                 ping_interval: float | None = 5.0, batch: bool = True, create: bool = False):
         self.url = url
+        # a storyteller opening a session that has no event yet says so in hello; without
+        # it the server refuses a (mistyped) session it does not know
+        self.create = create
         # docs/protocol.md: ``batch`` in hello lets the server send a resync or a backlog as
         # a few messages; off, every frame comes alone (an older server ignores the flag)
         self.batch = batch
@@ -330,6 +333,8 @@ class Client(Commands):
                      "after": self._hello_after, "device": self.device}
             if self.batch:
                 hello["batch"] = True
+            if self.create:
+                hello["create"] = True
             held = self.outbox.last_logged(self.session) if self.session and self._hello_after else None
             if held is not None and held[0] == self._hello_after:
                 hello["last"] = {"seq": held[0], "event": held[1]}

@@ -391,7 +391,8 @@ async def test_the_python_client_amends_a_sheet_and_reads_a_refusal(venue, tmp_p
     from client.client import Client
 
     session = "amend-client"
-    async with Client(venue.ws_url, venue.token(), session, outbox=tmp_path / "st.sqlite") as st:
+    async with Client(venue.ws_url, venue.token(), session, outbox=tmp_path / "st.sqlite",
+                      create=True) as st:
         await st.wait_live()
         for command in (st.command("open_session", name="x"),
                         st.command("add_character", character="anna", name="Anna", sheet={"kind": "met", "physical": 6})):
