@@ -80,10 +80,13 @@ def hidden_step(pick: float, rng: random.Random, hidden: str) -> Step:
         "type": "roll_pool", "character": "iris", "pool": rng.randint(1, 9), "visibility": "blind"})
 
 
-def public_step(rng: random.Random) -> Step:
-    """Something the others do, the same in both worlds."""
+def public_step(rng: random.Random, hidden: str) -> Step:
+    """Something the others do, the same in both worlds (the hidden character rolls
+    nothing open: its open rolls show its sheet, ACT-3, and its Hunger, V5-5)."""
     entropy = rng.randbytes(8).hex()
     pick = rng.random()
+    if hidden == "kim" and 0.45 <= pick < 0.6:
+        pick = 0.0
     if pick < 0.35:
         return Step(who="jack", entropy=entropy, command={
             "type": "roll_pool", "character": "jack", "attribute": "Wits", "skill": "Brawl",
@@ -117,7 +120,7 @@ def script(public: random.Random, world: random.Random, hidden: str, steps: int,
                                 "sheet": action_sheet(world if sheet_world and hidden == "kim" else random.Random(3))}),
     ]
     body = [hidden_step(public.random(), world, hidden) if public.random() < 0.4
-            else public_step(public) for _ in range(steps)]
+            else public_step(public, hidden) for _ in range(steps)]
     return setup + body + [Step(who="st", command={"type": "close_session"})]
 
 
