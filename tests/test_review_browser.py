@@ -157,7 +157,7 @@ def test_a_storyteller_rules_on_a_disputed_offline_challenge_from_the_page(brows
         page = browser.new_page()
         page.set_default_timeout(TIMEOUT)
         try:
-            page.goto(f"{server.url}/review.html#join={setup.storyteller}&session={setup.session}&challenge=o1")
+            page.goto(f"{server.url}/review.html#join={setup.storyteller}&session={setup.session}&challenge=o1.anna%2Bbruno")
             expect(page.get_by_test_id("challenge-status")).to_have_text("disputed (I won)")
             page.get_by_test_id("ruling-winner").select_option("bruno")
             page.get_by_test_id("ruling-reason").fill("Anna agreed afterwards")
@@ -193,7 +193,7 @@ def test_offline_by_hand_anna_records_bruno_disputes_the_storyteller_rules(brows
             anna.get_by_role("button", name="Record it").click()
             expect(anna.get_by_test_id("offline-status")).to_have_text("recorded")
             bruno.reload()
-            row = bruno.locator("[data-testid=offline-row][data-record=o1]")
+            row = bruno.locator("[data-testid=offline-row][data-record=\"o1.anna+bruno\"]")
             expect(row).to_contain_text("paper covers rock, in the dark")
             row.get_by_test_id("offline-reason").fill("I threw scissors")
             row.locator("input[name=iwon]").check()
