@@ -20,6 +20,8 @@ LANGS = ("en", "fr")
 
 T: dict[str, dict[str, str]] = {
     "en": {
+        # the codes events carry as reasons: English says the code itself
+        "r_accepted": "accepted", "r_conceded": "conceded", "r_final": "final", "r_zero_traits": "zero_traits", "r_overbid": "overbid", "r_overbid_failed": "overbid_failed", "r_overruled": "overruled", "r_retest": "retest", "r_equal_bids": "equal_bids", "r_next_test": "next_test", "r_window_closed": "window_closed", "r_timeout": "timeout", "r_throw": "throw", "r_bid": "bid", "r_difficulty": "difficulty", "r_simple_tie": "simple_tie", "r_complex_tie": "complex_tie", "r_no_sheet": "no_sheet", "r_tie_debt": "tie_debt",
         "storyteller": "the storyteller", "sealed": "(sealed)", "colon": ": ",
         "physical": "Physical", "social": "Social", "mental": "Mental",
         "rock": "rock", "paper": "paper", "scissors": "scissors", "bomb": "bomb",
