@@ -104,7 +104,7 @@ function challengeCard(c) {
   }
   return `<article class="challenge" data-testid="challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
-    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c, id))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
+    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c, queuedMove(c) ? null : id))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
     ${testsLine(c)}
     ${revealedLine(c)}
     ${cancelRetestForm(c)}

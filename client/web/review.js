@@ -313,13 +313,14 @@ function renderFairness() {
   return h("section", { id: "fairness", "data-testid": "fairness" }, h("h2", {}, t("fairness")),
     h("div", { class: "charts" }, charts.length ? charts : h("p", { class: "muted" }, "—")),
     h("h3", {}, t("tallies")),
-    h("table", { class: "tallies", "data-testid": "tallies" },
+    // a phone's width: the table scrolls inside its box, the page does not
+    h("div", { class: "wide", tabindex: 0, role: "region", "aria-label": t("tallies") }, h("table", { class: "tallies", "data-testid": "tallies" },
       h("thead", {}, h("tr", {}, h("th", {}, t("character")), h("th", {}, t("won")), h("th", {}, t("lost")),
         h("th", {}, `${t("offline")} ${t("won")}`), h("th", {}, `${t("offline")} ${t("lost")}`),
         h("th", {}, `${t("contests")} ${t("won")}`), h("th", {}, `${t("contests")} ${t("lost")}`))),
       h("tbody", {}, f.tallies.map((r) => h("tr", { "data-character": r.character },
         h("td", {}, r.name), h("td", {}, r.won), h("td", {}, r.lost), h("td", {}, r.offline_won),
-        h("td", {}, r.offline_lost), h("td", {}, r.contests_won), h("td", {}, r.contests_lost))))));
+        h("td", {}, r.offline_lost), h("td", {}, r.contests_won), h("td", {}, r.contests_lost)))))));
 }
 
 // ---------------------------------------------------------------- one challenge

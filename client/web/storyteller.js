@@ -75,7 +75,7 @@ export function storytellerView() {
     </section>
     ${stRoller(chars)}
     ${rollsView(vm.rolls.filter((r) => r.id !== stRollerShown(chars)))}
-    <section class="card log" aria-labelledby="h-log"><h2 id="h-log">${esc(t("log"))}</h2>
+    <section class="card log" aria-labelledby="h-log" tabindex="0"><h2 id="h-log">${esc(t("log"))}</h2>
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
   </main>`;
