@@ -35,6 +35,8 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
 class CreateSession(msgspec.Struct, frozen=True, kw_only=True):
     session: SessionId
     name: str = ""
+    chronicle: Annotated[str, Meta(max_length=128)] = ""  # TIME-2: tie debts carry within it
+    scenario: Annotated[str, Meta(max_length=128)] = ""
     turn_seconds: Annotated[int, Meta(ge=1, le=3600)] = 4
     bomb: bool = False
     retest_cancel: bool = False
