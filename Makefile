@@ -22,4 +22,4 @@ serve: $(BIN)/conteur
 	$(BIN)/conteur serve --demo --db conteur.db $(if $(WIFI),--wifi "$(WIFI)") $(if $(PUBLIC_URL),--public-url "$(PUBLIC_URL)")
 
 test: $(BIN)/conteur
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
