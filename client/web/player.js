@@ -83,7 +83,7 @@ function challengeCard(c) {
         aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>`;
     if (!(c.kind === "static" && c.defender === id)) body += concedeButton(c);
   } else if (move === "bid" || move === "answer") {
-    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id).concat(ownAbilities(c, id)));
+    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id).concat(ticked(c, id)));
     const key = `bid-${c.id}-${c.round}`;
     body = `<form class="bid" data-act="${move === "bid" ? "bid" : "answer"}" data-ch="${esc(c.id)}">
       <label for="${key}">${esc(t("bid_label", bounds.max))}</label>
@@ -148,12 +148,15 @@ function ownAbilities(c, id) {
   return Object.keys(app.vm.characters[id]?.sheet?.abilities || {}).filter((k) => !named.includes(k));
 }
 
+// data-form keeps a ticked box through re-renders; the bid's bound follows what is ticked
+const ownKey = (c, k) => `own-${c.id}-${c.round}-${c.status}-${k}`;
+const ticked = (c, id) => ownAbilities(c, id).filter((k) => app.form[ownKey(c, k)]);
+
 function ownAbilityChoices(c, id) {
   const own = ownAbilities(c, id);
   if (!own.length) return "";
   const sheet = app.vm.characters[id].sheet;
-  // data-form keeps a ticked box through the re-renders that events cause
-  const key = (k) => `own-${c.id}-${c.round}-${k}`;
+  const key = (k) => ownKey(c, k);
   return `<fieldset class="own-abilities"><legend>${esc(t("own_abilities"))}</legend>${own.map((k) =>
     `<label class="check"><input type="checkbox" name="ability" value="${esc(k)}" data-form="${esc(key(k))}"
       ${app.form[key(k)] ? "checked" : ""} data-testid="bid-ability-${esc(k)}"> ${esc(k)} ${sheet.abilities[k]}</label>`).join("")}</fieldset>`;
@@ -172,7 +175,7 @@ function windowPrompts(c) {
   const sheet = app.vm.characters[id]?.sheet || {};
   const sources = retestSources();
   const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
-  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id).concat(ownAbilities(c, id)));
+  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id).concat(ticked(c, id)));
   const key = `ob-${c.id}-${c.round}`;
   return `<div class="window">
     ${sources.length ? `<form class="retest" data-act="retest" data-ch="${esc(c.id)}">
