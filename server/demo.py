@@ -93,6 +93,10 @@ def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
     print(f"conteur is starting. Phones on {network} reach it at:", file=out)
     for url in urls:
         print(f"  {url}/", file=out)
+    if not public_url and host in ("0.0.0.0", "::", "") and not lan_addresses():
+        print("No LAN address found: phones cannot reach this machine yet. Start the hotspot "
+              "(deploy/hotspot.sh) or join the venue Wi-Fi; join sheets printed after that "
+              "use the new address (conteur doctor checks it).", file=out)
     if host in ("0.0.0.0", "::", ""):
         # on the laptop itself localhost is a secure context (the offline app installs)
         print(f"On this computer: {scheme}://localhost:{port}/ (join sheets printed from it "
