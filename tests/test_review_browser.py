@@ -4,7 +4,6 @@ a real server answering "who won challenge N, and why"."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import httpx
@@ -12,31 +11,14 @@ import pytest
 
 from server import export as ex
 from server.store import SQLiteStore
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
 from tests.client_support import served
 from tests.review_support import evening
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or (
-    "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else None)
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "review"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 A4 = {"width": 794, "height": 1123}  # 210 x 297 mm at 96 px per inch
-TIMEOUT = 15_000
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
