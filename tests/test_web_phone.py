@@ -18,12 +18,13 @@ import pytest
 from server.store import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
 from tests.review_support import evening
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, PHONE, TABLET, Device, start_challenge
 from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 
