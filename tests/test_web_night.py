@@ -165,7 +165,10 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         challenge(lucien).get_by_test_id("bid-send").click()
         expect(challenge(mara).get_by_test_id("bid-input")).to_be_visible()
         night.check("tie-bids", lucien, mara)
-        challenge(mara).get_by_test_id("bid-input").fill("5")
+        # the defender declares its own ability with its bid (MET-3): Physical 5 + Dodge 1
+        challenge(mara).get_by_test_id("bid-ability-Dodge").check()
+        expect(challenge(mara).get_by_test_id("bid-input")).to_have_attribute("max", "6")
+        challenge(mara).get_by_test_id("bid-input").fill("6")
         challenge(mara).get_by_test_id("bid-send").click()
         expect(challenge(mara)).to_have_attribute("data-status", "window")  # Mara lost on bids
         challenge(mara).locator("form.retest select").select_option("Fortitude")
@@ -176,7 +179,7 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         challenge(mara).get_by_test_id("throw-scissors").click()  # rock breaks scissors
         expect(challenge(mara)).to_have_attribute("data-status", "window")
         assert challenge(mara).get_by_test_id("retest").count() == 0  # used up (MET-12)
-        challenge(mara).locator("form.overbid input").fill("5")  # lost on the throw: MET-13
+        challenge(mara).locator("form.overbid input[name=value]").fill("5")  # lost on the throw: MET-13
         challenge(mara).get_by_test_id("overbid").click()
         expect(challenge(lucien).get_by_test_id("bid-input")).to_be_visible()
         night.check("overbid", lucien, mara)
@@ -186,6 +189,8 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         night.check("settled", st, lucien, mara)
         resolved = events_of_type(db, "met.challenge_resolved")
         assert [(r["winner"], r["reason"]) for r in resolved] == [("lucien", "overbid_failed")]
+        bids = [(b["character"], b["value"], b.get("abilities")) for b in events_of_type(db, "met.bid_declared")]
+        assert ("mara", 6, ["Dodge"]) in bids
 
         # ---- a Time Out and its resume (TIME-5)
         st.page.get_by_test_id("freeze-all").click()
