@@ -750,12 +750,14 @@ def test_the_log_tells_every_dice_and_met_event_of_a_mixed_evening(browser, tmp_
 
 
 def test_service_worker_opens_the_review_and_by_hand_pages_without_network(browser, server, setup):
-    # what a dropout sends people to must open from the cache: the page for challenges
-    # played by hand (players) and the review (storytellers)
+    # what a dropout sends people to must open from the cache: the record of challenges
+    # played by hand (players) and the review (storytellers). Issue 15: offline.html
+    # opened offline showed only "Not sent: the server is unreachable", no form; it now
+    # forwards to the phone app, whose form queues the record (tests/test_web_handplay.py)
     anna = Device(browser, server.url, setup.players["anna"])
     anna.page.wait_for_function("navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)")
     cached = anna.page.evaluate("""async () => {
-        const names = ['offline.html', 'offline.js', 'review.html', 'review.js', 'narrate.js'];
+        const names = ['offline.html', 'offline.js', 'handplay.js', 'review.html', 'review.js', 'narrate.js'];
         const hits = await Promise.all(names.map((n) => caches.match(n)));
         return names.filter((n, i) => !hits[i]);
     }""")
@@ -763,7 +765,11 @@ def test_service_worker_opens_the_review_and_by_hand_pages_without_network(brows
     anna.context.set_offline(True)
     try:
         anna.page.goto(f"{server.url}/offline.html")
-        anna.expect(anna.page.locator("#main .notice")).to_contain_text("unreachable")
+        form = anna.page.get_by_test_id("hand-record")
+        anna.expect(form).to_have_attribute("open", "")
+        anna.expect(anna.page.get_by_test_id("hand-opponent")).to_have_value("bruno")
+        anna.page.get_by_test_id("hand-save").click()
+        anna.expect(anna.page.locator("[data-testid=hand-row][data-queued]")).to_have_count(1)
         anna.page.goto(f"{server.url}/review.html")
         anna.expect(anna.page.locator("#title")).to_be_visible()
     finally:

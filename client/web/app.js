@@ -10,6 +10,7 @@ import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText 
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice } from "./net.js";
+import { handCommand } from "./handplay.js";
 
 document.documentElement.lang = lang;
 
@@ -313,7 +314,7 @@ function commandFor(act, el, data) {
     case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };
     case "set_hunger": return { type: "set_hunger", character: el.dataset.character, hunger: num(data.get("hunger")) };
     case "apply_modifier": return { type: "apply_modifier", character: el.dataset.character, value: num(data.get("value")), duration: num(data.get("duration")), unit: "turns" };
-    default: return null;
+    default: return handCommand(act, el, data, character); // played by hand: handplay.js
   }
 }
 
