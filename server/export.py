@@ -25,7 +25,7 @@ from events.game import CommandRejected
 from events.model import STORYTELLER, Actor
 from server import review as rv
 from server.chain import row_to_line
-from server.narrate import challenge_sentence
+from server.narrate import challenge_sentence, offline_sentence
 
 FORMATS = ("md", "html", "jsonl", "csv")
 MEDIA_TYPES = {
@@ -43,6 +43,7 @@ LABELS = {
         "verified": "verified: {n} events, hash chain intact", "draws": "; {n} fair draws recomputed",
         "broken": "NOT VERIFIED: the chain breaks at event #{seq} ({reason})", "ruling": "Ruling",
         "time_out": "Time Out", "challenge": "Challenge", "offline": "Offline", "from_to": "{a} to {b} UTC",
+        "disputed": "disputed by {b} and not ruled: no winner", "unanswered": "{b} has not answered: no winner",
     },
     "fr": {
         "title": "Chronique de séance", "session": "Session", "chronicle": "Chronique", "scenario": "Scénario",
@@ -51,6 +52,7 @@ LABELS = {
         "verified": "vérifié : {n} événements, chaîne de hachage intacte", "draws": " ; {n} tirages recalculés",
         "broken": "NON VÉRIFIÉ : la chaîne est rompue à l'événement n°{seq} ({reason})", "ruling": "Décision",
         "time_out": "Temps mort", "challenge": "Défi", "offline": "Hors ligne", "from_to": "{a} à {b} UTC",
+        "disputed": "contesté par {b} et pas tranché : pas de gagnant", "unanswered": "{b} n'a pas répondu : pas de gagnant",
     },
 }
 
@@ -98,6 +100,8 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
         return None  # told in its challenge's sentence
     elif isinstance(e, offline._BetweenTwo):
         kind = "offline"
+        if isinstance(e, offline.OfflineChallengeRecorded):
+            text = _unsettled(review, e) or text
     elif isinstance(e, (session.TimeOutCalled, session.TimeOutEnded)):
         kind = "time_out"
     elif isinstance(e, (session.SceneOpened, session.SceneClosed)):
@@ -107,6 +111,17 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
     else:
         kind = "note"
     return Line(seq=item.seq, at=item.at, kind=kind, text=text, challenge=item.challenge)
+
+
+def _unsettled(review: rv.Review, e: offline.OfflineChallengeRecorded) -> str | None:
+    """A record still disputed or unanswered at the end of the log says so where it is
+    told: the recorder's word is not the outcome (issue 15)."""
+    record = review.state.offline.records.get(e.record)
+    if record is None or record.status not in ("recorded", "disputed"):
+        return None
+    labels = LABELS[review.lang]
+    said = labels["disputed" if record.status == "disputed" else "unanswered"].format(b=review.teller.who(e.opponent))
+    return f"{offline_sentence(e, review.teller)} — {said}."
 
 
 def chapters(review: rv.Review) -> list[Chapter]:
