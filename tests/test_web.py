@@ -600,11 +600,13 @@ def test_storyteller_prints_the_join_sheet_and_opens_the_review(browser, server,
     st.close()
 
 
-def test_a_player_finds_the_page_for_challenges_played_by_hand(browser, server, setup):
+def test_a_player_finds_the_record_of_challenges_played_by_hand(browser, server, setup):
+    # on the main page itself (issue 15); the old address forwards there, form open
     anna = Device(browser, server.url, setup.players["anna"])
-    anna.page.get_by_test_id("offline-link").click()
-    anna.expect(anna.page.get_by_test_id("offline-record")).to_be_visible()
-    anna.expect(anna.page.get_by_test_id("offline-opponent")).to_contain_text("Bruno")
+    anna.page.get_by_test_id("hand-record").locator("summary").click()
+    anna.expect(anna.page.get_by_test_id("hand-opponent")).to_contain_text("Bruno")
+    anna.page.goto(f"{server.url}/offline.html")
+    anna.expect(anna.page.get_by_test_id("hand-record")).to_have_attribute("open", "")
     anna.close()
 
 

@@ -82,6 +82,8 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         anna.expect(waiting).to_contain_text("paper covers rock, in the cellar")
         anna.shot("handplay-queued-offline-360x740", focus="[data-testid=hand]")
 
+        bruno.page.evaluate("window.__buzz = []; navigator.vibrate = (p) => { window.__buzz.push(p); return true; }")
+
         # a server is back on the same database (another process, another port)
         second = stack.enter_context(served(setup.db))
         proxy.target_port = second.port
@@ -103,6 +105,7 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         ask = bruno.page.locator("[data-testid=hand-answer][data-record=o1]")
         bruno.expect(ask).to_be_visible(timeout=BACK)
         bruno.expect(ask.locator("h2")).to_have_text("Anna a noté un défi joué à la main contre vous")
+        assert bruno.page.evaluate("window.__buzz.length") >= 1  # the phone buzzes, as for a challenge
         bruno.expect(ask.get_by_test_id("hand-claim")).to_have_text("selon Anna, Anna l'a emporté")
         bruno.expect(ask.get_by_test_id("hand-confirm")).to_have_text("Confirmer")
         ask.get_by_test_id("hand-reason").fill("j'ai fait ciseaux")

@@ -10,7 +10,7 @@ import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText 
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice } from "./net.js";
-import { handCommand } from "./handplay.js";
+import { handCommand, handWaiting } from "./handplay.js";
 
 document.documentElement.lang = lang;
 
@@ -236,7 +236,8 @@ function vibrate(pattern) {
 function nudge() {
   if (!app.viewer || isStoryteller() || !me()) return;
   const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`)
-    .concat(callsForMe().map((w) => `roll:${w.id}`))); // ACT-12: an opposed roll to answer
+    .concat(callsForMe().map((w) => `roll:${w.id}`)) // ACT-12: an opposed roll to answer
+    .concat(handWaiting())); // a challenge played by hand to confirm or dispute
   for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
   app.waitingBefore = waiting;
 }

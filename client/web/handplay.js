@@ -118,7 +118,7 @@ function recordForm(c) {
   const others = Object.values(app.vm.characters).filter((o) => o.id !== c.id);
   const open = OPEN_AT_START && app.form.handOpened === undefined;
   if (open) app.form.handOpened = true;
-  return `<details class="new-challenge hand-record" id="hand-record" data-testid="hand-record"${open ? " open" : ""}>
+  return `<details class="hand-record" id="hand-record" data-testid="hand-record"${open ? " open" : ""}>
     <summary>${esc(t("hand_record"))}</summary>
     <form data-act="hand_record">
       <p class="muted">${esc(t("hand_help"))}</p>
@@ -153,6 +153,11 @@ export function handSection(c) {
   </section>`;
 }
 
+// Records waiting for this player's answer: the phone buzzes once for each (app.js nudge).
+export function handWaiting() {
+  return records((r) => r.opponent === me() && r.status === "recorded" && !answerQueued(r.id)).map((r) => `hand:${r.id}`);
+}
+
 // ---- the storyteller's tablet
 
 // Disputed records first, marked as needing a ruling, with both claims and a ruling for
@@ -171,10 +176,11 @@ export function handRulingsView() {
         <h3>${esc(r.id)} · ${esc(t("hand_against", nameOf(r.recorder), nameOf(r.opponent)))} ${mark}</h3>
         ${recordLine(r)}
         <ul data-testid="st-hand-claims">${claims(r).map((line) => `<li>${esc(line)}</li>`).join("")}</ul>
-        <div class="row wrap">
+        ${app.queued.some((e) => e.command.type === "rule_offline" && e.command.record === r.id)
+          ? `<p class="queued-move">${esc(t("cmd_rule_offline"))} <span class="badge">${esc(t("queued"))}</span></p>` : `<div class="row wrap">
           <label>${esc(t("hand_rule_reason"))} <input id="${esc(key)}" autocomplete="off" data-testid="hand-rule-reason"></label>
           ${[r.recorder, r.opponent].map((w) => `<button data-act="hand_rule" data-record="${esc(r.id)}" data-winner="${esc(w)}" data-testid="hand-rule-${esc(w)}">${esc(t("hand_rule_win", nameOf(w)))}</button>`).join("")}
-        </div>
+        </div>`}
       </article>`;
     }).join("")}
   </section>`;
