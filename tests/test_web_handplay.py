@@ -59,6 +59,8 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
 
         page = anna.page
         page.get_by_test_id("hand-record").locator("summary").click()
+        # the reconnect attempts do not redraw the page: the tap that unfolded it holds
+        anna.expect(page.get_by_test_id("hand-record")).to_have_attribute("open", "")
         page.get_by_test_id("hand-opponent").select_option("bruno")
         page.locator("#hand-attribute").select_option("physical")
         page.get_by_test_id("hand-winner").select_option("me")
@@ -70,6 +72,7 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         anna.expect(waiting).to_contain_text("Anna says Anna won")
         anna.expect(page.locator("[data-testid=queued][data-command=record_offline_challenge]")).to_have_count(1)
         command_id = waiting.get_attribute("data-queued")
+        queued = page.evaluate("(id) => window.conteur.queued.find((e) => e.id === id)", command_id)
         assert events_of_type(setup.db, "offline.recorded") == []
 
         # a reload with no server: the page comes from the service worker's cache and the
@@ -96,6 +99,10 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         anna.expect(row.get_by_test_id("hand-status")).to_have_text("waiting for Bruno to confirm or dispute")
         # sent once, under the id it was queued with
         assert [t for _, t in stored_rows(setup.db, command_id)] == ["offline.recorded"]
+        # a phone whose ack was lost sends it again on the same device: the same id, so the
+        # server answers what it did and stores nothing new (checked at the end)
+        assert page.evaluate("(e) => window.conteur.net.send({type: 'command', id: e.id, command: e.command,"
+                             " entropy: e.entropy})", queued)
         [recorded] = events_of_type(setup.db, "offline.recorded")
         assert (recorded["recorder"], recorded["opponent"], recorded["winner"], recorded["attribute"]) == (
             "anna", "bruno", "anna", "physical")

@@ -145,6 +145,10 @@ function hello(withLast = true) {
 
 function onStatus(status) {
   if (status !== "online") app.live = false;
+  // while offline, each reconnect attempt says connecting, then offline again: the page
+  // keeps saying offline and is not redrawn for it, since a redraw between a finger's
+  // down and up swallows the tap (what is made offline, a record played by hand, is typed)
+  if (app.status === "offline" && (status === "connecting" || status === "offline")) return;
   app.status = status;
   // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
   if (status === "revoked") { app.fatal = t("revoked"); app.vm = initialView(); forgetDevice(outbox); }
