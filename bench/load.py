@@ -4,7 +4,8 @@ baselines. Every figure is printed with its ratio to its baseline (DESIGN, "Numb
 reach"); nothing is asserted (benchmarks, not timed tests).
 
     python bench/load.py            # 300 devices, 200 commands/s, K=2000, 1,000,000 events
-    python bench/load.py --quick    # CI smoke run: 20 devices, small counts, a few seconds
+    python bench/load.py --quick    # CI smoke run: 20 devices, small counts, a short night
+    python bench/load.py --skip ws,onecore,store,replay   # the six-hour night alone (bench/night.py)
 
 The 1,000,000-event chronicle is made once by ``server.simulate`` and cached in
 ``$TMPDIR/conteur-bench`` (``--cache``); the first full run takes about 15 minutes longer.
@@ -396,7 +397,7 @@ def main() -> None:
     parser.add_argument("--behind", type=int, default=None, help="K: events each device misses")
     parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
-    parser.add_argument("--skip", default="", help="comma list of: ws, onecore, store, replay")
+    parser.add_argument("--skip", default="", help="comma list of: ws, onecore, store, replay, night")
     parser.add_argument("--chronicle", default=None,
                         help="replay this chronicle database instead of the cached simulated one")
     parser.add_argument("--make-chronicle", action="store_true",
@@ -453,6 +454,10 @@ def main() -> None:
                 empty_start = empty.start()
                 empty.stop()
                 report_store(s, replay, starts, empty_start)
+    if "night" not in skip:
+        from bench.night import night
+
+        night(2, 0.5) if q else night(6, 20.0)
 
 
 def _port() -> int:

@@ -93,7 +93,7 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         for device in (anna, bruno, st):
             wifi_back(device)
         anna.expect(page.locator("#conn.online")).to_be_visible(timeout=BACK)
-        row = page.locator("[data-testid=hand-row][data-record=o1]")
+        row = page.locator("[data-testid=hand-row][data-record=\"o1.anna+bruno\"]")
         anna.expect(row).to_have_attribute("data-status", "recorded", timeout=BACK)
         anna.expect(page.locator("[data-testid=hand-row][data-queued]")).to_have_count(0)
         anna.expect(row.get_by_test_id("hand-status")).to_have_text("waiting for Bruno to confirm or dispute")
@@ -109,7 +109,7 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         assert recorded["played_at"][:4].isdigit() and recorded["played_at"][-6] in "+-"  # the phone's clock, with its offset
 
         # Bruno's main page asks him, in French; he disputes and says he won
-        ask = bruno.page.locator("[data-testid=hand-answer][data-record=o1]")
+        ask = bruno.page.locator("[data-testid=hand-answer][data-record=\"o1.anna+bruno\"]")
         bruno.expect(ask).to_be_visible(timeout=BACK)
         bruno.expect(ask.locator("h2")).to_have_text("Anna a noté un défi joué à la main contre vous")
         assert bruno.page.evaluate("window.__buzz.length") >= 1  # the phone buzzes, as for a challenge
@@ -120,14 +120,14 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         bruno.shot("handplay-answer-fr-360x740", focus="[data-testid=hand-answer]")
         ask.get_by_test_id("hand-dispute").click()
         bruno.expect(ask).to_have_count(0)
-        mine = bruno.page.locator("[data-testid=hand-row][data-record=o1]")
+        mine = bruno.page.locator("[data-testid=hand-row][data-record=\"o1.anna+bruno\"]")
         bruno.expect(mine).to_have_attribute("data-status", "disputed")
         bruno.expect(mine.get_by_test_id("hand-status")).to_have_text("contesté : un conteur doit trancher")
         [disputed] = events_of_type(setup.db, "offline.disputed")
         assert (disputed["winner"], disputed["reason"]) == ("bruno", "j'ai fait ciseaux")
 
         # the tablet: needs a ruling, both claims
-        card = st.page.locator("[data-testid=st-hand-record][data-record=o1]")
+        card = st.page.locator("[data-testid=st-hand-record][data-record=\"o1.anna+bruno\"]")
         st.expect(card.get_by_test_id("needs-ruling")).to_have_text("Needs a ruling")
         st.expect(card.get_by_test_id("st-hand-claims").locator("li")).to_have_text(
             ["Anna says Anna won", "Bruno says Bruno won (j'ai fait ciseaux)"])
@@ -136,7 +136,7 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         # the review: disputed first, both claims, no winner
         review = review_page(browser, second.url, setup.storyteller, setup.session)
         first_dispute = review.get_by_test_id("disputes").locator("[data-challenge]").first
-        Device.expect(first_dispute).to_have_attribute("data-challenge", "o1")
+        Device.expect(first_dispute).to_have_attribute("data-challenge", "o1.anna+bruno")
         Device.expect(first_dispute.locator(".winner")).to_have_count(0)
         Device.expect(first_dispute.get_by_test_id("claims")).to_have_text(
             "Anna says Anna won · Bruno says Bruno won")
@@ -155,7 +155,7 @@ def test_a_challenge_played_by_hand_with_the_server_down_is_recorded_disputed_an
         anna.expect(row.get_by_test_id("hand-status")).to_have_text("ruled by a storyteller: Bruno won")
         [ruled] = events_of_type(setup.db, "offline.ruled")
         assert (ruled["winner"], ruled["loser"], ruled["reason"]) == ("bruno", "anna", "Bruno's scissors, seen by Clara")
-        review = review_page(browser, second.url, setup.storyteller, setup.session, "o1")
+        review = review_page(browser, second.url, setup.storyteller, setup.session, "o1.anna%2Bbruno")
         Device.expect(review.get_by_test_id("challenge-winner")).to_have_text("Bruno")
         Device.expect(review.get_by_test_id("challenge-status")).to_have_text("ruled (Bruno's scissors, seen by Clara)")
         review.close()
