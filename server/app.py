@@ -10,10 +10,11 @@ readable ``error``.
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 import threading
 from pathlib import Path
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 import msgspec
 import uvicorn
@@ -43,6 +44,9 @@ class Settings(msgspec.Struct, kw_only=True):
     send_queue: int = 4096  # frames waiting for a device before it is dropped
     hello_timeout: float = 30.0
     public_url: str = ""  # the base of join links, when not the request's own host
+    wifi: str = ""  # the network phones join, printed beside each QR code of the join sheet
+    # how the join sheet finds this machine's LAN addresses (server.lan; tests pass their own)
+    lan_addresses: Callable[[], list[str]] | None = None
     window_timers: bool = True  # MET-16: close retest/overbid windows after accept_timeout
 
 
@@ -170,13 +174,13 @@ class Served:
 
 def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, *,
         demo: bool = False, origins: tuple[str, ...] = (), tls_dir: str | Path | None = None,
-        public_url: str = "") -> None:
+        public_url: str = "", wifi: str = "") -> None:
     """``conteur serve``: prints the addresses, the storyteller's link and QR code (and,
     with ``demo``, creates the demo chronicle and prints every join link), then serves
     until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (server.tls)."""
     from server import demo as demo_mod
 
-    settings = Settings(origins=tuple(origins), public_url=public_url)
+    settings = Settings(origins=tuple(origins), public_url=public_url, wifi=wifi)
     extra: dict = {}
     scheme = "http"
     if tls_dir is not None:
@@ -188,7 +192,7 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
         scheme = "https"
     store = SQLiteStore(db)
     try:
-        demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url)
+        demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url, wifi=wifi)
         app = create_app(store, settings=settings)
         uvicorn.Server(uvicorn_config(app, host, port, log_level="info", **extra)).run()
     finally:
@@ -197,7 +201,8 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
 
 def cmd_serve(args) -> int:
     run(args.db, args.host, args.port, demo=args.demo, origins=tuple(args.origin or ()),
-        tls_dir=args.tls_dir if args.tls else None, public_url=args.public_url)
+        tls_dir=args.tls_dir if args.tls else None, public_url=args.public_url,
+        wifi=args.wifi if args.wifi is not None else os.environ.get("CONTEUR_WIFI", ""))
     return 0
 
 
@@ -234,6 +239,9 @@ def add_commands(sub) -> None:
     p.add_argument("--origin", action="append", metavar="URL",
                    help="another web origin allowed to open the websocket (repeatable)")
     p.add_argument("--public-url", default="", help="the base URL printed in join links and join sheets")
+    p.add_argument("--wifi", default=None, metavar="NAME",
+                   help="the Wi-Fi network phones join, printed on the join sheet and at start-up "
+                   "(default: $CONTEUR_WIFI)")
     p.add_argument("--tls", action="store_true", help="serve HTTPS with the venue certificate")
     p.add_argument("--tls-dir", default="conteur-tls", help="where the venue CA and certificate live")
     p.set_defaults(func=cmd_serve)

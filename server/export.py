@@ -281,7 +281,7 @@ def render(review: rv.Review, fmt: str) -> bytes:
         return jsonl(review)
     if fmt == "csv":
         return csv_text(review).encode("utf-8")
-    verification = rv.verify(review.rows)
+    verification = rv.verify(review.rows, viewer=review.viewer)
     if fmt == "md":
         return markdown(review, verification).encode("utf-8")
     if fmt == "html":

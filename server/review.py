@@ -398,8 +398,19 @@ class Verification(msgspec.Struct, kw_only=True):
     text: str = ""
 
 
-def verify(rows: list[Row], path: str = "") -> Verification:
-    """The session's hash chain, then (once its seed is revealed) every fair draw."""
+def _draws_seen(rows: list[Row], viewer: Actor) -> int:
+    """How many draws ``viewer`` holds: a count over every row would tell a player the
+    size of the secret pools it may not see (issue 13)."""
+    from events import views
+    from server.store import decode_event
+
+    seen = (views.view(decode_event(row.data), viewer) for row in rows)
+    return sum(len(getattr(e, "draws", ()) or ()) for e in seen if e is not None)
+
+
+def verify(rows: list[Row], path: str = "", viewer: Actor | None = None) -> Verification:
+    """The session's hash chain, then (once its seed is revealed) every fair draw. For a
+    ``viewer`` other than a storyteller, ``draws_checked`` counts the draws it sees."""
     from server.verify import Report, check_draws
 
     count, broken = verify_rows(rows)
@@ -411,8 +422,11 @@ def verify(rows: list[Row], path: str = "") -> Verification:
     if report.bad_draw is not None:
         return Verification(ok=False, events=count, first_bad_seq=report.bad_draw.seq,
                             reason=report.bad_draw.reason, text=report.bad_draw.reason)
+    drawn = report.draws_checked
+    if viewer is not None and not viewer.is_storyteller and report.sessions_checked:
+        drawn = _draws_seen(rows, viewer)
     return Verification(ok=True, events=count, closed=report.sessions_checked > 0,
-                        draws_checked=report.draws_checked, text="hash chain intact")
+                        draws_checked=drawn, text="hash chain intact")
 
 
 # ---------------------------------------------------------------- fairness

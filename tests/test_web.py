@@ -5,41 +5,18 @@ screenshots reviewers look at (test-artifacts/web/)."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.browser_support import ARGS, CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
 from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "web"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 PHONE = {"width": 360, "height": 740}
 TABLET = {"width": 1280, "height": 800}
-TIMEOUT = 15_000
-
-
-@pytest.fixture(scope="module")
-def playwright():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=TIMEOUT)  # a CI machine under load is slow, not wrong
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def browser(playwright):
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    yield browser
-    browser.close()
 
 
 @pytest.fixture

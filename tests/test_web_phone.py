@@ -18,13 +18,11 @@ import pytest
 from server.store import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
 from tests.review_support import evening
-from tests.test_web import CHROMIUM, PHONE, TABLET, Device, start_challenge
-from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
+from tests.browser_support import CHROMIUM, NO_CHROMIUM
+from tests.test_web import PHONE, TABLET, Device, start_challenge
+from tests.test_web import server, setup  # noqa: F401 (fixtures)
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 
 def overflow(device: Device) -> int:

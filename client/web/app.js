@@ -295,10 +295,9 @@ function commandFor(act, el, data) {
   switch (act) {
     case "throw": return { type: "throw", character, challenge: ch, round: c.round, choice: el.dataset.choice };
     case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
-    case "bid": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")) };
-    case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")) };
+    case "bid": case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "retest": return { type: "retest", character, challenge: ch, source: data.get("source") };
-    case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")) };
+    case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "concede": return { type: "concede", character, challenge: ch };
     case "accept": return { type: "accept", character, challenge: ch };
     case "challenge": {

@@ -219,7 +219,7 @@ function renderTimeline() {
       h("li", { "data-seq": i.seq, "data-type": i.type, class: i.type.replace(/[^a-z_]/g, "-") },
         h("span", { class: "seq" }, `#${i.seq}`), h("span", { class: "time" }, time(i.at)),
         h("span", { class: "text" }, i.text),
-        i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${i.challenge}` }, i.challenge) : null))),
+        i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${encodeURIComponent(i.challenge)}` }, i.challenge) : null))),
     ...(shown.length < items.length
       ? [h("button", { type: "button", onclick: () => { app.showAll = true; renderTimeline(); } }, `${t("showAll")} (${items.length})`)]
       : []));
