@@ -367,7 +367,9 @@ def add_commands(sub) -> None:
     p = sub.add_parser("export", help="a session as the chronicle record (md, html), a verifiable log (jsonl) or csv")
     p.add_argument("--db", required=True, help="the chronicle database")
     p.add_argument("--session", required=True, help="the session id")
-    p.add_argument("--format", required=True, choices=FORMATS)
+    p.add_argument("--format", required=True, choices=FORMATS,
+                   help="md, html and csv's local_time give the venue's time (this machine's zone, or "
+                        "CONTEUR_TZ); jsonl and csv's at keep UTC, as stored")
     p.add_argument("--lang", default="en", choices=("en", "fr"))
     p.add_argument("--as", dest="as_token", default=None, metavar="TOKEN",
                    help="export only what this token's holder may see (a player's token: its own view)")

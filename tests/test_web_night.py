@@ -23,12 +23,9 @@ import pytest
 from server.demo import create_demo
 from server.store import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
-from tests.test_web import ARGS, CHROMIUM, TIMEOUT
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 SIZES = {"360x740": (360, 740), "412x915": (412, 915), "1280x800": (1280, 800)}
 TABLET = {"width": 1280, "height": 800}
@@ -36,17 +33,6 @@ MIN_TAP = 44  # px: WCAG 2.5.5's target size, what a thumb in a dim room needs
 
 # Console lines a step expects: a socket cut on purpose, a page loaded while cut off
 EXPECTED_OFFLINE = re.compile(r"WebSocket connection to .* failed|Failed to load resource|net::ERR_")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=TIMEOUT)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")

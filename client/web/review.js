@@ -111,7 +111,9 @@ function takeToken() {
   }
   app.token = sessionStorage.getItem("conteur.review.token") || localStorage.getItem("conteur.token") || "";
   app.session = p.get("session") || localStorage.getItem("conteur.session") || "";
-  app.lang = p.get("lang") || localStorage.getItem("conteur.review.lang") || (navigator.language || "en").slice(0, 2);
+  // the page's own choice, else the device's (the app's EN/FR switch), else the browser's
+  app.lang = p.get("lang") || localStorage.getItem("conteur.review.lang") || localStorage.getItem("conteur.lang")
+    || (navigator.language || "en").slice(0, 2);
   if (!UI[app.lang]) app.lang = "en";
 }
 
