@@ -10,6 +10,7 @@ readable ``error``.
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 import threading
 from pathlib import Path
@@ -192,14 +193,14 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
 
     out = out or sys.stdout
     check_database(db, create=True)
+    settings = Settings(origins=tuple(origins), public_url=public_url)
+    extra: dict = {}
+    scheme = "http"
+    if tls_dir is not None or cert is not None:
+        extra, settings.ca_file = _tls(host, tls_dir, cert, key)
+        scheme = "https"
     lock = WriterLock(db).acquire()
     try:
-        settings = Settings(origins=tuple(origins), public_url=public_url)
-        extra: dict = {}
-        scheme = "http"
-        if tls_dir is not None or cert is not None:
-            extra, settings.ca_file = _tls(host, tls_dir, cert, key)
-            scheme = "https"
         store = SQLiteStore(db)
         try:
             demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url,
@@ -207,7 +208,11 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
             if scheme == "https":
                 _announce_tls(settings, host, port, public_url, out)
             app = create_app(store, settings=settings)
-            uvicorn.Server(uvicorn_config(app, host, port, log_level="info", **extra)).run()
+            config = uvicorn_config(app, host, port, log_level="info", **extra)
+            if scheme == "https":  # the door is https, whatever uvicorn believes it runs
+                logging.getLogger("uvicorn.error").addFilter(
+                    lambda record: not str(record.msg).startswith("Uvicorn running on"))
+            uvicorn.Server(config).run()
         finally:
             store.close()
     finally:
@@ -244,8 +249,8 @@ def _announce_tls(settings: Settings, host: str, port: int, public_url: str, out
               file=out)
     else:
         print("\nHTTPS with the certificate given by --cert.", file=out)
-    print(f"Plain http:// on port {port} is redirected to https://. Join sheet: {base}/join-sheet",
-          file=out, flush=True)
+    print(f"Serving https on {host}:{port}; plain http:// there is redirected to https://.\n"
+          f"Join sheet: {base}/join-sheet", file=out, flush=True)
 
 
 def cmd_serve(args) -> int:

@@ -161,10 +161,12 @@ class WriterLock:
         self.path = Path(path)
         self.what = what
         self._fd: int | None = None
+        self._created = False
 
     def acquire(self) -> WriterLock:
         # Read-only is enough to flock; root's `conteur init` then never leaves a file
         # the service user cannot lock in turn.
+        self._created = not self.path.exists()
         fd = os.open(self.path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -178,6 +180,10 @@ class WriterLock:
 
     def release(self) -> None:
         if self._fd is not None:
+            # a new chronicle that failed before its first write leaves no empty file,
+            # which every command would then refuse
+            if self._created and self.path.exists() and self.path.stat().st_size == 0:
+                self.path.unlink()
             os.close(self._fd)
             self._fd = None
 
