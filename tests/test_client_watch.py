@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -183,7 +184,10 @@ class Silent:
                     async for _ in ws:  # commands are read and never answered
                         pass
 
-            server = await websockets.serve(handler, "127.0.0.1", 0)
+            quiet = logging.getLogger("tests.silent")  # its own log, not the test's stderr
+            quiet.propagate = False
+            quiet.addHandler(logging.NullHandler())
+            server = await websockets.serve(handler, "127.0.0.1", 0, logger=quiet)
         else:
             held = []
             server = await asyncio.start_server(lambda r, w: held.append(w), "127.0.0.1", 0)
