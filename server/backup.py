@@ -28,7 +28,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from server.dbfile import (
-    EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError, WriterLock, check_database, open_readonly)
+    EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError, WriterLock, check_database,
+    open_readonly)
 
 __all__ = ["BackupError", "DatabaseInUse", "add_commands", "backup", "count_events", "restore"]
 
@@ -93,14 +94,18 @@ def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
     """
     source, target = Path(backup_path), Path(db_path)
     if not source.is_file():
-        raise BackupError(f"no backup at {source}")
+        missing = BackupError(f"no backup at {source} (check --from; nothing was changed)")
+        missing.exit_code = EXIT_BAD_INPUT
+        raise missing
     if target.resolve() == source.resolve():
         raise BackupError(f"{source} is the database to restore to: nothing to do")
     _usable(source)
     count = _check(source)
     _check_chain(source)
     if not target.parent.is_dir():
-        raise BackupError(f"no folder {target.parent} for {target.name} (check --db)")
+        missing = BackupError(f"no folder {target.parent} for {target.name} (check --db)")
+        missing.exit_code = EXIT_BAD_INPUT
+        raise missing
     lock = WriterLock(target, "restore") if target.exists() and not force else None
     if lock is not None:
         lock.acquire()  # DatabaseInUse while a server holds it
