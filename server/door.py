@@ -24,6 +24,7 @@ from pathlib import Path
 
 from litestar import MediaType, Response, get
 from litestar.datastructures import State
+from litestar.exceptions import NotFoundException
 
 __all__ = ["CA_MEDIA_TYPE", "ca_certificate", "ca_note", "door_protocol", "join_sheet_page",
            "server_context"]
@@ -132,15 +133,14 @@ def door_protocol(context: ssl.SSLContext, ca_file: str | Path | None, inner: ty
     return Door
 
 
-@get("/ca.crt", tags=["server"], include_in_schema=False,
+@get("/ca.crt", tags=["server"], raises=[NotFoundException],
      summary="The venue CA certificate phones install (with --tls)")
 async def ca_certificate(state: State) -> Response[bytes]:
     """The venue CA phones install (deploy/README.md, section 4)."""
     ca_file = state.conteur.settings.ca_file
     if not ca_file or not Path(ca_file).is_file():
-        return Response(b"This server has no venue certificate to install: it runs without "
-                        b"--tls, or with a certificate given by --cert.\n",
-                        status_code=404, media_type=MediaType.TEXT)
+        raise NotFoundException("this server has no venue certificate to install: it runs "
+                                "without --tls, or with a certificate given by --cert")
     return Response(Path(ca_file).read_bytes(), media_type=CA_MEDIA_TYPE,
                     headers={"Content-Disposition": 'attachment; filename="ca.crt"'})
 
@@ -185,7 +185,7 @@ the app.</p>
 """
 
 
-@get("/join-sheet", tags=["server"], include_in_schema=False, media_type=MediaType.HTML,
+@get("/join-sheet", tags=["server"], media_type=MediaType.HTML,
      summary="The printable join sheet, for a device holding the storyteller's token")
 async def join_sheet_page(state: State) -> str:
     ca = ""
