@@ -90,6 +90,8 @@ Hotspot up on $IFNAME.
   Password:      $password
   Phones open:   http://$address:$PORT/   (https://$address:$PORT/ if conteur serves with --tls)
 The phones will say the network has no internet: tell them to stay connected.
+Join sheets name this network when conteur serves with --wifi "$ssid"
+(or CONTEUR_WIFI="$ssid" in the service's environment). Check with: conteur doctor
 Stop it with: sudo $0 --down
 EOF
 }

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import sys
 import threading
 from pathlib import Path
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 import msgspec
 import uvicorn
@@ -44,6 +45,9 @@ class Settings(msgspec.Struct, kw_only=True):
     send_queue: int = 4096  # frames waiting for a device before it is dropped
     hello_timeout: float = 30.0
     public_url: str = ""  # the base of join links, when not the request's own host
+    wifi: str = ""  # the network phones join, printed beside each QR code of the join sheet
+    # how the join sheet finds this machine's LAN addresses (server.lan; tests pass their own)
+    lan_addresses: Callable[[], list[str]] | None = None
     window_timers: bool = True  # MET-16: close retest/overbid windows after accept_timeout
     ca_file: str = ""  # with --tls: the venue CA served at /ca.crt (server.door)
 
@@ -180,8 +184,8 @@ def tls_folder(db: str | Path) -> Path:
 
 def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, *,
         demo: bool = False, origins: tuple[str, ...] = (), tls_dir: str | Path | None = None,
-        public_url: str = "", cert: str | Path | None = None, key: str | Path | None = None,
-        out=None) -> None:
+        public_url: str = "", wifi: str = "", cert: str | Path | None = None,
+        key: str | Path | None = None, out=None) -> None:
     """``conteur serve``: prints the addresses, the storyteller's link and QR code (and,
     with ``demo``, creates the demo chronicle and prints every join link), then serves
     until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (server.tls),
@@ -193,7 +197,7 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
 
     out = out or sys.stdout
     check_database(db, create=True)
-    settings = Settings(origins=tuple(origins), public_url=public_url)
+    settings = Settings(origins=tuple(origins), public_url=public_url, wifi=wifi)
     extra: dict = {}
     scheme = "http"
     if tls_dir is not None or cert is not None:
@@ -204,7 +208,7 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
         store = SQLiteStore(db)
         try:
             demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url,
-                              out=out)
+                              wifi=wifi, out=out)
             if scheme == "https":
                 _announce_tls(settings, host, port, public_url, out)
             app = create_app(store, settings=settings)
@@ -261,7 +265,8 @@ def cmd_serve(args) -> int:
     if args.tls and args.cert is None:
         tls_dir = args.tls_dir or tls_folder(args.db)
     run(args.db, args.host, args.port, demo=args.demo, origins=tuple(args.origin or ()),
-        tls_dir=tls_dir, public_url=args.public_url, cert=args.cert, key=args.key)
+        tls_dir=tls_dir, public_url=args.public_url, cert=args.cert, key=args.key,
+        wifi=args.wifi if args.wifi is not None else os.environ.get("CONTEUR_WIFI", ""))
     return 0
 
 
@@ -301,6 +306,9 @@ def add_commands(sub) -> None:
     p.add_argument("--origin", action="append", metavar="URL",
                    help="another web origin allowed to open the websocket (repeatable)")
     p.add_argument("--public-url", default="", help="the base URL printed in join links and join sheets")
+    p.add_argument("--wifi", default=None, metavar="NAME",
+                   help="the Wi-Fi network phones join, printed on the join sheet and at start-up "
+                   "(default: $CONTEUR_WIFI)")
     p.add_argument("--tls", action="store_true",
                    help="serve HTTPS with the venue certificate (made if missing; phones install "
                         "/ca.crt once); plain http on the port is redirected")

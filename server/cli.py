@@ -136,9 +136,10 @@ def _extra_commands() -> list:
     from client.cli import add_command as client_commands
     from server.app import add_commands as serve_commands
     from server.backup import add_commands as backup_commands
+    from server.doctor import add_commands as doctor_commands
     from server.export import add_commands as export_commands
 
-    return [serve_commands, export_commands, backup_commands, client_commands]
+    return [serve_commands, export_commands, backup_commands, client_commands, doctor_commands]
 
 
 _EXTRA_COMMANDS: list = _extra_commands()

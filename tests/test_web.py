@@ -4,41 +4,18 @@ screenshots reviewers look at (test-artifacts/web/)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.browser_support import ARGS, CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
 from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "web"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 PHONE = {"width": 360, "height": 740}
 TABLET = {"width": 1280, "height": 800}
-TIMEOUT = 15_000
-
-
-@pytest.fixture(scope="module")
-def playwright():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=TIMEOUT)  # a CI machine under load is slow, not wrong
-    with sync_playwright() as p:
-        yield p
-
-
-@pytest.fixture(scope="module")
-def browser(playwright):
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-    yield browser
-    browser.close()
 
 
 @pytest.fixture
@@ -391,6 +368,7 @@ def test_storyteller_lets_the_server_throw_for_an_antagonist(browser, server, se
     loser = resolved[0]["loser"]
     done.locator("select[name=winner]").select_option(loser)
     done.get_by_test_id("overrule").click()
+    st.page.get_by_test_id("confirm-yes").click()  # it cannot be taken back: asked once more
     st.expect(done.locator(".stage")).to_contain_text(f"{'Anna' if loser == 'anna' else 'guard'}")
     overruled = events_of_type(setup.db, "met.challenge_overruled")
     assert [(o["winner"], o["previous_winner"]) for o in overruled] == [(loser, resolved[0]["winner"])]
@@ -452,6 +430,7 @@ def test_storyteller_runs_the_clock_reads_initiative_and_cancels(browser, server
     start_challenge(anna)
     card = st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')
     card.get_by_test_id("cancel").click()
+    st.page.get_by_test_id("confirm-yes").click()
     anna.expect(anna.challenge()).to_have_count(0)
     assert len(events_of_type(setup.db, "met.challenge_cancelled")) == 1
     # MET-10: a static challenge against a difficulty the storyteller sets

@@ -10,13 +10,14 @@ import pytest
 from server.demo import create_demo
 from server.store import SQLiteStore
 from tests.client_support import events_of_type, served
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
 from tests.test_web_diverged import Wire
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 SMALL_TABLET = {"width": 768, "height": 1024}

@@ -103,6 +103,7 @@ const ACTION = {
       sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
       label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
       visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
+      net: e.net ?? 0, characteristic: e.characteristic || "",
     });
     if (e.opponent) {
       vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
