@@ -343,11 +343,10 @@ def content_disposition(disposition: str, name: str) -> str:
 
 
 def cmd_export(args) -> int:
+    from server.dbfile import check_database
     from server.store import SQLiteStore
 
-    if not Path(args.db).exists():
-        print(f"conteur export: {args.db}: no such file", file=sys.stderr)
-        return 2
+    check_database(args.db)  # a mistyped --db is an error, never a new empty chronicle
     with SQLiteStore(args.db) as store:
         try:
             viewer = viewer_of_token(store, args.as_token, args.session) if args.as_token else STORYTELLER
