@@ -23,13 +23,9 @@ import pytest
 from server.demo import create_demo
 from server.store import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
-from tests.browser_support import NO_CHROMIUM, browser, playwright  # noqa: F401 (the shared Chromium)
-from tests.test_web import CHROMIUM, TIMEOUT
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 SIZES = {"360x740": (360, 740), "412x915": (412, 915), "1280x800": (1280, 800)}
 TABLET = {"width": 1280, "height": 800}
