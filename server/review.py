@@ -25,6 +25,7 @@ from events import action, game, met, offline, session, views
 from events.game import GameState
 from events.model import STORYTELLER, Actor, Event
 from server.chain import Row, verify_rows
+from server import venue_time
 from server.narrate import Teller, challenge_sentence, offline_sentence, sentence
 from server.store import SQLiteStore, decode_events
 
@@ -192,12 +193,17 @@ class Seen(msgspec.Struct, frozen=True, kw_only=True):
     hidden: list[str]  # saw nothing
 
 
+# The roles beside the characters' names, in the review's language.
+ROLES = {"en": ("storytellers", "observers"), "fr": ("conteurs", "observateurs")}
+
+
 def seen_by(review: Review, item: Item) -> Seen:
     """Who saw this event, and in which form, when it was sent."""
-    everyone = [review.names[c] for c in review.names] + ["observers"]
+    storytellers, observers = ROLES.get(review.lang, ROLES["en"])
+    everyone = [review.names[c] for c in review.names] + [observers]
     if item.owners is None:
-        return Seen(whole=["storytellers"] + everyone, sealed=[], hidden=[])
-    whole = ["storytellers"] + [name for c, name in review.names.items() if c in item.owners]  # roster order
+        return Seen(whole=[storytellers] + everyone, sealed=[], hidden=[])
+    whole = [storytellers] + [name for c, name in review.names.items() if c in item.owners]  # roster order
     others = [n for n in everyone if n not in whole]
     return Seen(whole=whole, sealed=others if item.sealed else [], hidden=[] if item.sealed else others)
 
@@ -210,6 +216,15 @@ class Step(msgspec.Struct, kw_only=True):
     text: str
     seen: Seen
     event: Any
+
+
+class Claim(msgspec.Struct, frozen=True, kw_only=True):
+    """What one side of a challenge played by hand says (events/offline.py)."""
+
+    by: str  # the character
+    kind: str  # recorded | confirmed | disputed
+    winner: str | None  # who it says won; None: a dispute naming no winner
+    reason: str = ""
 
 
 class Story(msgspec.Struct, kw_only=True):
@@ -227,6 +242,7 @@ class Story(msgspec.Struct, kw_only=True):
     first_seq: int
     last_seq: int
     steps: list[Step]
+    claims: list[Claim] = []  # offline records: each side's word, in log order
 
 
 def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | None:
@@ -240,12 +256,16 @@ def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | No
         record = review.state.offline.records.get(challenge_id)
         text = offline_sentence(first, t)
         status = record.status if record else "recorded"
+        # a record is the recorder's word until the opponent confirms it or a storyteller
+        # rules: no winner before, only the claims (a disputed record has two)
+        settled = record is not None and status in ("confirmed", "ruled")
         return Story(id=challenge_id, kind="offline", sentence=text, scene=items[0].scene,
                      sides=[first.recorder, first.opponent], status=status,
-                     winner=record.winner if record else first.winner, loser=record.loser if record else None,
+                     winner=record.winner if settled else None, loser=record.loser if settled else None,
                      reason=(record.ruling or record.dispute) if record else "",
                      disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
-                     ruled=status == "ruled", first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+                     ruled=status == "ruled", first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps,
+                     claims=offline_claims(i.event for i in items))
     ch = review.state.met.get(challenge_id)
     if ch is None:
         return None
@@ -254,6 +274,22 @@ def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | No
                  scene=items[0].scene, sides=list(ch.sides), status=ch.status, winner=ch.winner, loser=ch.loser,
                  reason=ch.reason, disputed=overruled, ruled=overruled or ch.status == "cancelled",
                  first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+
+
+def offline_claims(events: Iterable[Event]) -> list[Claim]:
+    """Each side's word on a challenge played by hand: the recorder's, then the opponent's
+    confirmation or dispute (a ruling is not a claim: it is the outcome)."""
+    claims: list[Claim] = []
+    recorded: offline.OfflineChallengeRecorded | None = None
+    for e in events:
+        if isinstance(e, offline.OfflineChallengeRecorded):
+            recorded = e
+            claims.append(Claim(by=e.recorder, kind="recorded", winner=e.winner))
+        elif isinstance(e, offline.OfflineChallengeConfirmed) and recorded is not None:
+            claims.append(Claim(by=e.opponent, kind="confirmed", winner=recorded.winner))
+        elif isinstance(e, offline.OfflineChallengeDisputed):
+            claims.append(Claim(by=e.opponent, kind="disputed", winner=e.winner, reason=e.reason))
+    return claims
 
 
 def challenge_story(review: Review, challenge_id: str) -> Story | None:
@@ -392,8 +428,19 @@ class Verification(msgspec.Struct, kw_only=True):
     text: str = ""
 
 
-def verify(rows: list[Row], path: str = "") -> Verification:
-    """The session's hash chain, then (once its seed is revealed) every fair draw."""
+def _draws_seen(rows: list[Row], viewer: Actor) -> int:
+    """How many draws ``viewer`` holds: a count over every row would tell a player the
+    size of the secret pools it may not see (issue 13)."""
+    from events import views
+    from server.store import decode_event
+
+    seen = (views.view(decode_event(row.data), viewer) for row in rows)
+    return sum(len(getattr(e, "draws", ()) or ()) for e in seen if e is not None)
+
+
+def verify(rows: list[Row], path: str = "", viewer: Actor | None = None) -> Verification:
+    """The session's hash chain, then (once its seed is revealed) every fair draw. For a
+    ``viewer`` other than a storyteller, ``draws_checked`` counts the draws it sees."""
     from server.verify import Report, check_draws, check_verdicts
 
     count, broken = verify_rows(rows)
@@ -409,8 +456,11 @@ def verify(rows: list[Row], path: str = "") -> Verification:
     if report.bad_verdict is not None:
         return Verification(ok=False, events=count, first_bad_seq=report.bad_verdict.seq,
                             reason=report.bad_verdict.reason, text=report.bad_verdict.reason)
+    drawn = report.draws_checked
+    if viewer is not None and not viewer.is_storyteller and report.sessions_checked:
+        drawn = _draws_seen(rows, viewer)
     return Verification(ok=True, events=count, closed=report.sessions_checked > 0,
-                        draws_checked=report.draws_checked, text="hash chain intact")
+                        draws_checked=drawn, text="hash chain intact")
 
 
 # ---------------------------------------------------------------- fairness
@@ -541,6 +591,9 @@ def bundle(review: Review) -> dict:
         "challenges": [msgspec.to_builtins(_brief(st)) for st in all_stories],
         "fairness": msgspec.to_builtins(fairness(review)),
         "items": [item_dict(i, event=False) for i in review.items],  # the timeline endpoint has the events
+        # the page shows the venue's time (server/venue_time.py); the stamps stay UTC
+        "utc_offset_minutes": venue_time.offset_minutes(review.items[0].at) if review.items else 0,
+        "zone": venue_time.offset_label(review.items[0].at) if review.items else "UTC",
     }
 
 

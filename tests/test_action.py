@@ -167,7 +167,7 @@ def test_act_7_dalia_malus_lasts_the_next_two_turns():
     at_turn_2 = [malus, TurnAdvanced(turn=2, game_seconds=8)]
     (rolled,) = act("dalia", [6, 6, 6, MINUS], given=at_turn_2, characteristic="Motricité",
                     difficulty=3)
-    assert (rolled.net, rolled.modifiers, rolled.ps) == (-1, ("m1",), 2)
+    assert (rolled.net, rolled.modifiers, rolled.ps) == (-1, ("m1.dalia",), 2)
     (later,) = act("dalia", [6, 6, 6], given=at_turn_2 + [TurnAdvanced(turn=3, game_seconds=12)],
                    characteristic="Motricité", difficulty=3)
     assert (later.net, later.modifiers) == (0, ())
@@ -180,7 +180,7 @@ def test_act_7_enrik_and_janus_maluses_run_on_game_time(notation, seconds):
     (malus,) = decide_after(ROSTER, ApplyModifier(character="dalia", notation=notation))
     assert malus.expires_seconds == seconds
     just_before = [malus, TimeSkipped(seconds=seconds - 1, turn=0, game_seconds=seconds - 1)]
-    assert [m.id for m in action.active_modifiers(game.fold(ROSTER + just_before), "dalia")] == ["m1"]
+    assert [m.id for m in action.active_modifiers(game.fold(ROSTER + just_before), "dalia")] == ["m1.dalia"]
     over = just_before + [TimeSkipped(seconds=1, turn=0, game_seconds=seconds)]
     state = game.fold(ROSTER + over)
     assert action.active_modifiers(state, "dalia") == ()
@@ -374,7 +374,8 @@ def test_act_12_a_secret_opposed_roll_is_seen_by_the_opponent_who_answers_it():
     (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
                     visibility="secret")
     assert jaleel.owners() == frozenset({"jaleel", "nella"})
-    _, settled = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
+    assert jaleel.roll == "a1.jaleel+nella"  # numbered among the rolls both of them see
+    _, settled = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against=jaleel.roll)
     assert settled.owners() == frozenset({"jaleel", "nella"})
 
 

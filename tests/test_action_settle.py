@@ -164,20 +164,20 @@ VIEWERS = [STORYTELLER, player("jaleel"), player("nella"), JUDITH, OBSERVER]
 @pytest.mark.parametrize("viewer", VIEWERS, ids=lambda v: v.character or v.role)
 def test_act_12_the_ruling_is_seen_by_exactly_who_saw_the_waiting_roll(visibility, viewer):
     rolled = jaleel_against_nella(visibility, actor=STORYTELLER if visibility == "blind" else None)
-    ruled = OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome="initiator",
+    ruled = OppositionRuled(roll=rolled.roll, character="jaleel", opponent="nella", outcome="initiator",
                             winner="jaleel", initiator_ps=rolled.ps, visibility=visibility)
     assert (view(ruled, viewer) is None) == (view(rolled, viewer) is None)
     # and whoever held the roll as waiting sees it go (a phone's answer card disappears)
     waiting = fold_view(ROSTER + [rolled], viewer).action.waiting
     assert fold_view(ROSTER + [rolled, ruled], viewer).action.waiting == {}
-    assert ("a1" in waiting) == (view(rolled, viewer) is not None)
+    assert (rolled.roll in waiting) == (view(rolled, viewer) is not None)
 
 
 def test_act_12_a_secret_rolls_ruling_reaches_the_roller_and_the_opponent_only():
     rolled = jaleel_against_nella("secret")
     (ruled,) = assert_decides(
-        given=ROSTER + [rolled], when=SettleOpposition(roll="a1", outcome="defender"),
-        then=[OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome="defender",
+        given=ROSTER + [rolled], when=SettleOpposition(roll=rolled.roll, outcome="defender"),
+        then=[OppositionRuled(roll=rolled.roll, character="jaleel", opponent="nella", outcome="defender",
                               winner="nella", initiator_ps=1, visibility="secret")],
     )
     assert view(ruled, player("jaleel")) == ruled
@@ -190,8 +190,8 @@ def test_act_2_a_secret_long_actions_cancellation_is_seen_by_its_character_only(
     (begun,) = act("louisa", [], characteristic="Science", difficulty=3, turns=3,
                    visibility="secret")
     (cancelled,) = assert_decides(
-        given=ROSTER + [begun], when=CancelAction(roll="a1"),
-        then=[ActionCancelled(roll="a1", character="louisa", turns=3, started_turn=0, last_turn=2,
+        given=ROSTER + [begun], when=CancelAction(roll=begun.roll),
+        then=[ActionCancelled(roll=begun.roll, character="louisa", turns=3, started_turn=0, last_turn=2,
                               notation="Test (Science, 3)", visibility="secret")],
     )
     for viewer in VIEWERS + [player("louisa")]:

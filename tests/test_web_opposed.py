@@ -8,13 +8,14 @@ from __future__ import annotations
 import pytest
 
 from tests.client_support import events_of_type
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
 from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 SESSION = "action-demo"
@@ -100,12 +101,12 @@ def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, 
     # a secret opposed roll reaches its opponent too (ActionRolled.owners), who answers it
     roll_against(nova, "rook", "science", visibility="secret")
     rook.expect(calls(rook)).to_have_count(1)
-    rook.expect(calls(rook)).to_have_attribute("data-roll", "a3")
+    rook.expect(calls(rook)).to_have_attribute("data-roll", "a1.nova+rook")  # numbered among what both see
     calls(rook).get_by_test_id("opposed-answer").click()
     rook.expect(calls(rook)).to_have_count(0)
     for d in (nova, rook):
         d.expect(d.page.get_by_test_id("opposed-result")).to_have_count(2)
-        d.expect(d.page.get_by_test_id("opposed-result").first).to_have_attribute("data-roll", "a3")
+        d.expect(d.page.get_by_test_id("opposed-result").first).to_have_attribute("data-roll", "a1.nova+rook")
     assert state(server).waiting == {}
     for d in (nova, rook):
         d.close()

@@ -25,6 +25,7 @@ const en = {
   thrown: "thrown",
   waiting_others: "Waiting for the others…",
   bid: "Bid", bid_label: "Your bid (0 to {0})", send_bid: "Declare bid",
+  own_abilities: "Your abilities that apply (MET-3)",
   retest: "Retest", retest_source: "Source of the retest",
   overbid: "Overbid", overbid_label: "Your overbid score",
   concede: "Concede", accept: "Accept",
@@ -96,6 +97,22 @@ const en = {
   feed_bid_sealed: "{0}: {1} has bid; only the storyteller knows how much.",
   feed_overbid_sealed: "{0}: {1} has overbid; only the storyteller knows the score.",
   feed_roll_sealed: "{1} rolled in secret.",
+  // issue 14: an honest pill, confirmations, alerts, the language switch, plain dice words
+  queued_one: "1 waiting", queued_n: "{0} waiting", throwing: "Throws", bid_sealed: "(told to the storyteller)",
+  point_one: "{0} success point", roll_label: "{0} against difficulty {1}",
+  dpm_bonus: "Round dice (D+/−), a bonus: each + adds one success point; − and blank count for nothing.",
+  dpm_malus: "Round dice (D+/−), a malus: each − takes one success point away; + and blank count for nothing.",
+  confirm_title: "Are you sure?", confirm_keep: "No, go back", confirm_undo_none: "This cannot be undone.",
+  confirm_concede: "Concede this challenge to {0}?", confirm_concede_yes: "Concede",
+  confirm_cancel: "Cancel this challenge for both sides?", confirm_cancel_yes: "Cancel the challenge",
+  confirm_overrule: "End this challenge with {0} as the winner?", confirm_overrule_yes: "Overrule",
+  confirm_sacrifice: "Sacrifice: {0} dies after this action.", confirm_sacrifice_yes: "Sacrifice {0}",
+  confirm_settle: "Settle this roll: {0}?", confirm_settle_yes: "Settle",
+  confirm_cancel_action: "Cancel this action?", confirm_cancel_action_yes: "Cancel the action",
+  confirm_accept: "Accept the result: {0} wins?", confirm_accept_yes: "Accept",
+  alerts_enable: "Tap here to turn on alerts (vibration)", alerts_on: "Alerts on",
+  dismiss: "Dismiss", session: "Session", lang_other: "Français", lang_switch: "Passer en français",
+  retest_used: "Retest used", you_threw: "You threw {0}",
 };
 
 const fr = {
@@ -123,6 +140,7 @@ const fr = {
   thrown: "joué",
   waiting_others: "En attente des autres…",
   bid: "Enchère", bid_label: "Votre enchère (0 à {0})", send_bid: "Annoncer",
+  own_abilities: "Vos capacités qui s'appliquent (MET-3)",
   retest: "Nouveau test", retest_source: "Source du nouveau test",
   overbid: "Surenchère", overbid_label: "Votre score de surenchère",
   concede: "Abandonner", accept: "Accepter",
@@ -194,6 +212,22 @@ const fr = {
   feed_bid_sealed: "{0} : {1} a enchéri ; seul le conteur connaît le montant.",
   feed_overbid_sealed: "{0} : {1} a surenchéri ; seul le conteur connaît le score.",
   feed_roll_sealed: "{1} a lancé en secret.",
+  // issue 14 : une pastille honnête, les confirmations, les alertes, le choix de la langue
+  queued_one: "1 en attente", queued_n: "{0} en attente", throwing: "Signes", bid_sealed: "(annoncée au conteur)",
+  point_one: "{0} point de succès", roll_label: "{0} contre une Difficulté de {1}",
+  dpm_bonus: "Dés ronds (D+/−), un bonus : chaque + ajoute un point de succès ; − et vide ne comptent pas.",
+  dpm_malus: "Dés ronds (D+/−), un malus : chaque − retire un point de succès ; + et vide ne comptent pas.",
+  confirm_title: "Vous confirmez ?", confirm_keep: "Non, revenir", confirm_undo_none: "Ce ne pourra pas être annulé.",
+  confirm_concede: "Abandonner ce défi à {0} ?", confirm_concede_yes: "Abandonner",
+  confirm_cancel: "Annuler ce défi pour les deux camps ?", confirm_cancel_yes: "Annuler le défi",
+  confirm_overrule: "Terminer ce défi avec {0} vainqueur ?", confirm_overrule_yes: "Trancher",
+  confirm_sacrifice: "Se sacrifier : {0} meurt après cette action.", confirm_sacrifice_yes: "Sacrifier {0}",
+  confirm_settle: "Trancher ce jet : {0} ?", confirm_settle_yes: "Trancher",
+  confirm_cancel_action: "Annuler cette action ?", confirm_cancel_action_yes: "Annuler l'action",
+  confirm_accept: "Accepter le résultat : {0} l'emporte ?", confirm_accept_yes: "Accepter",
+  alerts_enable: "Touchez ici pour activer les alertes (vibreur)", alerts_on: "Alertes activées",
+  dismiss: "Fermer", session: "Session", lang_other: "English", lang_switch: "Switch to English",
+  retest_used: "Nouveau test utilisé", you_threw: "Vous avez joué {0}",
 };
 
 export const STRINGS = { en, fr };

@@ -6,6 +6,8 @@
 
 const T = {
   en: {
+    // the codes events carry as reasons: English says the code itself
+    r_accepted: "accepted", r_conceded: "conceded", r_final: "final", r_zero_traits: "zero_traits", r_overbid: "overbid", r_overbid_failed: "overbid_failed", r_overruled: "overruled", r_retest: "retest", r_equal_bids: "equal_bids", r_next_test: "next_test", r_window_closed: "window_closed", r_timeout: "timeout", r_throw: "throw", r_bid: "bid", r_difficulty: "difficulty", r_simple_tie: "simple_tie", r_complex_tie: "complex_tie", r_no_sheet: "no_sheet", r_tie_debt: "tie_debt",
     storyteller: "the storyteller", sealed: "(sealed)",
     physical: "Physical", social: "Social", mental: "Mental",
     rock: "rock", paper: "paper", scissors: "scissors", bomb: "bomb",
@@ -32,9 +34,9 @@ const T = {
     retest: "{c}: {x} retested ({source}).", retest_cancelled: "{c}: {x} cancelled {y}'s retest ({source}).",
     debt: "{c}: {x} owes {y} its next tie.", debt_paid: "{c}: {x} paid its tie debt.", conceded: "{c}: {x} conceded.",
     cancelled: "A storyteller cancelled challenge {c}{why}.", overruled: "A storyteller overruled challenge {c}: {w} won{why}.",
-    offline: "Played by hand: {a} against {b}, {w} won{account}.",
+    offline: "Played by hand: {a} against {b}; {a} says {w} won{account}.",
     offline_confirmed: "{b} confirmed the offline challenge {id}.",
-    offline_disputed: "{b} disputed the offline challenge {id}{why}.",
+    offline_disputed: "{b} disputed the offline challenge {id}{claim}{why}.", offline_claim: ", saying {w} won",
     offline_ruled: "A storyteller ruled on offline challenge {id}: {w} won{why}.",
     pool: "{who} rolled {source}: {n} dice ({h} Hunger), difficulty {difficulty}: {s} successes, {result}.",
     pool_hidden: "{who} rolled {source} ({visibility}).",
@@ -52,6 +54,13 @@ const T = {
     act_cancelled: "A storyteller cancelled {who}'s action of {turns} turns{why}.",
   },
   fr: {
+    // the codes events carry as reasons, said in French (English says the code)
+    r_accepted: "accepté", r_conceded: "abandon", r_final: "dernier test", r_zero_traits: "aucun trait",
+    r_overbid: "surenchère", r_overbid_failed: "surenchère manquée", r_overruled: "tranché",
+    r_retest: "nouveau test", r_equal_bids: "enchères égales", r_next_test: "test suivant",
+    r_window_closed: "fenêtre close", r_timeout: "délai écoulé", r_throw: "signe", r_bid: "enchère",
+    r_difficulty: "difficulté", r_simple_tie: "égalité simple", r_complex_tie: "égalité complexe",
+    r_no_sheet: "sans fiche", r_tie_debt: "dette d'égalité",
     storyteller: "le conteur", sealed: "(scellé)",
     physical: "Physique", social: "Social", mental: "Mental",
     rock: "pierre", paper: "feuille", scissors: "ciseaux", bomb: "bombe",
@@ -80,9 +89,9 @@ const T = {
     debt: "{c} : {x} doit sa prochaine égalité à {y}.", debt_paid: "{c} : {x} a payé sa dette d'égalité.",
     conceded: "{c} : {x} a abandonné.",
     cancelled: "Un conteur a annulé le défi {c}{why}.", overruled: "Un conteur a tranché le défi {c} : {w} l'emporte{why}.",
-    offline: "Joué à la main : {a} contre {b}, {w} l'a emporté{account}.",
+    offline: "Joué à la main : {a} contre {b} ; selon {a}, {w} l'a emporté{account}.",
     offline_confirmed: "{b} a confirmé le défi hors ligne {id}.",
-    offline_disputed: "{b} a contesté le défi hors ligne {id}{why}.",
+    offline_disputed: "{b} a contesté le défi hors ligne {id}{claim}{why}.", offline_claim: ", selon qui {w} l'a emporté",
     offline_ruled: "Un conteur a tranché le défi hors ligne {id} : {w} l'emporte{why}.",
     pool: "{who} a lancé {source} : {n} dés (dont {h} de Soif), difficulté {difficulty} : {s} succès, {result}.",
     pool_hidden: "{who} a lancé {source} ({visibility}).",
@@ -111,6 +120,7 @@ export function teller(vm, lang = "en") {
   const num = (v) => (v == null ? table.sealed : String(v));
   const choice = (c) => (c ? table[c] || c : table.sealed);
   const why = (r) => (r ? ` (${r})` : "");
+  const code = (r) => (r ? table[`r_${r}`] || r : r); // a reason the rules write as a code
   const result = (e) => [say(e.success ? "success" : "failure"), e.critical ? say(e.messy ? "messy" : "critical") : "", e.bestial ? say("bestial") : ""].filter(Boolean).join(", ");
 
   function header(e) {
@@ -134,8 +144,8 @@ export function teller(vm, lang = "en") {
     }),
     bid_declared: (e) => say("ev_bid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
     bids_compared: (e) => say("ev_compared", { c: e.challenge, result: e.winner ? say("won", { w: who(e.winner) }) : say("tie") }),
-    round_won: (e) => say("ev_round", { c: e.challenge, w: who(e.winner), r: e.round, by: e.by }),
-    round_started: (e) => say("ev_started", { c: e.challenge, r: e.round, reason: e.reason }),
+    round_won: (e) => say("ev_round", { c: e.challenge, w: who(e.winner), r: e.round, by: code(e.by) }),
+    round_started: (e) => say("ev_started", { c: e.challenge, r: e.round, reason: code(e.reason) }),
     tie_debt_paid: (e) => say("debt_paid", { c: e.challenge, x: who(e.debtor) }),
     tie_debt_incurred: (e) => say("debt", { c: e.challenge, x: who(e.debtor), y: who(e.creditor) }),
     retest_taken: (e) => say("retest", { c: e.challenge, x: who(e.character), source: e.source }),
@@ -143,7 +153,7 @@ export function teller(vm, lang = "en") {
     overbid_declared: (e) => say("ev_overbid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
     overbid_settled: (e) => say("ev_overbid_settled", { c: e.challenge, x: who(e.character), result: say(e.granted ? "granted" : "refused") }),
     challenge_conceded: (e) => say("conceded", { c: e.challenge, x: who(e.character) }),
-    challenge_resolved: (e) => say("ev_resolved", { c: e.challenge, w: who(e.winner), l: who(e.loser), reason: e.reason }),
+    challenge_resolved: (e) => say("ev_resolved", { c: e.challenge, w: who(e.winner), l: who(e.loser), reason: code(e.reason) }),
     challenge_cancelled: (e) => say("cancelled", { c: e.challenge, why: why(e.reason) }),
     challenge_overruled: (e) => say("overruled", { c: e.challenge, w: who(e.winner), why: why(e.reason) }),
   };
@@ -190,7 +200,8 @@ export function teller(vm, lang = "en") {
     "action.modifier_applied": (e) => say("modifier", { who: who(e.character), value: e.value > 0 ? `+${e.value}` : e.value, duration: e.duration, unit: e.unit, why: why(e.reason) }),
     "offline.recorded": (e) => say("offline", { a: who(e.recorder), b: who(e.opponent), w: who(e.winner), account: e.account ? ` — “${e.account}”` : "" }),
     "offline.confirmed": (e) => say("offline_confirmed", { id: e.record, b: who(e.opponent) }),
-    "offline.disputed": (e) => say("offline_disputed", { id: e.record, b: who(e.opponent), why: why(e.reason) }),
+    "offline.disputed": (e) => say("offline_disputed", { id: e.record, b: who(e.opponent), why: why(e.reason),
+      claim: e.winner ? say("offline_claim", { w: who(e.winner) }) : "" }),
     "offline.ruled": (e) => say("offline_ruled", { id: e.record, w: who(e.winner), why: why(e.reason) }),
     command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: e.message }),
   };

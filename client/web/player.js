@@ -3,6 +3,7 @@
 import { rulesetOf, bidBounds, attributeOf, abilitiesOf, isOpen } from "./fold.js";
 import { teller } from "./narrate.js";
 import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
+import { handAnswerCards, handSection } from "./handplay.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
@@ -31,13 +32,13 @@ export function playerView() {
   const c = app.vm.characters[me()] || { name: me(), sheet: null };
   const ruleset = rulesetOf(app.vm, me());
   return `<main class="player">
+    ${handAnswerCards()}
     ${ruleset === "action" ? opposedCalls(c) : ""}
     ${characterCard(c)}
     ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
       ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
       ${newChallengeForm(c)}
-      <p><a href="offline.html" data-testid="offline-link">${esc(t("offline_record"))}</a></p>
-    </section>`}
+    </section>${handSection(c)}`}
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
@@ -51,7 +52,9 @@ function characterCard(c) {
   if (s && s.kind === "met") {
     traits = ["physical", "social", "mental"].map((a) => `<span class="trait"><b>${s[a] ?? 0}</b> ${esc(t(a))}</span>`).join("") +
       Object.entries(s.abilities || {}).map(([k, v]) => `<span class="trait small">${esc(k)} ${v}</span>`).join("") +
-      (s.merits || []).map((m) => `<span class="trait small">${esc(m)}</span>`).join("");
+      (s.merits || []).map((m) => `<span class="trait small">${esc(m)}</span>`).join("") +
+      // the powers a retest may name (MET-12) are on the card the player reads them from
+      (s.powers || []).map((p) => `<span class="trait small power" data-testid="power">${esc(p)}</span>`).join("");
   } else if (s && s.kind === "v5") {
     const hunger = app.vm.hunger[c.id] ?? s.hunger ?? 0;
     traits = `<span class="trait"><b>${hunger}</b> ${esc(t("hunger"))}</span><span class="trait"><b>${s.willpower ?? 0}</b> ${esc(t("willpower_stat"))}</span>` +
@@ -83,13 +86,13 @@ function challengeCard(c) {
         aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>`;
     if (!(c.kind === "static" && c.defender === id)) body += concedeButton(c);
   } else if (move === "bid" || move === "answer") {
-    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id));
+    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id).concat(ticked(c, id)));
     const key = `bid-${c.id}-${c.round}`;
     body = `<form class="bid" data-act="${move === "bid" ? "bid" : "answer"}" data-ch="${esc(c.id)}">
       <label for="${key}">${esc(t("bid_label", bounds.max))}</label>
       <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="${bounds.min}" max="${bounds.max}"
         value="${esc(app.form[key] ?? bounds.max)}" required data-testid="bid-input">
-      <button type="submit" data-testid="bid-send">${esc(t("send_bid"))}</button></div></form>`;
+      <button type="submit" data-testid="bid-send">${esc(t("send_bid"))}</button></div>${ownAbilityChoices(c, id)}</form>`;
     if (move === "bid") body += concedeButton(c);
   } else if (move === "window") {
     body = windowPrompts(c);
@@ -102,7 +105,7 @@ function challengeCard(c) {
   }
   return `<article class="challenge" data-testid="challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
-    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
+    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c, queuedMove(c) ? null : id))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
     ${testsLine(c)}
     ${revealedLine(c)}
     ${cancelRetestForm(c)}
@@ -126,7 +129,7 @@ function testsLine(c) {
 // be answered with one's own retest, cancelling it, until the new round's first throw.
 function cancelRetestForm(c) {
   const id = me();
-  if (!c.cancellable || c.cancellable === id || c.status !== "throwing" || Object.keys(c.throws).length) return "";
+  if (!c.cancellable || c.cancellable === id || c.status !== "throwing" || Object.keys(c.throws).length || retestsLeft(c) <= 0) return "";
   if (!app.vm.session.options || !app.vm.session.options.retest_cancel) return "";
   const sources = retestSources();
   if (!sources.length) return "";
@@ -136,9 +139,38 @@ function cancelRetestForm(c) {
     <button type="submit" data-testid="retest-cancel">${esc(t("retest_cancel_button"))}</button></div></form>`;
 }
 
+// MET-12: one retest per challenge (two on a static one with the Lucky merit); a retest
+// spent to cancel the opponent's counts too. Used up, the form goes.
+function retestsLeft(c) {
+  const sheet = app.vm.characters[me()]?.sheet || {};
+  const lucky = (sheet.merits || []).some((m) => String(m).toLowerCase() === "lucky");
+  return (lucky && c.kind === "static" ? 2 : 1) - ((c.retests || {})[me()] || 0);
+}
+
 function retestSources() {
   const sheet = app.vm.characters[me()]?.sheet || {};
   return [...Object.keys(sheet.abilities || {}), ...(sheet.merits || []), ...(sheet.powers || [])];
+}
+
+// MET-3: a side bids its own abilities that apply; the challenge names only the initiator's,
+// so the others of this phone's sheet are offered with the bid (the server checks them).
+function ownAbilities(c, id) {
+  const named = abilitiesOf(c, id);
+  return Object.keys(app.vm.characters[id]?.sheet?.abilities || {}).filter((k) => !named.includes(k));
+}
+
+// data-form keeps a ticked box through re-renders; the bid's bound follows what is ticked
+const ownKey = (c, k) => `own-${c.id}-${c.round}-${c.status}-${k}`;
+const ticked = (c, id) => ownAbilities(c, id).filter((k) => app.form[ownKey(c, k)]);
+
+function ownAbilityChoices(c, id) {
+  const own = ownAbilities(c, id);
+  if (!own.length) return "";
+  const sheet = app.vm.characters[id].sheet;
+  const key = (k) => ownKey(c, k);
+  return `<fieldset class="own-abilities"><legend>${esc(t("own_abilities"))}</legend>${own.map((k) =>
+    `<label class="check"><input type="checkbox" name="ability" value="${esc(k)}" data-form="${esc(key(k))}"
+      ${app.form[key(k)] ? "checked" : ""} data-testid="bid-ability-${esc(k)}"> ${esc(k)} ${sheet.abilities[k]}</label>`).join("")}</fieldset>`;
 }
 
 function queuedMove(c) {
@@ -152,9 +184,9 @@ function concedeButton(c) {
 function windowPrompts(c) {
   const id = me();
   const sheet = app.vm.characters[id]?.sheet || {};
-  const sources = retestSources();
+  const sources = retestsLeft(c) > 0 ? retestSources() : [];
   const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
-  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id));
+  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id).concat(ticked(c, id)));
   const key = `ob-${c.id}-${c.round}`;
   return `<div class="window">
     ${sources.length ? `<form class="retest" data-act="retest" data-ch="${esc(c.id)}">
@@ -164,7 +196,7 @@ function windowPrompts(c) {
     ${canOverbid ? `<form class="overbid" data-act="overbid" data-ch="${esc(c.id)}">
       <label for="${key}">${esc(t("overbid_label"))}</label>
       <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="0" max="${bounds.max}" value="${esc(app.form[key] ?? bounds.max)}" required>
-      <button type="submit" data-testid="overbid">${esc(t("overbid"))}</button></div></form>` : ""}
+      <button type="submit" data-testid="overbid">${esc(t("overbid"))}</button></div>${ownAbilityChoices(c, id)}</form>` : ""}
     <button class="primary" data-act="accept" data-ch="${esc(c.id)}" data-testid="accept">${esc(t("accept"))}</button>
   </div>`;
 }
@@ -211,7 +243,7 @@ function v5Roller(c) {
     </form>
     <div class="row wrap">
       <button data-act="rouse" data-testid="rouse">${esc(t("rouse"))}</button>
-      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-roll="${esc(last.id)}" class="row">
+      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-roll="${esc(last.id)}" class="row wrap reroll">
         <select name="strategy" id="wp-strategy" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
         <button type="submit" data-testid="willpower">${esc(t("willpower"))}</button></form>` : ""}
     </div></section>`;
