@@ -73,7 +73,7 @@ class _Raw:
         self._reader = asyncio.get_running_loop().create_task(self._read())
         await self.ws.send(msgspec.json.encode({"type": "hello", "token": self.token,
                                                 "session": self.session, "after": self.after,
-                                                "device": self.name}).decode())
+                                                "device": self.name, "create": True}).decode())
         await self.wait(lambda f: f["type"] in ("live", "error"))
 
     async def _read(self) -> None:
