@@ -1,6 +1,7 @@
 """A whole night in the browser (issue 14): the demo chronicle played through the pages
 only, taps and clicks, never the wire, at 360x740 and 412x915 (phones) and 1280x800 (a
-laptop): a Mind's Eye Theatre challenge with a tie, bids, a retest and an overbid; a V5
+laptop): a Mind's Eye Theatre challenge with a tie, bids (the defender declaring its own
+ability), a retest and an overbid; a V5
 roll with a Willpower reroll; an opposed action roll; a Time Out and its resume; a
 dropout (the websocket cut for real, through a proxy) and a reload; the review and an
 export.
@@ -161,7 +162,10 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         challenge(lucien).get_by_test_id("bid-send").click()
         expect(challenge(mara).get_by_test_id("bid-input")).to_be_visible()
         night.check("tie-bids", lucien, mara)
-        challenge(mara).get_by_test_id("bid-input").fill("5")
+        # MET-3: the defender declares its own ability, checked against its sheet
+        challenge(mara).get_by_test_id("bid-ability-Dodge").check()
+        expect(challenge(mara).get_by_test_id("bid-input")).to_have_attribute("max", "6")  # Physical 5 + Dodge 1
+        challenge(mara).get_by_test_id("bid-input").fill("6")
         challenge(mara).get_by_test_id("bid-send").click()
         expect(challenge(mara)).to_have_attribute("data-status", "window")  # Mara lost on bids
         challenge(mara).locator("form.retest select").select_option("Fortitude")
@@ -172,7 +176,7 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         challenge(mara).get_by_test_id("throw-scissors").click()  # rock breaks scissors
         expect(challenge(mara)).to_have_attribute("data-status", "window")
         assert challenge(mara).get_by_test_id("retest").count() == 0  # used up (MET-12)
-        challenge(mara).locator("form.overbid input").fill("5")  # lost on the throw: MET-13
+        challenge(mara).locator("form.overbid input[name=value]").fill("5")  # lost on the throw: MET-13
         challenge(mara).get_by_test_id("overbid").click()
         expect(challenge(lucien).get_by_test_id("bid-input")).to_be_visible()
         night.check("overbid", lucien, mara)

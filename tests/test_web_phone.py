@@ -135,7 +135,7 @@ def test_items_7_and_10_a_round_two_card_a_used_retest_and_a_refusal_that_taps_a
     anna.expect(anna.challenge()).to_have_attribute("data-status", "window")
     # a refusal (an overbid above her true score, MET-4): under the header, off the
     # buttons, and tapped away
-    field = anna.challenge().locator("form.overbid input")
+    field = anna.challenge().locator("form.overbid input[name=value]")
     field.evaluate("el => el.removeAttribute('max')")
     field.fill("40")
     anna.challenge().get_by_test_id("overbid").click()
