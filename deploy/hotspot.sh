@@ -20,7 +20,12 @@ PORT=8000
 IFNAME=""
 AUTOCONNECT=no
 
+# --help: the usage on stdout, exit 0; a wrong call: the usage on stderr, exit 2.
 usage() {
+    if [[ ${1:-error} == help ]]; then
+        sed -n '2,14s/^# \{0,1\}//p' "$0"
+        exit 0
+    fi
     sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
@@ -99,7 +104,7 @@ while [[ $# -gt 0 ]]; do
         --channel) CHANNEL=${2:?--channel needs a number}; shift 2 ;;
         --port) PORT=${2:?--port needs a number}; shift 2 ;;
         --boot) AUTOCONNECT=yes; shift ;;
-        -h|--help) usage ;;
+        -h|--help) usage help ;;
         -*) die "unknown option $1" ;;
         *) break ;;
     esac

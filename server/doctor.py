@@ -242,9 +242,11 @@ def report(checks: list[Check], lang: str = "en") -> tuple[str, int]:
 
 
 def cmd_doctor(args) -> int:
+    from server.app import tls_folder
+
     doctor = Doctor(
         db=Path(args.db), port=args.port, lang=args.lang, public_url=args.public_url,
-        address=args.address, tls_dir=Path(args.tls_dir) if args.tls else None,
+        address=args.address, tls_dir=Path(args.tls_dir or tls_folder(args.db)) if args.tls else None,
         nmcli=shutil.which("nmcli"),
     )
     text, code = report(doctor.run(), args.lang)
@@ -261,7 +263,8 @@ def add_commands(sub) -> None:
                    help="the address phones will use (default: the first LAN address found)")
     p.add_argument("--public-url", default="", help="as given to conteur serve")
     p.add_argument("--tls", action="store_true", help="also check the venue certificate")
-    p.add_argument("--tls-dir", default="conteur-tls", help="where the venue certificate lives")
+    p.add_argument("--tls-dir", default=None,
+                   help="where the venue certificate lives (default: tls/ beside --db, as serve)")
     p.add_argument("--lang", choices=("en", "fr"),
                    default="fr" if os.environ.get("LANG", "").startswith("fr") else "en",
                    help="en or fr (default: from $LANG)")

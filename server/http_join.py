@@ -18,6 +18,7 @@ import qrcode.image.svg
 from litestar import Controller, MediaType, Request, Response, post
 from litestar.params import JSONBody
 
+from server.door import ca_note
 from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 from server.http_sessions import base_url
 from server.lan import is_loopback
@@ -103,4 +104,7 @@ class JoinSheetController(Controller):
             token = rt.tokens.issue("player", character=cid, session=session, name=character.name)
             entries.append((character.name, cid, join_link(base, token, session)))
         title = f"{state.session.name or session}: join"
-        return Response(render(title, entries, base=base, wifi=rt.settings.wifi), media_type=MediaType.HTML)
+        page = render(title, entries, base=base, wifi=rt.settings.wifi)
+        if rt.settings.ca_file:  # with --tls: where phones get the certificate to trust
+            page = page.replace("</body>", f'<p class="ca">{ca_note(base)}</p></body>')
+        return Response(page, media_type=MediaType.HTML)

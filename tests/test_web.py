@@ -580,11 +580,13 @@ def test_storyteller_prints_the_join_sheet_and_opens_the_review(browser, server,
     st.close()
 
 
-def test_a_player_finds_the_page_for_challenges_played_by_hand(browser, server, setup):
+def test_a_player_finds_the_record_of_challenges_played_by_hand(browser, server, setup):
+    # on the main page itself (issue 15); the old address forwards there, form open
     anna = Device(browser, server.url, setup.players["anna"])
-    anna.page.get_by_test_id("offline-link").click()
-    anna.expect(anna.page.get_by_test_id("offline-record")).to_be_visible()
-    anna.expect(anna.page.get_by_test_id("offline-opponent")).to_contain_text("Bruno")
+    anna.page.get_by_test_id("hand-record").locator("summary").click()
+    anna.expect(anna.page.get_by_test_id("hand-opponent")).to_contain_text("Bruno")
+    anna.page.goto(f"{server.url}/offline.html")
+    anna.expect(anna.page.get_by_test_id("hand-record")).to_have_attribute("open", "")
     anna.close()
 
 
@@ -730,12 +732,14 @@ def test_the_log_tells_every_dice_and_met_event_of_a_mixed_evening(browser, tmp_
 
 
 def test_service_worker_opens_the_review_and_by_hand_pages_without_network(browser, server, setup):
-    # what a dropout sends people to must open from the cache: the page for challenges
-    # played by hand (players) and the review (storytellers)
+    # what a dropout sends people to must open from the cache: the record of challenges
+    # played by hand (players) and the review (storytellers). Issue 15: offline.html
+    # opened offline showed only "Not sent: the server is unreachable", no form; it now
+    # forwards to the phone app, whose form queues the record (tests/test_web_handplay.py)
     anna = Device(browser, server.url, setup.players["anna"])
     anna.page.wait_for_function("navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)")
     cached = anna.page.evaluate("""async () => {
-        const names = ['offline.html', 'offline.js', 'review.html', 'review.js', 'narrate.js'];
+        const names = ['offline.html', 'offline.js', 'handplay.js', 'review.html', 'review.js', 'narrate.js'];
         const hits = await Promise.all(names.map((n) => caches.match(n)));
         return names.filter((n, i) => !hits[i]);
     }""")
@@ -743,7 +747,11 @@ def test_service_worker_opens_the_review_and_by_hand_pages_without_network(brows
     anna.context.set_offline(True)
     try:
         anna.page.goto(f"{server.url}/offline.html")
-        anna.expect(anna.page.locator("#main .notice")).to_contain_text("unreachable")
+        form = anna.page.get_by_test_id("hand-record")
+        anna.expect(form).to_have_attribute("open", "")
+        anna.expect(anna.page.get_by_test_id("hand-opponent")).to_have_value("bruno")
+        anna.page.get_by_test_id("hand-save").click()
+        anna.expect(anna.page.locator("[data-testid=hand-row][data-queued]")).to_have_count(1)
         anna.page.goto(f"{server.url}/review.html")
         anna.expect(anna.page.locator("#title")).to_be_visible()
     finally:

@@ -162,9 +162,9 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         challenge(lucien).get_by_test_id("bid-send").click()
         expect(challenge(mara).get_by_test_id("bid-input")).to_be_visible()
         night.check("tie-bids", lucien, mara)
-        # MET-3: the defender declares its own ability, checked against its sheet
+        # the defender declares its own ability with its bid (MET-3): Physical 5 + Dodge 1
         challenge(mara).get_by_test_id("bid-ability-Dodge").check()
-        expect(challenge(mara).get_by_test_id("bid-input")).to_have_attribute("max", "6")  # Physical 5 + Dodge 1
+        expect(challenge(mara).get_by_test_id("bid-input")).to_have_attribute("max", "6")
         challenge(mara).get_by_test_id("bid-input").fill("6")
         challenge(mara).get_by_test_id("bid-send").click()
         expect(challenge(mara)).to_have_attribute("data-status", "window")  # Mara lost on bids
@@ -186,6 +186,8 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         night.check("settled", st, lucien, mara)
         resolved = events_of_type(db, "met.challenge_resolved")
         assert [(r["winner"], r["reason"]) for r in resolved] == [("lucien", "overbid_failed")]
+        bids = [(b["character"], b["value"], b.get("abilities")) for b in events_of_type(db, "met.bid_declared")]
+        assert ("mara", 6, ["Dodge"]) in bids
 
         # ---- a Time Out and its resume (TIME-5)
         st.page.get_by_test_id("freeze-all").click()

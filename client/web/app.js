@@ -11,6 +11,7 @@ import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./p
 import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
+import { handCommand, handWaiting } from "./handplay.js";
 
 document.documentElement.lang = lang;
 
@@ -152,6 +153,10 @@ function hello(withLast = true) {
 
 function onStatus(status) {
   if (status !== "online") app.live = false;
+  // while offline, each reconnect attempt says connecting, then offline again: the page
+  // keeps saying offline and is not redrawn for it, since a redraw between a finger's
+  // down and up swallows the tap (what is made offline, a record played by hand, is typed)
+  if (app.status === "offline" && (status === "connecting" || status === "offline")) return;
   app.status = status;
   // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
   if (status === "revoked") { app.fatal = t("revoked"); app.vm = initialView(); forgetDevice(outbox); }
@@ -259,7 +264,8 @@ function vibrate(pattern) {
 function nudge() {
   if (!app.viewer || isStoryteller() || !me()) return;
   const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`)
-    .concat(callsForMe().map((w) => `roll:${w.id}`))); // ACT-12: an opposed roll to answer
+    .concat(callsForMe().map((w) => `roll:${w.id}`)) // ACT-12: an opposed roll to answer
+    .concat(handWaiting())); // a challenge played by hand to confirm or dispute
   for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
   app.waitingBefore = waiting;
 }
@@ -337,7 +343,7 @@ function commandFor(act, el, data) {
     case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };
     case "set_hunger": return { type: "set_hunger", character: el.dataset.character, hunger: num(data.get("hunger")) };
     case "apply_modifier": return { type: "apply_modifier", character: el.dataset.character, value: num(data.get("value")), duration: num(data.get("duration")), unit: "turns" };
-    default: return null;
+    default: return handCommand(act, el, data, character); // played by hand: handplay.js
   }
 }
 

@@ -3,6 +3,7 @@
 import { rulesetOf, bidBounds, attributeOf, abilitiesOf, isOpen } from "./fold.js";
 import { teller } from "./narrate.js";
 import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
+import { handAnswerCards, handSection } from "./handplay.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
@@ -31,13 +32,13 @@ export function playerView() {
   const c = app.vm.characters[me()] || { name: me(), sheet: null };
   const ruleset = rulesetOf(app.vm, me());
   return `<main class="player">
+    ${handAnswerCards()}
     ${ruleset === "action" ? opposedCalls(c) : ""}
     ${characterCard(c)}
     ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
       ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
       ${newChallengeForm(c)}
-      <p><a href="offline.html" data-testid="offline-link">${esc(t("offline_record"))}</a></p>
-    </section>`}
+    </section>${handSection(c)}`}
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
