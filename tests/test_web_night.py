@@ -1,6 +1,7 @@
 """A whole night in the browser (issue 14): the demo chronicle played through the pages
 only, taps and clicks, never the wire, at 360x740 and 412x915 (phones) and 1280x800 (a
-laptop): a Mind's Eye Theatre challenge with a tie, bids, a retest and an overbid; a V5
+laptop): a Mind's Eye Theatre challenge with a tie, bids (the defender declaring its own
+ability), a retest and an overbid; a V5
 roll with a Willpower reroll; an opposed action roll; a Time Out and its resume; a
 dropout (the websocket cut for real, through a proxy) and a reload; the review and an
 export.

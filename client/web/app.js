@@ -234,10 +234,11 @@ function header() {
 
 // A browser lets a page vibrate only after the player has touched it once: until then,
 // ask for that touch (an incoming challenge or a Time Out would otherwise buzz nothing).
+// Asked once per page load, whatever the browser kept across a reload (userActivation
+// is not the same from one browser to the next): one tap anywhere answers it.
 function alertsView() {
   if (!app.viewer || isStoryteller() || app.viewer.role === "observer" || !("vibrate" in navigator)) return "";
-  const active = navigator.userActivation ? navigator.userActivation.hasBeenActive : app.touched;
-  if (active || app.touched) return "";
+  if (app.touched) return "";
   return `<button class="alerts" data-act="alerts" data-testid="enable-alerts">${esc(t("alerts_enable"))}</button>`;
 }
 
@@ -407,6 +408,12 @@ document.addEventListener("click", (ev) => {
   if (el.disabled) return;
   handle(ev, el);
 });
+
+// the first tap or key of this page load, wherever it lands, lets the phone vibrate: the
+// banner goes after the click has reached its target (never under a finger mid-tap)
+for (const type of ["click", "keydown"]) {
+  document.addEventListener(type, () => { if (!app.touched) { app.touched = true; schedule(); } }, true);
+}
 
 document.addEventListener("submit", (ev) => {
   const form = ev.target.closest("form[data-act]");
