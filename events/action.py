@@ -39,7 +39,12 @@ Choices where the text is silent (RULES marks some **(choice)**):
 - ACT-11: named levels are matched without case or accents; default table Difficile 2,
   Extrême 4; organisers name 1 and 3 in ``action_settings``.
 - ACT-12: the initiator rolls with ``opponent``, the defender answers with ``against``
-  (no difficulty); more PS wins, equal PS the defender holds. A hidden side makes the
+  (no difficulty); more PS wins, equal PS the defender holds. Like MET throws, each side
+  commits before seeing the other (issue 13): the initiator's roll is logged sealed
+  (``ActionRolled.sealed``: seen whole by its roller and storytellers only) beside an
+  ``OppositionOpened`` without dice or options, which calls the defender; its Surpass or
+  Sacrifice waits too. The answer (or a storyteller's settlement) reveals the initiator's
+  roll whole (``ActionRevealed``) in the same batch as the verdict. A hidden side makes the
   settlement seen by both characters only (or storytellers only if one side is blind).
   A roll whose defender never answers (dead, gone) waits until a storyteller settles it
   (``settle_opposition``: initiator, defender or cancelled), seen as the roll was; a
@@ -197,6 +202,9 @@ class Rolled(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ps: int
     opponent: str
     visibility: str = "open"
+    # the initiator's sealed roll whole, revealed with the answer (None: an old log's roll,
+    # seen whole from the start, or a viewer's fold that only saw ``OppositionOpened``)
+    rolled: "ActionRolled | None" = None
 
 
 class Group(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -432,12 +440,52 @@ class ActionRolled(Visible, Event, frozen=True, kw_only=True, tag="action.rolled
     visibility: str = "open"
     label: str = ""
     draws: tuple[DrawRecord, ...] = ()
+    # ACT-12 (issue 13): an initiator's roll sealed until the defender has rolled; False in
+    # logs from before the seal, whose opposed rolls the defender saw at once
+    sealed: bool = False
 
     def owners(self) -> frozenset[str] | None:
-        """A secret opposed roll is seen by the opponent too, who must answer it."""
+        """A sealed opposed roll is its roller's alone (and the storytellers') until
+        ``ActionRevealed``; an old unsealed one was seen by the opponent too."""
+        if self.sealed:
+            return frozenset() if self.visibility == "blind" else frozenset((self.character,))
         if self.opponent is not None:
             return _opposed_owners(self.visibility, self.character, self.opponent)
         return Visible.owners(self)
+
+
+class OppositionOpened(Event, frozen=True, kw_only=True, tag="action.opposed"):
+    """ACT-12: ``character`` rolled against ``opponent`` (roll ``roll``), who must answer.
+    Only what the initiator declares aloud: no dice, PS, threshold, Expertise, bonus or
+    option, so the defender commits to its own roll blind (issue 13). Seen by who will see
+    the contest: everyone when open, both characters when secret, storytellers when blind."""
+
+    roll: str
+    character: str
+    opponent: str
+    characteristic: str = ""
+    label: str = ""
+    turn: int = 0
+    visibility: str = "open"
+
+    def owners(self) -> frozenset[str] | None:
+        return _opposed_owners(self.visibility, self.character, self.opponent)
+
+
+class ActionRevealed(Event, frozen=True, kw_only=True, tag="action.revealed"):
+    """ACT-12: the initiator's sealed roll ``rolled``, shown whole once the defender has
+    rolled (or a storyteller settled the contest), in the same batch as the verdict. Seen
+    by who saw ``OppositionOpened``. Its draws are the sealed roll's, already logged:
+    ``draws`` stays empty so they are counted once."""
+
+    roll: str
+    character: str
+    opponent: str
+    rolled: ActionRolled
+    visibility: str = "open"
+
+    def owners(self) -> frozenset[str] | None:
+        return _opposed_owners(self.visibility, self.character, self.opponent)
 
 
 class ActionBegun(Visible, Event, frozen=True, kw_only=True, tag="action.begun"):
@@ -581,6 +629,17 @@ def _check_player_character(state: Any, character: str, who: str = "") -> None:
         raise _refuse(f"{character} died sacrificing itself", "ACT-8")
 
 
+def _check_sealed_sacrifice(state: Any, character: str) -> None:
+    """ACT-8 with ACT-12's seal: a character that sacrificed itself in an opposed roll still
+    sealed dies when the contest is revealed, and rolls nothing meanwhile. Told only to who
+    rolls for it (its player, a storyteller), who know of the sacrifice already."""
+    for roll, waiting in state.action.waiting.items():
+        rolled = waiting.rolled
+        if waiting.character == character and rolled is not None and rolled.option == "sacrifice":
+            raise _refuse(f"{character} sacrificed itself in roll {roll}, which waits for "
+                          f"{waiting.opponent}'s answer", "ACT-8")
+
+
 def _difficulty(state: Any, value: int | str | None) -> tuple[int | None, str]:
     if value is None or isinstance(value, int):
         return value, ""
@@ -678,6 +737,7 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
         return _resume(state, cmd, draws, actor)
     check_visibility(cmd.visibility, actor)
     _check_player_character(state, cmd.character)
+    _check_sealed_sacrifice(state, cmd.character)
     characteristic, difficulty_value = cmd.characteristic, cmd.difficulty
     if cmd.test is not None:
         if cmd.characteristic is not None or cmd.difficulty is not None:
@@ -709,9 +769,11 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
     initiator = None
     if cmd.against is not None:
         initiator = state.action.waiting.get(cmd.against)
-        if initiator is None:
-            raise _refuse(f"no opposed roll {cmd.against!r} waits for an answer", "ACT-12",
-                          "not_found")
+        # a player naming a roll that does not call its character is told what it would be
+        # told of a roll that does not exist: a secret contest of others stays unknown
+        if initiator is None or (initiator.opponent != cmd.character and not actor.is_storyteller):
+            raise _refuse(f"no opposed roll {cmd.against!r} waits for {cmd.character}'s answer",
+                          "ACT-12", "not_found")
         if initiator.opponent != cmd.character:
             raise _refuse(f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character}",
                           "ACT-12", "invalid")
@@ -758,6 +820,7 @@ def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Eve
         )
     spec = replace(begun.command, turns=1)
     _check_player_character(state, spec.character)
+    _check_sealed_sacrifice(state, spec.character)
     characteristic, difficulty_value = spec.characteristic, spec.difficulty
     if spec.test is not None:
         characteristic, difficulty_value = parse_test(spec.test)
@@ -824,8 +887,14 @@ def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expe
         label=cmd.label,
         draws=action_records + pm_records,
     )
+    if cmd.opponent is not None:  # ACT-12: sealed; its option waits for the answer
+        rolled = replace(rolled, sealed=True)
+        return [rolled, OppositionOpened(roll=roll_id, character=cmd.character,
+                                         opponent=cmd.opponent, characteristic=characteristic,
+                                         label=cmd.label, turn=turn, visibility=cmd.visibility)]
     events: list[Event] = [rolled]
     if initiator is not None:
+        events += _reveal(initiator, cmd.against)
         winner = initiator.character if initiator.ps > outcome.ps else cmd.character  # ACT-12
         hidden = [v for v in (initiator.visibility, cmd.visibility) if v != "open"]
         events.append(
@@ -840,15 +909,44 @@ def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expe
                 visibility="blind" if "blind" in hidden else hidden[0] if hidden else "open",
             )
         )
-    if cmd.option == "surpass":  # ACT-8
-        events.append(
-            TensionRaised(character=cmd.character, tension=tension_of(state, cmd.character) + 1,
-                          roll=roll_id, visibility=cmd.visibility)
-        )
-    elif cmd.option == "sacrifice":
-        events.append(CharacterSacrificed(character=cmd.character, roll=roll_id,
-                                          visibility=cmd.visibility))
+        events += _sealed_option(state, initiator, cmd.against)
+    events += _option_events(state, cmd.option, cmd.character, roll_id, cmd.visibility)
     return events
+
+
+def _option_events(state: Any, option: str, character: str, roll_id: str,
+                   visibility: str) -> list[Event]:
+    if option == "surpass":  # ACT-8
+        return [TensionRaised(character=character, tension=tension_of(state, character) + 1,
+                              roll=roll_id, visibility=visibility)]
+    if option == "sacrifice":
+        return [CharacterSacrificed(character=character, roll=roll_id, visibility=visibility)]
+    return []
+
+
+def _sealed(waiting: Rolled) -> ActionRolled | None:
+    """The initiator's roll if it was sealed; an unsealed one (an old log's) was seen whole
+    and had its option applied when rolled: nothing to reveal or apply at its answer."""
+    rolled = waiting.rolled
+    return rolled if rolled is not None and rolled.sealed else None
+
+
+def _reveal(waiting: Rolled, roll_id: str) -> list[Event]:
+    """ACT-12: the sealed initiator's roll shown whole, in the batch of the verdict."""
+    rolled = _sealed(waiting)
+    if rolled is None:
+        return []
+    return [ActionRevealed(roll=roll_id, character=rolled.character, opponent=waiting.opponent,
+                           rolled=rolled, visibility=rolled.visibility)]
+
+
+def _sealed_option(state: Any, waiting: Rolled, roll_id: str) -> list[Event]:
+    """ACT-8: the sealed initiator's Surpass or Sacrifice, held back with its roll so the
+    defender could not answer knowing it, takes effect once the contest is over."""
+    rolled = _sealed(waiting)
+    if rolled is None:
+        return []
+    return _option_events(state, rolled.option, rolled.character, roll_id, rolled.visibility)
 
 
 def decide_apply_modifier(state: Any, cmd: ApplyModifier, draws: Draws, actor: Actor) -> list[Event]:
@@ -924,9 +1022,10 @@ def decide_settle_opposition(state: Any, cmd: SettleOpposition, draws: Draws,
         raise _refuse(f"roll {cmd.roll} waits for no answer: it was answered or settled "
                       "already, or opposed nobody", "ACT-12")
     winner = {"initiator": waiting.character, "defender": waiting.opponent}.get(cmd.outcome)
-    return [OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
+    ruled = OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
                             outcome=cmd.outcome, winner=winner, initiator_ps=waiting.ps,
-                            reason=cmd.reason, visibility=waiting.visibility)]
+                            reason=cmd.reason, visibility=waiting.visibility)
+    return [*_reveal(waiting, cmd.roll), ruled, *_sealed_option(state, waiting, cmd.roll)]
 
 
 def decide_cancel_action(state: Any, cmd: CancelAction, draws: Draws, actor: Actor) -> list[Event]:
@@ -968,8 +1067,9 @@ def _count_in_group(state: Any, character: str, simultaneous: int, together: str
 def evolve_rolled(state: Any, e: ActionRolled) -> Any:
     waiting = state.action.waiting
     if e.opponent is not None:
-        waiting = {**waiting, e.roll: Rolled(character=e.character, ps=e.ps,
-                                             opponent=e.opponent, visibility=e.visibility)}
+        waiting = {**waiting, e.roll: Rolled(character=e.character, ps=e.ps, opponent=e.opponent,
+                                             visibility=e.visibility,
+                                             rolled=e if e.sealed else None)}
     if e.against is not None:
         waiting = _without(waiting, e.against)
     pending = _without(state.action.pending, e.roll)
@@ -1014,6 +1114,17 @@ def evolve_configured(state: Any, e: ActionConfigured) -> Any:
     return _action(state, settings=e.settings)
 
 
+def evolve_opened(state: Any, e: OppositionOpened) -> Any:
+    """Whoever saw the sealed roll has it waiting already; a defender or a bystander learns
+    here that the roll waits (its PS unknown to them: 0 stands in) and that its id is taken."""
+    next_roll = max(state.action.next_roll, int(e.roll[1:]) + 1)
+    if e.roll in state.action.waiting:
+        return _action(state, next_roll=next_roll)
+    waiting = {**state.action.waiting, e.roll: Rolled(character=e.character, ps=0,
+                                                     opponent=e.opponent, visibility=e.visibility)}
+    return _action(state, waiting=waiting, next_roll=next_roll)
+
+
 def evolve_opposition_ruled(state: Any, e: OppositionRuled) -> Any:
     return _action(state, waiting=_without(state.action.waiting, e.roll))
 
@@ -1041,9 +1152,12 @@ EVOLVERS = {
     ActionConfigured: evolve_configured,
     OppositionRuled: evolve_opposition_ruled,
     ActionCancelled: evolve_cancelled,
+    OppositionOpened: evolve_opened,
+    ActionRevealed: lambda state, e: state,
 }
 EVENTS = (ActionRolled, ActionBegun, ActionRuled, OppositionSettled, TensionRaised,
-          CharacterSacrificed, ModifierApplied, ActionConfigured, OppositionRuled, ActionCancelled)
+          CharacterSacrificed, ModifierApplied, ActionConfigured, OppositionRuled, ActionCancelled,
+          OppositionOpened, ActionRevealed)
 COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction, SettleOpposition, CancelAction)
 
 
