@@ -187,6 +187,9 @@ def test_act_12_the_storyteller_rolls_nova_against_rook_open_then_blind_from_the
     assert [(r["roll"], r["character"], r["opponent"], r["against"], r["difficulty"], r["visibility"]) for r in rolled] == [
         ("a1", "nova", "rook", None, None, "open"), ("a2", "rook", None, "a1", None, "open"),
         ("a3", "nova", "rook", None, None, "blind")]
-    assert [e["roll"] for e in received_rolls(rook_wire, "action.rolled")] == ["a1", "a2"]
+    # ACT-12 sealed: Nova's roll reached Rook as its call, then whole with the verdict
+    assert [e["roll"] for e in received_rolls(rook_wire, "action.rolled")] == ["a2"]
+    assert [e["roll"] for e in received_rolls(rook_wire, "action.opposed")] == ["a1"]
+    assert [e["rolled"]["dice"] for e in received_rolls(rook_wire, "action.revealed")] == [rolled[0]["dice"]]
     for d in (st, rook):
         d.close()

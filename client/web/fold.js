@@ -98,18 +98,17 @@ const ACTION = {
     vm.modifiers = (vm.modifiers || []).concat([{ id: e.modifier, character: e.character, value: e.value, duration: e.duration, unit: e.unit }]);
   },
   "action.rolled": (vm, e, seq) => {
-    vm.rolls.push({
-      id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
-      sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
-      label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
-      visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
-    });
-    if (e.opponent) {
-      vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
-        characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0, seq };
-    }
+    vm.rolls.push(actionRoll(e));
+    if (e.opponent) waitFor(vm, e, seq);
     if (e.against) delete vm.waiting[e.against];
     delete vm.pending[e.roll]; // a resumed action rolls under the id it began with
+  },
+  // ACT-12 sealed: the defender (and, when open, everyone) learns that a roll waits, without
+  // its dice; the roller and storytellers had it from the sealed action.rolled already
+  "action.opposed": (vm, e, seq) => { if (!vm.waiting[e.roll]) waitFor(vm, e, seq); },
+  // ...and sees it whole once answered: the roll joins this phone's rolls if it was sealed here
+  "action.revealed": (vm, e) => {
+    if (e.rolled && !vm.rolls.some((r) => r.kind === "action" && r.id === e.roll)) vm.rolls.push(actionRoll(e.rolled));
   },
   "action.begun": (vm, e, seq) => {
     const cmd = e.command || {};
@@ -136,6 +135,21 @@ const ACTION = {
   },
   "action.cancelled": (vm, e) => { delete vm.pending[e.roll]; },
 };
+
+function actionRoll(e) {
+  return {
+    id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
+    sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
+    label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
+    visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
+    sealed: !!e.sealed, draws: e.draws || [],
+  };
+}
+
+function waitFor(vm, e, seq) {
+  vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
+    characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0, seq };
+}
 
 // Mind's Eye Theatre: mirrors events/met.py's evolvers; ``status`` is the challenge's
 // stage: throwing | bidding | window | overbid | resolved | cancelled.
