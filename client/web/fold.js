@@ -34,8 +34,10 @@ function scene(vm, id) {
 }
 
 const H = {
-  "session.opened": (vm, e) => Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {} }),
-  "session.closed": (vm) => { vm.session.status = "closed"; },
+  "session.opened": (vm, e) => Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {},
+    commitment: e.seed_commitment || "" }),
+  // FAIR-2: the seed, revealed at close, lets the phone check its own dice (verify.js)
+  "session.closed": (vm, e) => { vm.session.status = "closed"; vm.session.seed = e.seed || ""; },
   "session.character_added": (vm, e) => {
     const c = character(vm, e.character);
     c.name = e.name || e.character;
@@ -70,13 +72,13 @@ const H = {
   "v5.hunger_set": (vm, e) => { vm.hunger[e.character] = e.hunger; },
   "v5.rouse_checked": (vm, e) => {
     vm.hunger[e.character] = e.hunger_after;
-    vm.rolls.push({ id: e.roll, kind: "rouse", character: e.character, normal: [e.face], hunger: [], success: e.face > 5, raised: e.face <= 5, hungerAfter: e.hunger_after, label: e.label || "" });
+    vm.rolls.push({ id: e.roll, kind: "rouse", character: e.character, normal: e.face == null ? [] : [e.face], hunger: [], success: e.face > 5, raised: e.face <= 5, hungerAfter: e.hunger_after, label: e.label || "", draws: e.draws || [] });
   },
   "v5.pool_rolled": (vm, e) => { vm.rolls.push(v5Roll(e)); },
   "v5.willpower_rerolled": (vm, e) => {
     const i = vm.rolls.findIndex((r) => r.id === e.roll);
     const roll = { ...v5Roll(e), rerolled: e.dice || [] };
-    if (i >= 0) vm.rolls[i] = { ...vm.rolls[i], ...roll, label: vm.rolls[i].label };
+    if (i >= 0) vm.rolls[i] = { ...vm.rolls[i], ...roll, label: vm.rolls[i].label, draws: (vm.rolls[i].draws || []).concat(e.draws || []) };
     else vm.rolls.push(roll);
   },
   command_rejected: (vm, e) => { vm.rejections.push({ type: e.command_type, code: e.code, message: e.message, character: e.character }); },
@@ -88,6 +90,7 @@ function v5Roll(e) {
     normal: e.normal || [], hunger: e.hunger || [], successes: e.successes, margin: e.margin,
     success: e.success, critical: e.critical, messy: e.messy, bestial: e.bestial,
     label: e.label || e.source || "", visibility: e.visibility, hidden: !e.normal && !e.hunger,
+    draws: e.draws || [],
   };
 }
 
@@ -142,7 +145,7 @@ function actionRoll(e) {
     sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
     label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
     visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
-    sealed: !!e.sealed, draws: e.draws || [],
+    plusminus: e.plusminus || [], sealed: !!e.sealed, draws: e.draws || [],
   };
 }
 

@@ -96,6 +96,14 @@ const en = {
   feed_bid_sealed: "{0}: {1} has bid; only the storyteller knows how much.",
   feed_overbid_sealed: "{0}: {1} has overbid; only the storyteller knows the score.",
   feed_roll_sealed: "{1} rolled in secret.",
+  check_title: "Your dice, checked", check_verified: "verified",
+  check_ok: "All {0} of your rolls verified against the seed revealed at close.",
+  check_bad: "{0} of your {1} rolls do not verify against the seed revealed at close:",
+  check_face: "draw {where}: recorded {recorded}, the seed gives {expected}",
+  check_shown: "the dice shown ({shown}) are not the dice drawn ({drawn})",
+  check_error: "draw {where}: {error}",
+  check_commitment: "the revealed seed does not hash to the commitment made at session open",
+  check_seed: "{error}",
 };
 
 const fr = {
@@ -194,6 +202,14 @@ const fr = {
   feed_bid_sealed: "{0} : {1} a enchéri ; seul le conteur connaît le montant.",
   feed_overbid_sealed: "{0} : {1} a surenchéri ; seul le conteur connaît le score.",
   feed_roll_sealed: "{1} a lancé en secret.",
+  check_title: "Vos dés, vérifiés", check_verified: "vérifié",
+  check_ok: "Vos {0} jets sont tous vérifiés avec la graine révélée à la clôture.",
+  check_bad: "{0} de vos {1} jets ne se vérifient pas avec la graine révélée à la clôture :",
+  check_face: "tirage {where} : {recorded} enregistré, la graine donne {expected}",
+  check_shown: "les dés affichés ({shown}) ne sont pas les dés tirés ({drawn})",
+  check_error: "tirage {where} : {error}",
+  check_commitment: "la graine révélée ne correspond pas à l'engagement pris à l'ouverture",
+  check_seed: "{error}",
 };
 
 export const STRINGS = { en, fr };
