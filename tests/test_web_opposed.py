@@ -268,6 +268,9 @@ def test_act_12_a_secret_sealed_roll_reaches_no_third_party_and_the_defender_onl
     # the tablet's view model holds the sealed roll whole; the phone's, none of it
     assert st.page.evaluate("window.conteur.vm.rolls.filter((r) => r.id === 'a1').map((r) => r.normal)") \
         == [sealed["dice"]]
+    dice = " ".join(map(str, sealed["dice"]))
+    st.expect(st.page.get_by_test_id("st-sealed")).to_have_text(f"Sealed from Rook until answered: {dice} ({sealed['ps']} PS)")
+    st.shot("tablet-sealed-waiting", focus="[data-testid=st-waiting]")
     received = [e for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1")]
     assert [e["type"] for e in received] == ["action.opposed"] and received[0]["visibility"] == "secret"
     calls(rook).get_by_test_id("opposed-answer").click()

@@ -149,9 +149,12 @@ function actionRoll(e) {
   };
 }
 
+// From a sealed action.rolled (its roller, storytellers) the wait knows the dice and PS; from
+// action.opposed (the defender, bystanders) only that it waits.
 function waitFor(vm, e, seq) {
   vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
-    characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0, seq };
+    characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0, seq,
+    sealed: !!e.sealed, dice: e.dice || null, ps: e.ps ?? null, option: e.option || "none" };
 }
 
 // Mind's Eye Theatre: mirrors events/met.py's evolvers; ``status`` is the challenge's

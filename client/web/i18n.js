@@ -55,6 +55,7 @@ const en = {
   overrule: "Overrule", cancel: "Cancel challenge", winner_is: "Winner",
   // the tablet's card of opposed rolls waiting for an answer and long actions (ACT-12, ACT-2)
   stuck_title: "Waiting rolls and long actions", stuck_since: "since turn {0} (event #{1})", stuck_dead: "dead",
+  stuck_sealed: "Sealed from {2} until answered: {0} ({1} PS)",
   stuck_settle: "Settle the roll", settle_initiator: "{0} wins", settle_defender: "{0} holds", settle_cancel: "Cancel the roll",
   cancel_action: "Cancel the action", stuck_reason: "Reason (optional)", stuck_roll_for: "Roll for {0}",
   skip_time: "Skip time", seconds: "seconds", minutes: "minutes",
@@ -161,6 +162,7 @@ const fr = {
   overrule: "Trancher", cancel: "Annuler le défi", winner_is: "Vainqueur",
   // la carte de la tablette : oppositions sans réponse et actions longues (ACT-12, ACT-2)
   stuck_title: "Jets en attente et actions longues", stuck_since: "depuis le Tour {0} (événement n° {1})", stuck_dead: "mort",
+  stuck_sealed: "Scellé pour {2} jusqu'à sa réponse : {0} ({1} PS)",
   stuck_settle: "Trancher le jet", settle_initiator: "{0} l'emporte", settle_defender: "{0} tient bon", settle_cancel: "Annuler le jet",
   cancel_action: "Annuler l'action", stuck_reason: "Raison (facultatif)", stuck_roll_for: "Lancer pour {0}",
   skip_time: "Avancer le temps", seconds: "secondes", minutes: "minutes",
