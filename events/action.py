@@ -43,7 +43,8 @@ Choices where the text is silent (RULES marks some **(choice)**):
   commits before seeing the other (issue 13): the initiator's roll is logged sealed
   (``ActionRolled.sealed``: seen whole by its roller and storytellers only) beside an
   ``OppositionOpened`` without dice or options, which calls the defender; its Surpass or
-  Sacrifice waits too. The answer (or a storyteller's settlement) reveals the initiator's
+  Sacrifice waits too (a sacrificing initiator still acts until then: refusing it would
+  show everyone, by its missing rolls, what it chose). The answer (or a storyteller's settlement) reveals the initiator's
   roll whole (``ActionRevealed``) in the same batch as the verdict. A hidden side makes the
   settlement seen by both characters only (or storytellers only if one side is blind).
   A roll whose defender never answers (dead, gone) waits until a storyteller settles it
@@ -629,17 +630,6 @@ def _check_player_character(state: Any, character: str, who: str = "") -> None:
         raise _refuse(f"{character} died sacrificing itself", "ACT-8")
 
 
-def _check_sealed_sacrifice(state: Any, character: str) -> None:
-    """ACT-8 with ACT-12's seal: a character that sacrificed itself in an opposed roll still
-    sealed dies when the contest is revealed, and rolls nothing meanwhile. Told only to who
-    rolls for it (its player, a storyteller), who know of the sacrifice already."""
-    for roll, waiting in state.action.waiting.items():
-        rolled = waiting.rolled
-        if waiting.character == character and rolled is not None and rolled.option == "sacrifice":
-            raise _refuse(f"{character} sacrificed itself in roll {roll}, which waits for "
-                          f"{waiting.opponent}'s answer", "ACT-8")
-
-
 def _difficulty(state: Any, value: int | str | None) -> tuple[int | None, str]:
     if value is None or isinstance(value, int):
         return value, ""
@@ -737,7 +727,6 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
         return _resume(state, cmd, draws, actor)
     check_visibility(cmd.visibility, actor)
     _check_player_character(state, cmd.character)
-    _check_sealed_sacrifice(state, cmd.character)
     characteristic, difficulty_value = cmd.characteristic, cmd.difficulty
     if cmd.test is not None:
         if cmd.characteristic is not None or cmd.difficulty is not None:
@@ -820,7 +809,6 @@ def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Eve
         )
     spec = replace(begun.command, turns=1)
     _check_player_character(state, spec.character)
-    _check_sealed_sacrifice(state, spec.character)
     characteristic, difficulty_value = spec.characteristic, spec.difficulty
     if spec.test is not None:
         characteristic, difficulty_value = parse_test(spec.test)

@@ -394,14 +394,16 @@ def test_act_12_a_blind_opposed_roll_stays_with_the_storytellers():
     assert jaleel.owners() == opened.owners() == frozenset()
 
 
-def test_act_12_a_sealed_sacrifice_waits_for_the_answer_and_the_initiator_rolls_nothing_meanwhile():
+def test_act_12_a_sealed_sacrifice_takes_effect_when_the_contest_is_revealed():
+    """Until then jaleel acts as any character: refusing him would tell everyone, by his
+    missing rolls, what he chose."""
     jaleel = act("jaleel", [6, 2, 3, PLUS, PLUS], characteristic="Persuasion", opponent="nella",
                  option="sacrifice")
     assert [type(e) for e in jaleel] == [ActionRolled, OppositionOpened]
-    assert_refuses(given=ROSTER + jaleel, when=RollAction(character="jaleel",
-                   characteristic="Persuasion", difficulty=1), actor=player("jaleel"),
-                   match="jaleel sacrificed itself in roll a1, which waits for nella's answer")
-    *_, sacrificed = act("nella", [6, 2, 1], given=jaleel, characteristic="Volonté", against="a1")
+    meanwhile = act("jaleel", [6, 6, 6], given=jaleel, characteristic="Persuasion", difficulty=1)
+    assert meanwhile[0].success
+    *_, sacrificed = act("nella", [6, 2, 1], given=jaleel + meanwhile, characteristic="Volonté",
+                         against="a1")
     assert sacrificed == CharacterSacrificed(character="jaleel", roll="a1")
 
 
