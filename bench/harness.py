@@ -83,8 +83,10 @@ class ServerProcess:
 
     def __init__(self, db: str | Path, *, port: int | None = None, settings: dict | None = None,
                  env: dict | None = None, program: str = SERVE, args: tuple[str, ...] | None = None,
-                 log_path: str | Path | None = None):
+                 log_path: str | Path | None = None, cpus: set[int] | None = None):
         self.db = str(db)
+        # pinned before exec, so every thread and worker the server starts inherits it
+        self.cpus = cpus
         self.port = port or free_port()
         self.settings = settings or {}
         self.env = env
@@ -110,8 +112,10 @@ class ServerProcess:
         t0 = time.perf_counter()
         # stderr to a file, never a pipe: a chatty server must not block on a full pipe
         self._log = open(self.log_path, "ab")
+        cpus = self.cpus
         self.proc = subprocess.Popen([sys.executable, "-c", self.program, *args], cwd=ROOT, env=env,
-                                     stdout=subprocess.DEVNULL, stderr=self._log)
+                                     stdout=subprocess.DEVNULL, stderr=self._log,
+                                     preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus else None)
         deadline = t0 + timeout
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:

@@ -4,7 +4,8 @@ baselines. Every figure is printed with its ratio to its baseline (DESIGN, "Numb
 reach"); nothing is asserted (benchmarks, not timed tests).
 
     python bench/load.py            # 300 devices, 200 commands/s, K=2000, 1,000,000 events
-    python bench/load.py --quick    # CI smoke run: 20 devices, small counts, a few seconds
+    python bench/load.py --quick    # CI smoke run: 20 devices, small counts, a short night
+    python bench/load.py --skip ws,onecore,store,replay   # the six-hour night alone (bench/night.py)
 
 The 1,000,000-event chronicle is made once by ``server.simulate`` and cached in
 ``$TMPDIR/conteur-bench`` (``--cache``); the first full run takes about 15 minutes longer.
@@ -119,6 +120,64 @@ def report_ws(ours: dict, base: dict, args) -> None:
     line(f"resync storm: {args.devices} devices {args.behind} behind", f"{ours['storm']:.2f} s",
          f"{base['storm']:.2f} s", ours["storm"] / base["storm"], "target < 3 s")
     print(f"  (events received per device: conteur {ours['storm_events']}, baseline {base['storm_events']})")
+
+
+# -- one core --------------------------------------------------------------------------
+
+
+class pinned:
+    """This process (the simulated devices) on ``cpus`` for the block. Threads started
+    inside inherit it; the devices run on this thread's event loop."""
+
+    def __init__(self, cpus: set[int]):
+        self.cpus = cpus
+
+    def __enter__(self) -> None:
+        self.before = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, self.cpus)
+
+    def __exit__(self, *exc) -> None:
+        os.sched_setaffinity(0, self.before)
+
+
+def one_core(folder: Path, venue: Venue, args) -> tuple[dict, dict] | None:
+    """A Raspberry-Pi-class venue has about one core for the server: the server (and the
+    bare websockets baseline, the same way) pinned to one core, the devices to another,
+    so neither borrows the other's. Both at a venue's 50 commands/s, then the same ramp
+    and resync storm as the two-core run."""
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2 or not hasattr(os, "sched_setaffinity"):
+        print("\n== one core: skipped, this machine gives this process fewer than two cores")
+        return None
+    server_core, device_core = {cores[0]}, {cores[1]}
+    one = argparse.Namespace(**{**vars(args), "rate": 50.0})
+    with pinned(device_core):
+        with ServerProcess(folder / "onecore.db", cpus=server_core) as server:
+            ours = asyncio.run(ws_suite(server.ws_url, venue, one))
+        with ServerProcess(folder / "baseline", program=BASELINE, args=(str(free_port := _port()),),
+                           port=free_port, cpus=server_core) as server:
+            base = asyncio.run(ws_suite(server.ws_url, venue, one))
+    return ours, base
+
+
+def report_one_core(ours: dict, base: dict, args) -> None:
+    p99, bp99 = percentile(ours["main"].fanout, 99), percentile(base["main"].fanout, 99)
+    print(f"\n== one core: the server (and the baseline) pinned to one core, {args.devices} "
+          f"devices on the other, 50 commands/s for {args.seconds:g} s")
+    print(f"one core: fan-out p99 {p99 * ms:.1f} ms, baseline {bp99 * ms:.1f} ms, "
+          f"ratio {p99 / bp99 if bp99 else float('nan'):.2f}", flush=True)
+    print(f"  (sent {ours['main'].sent} commands; {ours['main'].incomplete} did not reach every "
+          f"device; baseline: {base['main'].incomplete})")
+    for label, data in (("conteur", ours), ("baseline", base)):
+        steps = ", ".join(f"{rate:g}/s p99 {percentile(ph.fanout, 99) * ms:.0f} ms"
+                          f"{'' if ok else ' (missed)'}" for rate, ph, ok in data.get("ramp", []))
+        print(f"  ramp {label}: {steps}")
+    line("one core: highest sustained rate", f"{ours['sustained']:g} cmd/s",
+         f"{base['sustained']:g} cmd/s",
+         ours["sustained"] / base["sustained"] if base["sustained"] else None,
+         f"fan-out p99 < {args.sustained_p99:g} ms, nothing lost")
+    line(f"one core: resync storm, {args.behind} behind", f"{ours['storm']:.2f} s",
+         f"{base['storm']:.2f} s", ours["storm"] / base["storm"], "target < 3 s")
 
 
 # -- store -----------------------------------------------------------------------------
@@ -248,9 +307,28 @@ def replay_figures(db: Path) -> dict:
                 t3 = time.perf_counter()
                 read, decode, evolve = read + t1 - t0, decode + t2 - t1, evolve + t3 - t2
         gc.enable()
-    return {"events": n, "sessions": len(sessions), "fold": fold, "cores": cores,
+    raw = raw_read(db)
+    return {"events": n, "sessions": len(sessions), "fold": fold, "cores": cores, "raw": raw,
             "read": n / read,
             "decode": n / decode, "evolve": n / evolve}
+
+
+def raw_read(db: Path) -> float:
+    """Rows/s of a plain ``sqlite3`` cursor fetching ``seq`` and the stored event body of
+    every row, no decoding: the floor any replay from this file pays (best of 3)."""
+    best = 0.0
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        for _ in range(3):
+            t = time.perf_counter()
+            n = 0
+            cursor = conn.execute("SELECT seq, data FROM events ORDER BY seq")
+            while rows := cursor.fetchmany(20000):
+                n += len(rows)
+            best = max(best, n / (time.perf_counter() - t))
+    finally:
+        conn.close()
+    return best
 
 
 def startup(db: Path) -> tuple[float, float]:
@@ -292,6 +370,9 @@ def report_store(s: dict, replay: dict | None, starts: tuple[float, float], empt
     line("replay, session by session", f"{replay['fold']:,.0f} ev/s", f"{s['es_replay']:,.0f}/s",
          replay["fold"] / s["es_replay"], "vs eventsourcing aggregate replay, target >= 10x")
     line("", "", "500,000/s", replay["fold"] / 500000, "target >= 1x")
+    print(f"replay: {replay['fold']:,.0f} ev/s, raw read {replay['raw']:,.0f} rows/s, "
+          f"ratio {replay['fold'] / replay['raw']:.2f} (one process, session by session; "
+          f"target >= 0.3)", flush=True)
     line(f"replay, over {os.cpu_count()} cores (start-up's)", f"{replay['cores']:,.0f} ev/s", f"{s['es_replay']:,.0f}/s",
          replay["cores"] / s["es_replay"], "vs eventsourcing aggregate replay, target >= 10x")
     line("", "", "500,000/s", replay["cores"] / 500000, "target >= 1x")
@@ -316,7 +397,7 @@ def main() -> None:
     parser.add_argument("--behind", type=int, default=None, help="K: events each device misses")
     parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
-    parser.add_argument("--skip", default="", help="comma list of: ws, store, replay")
+    parser.add_argument("--skip", default="", help="comma list of: ws, onecore, store, replay, night")
     parser.add_argument("--chronicle", default=None,
                         help="replay this chronicle database instead of the cached simulated one")
     parser.add_argument("--make-chronicle", action="store_true",
@@ -351,6 +432,11 @@ def main() -> None:
                                port=free_port) as server:
                 base = asyncio.run(ws_suite(server.ws_url, venue, args))
             report_ws(ours, base, args)
+        if "onecore" not in skip:
+            venue = prepare_venue(folder / "onecore.db", "night", players=args.devices)
+            figures = one_core(folder, venue, args)
+            if figures:
+                report_one_core(*figures, args)
         if "store" not in skip or "replay" not in skip:
             s = store_figures(folder, args)
             if "replay" in skip:
@@ -368,6 +454,10 @@ def main() -> None:
                 empty_start = empty.start()
                 empty.stop()
                 report_store(s, replay, starts, empty_start)
+    if "night" not in skip:
+        from bench.night import night
+
+        night(2, 0.5) if q else night(6, 20.0)
 
 
 def _port() -> int:

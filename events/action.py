@@ -65,9 +65,11 @@ import msgspec
 from msgspec.structs import replace
 
 from events import session, v5
-from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
+from events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation,
+                          id_counted, id_known, id_scope, scoped_id, sees)
 from events.sheets import ActionSheet, V5Sheet
-from events.v5 import Visible, Visibility, check_visibility, roster_characters, sheet_of
+from events.v5 import (Visible, Visibility, check_visibility, roster_characters, sheet_of,
+                       visible_owners)
 
 Option = Literal["none", "surpass", "sacrifice"]
 Unit = Literal["turns", "minutes", "hours"]
@@ -220,9 +222,11 @@ class Group(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 class State(msgspec.Struct, frozen=True, kw_only=True):
     settings: Settings = Settings()
     waiting: dict[str, Rolled] = {}  # ACT-12: opposed rolls not yet answered, by roll id
-    next_roll: int = 1
+    next_roll: int = 1  # the next public roll number ("a4")
     modifiers: tuple[Modifier, ...] = ()
-    next_modifier: int = 1
+    next_modifier: int = 1  # ids from before audiences ("m3" for any modifier)
+    next_hidden: dict[str, int] = {}  # the next roll number of each other audience ("a2.jack")
+    modifier_ids: dict[str, int] = {}  # the next modifier number of each character ("m1.jack")
     tension: dict[str, int] = {}  # NT once it moved from the sheet's
     dead: dict[str, str] = {}  # character -> the roll it sacrificed itself in
     pending: dict[str, ActionBegun] = {}  # ACT-2: multi-turn actions begun, by roll id
@@ -775,8 +779,8 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
     expertise, expertise_name = _expertise(state, cmd, actor)
     label = difficulty_name or (str(difficulty) if difficulty is not None else "")
     shown = notation(characteristic, label) if not opposed else ""
-    roll_id = f"a{state.action.next_roll}"
     if cmd.turns > 1:  # ACT-2: rolled only at its last turn
+        roll_id = _roll_id(state, visible_owners(cmd.visibility, cmd.character))
         turn, _ = clock(state)
         return [
             ActionBegun(
@@ -790,12 +794,40 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
                 visibility=cmd.visibility,
             )
         ]
-    return _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise,
-                 expertise_name, difficulty, difficulty_name, shown, initiator)
+    owners = _roll_owners(cmd)
+    roll_id = _roll_id(state, owners)
+    return _roll(state, cmd, _roll_draws(draws, actor, cmd, owners, roll_id), roll_id, characteristic,
+                 threshold, expertise, expertise_name, difficulty, difficulty_name, shown, initiator)
+
+
+def _roll_draws(draws: Draws, actor: Actor, cmd: RollAction, owners: frozenset[str] | None,
+                roll_id: str) -> Draws:
+    """FAIR-2's stream for the roll ``cmd`` makes: an initiator's sealed roll (ACT-12) draws
+    from a stream of its own (``sealed_stream_name``), so nothing in the drawer's other
+    streams counts its dice before the reveal, nor does its reveal show their counters."""
+    return draws.stream(actor, owners, sealed=roll_id if cmd.opponent is not None else "")
+
+
+def _roll_owners(cmd: RollAction) -> frozenset[str] | None:
+    """``ActionRolled.owners`` of the roll ``cmd`` makes: its draws' stream (FAIR-2)."""
+    if cmd.opponent is not None:
+        return _opposed_owners(cmd.visibility, cmd.character, cmd.opponent)
+    return visible_owners(cmd.visibility, cmd.character)
+
+
+def _roll_id(state: Any, owners: frozenset[str] | None) -> str:
+    return scoped_id("a", owners, state.action.next_roll, state.action.next_hidden)
+
+
+def _roll_counted(state: Any, roll: str) -> dict[str, Any]:
+    public_next, hidden = id_counted(roll, state.action.next_roll, state.action.next_hidden)
+    return {"next_roll": public_next, "next_hidden": hidden}
 
 
 def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
     begun = state.action.pending.get(cmd.resume)
+    if begun is not None and not sees(actor, begun.owners()):
+        begun = None  # answered as if it did not exist (issue 13)
     if begun is None:
         raise RuleViolation(f"no multi-turn action {cmd.resume!r} under way", code="not_found")
     if begun.character != cmd.character:
@@ -815,7 +847,8 @@ def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Eve
     difficulty, difficulty_name = _difficulty(state, difficulty_value)
     threshold = _threshold(state, spec, STORYTELLER, characteristic)
     expertise, expertise_name = _expertise(state, spec, STORYTELLER)
-    events = _roll(state, spec, draws, begun.roll, characteristic, threshold, expertise,
+    events = _roll(state, spec, _roll_draws(draws, actor, spec, _roll_owners(spec), begun.roll), begun.roll, characteristic,
+                   threshold, expertise,
                    expertise_name, difficulty, difficulty_name, begun.notation, None)
     first = events[0]
     events[0] = replace(first, turns=begun.turns)
@@ -948,9 +981,10 @@ def decide_apply_modifier(state: Any, cmd: ApplyModifier, draws: Draws, actor: A
     turn, seconds = clock(state)
     expires_turn = turn + duration if unit == "turns" else None
     expires_seconds = seconds + duration * SECONDS[unit] if unit != "turns" else None
+    owners = frozenset((cmd.character,))
     return [
         ModifierApplied(
-            modifier=f"m{state.action.next_modifier}",
+            modifier=scoped_id("m", owners, state.action.next_modifier, state.action.modifier_ids),
             character=cmd.character,
             value=value,
             duration=duration,
@@ -969,7 +1003,7 @@ def decide_rule_action(state: Any, cmd: RuleAction, draws: Draws, actor: Actor) 
     turn, _ = clock(state)
     return [
         ActionRuled(
-            roll=f"a{state.action.next_roll}",
+            roll=_roll_id(state, None),
             character=cmd.character,
             ruling=cmd.ruling,
             success=cmd.ruling == "trivial",
@@ -994,8 +1028,9 @@ OUTCOMES = ("initiator", "defender", "cancelled")
 
 
 def _known(state: Any, roll: str) -> bool:
-    """A roll id this session has handed out ("a1" .. below ``next_roll``)."""
-    return bool(re.fullmatch(r"a[1-9]\d*", roll)) and int(roll[1:]) < state.action.next_roll
+    """A roll id this session has handed out (storytellers see every audience)."""
+    return roll.startswith("a") and id_known(STORYTELLER, roll, state.action.next_roll,
+                                              state.action.next_hidden)
 
 
 def decide_settle_opposition(state: Any, cmd: SettleOpposition, draws: Draws,
@@ -1065,19 +1100,17 @@ def evolve_rolled(state: Any, e: ActionRolled) -> Any:
     if e.cooperation:
         cooperations = {**cooperations, e.cooperation: bool(e.cooperation_success)}
     groups = _count_in_group(state, e.character, e.simultaneous, e.together, e.turn, e.option)
-    next_roll = max(state.action.next_roll, int(e.roll[1:]) + 1)
     return _action(state, waiting=waiting, pending=pending, cooperations=cooperations,
-                   groups=groups, next_roll=next_roll)
+                   groups=groups, **_roll_counted(state, e.roll))
 
 
 def evolve_begun(state: Any, e: ActionBegun) -> Any:
-    return _action(state, pending={**state.action.pending, e.roll: e},
-                   next_roll=state.action.next_roll + 1)
+    return _action(state, pending={**state.action.pending, e.roll: e}, **_roll_counted(state, e.roll))
 
 
 def evolve_ruled(state: Any, e: ActionRuled) -> Any:
     groups = _count_in_group(state, e.character, e.simultaneous, e.together, e.turn, "none")
-    return _action(state, groups=groups, next_roll=state.action.next_roll + 1)
+    return _action(state, groups=groups, **_roll_counted(state, e.roll))
 
 
 def evolve_tension(state: Any, e: TensionRaised) -> Any:
@@ -1095,7 +1128,10 @@ def evolve_modifier(state: Any, e: ModifierApplied) -> Any:
     modifiers = state.action.modifiers + (modifier,)
     known, own = state.action.expiry, _expiry((modifier,))
     expiry = _expiry(modifiers) if known is None else (min(known[0], own[0]), min(known[1], own[1]))
-    return _action(state, modifiers=modifiers, expiry=expiry, next_modifier=state.action.next_modifier + 1)
+    next_modifier, modifier_ids = id_counted(e.modifier, state.action.next_modifier,
+                                             state.action.modifier_ids)
+    return _action(state, modifiers=modifiers, expiry=expiry, next_modifier=next_modifier,
+                   modifier_ids=modifier_ids)
 
 
 def evolve_configured(state: Any, e: ActionConfigured) -> Any:
@@ -1105,12 +1141,12 @@ def evolve_configured(state: Any, e: ActionConfigured) -> Any:
 def evolve_opened(state: Any, e: OppositionOpened) -> Any:
     """Whoever saw the sealed roll has it waiting already; a defender or a bystander learns
     here that the roll waits (its PS unknown to them: 0 stands in) and that its id is taken."""
-    next_roll = max(state.action.next_roll, int(e.roll[1:]) + 1)
+    counted = _roll_counted(state, e.roll)
     if e.roll in state.action.waiting:
-        return _action(state, next_roll=next_roll)
+        return _action(state, **counted)
     waiting = {**state.action.waiting, e.roll: Rolled(character=e.character, ps=0,
                                                      opponent=e.opponent, visibility=e.visibility)}
-    return _action(state, waiting=waiting, next_roll=next_roll)
+    return _action(state, waiting=waiting, **counted)
 
 
 def evolve_opposition_ruled(state: Any, e: OppositionRuled) -> Any:
@@ -1152,6 +1188,11 @@ COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction, SettleOpposi
 # ---------------------------------------------------------------- simulation
 
 
+def _order(roll: str) -> tuple[int, str]:
+    """Roll ids by number, then audience: ids of different audiences have no common order."""
+    return id_scope(roll) or (0, roll)
+
+
 def stuck(state: Any) -> list[tuple[Actor, Command]]:
     """The storyteller's rulings that end what a death left stuck, oldest first: an opposed
     roll waiting on a dead defender (ACT-8: it can no longer answer; the initiator wins) and
@@ -1163,12 +1204,12 @@ def stuck(state: Any) -> list[tuple[Actor, Command]]:
     rulings: list[tuple[Actor, Command]] = [
         (STORYTELLER, SettleOpposition(roll=roll, outcome="initiator",
                                        reason=f"{r.opponent} died before answering"))
-        for roll, r in sorted(state.action.waiting.items(), key=lambda kv: int(kv[0][1:]))
+        for roll, r in sorted(state.action.waiting.items(), key=lambda kv: _order(kv[0]))
         if r.opponent in dead
     ]
     rulings += [
         (STORYTELLER, CancelAction(roll=roll, reason=f"{b.character} died"))
-        for roll, b in sorted(state.action.pending.items(), key=lambda kv: int(kv[0][1:]))
+        for roll, b in sorted(state.action.pending.items(), key=lambda kv: _order(kv[0]))
         if b.character in dead
     ]
     return rulings
@@ -1197,7 +1238,7 @@ def random_command(rng: random.Random, state: Any,
                                        threshold=rng.randint(4, 8), difficulty=rng.randint(1, 4))
     # ACT-12: the defender answers the oldest roll waiting on it before anything else; a roll
     # on a character who died since waits for the storyteller (``stuck``).
-    answer = min(((int(k[1:]), k, r.opponent) for k, r in state.action.waiting.items()
+    answer = min(((_order(k), k, r.opponent) for k, r in state.action.waiting.items()
                   if r.opponent in characters), default=None)
     who = answer[2] if answer is not None and rng.random() < 0.85 else rng.choice(characters)
     player = Actor(role="player", character=who, name=who)

@@ -3,10 +3,11 @@
 At session open the server draws a secret seed (``new_seed``) and logs its SHA-256
 (``commitment``). Every die face is then derived, never drawn:
 
-    block b of draw n = HMAC-SHA256(key=seed,
-                                    msg=UTF-8 of the JSON array [session, n, entropy, b])
+    block b of draw n of stream s = HMAC-SHA256(key=seed,
+                           msg=UTF-8 of the JSON array [session, s, n, entropy, b])
 
-with the JSON written compactly (``separators=(",", ":")``, ``ensure_ascii=False``), b
+(``[session, n, entropy, b]`` for records of logs from before streams, whose ``stream`` is
+empty), with the JSON written compactly (``separators=(",", ":")``, ``ensure_ascii=False``), b
 counting 0, 1, 2... The blocks' bytes are read in order, ``k`` bytes at a time (k the
 fewest bytes that can name ``sides`` faces, 1 for every real die); a chunk ``x`` is kept
 when ``x < limit`` where ``limit`` is the largest multiple of ``sides`` not above 256**k,
@@ -14,8 +15,16 @@ and the face is ``x % sides + 1``. Rejected chunks are skipped (no modulo bias),
 next block is used when one runs out. Anyone holding the revealed seed and the exported
 log can redo this with any HMAC implementation.
 
-This module is the only place allowed to use OS randomness, and only in ``new_seed``
-(called by the server, never by ``decide``).
+Each drawer (a player's character, or the storyteller side) and audience has its own
+stream and counter (``events.model.stream_name``): a viewer sees every draw of a stream it
+sees any draw of, so no counter gap counts draws hidden from it.
+
+A hidden roll sent without entropy gets a nonce the server draws (``new_nonce``), recorded
+in its draws, which only the roll's viewers receive: once the seed is public, whoever may
+not see the roll still cannot recompute it.
+
+This module is the only place allowed to use OS randomness, and only in ``new_seed`` and
+``new_nonce`` (called by the server, never by ``decide``).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from events.model import DrawRecord
+from events.model import Actor, DrawRecord, sealed_stream_name, stream_name
 
 SEED_BYTES = 32
 
@@ -36,25 +45,33 @@ def new_seed() -> bytes:
     return os.urandom(SEED_BYTES)
 
 
+def new_nonce() -> str:
+    """Entropy for a hidden roll whose command brought none (16 random bytes, hex)."""
+    return os.urandom(16).hex()
+
+
 def commitment(seed: bytes) -> str:
     """The hex SHA-256 logged at session open (FAIR-2)."""
     return hashlib.sha256(seed).hexdigest()
 
 
-def block_message(session: str, counter: int, entropy: str, block: int) -> bytes:
-    """The published form: ``json.dumps([session, counter, entropy, block],
-    separators=(",", ":"), ensure_ascii=False).encode("utf-8")``, so anyone can check a
-    night's dice with the standard library. msgspec writes the very same bytes (a
-    property test holds it to that) about ten times faster: verifying a night's 100,000
-    draws was mostly spent here."""
+def block_message(session: str, counter: int, entropy: str, block: int, stream: str = "") -> bytes:
+    """The published form: ``json.dumps([session, stream, counter, entropy, block],
+    separators=(",", ":"), ensure_ascii=False).encode("utf-8")``, or without ``stream``
+    when it is empty (records from before streams), so anyone can check a night's dice
+    with the standard library. msgspec writes the very same bytes (a property test holds
+    it to that) about ten times faster: verifying a night's 100,000 draws was mostly
+    spent here."""
+    if stream:
+        return _encode([session, stream, counter, entropy, block])
     return _encode([session, counter, entropy, block])
 
 
 _encode = msgspec.json.Encoder().encode
 
 
-def _block(seed: bytes, session: str, counter: int, entropy: str, block: int) -> bytes:
-    return hmac.digest(seed, block_message(session, counter, entropy, block), "sha256")
+def _block(seed: bytes, session: str, counter: int, entropy: str, block: int, stream: str) -> bytes:
+    return hmac.digest(seed, block_message(session, counter, entropy, block, stream), "sha256")
 
 
 def face_from_chunks(chunks: Iterable[int], sides: int, width: int) -> int | None:
@@ -74,13 +91,14 @@ def _width(sides: int) -> int:
     return width
 
 
-def derive_face(seed: bytes, session: str, counter: int, sides: int, entropy: str = "") -> int:
+def derive_face(seed: bytes, session: str, counter: int, sides: int, entropy: str = "",
+                stream: str = "") -> int:
     if sides < 1:
         raise ValueError(f"a die has at least one side, not {sides}")
     width = _width(sides)
     block = 0
     while True:  # leaves with probability 1; ~2.3% of d10 chunks are rejected
-        digest = _block(seed, session, counter, entropy, block)
+        digest = _block(seed, session, counter, entropy, block, stream)
         chunks = (
             int.from_bytes(digest[i : i + width], "big")
             for i in range(0, len(digest) - width + 1, width)
@@ -94,15 +112,22 @@ def derive_face(seed: bytes, session: str, counter: int, sides: int, entropy: st
 class FairDraws:
     """The server's draw source: faces derived from the committed seed (FAIR-2).
 
-    ``start`` is ``GameState.draw_counter``; counters run consecutively from it. The
-    ``entropy`` the roller's client sent is mixed into every draw and recorded.
+    ``streams`` is ``GameState.streams``, the next counter of each stream; a decider draws
+    through ``stream(actor, owners)``, whose counters run consecutively from there. The
+    ``entropy`` the roller's client sent is mixed into every draw and recorded; when it is
+    empty, a hidden stream's draws take ``nonce`` instead (``new_nonce``, drawn by the
+    server). ``roll`` on the source itself is the session-wide counter of logs from before
+    streams, from ``start``: kept for tools and tests, no decider uses it.
     """
 
-    def __init__(self, seed: bytes, session: str, start: int, entropy: str = ""):
+    def __init__(self, seed: bytes, session: str, start: int = 0, entropy: str = "", *,
+                 streams: dict[str, int] | None = None, nonce: str = ""):
         self._seed = seed
         self._session = session
         self._counter = start
         self._entropy = entropy
+        self._nonce = nonce
+        self._next = dict(streams or {})
 
     def roll(self, sides: int) -> DrawRecord:
         face = derive_face(self._seed, self._session, self._counter, sides, self._entropy)
@@ -110,13 +135,44 @@ class FairDraws:
         self._counter += 1
         return record
 
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> _Stream:
+        # a sealed roll is hidden until revealed, and may never be (a contest cancelled, a
+        # session closed before the answer): its draws take the nonce like any hidden roll's
+        hidden = owners is not None or bool(sealed)
+        entropy = self._entropy or (self._nonce if hidden else "")
+        if hidden and not entropy:
+            raise ValueError("a hidden roll without entropy needs the server's nonce")
+        name = sealed_stream_name(actor, sealed) if sealed else stream_name(actor, owners)
+        return _Stream(self, name, entropy)
+
+    def draw(self, stream: str, sides: int, entropy: str) -> DrawRecord:
+        counter = self._next.get(stream, 0)
+        self._next[stream] = counter + 1
+        face = derive_face(self._seed, self._session, counter, sides, entropy, stream)
+        return DrawRecord(counter=counter, sides=sides, face=face, entropy=entropy, stream=stream)
+
     @property
     def counter(self) -> int:
         return self._counter
 
 
+class _Stream:
+    """``FairDraws`` bound to one stream."""
+
+    __slots__ = ("_source", "name", "_entropy")
+
+    def __init__(self, source: FairDraws, name: str, entropy: str):
+        self._source, self.name, self._entropy = source, name, entropy
+
+    def roll(self, sides: int) -> DrawRecord:
+        return self._source.draw(self.name, sides, self._entropy)
+
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> _Stream:
+        return self._source.stream(actor, owners, sealed=sealed)
+
+
 def recompute(seed: bytes, session: str, record: DrawRecord) -> int:
-    return derive_face(seed, session, record.counter, record.sides, record.entropy)
+    return derive_face(seed, session, record.counter, record.sides, record.entropy, record.stream)
 
 
 class BadDraw(msgspec.Struct, frozen=True, kw_only=True):
@@ -157,8 +213,11 @@ def verify_draws(
 
     ``events`` are decoded events (structs or dicts) in log order. Checks, in order: the
     revealed seed hashes to ``commitment_hex`` (when given); every face recomputes; the
-    counters run consecutively (from ``start`` when given), so a draw made and thrown
-    away leaves a visible gap. Returns the first failure, or None when all is well.
+    counters of each stream run consecutively (the session-wide one of records from
+    before streams from ``start`` when given; a named stream from 0 when ``start`` is
+    given), so a draw made and thrown away leaves a visible gap. A viewer's own copy holds
+    whole streams only, so it verifies the same way. Returns the first failure, or None
+    when all is well.
     """
     try:
         seed = bytes.fromhex(seed_hex)
@@ -170,13 +229,16 @@ def verify_draws(
             message="the revealed seed does not hash to the commitment logged at session "
             "open (FAIR-2)",
         )
-    expected_counter = start
+    expected: dict[str, int | None] = {}
 
     def where(index: int, event: Any, record: DrawRecord) -> str:  # only for a failure
-        return f"event {index} ({_event_name(event)}), draw #{record.counter} (d{record.sides})"
+        of = f" of stream {record.stream}" if record.stream else ""
+        return f"event {index} ({_event_name(event)}), draw #{record.counter}{of} (d{record.sides})"
 
     for index, event in enumerate(events):
         for record in _records(event):
+            initial = start if not record.stream or start is None else 0
+            expected_counter = expected.get(record.stream, initial)
             if expected_counter is not None and record.counter != expected_counter:
                 return BadDraw(
                     reason="counter",
@@ -186,7 +248,7 @@ def verify_draws(
                     event=event,
                     record=record,
                 )
-            expected_counter = record.counter + 1
+            expected[record.stream] = record.counter + 1
             face = recompute(seed, session, record)
             if face != record.face:
                 return BadDraw(

@@ -610,7 +610,8 @@ def _throw(state, cmd: Throw, draws, actor) -> list[Event]:
     if choice is None:
         if not actor.is_storyteller:
             raise RuleViolation("choose rock, paper or scissors (MET-2)", code="invalid")
-        record = draws.roll(len(rules.DRAWN))  # d3: 1 rock, 2 paper, 3 scissors
+        # in the thrower's stream: ThrowCommitted is seen whole by its thrower alone
+        record = draws.stream(actor, frozenset((cmd.character,))).roll(len(rules.DRAWN))  # d3: 1 rock, 2 paper, 3 scissors
         choice, records = rules.DRAWN[record.face - 1], (record,)
     if choice == "bomb":
         sheet = _sheet(state, cmd.character)

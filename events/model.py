@@ -18,6 +18,7 @@ GC halves typed decoding speed otherwise (DESIGN, numbers). They hold no cycles.
 from __future__ import annotations
 
 from typing import ClassVar, Literal, Protocol
+from urllib.parse import quote
 
 import msgspec
 
@@ -81,14 +82,63 @@ class RuleViolation(Exception):
 class DrawRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):
     """One random draw as recorded in its event (FAIR-1): replay folds it, never redraws.
 
-    ``counter`` is the session's draw counter, ``entropy`` what the roller's client sent;
-    with the seed revealed at session close, ``events.fair`` recomputes ``face``.
+    ``stream`` names the draw's counter stream (``stream_name``) and ``counter`` its
+    position in that stream; records from before streams have ``stream == ""`` and count in
+    the one session-wide counter. ``entropy`` is what the roller's client sent (or, for a
+    hidden roll sent without any, a nonce the server drew). With the seed revealed at
+    session close, ``events.fair`` recomputes ``face``.
     """
 
     counter: int
     sides: int
     face: int
     entropy: str = ""
+    stream: str = ""
+
+
+def _part(name: str) -> str:
+    return quote(name, safe="")
+
+
+def stream_name(actor: Actor, owners: frozenset[str] | None) -> str:
+    """The draw stream of a roll made by ``actor`` for an event seen whole by ``owners``
+    (``Event.owners()``: None for everyone, a set of characters, empty for storytellers
+    only). One stream per drawer and audience, so that whoever sees one draw of a stream
+    sees all its draws: no viewer meets a counter gap that counts draws hidden from it,
+    and no other device (the operator's included) can move a player's place in its own
+    streams. ``<drawer>/<audience>``: the drawer is the player's character, or ``*`` for
+    the storyteller side; the audience ``open``, ``blind`` (storytellers only), or
+    ``secret=`` and the characters who see it, sorted, comma-separated. Names are
+    percent-escaped, so no two streams share a name."""
+    drawer = "*" if actor.is_storyteller or not actor.character else _part(actor.character)
+    if owners is None:
+        audience = "open"
+    elif not owners:
+        audience = "blind"
+    else:
+        audience = "secret=" + ",".join(_part(o) for o in sorted(owners))
+    return f"{drawer}/{audience}"
+
+
+def sealed_stream_name(actor: Actor, roll: str) -> str:
+    """The draw stream of one sealed roll (an ACT-12 initiator's, ``roll`` its id): a stream
+    of its own, counters from 0. Drawn from the drawer's audience stream, its dice would
+    move the counters of the drawer's next rolls there before the reveal (telling its
+    bonus and malus); drawn from the roller's own secret stream, its counters, once
+    revealed, would count the drawer's earlier secret draws. ``<drawer>/sealed=<roll>``."""
+    drawer = "*" if actor.is_storyteller or not actor.character else _part(actor.character)
+    return f"{drawer}/sealed={_part(roll)}"
+
+
+def audience_key(owners: frozenset[str] | None) -> str:
+    """A short name for who sees an event whole, for id spaces that must not count what
+    a viewer cannot see: ``""`` for everyone, ``*`` for storytellers only, else the
+    characters (percent-escaped, sorted, ``+``-joined)."""
+    if owners is None:
+        return ""
+    if not owners:
+        return "*"
+    return "+".join(_part(o) for o in sorted(owners))
 
 
 class Draws(Protocol):
@@ -96,6 +146,13 @@ class Draws(Protocol):
 
     def roll(self, sides: int) -> DrawRecord:
         """Draw one face in 1..sides and return its record."""
+        ...
+
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> Draws:
+        """The source for draws ``actor`` makes into an event seen whole by ``owners``
+        (``stream_name``); with ``sealed`` (a roll id), the stream of that sealed roll
+        alone (``sealed_stream_name``), drawn as hidden. Every decider that draws asks
+        for its stream first."""
         ...
 
 
@@ -120,9 +177,66 @@ class ScriptedDraws:
         self._counter += 1
         return record
 
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> ScriptedDraws:
+        return self  # scripted faces are no FAIR-2 draws: one counter, no stream names
+
     @property
     def left(self) -> int:
         return len(self._faces)
 
 
 NO_DRAWS = ScriptedDraws()
+
+
+# ---------------------------------------------------------------- ids by audience
+
+
+def sees(actor: Actor, owners: frozenset[str] | None) -> bool:
+    """Whether ``actor`` sees whole an event whose ``owners()`` are ``owners``."""
+    return owners is None or actor.is_storyteller or (actor.character is not None and actor.character in owners)
+
+
+def scoped_id(prefix: str, owners: frozenset[str] | None, public_next: int,
+              counters: dict[str, int]) -> str:
+    """An id that counts only events with the same audience (issue 13): ``r4`` for the
+    fourth roll everyone sees, ``r2.jack`` for the second seen by Jack alone (and
+    storytellers), ``r1.iris+jack``, ``r3.*`` (storytellers only). So no id tells a viewer
+    how many events it cannot see happened. ``public_next`` is the next public number;
+    ``counters`` the next number of each other audience (``audience_key``)."""
+    key = audience_key(owners)
+    if not key:
+        return f"{prefix}{public_next}"
+    return f"{prefix}{counters.get(key, 1)}.{key}"
+
+
+def id_scope(value: str) -> tuple[int, str] | None:
+    """(number, audience key) of a ``scoped_id``, None when ``value`` is none."""
+    number, _, key = value[1:].partition(".")
+    if not number.isdigit() or number.startswith("0"):
+        return None
+    return int(number), key
+
+
+def id_counted(value: str, public_next: int, counters: dict[str, int]) -> tuple[int, dict[str, int]]:
+    """(public_next, counters) once the event with id ``value`` is folded."""
+    scope = id_scope(value)
+    if scope is None:
+        return public_next, counters
+    number, key = scope
+    if not key:
+        return max(public_next, number + 1), counters
+    if counters.get(key, 1) > number:
+        return public_next, counters
+    return public_next, {**counters, key: number + 1}
+
+
+def id_known(actor: Actor, value: str, public_next: int, counters: dict[str, int]) -> bool:
+    """Whether ``value`` names an event already handed out in an audience ``actor`` is
+    part of: what a refusal may tell it about an id it names."""
+    scope = id_scope(value)
+    if scope is None:
+        return False
+    number, key = scope
+    if key and not actor.is_storyteller and (actor.character is None or _part(actor.character) not in key.split("+")):
+        return False
+    return number < (public_next if not key else counters.get(key, 1))

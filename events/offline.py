@@ -28,7 +28,7 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from events.model import Command, Event, RuleViolation
+from events.model import Command, Event, RuleViolation, id_counted, scoped_id
 from events.session import ATTRIBUTES, character
 
 Status = Literal["recorded", "confirmed", "disputed", "ruled"]
@@ -63,7 +63,8 @@ class Record(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 class State(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     records: dict[str, Record] = {}
-    counter: int = 0  # record ids are "o1", "o2", ...
+    counter: int = 0  # records so far (ids from before audiences were "o1", "o2", ...)
+    ids: dict[str, int] = {}  # the next record number of each pair of characters ("o2.anna+bruno")
 
 
 def initial() -> State:
@@ -185,7 +186,9 @@ def _record(state, cmd: RecordOfflineChallenge, draws, actor) -> list[Event]:
             raise RuleViolation(f"played_at {cmd.played_at!r} is not an ISO 8601 time", code="invalid") from None
     return [
         OfflineChallengeRecorded(
-            record=f"o{state.offline.counter + 1}",
+            # numbered within the pair, who alone see the records (issue 13)
+            record=scoped_id("o", frozenset((cmd.character, cmd.opponent)), state.offline.counter + 1,
+                             state.offline.ids),
             recorder=cmd.character,
             opponent=cmd.opponent,
             winner=cmd.winner,
@@ -198,9 +201,12 @@ def _record(state, cmd: RecordOfflineChallenge, draws, actor) -> list[Event]:
     ]
 
 
-def _answerable(state, record_id: str, who: str, verb: str) -> Record:
+def _answerable(state, record_id: str, who: str, verb: str, actor) -> Record:
     _check_open(state)
-    found = get(state, record_id)
+    found = state.offline.records.get(record_id)
+    if found is None or (not actor.is_storyteller and who not in found.sides):
+        # a player outside the record gets the answer for a record that never was
+        raise RuleViolation(f"no offline challenge {record_id!r}", code="not_found")
     if who != found.opponent:
         raise RuleViolation(f"only {found.opponent}, the opponent, may {verb} offline challenge {found.id}",
                             code="forbidden")
@@ -210,12 +216,12 @@ def _answerable(state, record_id: str, who: str, verb: str) -> Record:
 
 
 def _confirm(state, cmd: ConfirmOffline, draws, actor) -> list[Event]:
-    found = _answerable(state, cmd.record, cmd.character, "confirm")
+    found = _answerable(state, cmd.record, cmd.character, "confirm", actor)
     return [OfflineChallengeConfirmed(record=found.id, recorder=found.recorder, opponent=found.opponent)]
 
 
 def _dispute(state, cmd: DisputeOffline, draws, actor) -> list[Event]:
-    found = _answerable(state, cmd.record, cmd.character, "dispute")
+    found = _answerable(state, cmd.record, cmd.character, "dispute", actor)
     if cmd.winner is not None and cmd.winner not in found.sides:
         raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
     return [OfflineChallengeDisputed(record=found.id, recorder=found.recorder, opponent=found.opponent,
@@ -248,7 +254,8 @@ def _recorded(state, e: OfflineChallengeRecorded):
     record = Record(id=e.record, recorder=e.recorder, opponent=e.opponent, winner=e.winner,
                     attribute=e.attribute, played_at=e.played_at, account=e.account,
                     throws=e.throws, bids=e.bids)
-    return _put(state, record, counter=state.offline.counter + 1)
+    _, ids = id_counted(e.record, state.offline.counter + 1, state.offline.ids)
+    return _put(state, record, counter=state.offline.counter + 1, ids=ids)
 
 
 DECIDERS: dict = {

@@ -43,6 +43,9 @@ class RandomDraws:
         self._counter += 1
         return record
 
+    def stream(self, actor, owners, *, sealed: str = "") -> RandomDraws:
+        return self  # simulated faces are no FAIR-2 draws: no streams
+
 
 def random_sheet(rng: random.Random) -> MetSheet:
     abilities = {name: rng.randint(1, 3) for name in rng.sample(ABILITIES, rng.randint(0, 3))}

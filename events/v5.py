@@ -44,7 +44,19 @@ from typing import Any, Iterator, Literal
 import msgspec
 from msgspec.structs import replace
 
-from events.model import STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation
+from events.model import (
+    STORYTELLER,
+    Actor,
+    Command,
+    DrawRecord,
+    Draws,
+    Event,
+    RuleViolation,
+    id_counted,
+    id_known,
+    scoped_id,
+    sees,
+)
 from events.sheets import V5Sheet
 
 Visibility = Literal["open", "secret", "blind"]
@@ -68,14 +80,19 @@ class Visible:
     __slots__ = ()
 
     def owners(self) -> frozenset[str] | None:
-        if self.visibility == "open":  # type: ignore[attr-defined]
-            return None
-        if self.visibility == "secret" and self.character:  # type: ignore[attr-defined]
-            return frozenset((self.character,))  # type: ignore[attr-defined]
-        return frozenset()
+        return visible_owners(self.visibility, self.character)  # type: ignore[attr-defined]
 
     def redacted(self) -> Event | None:
         return None
+
+
+def visible_owners(visibility: str, character: str | None) -> frozenset[str] | None:
+    """``Visible.owners`` of a roll not made yet: deciders draw in its stream (FAIR-2)."""
+    if visibility == "open":
+        return None
+    if visibility == "secret" and character:
+        return frozenset((character,))
+    return frozenset()
 
 
 def check_visibility(visibility: str, actor: Actor) -> None:
@@ -216,7 +233,8 @@ class State(msgspec.Struct, frozen=True, kw_only=True):
     # the latest pool roll of each character (see ``_roll_key``): only it may be rerolled
     # (choice), which keeps the state small over a long session
     rolls: dict[str, Roll] = {}
-    next_roll: int = 1
+    next_roll: int = 1  # the next public roll number ("r4")
+    next_hidden: dict[str, int] = {}  # the next number of each other audience ("r2.jack")
     messy_rule: MessyRule = "text"  # V5-7 chronicle option
 
 
@@ -368,8 +386,8 @@ class V5Configured(Event, frozen=True, kw_only=True, tag="v5.configured"):
 # ---------------------------------------------------------------- deciders
 
 
-def _next_id(state: Any) -> str:
-    return f"r{state.v5.next_roll}"
+def _next_id(state: Any, owners: frozenset[str] | None) -> str:
+    return scoped_id("r", owners, state.v5.next_roll, state.v5.next_hidden)
 
 
 def _trait(sheet: V5Sheet, name: str, character: str) -> int:
@@ -466,6 +484,8 @@ def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> l
     if not 0 <= current <= MAX_HUNGER:
         raise RuleViolation(f"Hunger {current} is not in 0-5 (V5-5)", code="invalid", rule="V5-5")
     n_hunger = hunger_dice_count(pool, current, cmd.kind)
+    owners = visible_owners(cmd.visibility, cmd.character)
+    draws = draws.stream(actor, owners)
     records = tuple(draws.roll(10) for _ in range(pool))
     faces = tuple(r.face for r in records)
     normal, hunger = faces[: pool - n_hunger], faces[pool - n_hunger :]
@@ -473,7 +493,7 @@ def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> l
     outcome = score(normal, hunger, cmd.difficulty, rule)
     return [
         PoolRolled(
-            roll=_next_id(state),
+            roll=_next_id(state, owners),
             character=cmd.character,
             kind=cmd.kind,
             pool=pool,
@@ -493,11 +513,12 @@ def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> l
 def decide_rouse(state: Any, cmd: RouseCheck, draws: Draws, actor: Actor) -> list[Event]:
     check_visibility(cmd.visibility, actor)
     before = hunger_of(state, cmd.character)
-    record = draws.roll(10)  # V5-9: one d10, no Hunger dice
+    owners = visible_owners(cmd.visibility, cmd.character)
+    record = draws.stream(actor, owners).roll(10)  # V5-9: one d10, no Hunger dice
     after = min(MAX_HUNGER, before + 1) if record.face <= 5 else before
     return [
         RouseChecked(
-            roll=_next_id(state),
+            roll=_next_id(state, owners),
             character=cmd.character,
             face=record.face,
             hunger_before=before,
@@ -513,10 +534,12 @@ def decide_willpower_reroll(
     state: Any, cmd: WillpowerReroll, draws: Draws, actor: Actor
 ) -> list[Event]:
     roll = next((r for r in state.v5.rolls.values() if r.id == cmd.roll), None)
-    if roll is not None and roll.visibility == "blind" and not actor.is_storyteller:
-        roll = None  # a player neither sees nor rerolls a blind roll, nor learns it exists
+    if roll is not None and not sees(actor, visible_owners(roll.visibility, roll.character)):
+        # a player neither rerolls nor learns anything of a roll it may not see: the
+        # answer is the one for a roll that never was (issue 13)
+        roll = None
     if roll is None:
-        if cmd.roll[1:].isdigit() and int(cmd.roll[1:]) < state.v5.next_roll:
+        if id_known(actor, cmd.roll, state.v5.next_roll, state.v5.next_hidden):
             raise RuleViolation(
                 f"roll {cmd.roll} is no longer its character's latest pool roll: Willpower "
                 "rerolls the roll just made (V5-9)",
@@ -567,6 +590,7 @@ def decide_willpower_reroll(
                 code="rule",
                 rule="V5-9",
             )
+    draws = draws.stream(actor, visible_owners(roll.visibility, roll.character))
     records = tuple(draws.roll(10) for _ in dice)
     normal = list(roll.normal)
     for i, r in zip(dice, records):
@@ -629,15 +653,18 @@ def evolve_pool_rolled(state: Any, e: PoolRolled) -> Any:
         visibility=e.visibility,
     )
     rolls = {**state.v5.rolls, _roll_key(e.character, e.visibility): roll}
-    return _v5(state, rolls=rolls, next_roll=state.v5.next_roll + 1)
+    return _v5(state, rolls=rolls, **_counted(state, e.roll))
+
+
+def _counted(state: Any, roll: str) -> dict[str, Any]:
+    """The id counters once roll ``roll`` is folded. Ids from before audiences ("r7" for
+    any roll) count as public ones, so new public ids never repeat them."""
+    public_next, hidden = id_counted(roll, state.v5.next_roll, state.v5.next_hidden)
+    return {"next_roll": public_next, "next_hidden": hidden}
 
 
 def evolve_rouse_checked(state: Any, e: RouseChecked) -> Any:
-    return _v5(
-        state,
-        hunger={**state.v5.hunger, e.character: e.hunger_after},
-        next_roll=state.v5.next_roll + 1,
-    )
+    return _v5(state, hunger={**state.v5.hunger, e.character: e.hunger_after}, **_counted(state, e.roll))
 
 
 def evolve_willpower_rerolled(state: Any, e: WillpowerRerolled) -> Any:

@@ -24,6 +24,7 @@ from events import action, met, offline, session, v5
 from events.game import CommandRejected
 from events.model import STORYTELLER, Actor
 from server import review as rv
+from server import venue_time
 from server.chain import row_to_line
 from server.narrate import challenge_sentence
 
@@ -42,7 +43,7 @@ LABELS = {
         "as_seen": "As seen by {who}", "storyteller": "The storyteller's full record",
         "verified": "verified: {n} events, hash chain intact", "draws": "; {n} fair draws recomputed",
         "broken": "NOT VERIFIED: the chain breaks at event #{seq} ({reason})", "ruling": "Ruling",
-        "time_out": "Time Out", "challenge": "Challenge", "offline": "Offline", "from_to": "{a} to {b} UTC",
+        "time_out": "Time Out", "challenge": "Challenge", "offline": "Offline", "from_to": "{a} to {b} (local time, {zone})",
     },
     "fr": {
         "title": "Chronique de séance", "session": "Session", "chronicle": "Chronique", "scenario": "Scénario",
@@ -50,7 +51,7 @@ LABELS = {
         "as_seen": "Vue de {who}", "storyteller": "Compte rendu complet du conteur",
         "verified": "vérifié : {n} événements, chaîne de hachage intacte", "draws": " ; {n} tirages recalculés",
         "broken": "NON VÉRIFIÉ : la chaîne est rompue à l'événement n°{seq} ({reason})", "ruling": "Décision",
-        "time_out": "Temps mort", "challenge": "Défi", "offline": "Hors ligne", "from_to": "{a} à {b} UTC",
+        "time_out": "Temps mort", "challenge": "Défi", "offline": "Hors ligne", "from_to": "{a} à {b} (heure locale, {zone})",
     },
 }
 
@@ -128,7 +129,7 @@ def chapters(review: rv.Review) -> list[Chapter]:
 
 
 def _hhmm(at: str) -> str:
-    return at[11:16] if len(at) >= 16 else at
+    return venue_time.hhmm(at)  # the venue's time; the JSON Lines export keeps UTC
 
 
 def _head(review: rv.Review, verification: rv.Verification) -> list[tuple[str, str]]:
@@ -141,7 +142,9 @@ def _head(review: rv.Review, verification: rv.Verification) -> list[tuple[str, s
         rows.append((labels["scenario"], s.scenario))
     if review.items:
         first, last = review.items[0].at, review.items[-1].at
-        rows.append(("", f"{first[:10]}, " + labels["from_to"].format(a=_hhmm(first), b=_hhmm(last))))
+        day = venue_time.local(first)
+        rows.append(("", f"{day.date().isoformat() if day else first[:10]}, "
+                     + labels["from_to"].format(a=_hhmm(first), b=_hhmm(last), zone=venue_time.offset_label(first))))
     rows.append((labels["characters"], ", ".join(review.names.values()) or "—"))
     if verification.ok:
         text = labels["verified"].format(n=verification.events)
@@ -240,7 +243,8 @@ def html_record(review: rv.Review, verification: rv.Verification) -> str:
     return "\n".join(out)
 
 
-CSV_COLUMNS = ["seq", "at", "actor", "type", "scene", "challenge", "characters", "text", "event"]
+# ``at`` stays UTC, as stored; ``local_time`` is the venue's (last: older sheets' columns keep their places)
+CSV_COLUMNS = ["seq", "at", "actor", "type", "scene", "challenge", "characters", "text", "event", "local_time"]
 
 
 def csv_text(review: rv.Review) -> str:
@@ -249,7 +253,8 @@ def csv_text(review: rv.Review) -> str:
     writer.writerow(CSV_COLUMNS)
     for item in review.items:
         writer.writerow([item.seq, item.at, item.actor, item.type, item.scene or "", item.challenge or "",
-                         " ".join(item.characters), item.text, msgspec.json.encode(item.event).decode()])
+                         " ".join(item.characters), item.text, msgspec.json.encode(item.event).decode(),
+                         venue_time.stamp(item.at)])
     return buffer.getvalue()
 
 
@@ -277,7 +282,7 @@ def render(review: rv.Review, fmt: str) -> bytes:
         return jsonl(review)
     if fmt == "csv":
         return csv_text(review).encode("utf-8")
-    verification = rv.verify(review.rows)
+    verification = rv.verify(review.rows, viewer=review.viewer)
     if fmt == "md":
         return markdown(review, verification).encode("utf-8")
     if fmt == "html":

@@ -121,7 +121,7 @@ class ReviewController(Controller):
         rows = await asyncio.to_thread(runtime(request).store.read_after, session, 0)
         if not rows:
             raise NotFoundException(f"no session {session!r}")
-        return msgspec.to_builtins(await asyncio.to_thread(rv.verify, rows))
+        return msgspec.to_builtins(await asyncio.to_thread(rv.verify, rows, "", grant.actor))
 
     @get("/export", raises=RAISES, media_type="text/plain",
          summary="The session as md or html (the chronicle record), jsonl or csv, in the caller's view")

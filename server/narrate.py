@@ -20,6 +20,8 @@ LANGS = ("en", "fr")
 
 T: dict[str, dict[str, str]] = {
     "en": {
+        # the codes events carry as reasons: English says the code itself
+        "r_accepted": "accepted", "r_conceded": "conceded", "r_final": "final", "r_zero_traits": "zero_traits", "r_overbid": "overbid", "r_overbid_failed": "overbid_failed", "r_overruled": "overruled", "r_retest": "retest", "r_equal_bids": "equal_bids", "r_next_test": "next_test", "r_window_closed": "window_closed", "r_timeout": "timeout", "r_throw": "throw", "r_bid": "bid", "r_difficulty": "difficulty", "r_simple_tie": "simple_tie", "r_complex_tie": "complex_tie", "r_no_sheet": "no_sheet", "r_tie_debt": "tie_debt",
         "storyteller": "the storyteller", "sealed": "(sealed)", "colon": ": ",
         "physical": "Physical", "social": "Social", "mental": "Mental",
         "rock": "rock", "paper": "paper", "scissors": "scissors", "bomb": "bomb",
@@ -118,6 +120,13 @@ T: dict[str, dict[str, str]] = {
         "window_closed": "le résultat est acquis", "timeout": "le résultat est acquis (pas de réponse à temps)",
         "cancelled": "annulé par un conteur{why}", "overruled": "un conteur a tranché : {w} l'emporte{why}",
         "open": "toujours en cours",
+        # the codes events carry as reasons, said in French (English says the code)
+        "r_accepted": "accepté", "r_conceded": "abandon", "r_final": "dernier test", "r_zero_traits": "aucun trait",
+        "r_overbid": "surenchère", "r_overbid_failed": "surenchère manquée", "r_overruled": "tranché",
+        "r_retest": "nouveau test", "r_equal_bids": "enchères égales", "r_next_test": "test suivant",
+        "r_window_closed": "fenêtre close", "r_timeout": "délai écoulé", "r_throw": "signe", "r_bid": "enchère",
+        "r_difficulty": "difficulté", "r_simple_tie": "égalité simple", "r_complex_tie": "égalité complexe",
+        "r_no_sheet": "sans fiche", "r_tie_debt": "dette d'égalité",
         "overruled_event": "Un conteur a tranché le défi {id} : {w} l'emporte{why}.",
         "cancelled_event": "Un conteur a annulé le défi {id}{why}.",
         "issued_event": "{id}: {text}.",
@@ -187,6 +196,10 @@ class Teller:
     def why(reason: str) -> str:
         return f" ({reason})" if reason else ""
 
+    def code(self, reason: str) -> str:
+        """A reason the rules write as a code (``accepted``), in the teller's language."""
+        return self.t.get(f"r_{reason}", reason)
+
 
 # ---------------------------------------------------------------- one event
 
@@ -226,8 +239,8 @@ def _met_sentences(t: Teller) -> dict[type, Callable]:
         m.BidDeclared: lambda e: t("ev_bid", c=e.challenge, x=t.who(e.character), v=t.num(e.value)),
         m.BidsCompared: lambda e: t("ev_compared", c=e.challenge,
                                     result=t("won", w=t.who(e.winner)) if e.winner else t("tie")),
-        m.RoundWon: lambda e: t("ev_round", c=e.challenge, w=t.who(e.winner), r=e.round, by=f" ({e.by})"),
-        m.RoundStarted: lambda e: t("ev_started", c=e.challenge, r=e.round, reason=e.reason),
+        m.RoundWon: lambda e: t("ev_round", c=e.challenge, w=t.who(e.winner), r=e.round, by=f" ({t.code(e.by)})"),
+        m.RoundStarted: lambda e: t("ev_started", c=e.challenge, r=e.round, reason=t.code(e.reason)),
         m.TieDebtPaid: lambda e: f"{e.challenge}: " + t("debt_paid", x=t.who(e.debtor)),
         m.TieDebtIncurred: lambda e: f"{e.challenge}: " + t("debt", x=t.who(e.debtor), y=t.who(e.creditor)),
         m.RetestTaken: lambda e: f"{e.challenge}: " + t("retest", x=t.who(e.character), source=e.source),
@@ -238,7 +251,7 @@ def _met_sentences(t: Teller) -> dict[type, Callable]:
                                       result=t("granted" if e.granted else "refused")),
         m.ChallengeConceded: lambda e: f"{e.challenge}: " + t("conceded", x=t.who(e.character)),
         m.ChallengeResolved: lambda e: t("ev_resolved", c=e.challenge, w=t.who(e.winner), l=t.who(e.loser),
-                                         reason=e.reason),
+                                         reason=t.code(e.reason)),
         m.ChallengeCancelled: lambda e: t("cancelled_event", id=e.challenge, why=t.why(e.reason)),
         m.ChallengeOverruled: lambda e: t("overruled_event", id=e.challenge, w=t.who(e.winner), why=t.why(e.reason)),
     }

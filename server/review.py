@@ -25,6 +25,7 @@ from events import action, game, met, offline, session, views
 from events.game import GameState
 from events.model import STORYTELLER, Actor, Event
 from server.chain import Row, verify_rows
+from server import venue_time
 from server.narrate import Teller, challenge_sentence, offline_sentence, sentence
 from server.store import SQLiteStore, decode_events
 
@@ -192,12 +193,17 @@ class Seen(msgspec.Struct, frozen=True, kw_only=True):
     hidden: list[str]  # saw nothing
 
 
+# The roles beside the characters' names, in the review's language.
+ROLES = {"en": ("storytellers", "observers"), "fr": ("conteurs", "observateurs")}
+
+
 def seen_by(review: Review, item: Item) -> Seen:
     """Who saw this event, and in which form, when it was sent."""
-    everyone = [review.names[c] for c in review.names] + ["observers"]
+    storytellers, observers = ROLES.get(review.lang, ROLES["en"])
+    everyone = [review.names[c] for c in review.names] + [observers]
     if item.owners is None:
-        return Seen(whole=["storytellers"] + everyone, sealed=[], hidden=[])
-    whole = ["storytellers"] + [name for c, name in review.names.items() if c in item.owners]  # roster order
+        return Seen(whole=[storytellers] + everyone, sealed=[], hidden=[])
+    whole = [storytellers] + [name for c, name in review.names.items() if c in item.owners]  # roster order
     others = [n for n in everyone if n not in whole]
     return Seen(whole=whole, sealed=others if item.sealed else [], hidden=[] if item.sealed else others)
 
@@ -392,8 +398,19 @@ class Verification(msgspec.Struct, kw_only=True):
     text: str = ""
 
 
-def verify(rows: list[Row], path: str = "") -> Verification:
-    """The session's hash chain, then (once its seed is revealed) every fair draw."""
+def _draws_seen(rows: list[Row], viewer: Actor) -> int:
+    """How many draws ``viewer`` holds: a count over every row would tell a player the
+    size of the secret pools it may not see (issue 13)."""
+    from events import views
+    from server.store import decode_event
+
+    seen = (views.view(decode_event(row.data), viewer) for row in rows)
+    return sum(len(getattr(e, "draws", ()) or ()) for e in seen if e is not None)
+
+
+def verify(rows: list[Row], path: str = "", viewer: Actor | None = None) -> Verification:
+    """The session's hash chain, then (once its seed is revealed) every fair draw. For a
+    ``viewer`` other than a storyteller, ``draws_checked`` counts the draws it sees."""
     from server.verify import Report, check_draws
 
     count, broken = verify_rows(rows)
@@ -405,8 +422,11 @@ def verify(rows: list[Row], path: str = "") -> Verification:
     if report.bad_draw is not None:
         return Verification(ok=False, events=count, first_bad_seq=report.bad_draw.seq,
                             reason=report.bad_draw.reason, text=report.bad_draw.reason)
+    drawn = report.draws_checked
+    if viewer is not None and not viewer.is_storyteller and report.sessions_checked:
+        drawn = _draws_seen(rows, viewer)
     return Verification(ok=True, events=count, closed=report.sessions_checked > 0,
-                        draws_checked=report.draws_checked, text="hash chain intact")
+                        draws_checked=drawn, text="hash chain intact")
 
 
 # ---------------------------------------------------------------- fairness
@@ -543,6 +563,9 @@ def bundle(review: Review) -> dict:
         "challenges": [msgspec.to_builtins(_brief(st)) for st in all_stories],
         "fairness": msgspec.to_builtins(fairness(review)),
         "items": [item_dict(i, event=False) for i in review.items],  # the timeline endpoint has the events
+        # the page shows the venue's time (server/venue_time.py); the stamps stay UTC
+        "utc_offset_minutes": venue_time.offset_minutes(review.items[0].at) if review.items else 0,
+        "zone": venue_time.offset_label(review.items[0].at) if review.items else "UTC",
     }
 
 

@@ -141,7 +141,11 @@ class Chronicle:
         seed = self.seeds.get(session)
         state = self.state(session)
         if _fair is not None and seed is not None:
-            draws = _fair.FairDraws(seed, session, start=state.draw_counter, entropy=entropy)
+            # a hidden roll sent without entropy draws with a nonce of the server's, which
+            # only its viewers receive: the revealed seed alone cannot recompute it
+            draws = _fair.FairDraws(seed, session, start=state.draw_counter, entropy=entropy,
+                                    streams=state.streams,
+                                    nonce="" if entropy else _fair.new_nonce())
         else:
             from events.model import ScriptedDraws
 

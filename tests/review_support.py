@@ -54,15 +54,15 @@ def play_evening(chronicle: Chronicle, session: str = SESSION, *, close: bool = 
     elif c3.status == "window":
         go(ANNA, "accept", character="anna", challenge="c3")
     assert chronicle.state(session).met.get("c3").status == "resolved"
-    # o1: played by hand while the Wi-Fi was down; Bruno disputes; the storyteller rules
+    # o1.anna+bruno: played by hand while the Wi-Fi was down; Bruno disputes; the storyteller rules
     go(ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna",
        attribute="social", played_at="2026-11-29T21:40:00+01:00", account="paper covers rock")
-    go(BRUNO, "dispute", character="bruno", record="o1", reason="we both threw rock", winner="bruno")
-    go(STORYTELLER, "rule_offline", record="o1", winner="bruno", reason="Bruno's bid was higher")
-    # o2: confirmed at once
+    go(BRUNO, "dispute", character="bruno", record="o1.anna+bruno", reason="we both threw rock", winner="bruno")
+    go(STORYTELLER, "rule_offline", record="o1.anna+bruno", winner="bruno", reason="Bruno's bid was higher")
+    # o2.anna+bruno: confirmed at once
     go(BRUNO, "record_offline_challenge", character="bruno", opponent="anna", winner="anna",
        attribute="mental", played_at="2026-11-29T21:50:00+01:00")
-    go(ANNA, "confirm", character="anna", record="o2")
+    go(ANNA, "confirm", character="anna", record="o2.anna+bruno")
     if close:
         go(STORYTELLER, "close_session")
 

@@ -172,7 +172,7 @@ def test_act_7_dalia_malus_lasts_the_next_two_turns():
     at_turn_2 = [malus, TurnAdvanced(turn=2, game_seconds=8)]
     (rolled,) = act("dalia", [6, 6, 6, MINUS], given=at_turn_2, characteristic="Motricité",
                     difficulty=3)
-    assert (rolled.net, rolled.modifiers, rolled.ps) == (-1, ("m1",), 2)
+    assert (rolled.net, rolled.modifiers, rolled.ps) == (-1, ("m1.dalia",), 2)
     (later,) = act("dalia", [6, 6, 6], given=at_turn_2 + [TurnAdvanced(turn=3, game_seconds=12)],
                    characteristic="Motricité", difficulty=3)
     assert (later.net, later.modifiers) == (0, ())
@@ -185,7 +185,7 @@ def test_act_7_enrik_and_janus_maluses_run_on_game_time(notation, seconds):
     (malus,) = decide_after(ROSTER, ApplyModifier(character="dalia", notation=notation))
     assert malus.expires_seconds == seconds
     just_before = [malus, TimeSkipped(seconds=seconds - 1, turn=0, game_seconds=seconds - 1)]
-    assert [m.id for m in action.active_modifiers(game.fold(ROSTER + just_before), "dalia")] == ["m1"]
+    assert [m.id for m in action.active_modifiers(game.fold(ROSTER + just_before), "dalia")] == ["m1.dalia"]
     over = just_before + [TimeSkipped(seconds=1, turn=0, game_seconds=seconds)]
     state = game.fold(ROSTER + over)
     assert action.active_modifiers(state, "dalia") == ()
@@ -383,7 +383,7 @@ def test_act_12_a_secret_sealed_roll_reaches_the_defender_only_as_a_call():
     assert opened.owners() == frozenset({"jaleel", "nella"})
     assert views.view(opened, player("jake")) is None
     nella, revealed, settled = act("nella", [6, 2, 1], given=[jaleel, opened],
-                                   characteristic="Volonté", against="a1")
+                                   characteristic="Volonté", against=jaleel.roll)
     assert revealed.owners() == settled.owners() == frozenset({"jaleel", "nella"})
     assert views.view(revealed, player("jake")) is None
 
@@ -410,7 +410,7 @@ def test_act_12_a_sealed_sacrifice_takes_effect_when_the_contest_is_revealed():
 def test_act_12_a_storytellers_settlement_reveals_the_sealed_roll():
     jaleel = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
                  visibility="secret")
-    revealed, ruled = decide_after(ROSTER + jaleel, SettleOpposition(roll="a1", outcome="initiator"))
+    revealed, ruled = decide_after(ROSTER + jaleel, SettleOpposition(roll=jaleel[0].roll, outcome="initiator"))
     assert revealed.rolled == jaleel[0] and revealed.owners() == ruled.owners()
 
 
@@ -466,7 +466,8 @@ def test_a_modifier_is_seen_by_its_character():
 def test_act_12_a_secret_opposed_roll_is_settled_before_both_characters():
     jaleel = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
                  visibility="secret")
-    *_, settled = act("nella", [6, 2, 1], given=jaleel, characteristic="Volonté", against="a1")
+    assert jaleel[0].roll == jaleel[1].roll == "a1.jaleel+nella"  # numbered among the rolls both see
+    *_, settled = act("nella", [6, 2, 1], given=jaleel, characteristic="Volonté", against=jaleel[0].roll)
     assert settled.owners() == frozenset({"jaleel", "nella"})
 
 
@@ -511,3 +512,26 @@ def test_act_7_expired_modifiers_leave_at_each_clock_move_and_the_rest_stay(step
                                 duration=m.duration, expires_turn=m.expires_turn,
                                 expires_seconds=m.expires_seconds), e.turn, e.game_seconds)}
     assert held == {m.modifier for m in applied} - gone
+
+
+@pytest.mark.parametrize("bonus", [0, 3])
+def test_act_12_a_sealed_roll_draws_from_a_stream_of_its_own(bonus):
+    """FAIR-2 with the seal (issue 13): jaleel's sealed dice (3 + his bonus's D+/-) move no
+    counter of his other streams, so his next open roll, before nella answers, tells nothing
+    of them; and the sealed stream, once revealed, counts nothing but the sealed roll."""
+    from events import fair
+
+    state = game.fold(ROSTER)
+    draws = fair.FairDraws(bytes(range(32)), "night", nonce="n0nce")
+    sealed, opened = game.decide(state, RollAction(character="jaleel", characteristic="Persuasion",
+                                                   opponent="nella", bonus=bonus),
+                                 draws, actor=player("jaleel"))
+    assert {r.stream for r in sealed.draws} == {"jaleel/sealed=a1"}
+    assert [r.counter for r in sealed.draws] == list(range(3 + bonus))
+    assert {r.entropy for r in sealed.draws} == {"n0nce"}  # hidden until revealed: the nonce
+    state = game.fold([sealed, opened], state)
+    after = fair.FairDraws(bytes(range(32)), "night", streams=state.streams, entropy="e")
+    (open_roll,) = game.decide(state, RollAction(character="jaleel", characteristic="Persuasion",
+                                                 difficulty=1), after, actor=player("jaleel"))
+    assert [(r.stream, r.counter) for r in open_roll.draws] == [("jaleel/open", i) for i in range(3)]
+    assert open_roll.roll == "a2"

@@ -33,7 +33,7 @@ def jaleel_against_nella(visibility="open", actor=None):
 
 
 def revealed(rolled, visibility="open"):
-    return ActionRevealed(roll="a1", character="jaleel", opponent="nella", rolled=rolled[0],
+    return ActionRevealed(roll=rolled[0].roll, character="jaleel", opponent="nella", rolled=rolled[0],
                           visibility=visibility)
 
 
@@ -171,7 +171,7 @@ VIEWERS = [STORYTELLER, player("jaleel"), player("nella"), JUDITH, OBSERVER]
 @pytest.mark.parametrize("viewer", VIEWERS, ids=lambda v: v.character or v.role)
 def test_act_12_the_ruling_is_seen_by_exactly_who_saw_the_waiting_roll(visibility, viewer):
     rolled, opened = jaleel_against_nella(visibility, actor=STORYTELLER if visibility == "blind" else None)
-    ruled = OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome="initiator",
+    ruled = OppositionRuled(roll=rolled.roll, character="jaleel", opponent="nella", outcome="initiator",
                             winner="jaleel", initiator_ps=rolled.ps, visibility=visibility)
     # the ruling goes to who was called to the contest (ACT-12 sealed: the defender and, when
     # open, everyone), not only to who saw the sealed roll itself
@@ -179,14 +179,14 @@ def test_act_12_the_ruling_is_seen_by_exactly_who_saw_the_waiting_roll(visibilit
     # and whoever held the roll as waiting sees it go (a phone's answer card disappears)
     waiting = fold_view(ROSTER + [rolled, opened], viewer).action.waiting
     assert fold_view(ROSTER + [rolled, opened, ruled], viewer).action.waiting == {}
-    assert ("a1" in waiting) == (view(opened, viewer) is not None)
+    assert (rolled.roll in waiting) == (view(opened, viewer) is not None)
 
 
 def test_act_12_a_secret_rolls_ruling_reaches_the_roller_and_the_opponent_only():
     rolled = jaleel_against_nella("secret")
     (_, ruled) = assert_decides(
-        given=ROSTER + rolled, when=SettleOpposition(roll="a1", outcome="defender"),
-        then=[revealed(rolled, "secret"), OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome="defender",
+        given=ROSTER + rolled, when=SettleOpposition(roll=rolled[0].roll, outcome="defender"),
+        then=[revealed(rolled, "secret"), OppositionRuled(roll=rolled[0].roll, character="jaleel", opponent="nella", outcome="defender",
                               winner="nella", initiator_ps=1, visibility="secret")],
     )
     assert view(ruled, player("jaleel")) == ruled
@@ -199,8 +199,8 @@ def test_act_2_a_secret_long_actions_cancellation_is_seen_by_its_character_only(
     (begun,) = act("louisa", [], characteristic="Science", difficulty=3, turns=3,
                    visibility="secret")
     (cancelled,) = assert_decides(
-        given=ROSTER + [begun], when=CancelAction(roll="a1"),
-        then=[ActionCancelled(roll="a1", character="louisa", turns=3, started_turn=0, last_turn=2,
+        given=ROSTER + [begun], when=CancelAction(roll=begun.roll),
+        then=[ActionCancelled(roll=begun.roll, character="louisa", turns=3, started_turn=0, last_turn=2,
                               notation="Test (Science, 3)", visibility="secret")],
     )
     for viewer in VIEWERS + [player("louisa")]:

@@ -77,8 +77,8 @@ def test_the_record_keeps_scenes_in_order_and_freezes_and_rulings_in_place(setup
     order = [
         "## Before the first scene", "## Scene: Great hall", "**c1**", "**c2**", "**TIME OUT for everyone.**",
         "**Ruling** — A storyteller overruled challenge c2: Bruno won (Anna's knife was out of reach).",
-        "**Play resumed for everyone.**", "**c3**", "*Offline o1*", "o1, saying Bruno won",
-        "**Ruling** — A storyteller ruled on offline challenge o1: Bruno won (Bruno's bid was higher).",
+        "**Play resumed for everyone.**", "**c3**", "*Offline o1.anna+bruno*", "o1.anna+bruno, saying Bruno won",
+        "**Ruling** — A storyteller ruled on offline challenge o1.anna+bruno: Bruno won (Bruno's bid was higher).",
     ]
     positions = [md.index(marker) for marker in order]
     assert positions == sorted(positions)

@@ -118,7 +118,7 @@ def play(seed: bytes, steps: int, rng_seed: int = 4) -> tuple[list, int]:
     events, refused = list(ROSTER), 0
     for i in range(steps):
         actor, command = action.random_dice_command(rng, state)
-        draws = FairDraws(seed, SESSION, start=state.draw_counter, entropy=f"tap{i}")
+        draws = FairDraws(seed, SESSION, entropy=f"tap{i}", streams=state.streams)
         try:
             decided = game.decide(state, command, draws, actor=actor)
         except RuleViolation:
@@ -184,7 +184,10 @@ def test_fair_1_replay_folds_recorded_results_and_never_draws(session_log):
     # folding needs no draw source at all, and gives the same state every time
     assert game.fold(events) == game.fold(events)
     state = game.fold(events)
-    assert state.draw_counter == max(r.counter for e in events for r in getattr(e, "draws", ())) + 1
+    last: dict[str, int] = {}
+    for record in (r for e in events for r in getattr(e, "draws", ())):
+        last[record.stream] = max(last.get(record.stream, 0), record.counter + 1)
+    assert state.streams == last and state.draw_counter == 0
 
 
 def test_fair_1_a_decider_draws_only_from_its_source():
@@ -193,7 +196,7 @@ def test_fair_1_a_decider_draws_only_from_its_source():
 
 
 def test_fair_2_storyteller_throws_use_the_same_source():
-    draws = FairDraws(SEED, SESSION, start=0, entropy="")
+    draws = FairDraws(SEED, SESSION, entropy="", nonce=fair.new_nonce())
     (event,) = game.decide(game.fold(ROSTER),
                            v5.RollPool(character="anna", pool=3, visibility="blind"),
                            draws, actor=STORYTELLER)

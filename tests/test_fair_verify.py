@@ -51,12 +51,12 @@ def test_fair_2_a_simulated_dice_session_verifies(rows, tmp_path, capsys):
 def test_fair_2_one_changed_die_fails_verify_and_is_named(rows, tmp_path, capsys):
     index = next(i for i, r in enumerate(rows) if r.type == "v5.pool_rolled")
     event = json.loads(rows[index].data)
-    counter, sides, face, entropy = event["draws"][0]
-    event["draws"][0] = [counter, sides, face % sides + 1, entropy]
+    counter, sides, face, entropy, stream = event["draws"][0]
+    event["draws"][0] = [counter, sides, face % sides + 1, entropy, stream]
     event["normal" if event["normal"] else "hunger"][0] = face % sides + 1
     log = tmp_path / "forged.jsonl"
     write_log(log, forge(rows, index, json.dumps(event, separators=(",", ":")).encode()))
     assert main(["verify", str(log)]) == 1
     out = capsys.readouterr().out
     assert f"seq {rows[index].seq}" in out
-    assert f"draw #{counter} (d{sides}): recorded {face % sides + 1}, the seed gives {face}" in out
+    assert f"draw #{counter} of stream {stream} (d{sides}): recorded {face % sides + 1}, the seed gives {face}" in out

@@ -59,18 +59,18 @@ def test_met_16_an_overruled_challenge_tells_the_overrule_and_its_reason(review)
 
 
 def test_an_offline_challenge_in_the_review_recorded_disputed_ruled(review):
-    story = rv.challenge_story(review, "o1")
+    story = rv.challenge_story(review, "o1.anna+bruno")
     assert story.kind == "offline"
     assert (story.status, story.winner, story.loser, story.reason) == ("ruled", "bruno", "anna", "Bruno's bid was higher")
     assert [s.type for s in story.steps] == ["offline.recorded", "offline.disputed", "offline.ruled"]
     assert story.steps[0].seen.whole == ["storytellers", "Anna", "Bruno"]
     assert story.steps[0].seen.hidden == ["observers"]
     assert "2026-11-29 21:40 by the device's clock" in story.sentence  # the recording device's own time
-    assert rv.challenge_story(review, "o2").status == "confirmed"
+    assert rv.challenge_story(review, "o2.anna+bruno").status == "confirmed"
 
 
 def test_disputed_and_ruled_items_come_first(review):
-    assert [s.id for s in rv.disputes(review)] == ["o1", "c2"]
+    assert [s.id for s in rv.disputes(review)] == ["o1.anna+bruno", "c2"]
 
 
 def test_a_dispute_not_yet_ruled_comes_before_everything(tmp_path):
@@ -80,15 +80,15 @@ def test_a_dispute_not_yet_ruled_comes_before_everything(tmp_path):
         for record, (winner, answer) in enumerate((("anna", "confirm"), ("anna", "dispute"), ("bruno", None)), 1):
             run(chronicle, ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner=winner)
             if answer:
-                run(chronicle, BRUNO, answer, character="bruno", record=f"o{record}")
+                run(chronicle, BRUNO, answer, character="bruno", record=f"o{record}.anna+bruno")
         first = rv.disputes(rv.build(store, setup.session))
     # disputed first, then the one waiting for Bruno's answer; the confirmed one is no dispute
-    assert [(s.id, s.status) for s in first] == [("o2", "disputed"), ("o3", "recorded")]
+    assert [(s.id, s.status) for s in first] == [("o2.anna+bruno", "disputed"), ("o3.anna+bruno", "recorded")]
 
 
 @pytest.mark.parametrize("filters, expected", [
     ({"challenge": "c1"}, {"c1"}),
-    ({"type": "offline"}, {"o1", "o2"}),
+    ({"type": "offline"}, {"o1.anna+bruno", "o2.anna+bruno"}),
     ({"type": "met.challenge_overruled"}, {"c2"}),
 ])
 def test_the_timeline_filters_by_challenge_and_type(review, filters, expected):
@@ -188,14 +188,14 @@ def test_over_http_the_review_is_for_storytellers(setup):
             return httpx.get(f"{server.url}/sessions/{setup.session}{path}", headers={"Authorization": f"Bearer {token}"})
 
         bundle = get("/review?lang=fr", setup.storyteller).json()
-        assert bundle["disputes"] == ["o1", "c2"] and bundle["verification"]["ok"]
+        assert bundle["disputes"] == ["o1.anna+bruno", "c2"] and bundle["verification"]["ok"]
         c1 = next(c for c in bundle["challenges"] if c["id"] == "c1")
         assert c1["sentence"].startswith("Anna a défié Bruno (Physique) : égalité")
         story = get("/review/challenges/c2", setup.storyteller).json()
         assert story["winner"] == "bruno" and story["reason"] == "overruled"
         assert get("/review/challenges/c99", setup.storyteller).status_code == 404
         timeline = get("/review/timeline?type=offline&character=anna", setup.storyteller).json()
-        assert {i["challenge"] for i in timeline} == {"o1", "o2"}
+        assert {i["challenge"] for i in timeline} == {"o1.anna+bruno", "o2.anna+bruno"}
         steps = get("/review/scenes/hall/steps", setup.storyteller).json()
         freeze = next(s["seq"] for s in steps if s["text"] == "TIME OUT for everyone.")
         assert get(f"/review/scenes/hall/state?at={freeze}", setup.storyteller).json()["frozen"] is True

@@ -92,7 +92,7 @@ def test_the_review_page_answers_who_won_challenge_2_and_why(browser, setup):
             # disputed and ruled items come first: the offline o1, then the overruled c2
             disputes = page.get_by_test_id("disputes").locator("[data-challenge]")
             expect(disputes).to_have_count(2)
-            assert [disputes.nth(i).get_attribute("data-challenge") for i in range(2)] == ["o1", "c2"]
+            assert [disputes.nth(i).get_attribute("data-challenge") for i in range(2)] == ["o1.anna+bruno", "c2"]
             # the fairness panel charts the throws and the server's d3
             expect(page.get_by_test_id("fairness-chart")).to_have_count(2)
             expect(page.get_by_test_id("tallies").locator("tr[data-character=bruno] td").nth(1)).to_have_text("2")
@@ -152,7 +152,7 @@ def test_a_storyteller_rules_on_a_disputed_offline_challenge_from_the_page(brows
         chronicle = Chronicle(store)
         run(chronicle, ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna",
             played_at="2026-11-29T22:00:00+01:00")
-        run(chronicle, BRUNO, "dispute", character="bruno", record="o1", reason="I won", winner="bruno")
+        run(chronicle, BRUNO, "dispute", character="bruno", record="o1.anna+bruno", reason="I won", winner="bruno")
     with served(setup.db) as server:
         page = browser.new_page()
         page.set_default_timeout(TIMEOUT)
@@ -204,7 +204,7 @@ def test_offline_by_hand_anna_records_bruno_disputes_the_storyteller_rules(brows
             page.set_default_timeout(TIMEOUT)
             page.goto(f"{server.url}/review.html#join={setup.storyteller}&session={setup.session}")
             expect(page.get_by_test_id("disputes").locator("[data-challenge]").first).to_have_attribute(
-                "data-challenge", "o1")
+                "data-challenge", "o1.anna+bruno")
             page.get_by_test_id("disputes").locator("a").first.click()
             expect(page.get_by_test_id("challenge-status")).to_have_text("disputed (I threw scissors)")
             page.get_by_test_id("ruling-winner").select_option("anna")

@@ -33,7 +33,7 @@ RECORD = RecordOfflineChallenge(
     played_at="2026-11-29T21:04:00+01:00", account="rock beat scissors", throws={"anna": "rock", "bruno": "scissors"},
 )
 RECORDED = OfflineChallengeRecorded(
-    record="o1", recorder="anna", opponent="bruno", winner="anna", attribute="physical",
+    record="o1.anna+bruno", recorder="anna", opponent="bruno", winner="anna", attribute="physical",
     played_at="2026-11-29T21:04:00+01:00", account="rock beat scissors", throws={"anna": "rock", "bruno": "scissors"},
 )
 
@@ -71,46 +71,46 @@ def test_a_closed_session_takes_no_record():
 
 
 def test_the_opponent_confirms():
-    assert_decides(given=ROSTER + [RECORDED], when=ConfirmOffline(character="bruno", record="o1"), actor=BRUNO,
-                   then=[OfflineChallengeConfirmed(record="o1", recorder="anna", opponent="bruno")])
+    assert_decides(given=ROSTER + [RECORDED], when=ConfirmOffline(character="bruno", record="o1.anna+bruno"), actor=BRUNO,
+                   then=[OfflineChallengeConfirmed(record="o1.anna+bruno", recorder="anna", opponent="bruno")])
 
 
 def test_the_recorder_cannot_confirm_its_own_record():
-    assert_refuses(given=ROSTER + [RECORDED], when=ConfirmOffline(character="anna", record="o1"), actor=ANNA,
+    assert_refuses(given=ROSTER + [RECORDED], when=ConfirmOffline(character="anna", record="o1.anna+bruno"), actor=ANNA,
                    code="forbidden", match="opponent")
 
 
 def test_the_opponent_disputes_and_names_the_winner_it_claims():
     assert_decides(
         given=ROSTER + [RECORDED],
-        when=DisputeOffline(character="bruno", record="o1", reason="I threw rock too", winner="bruno"),
+        when=DisputeOffline(character="bruno", record="o1.anna+bruno", reason="I threw rock too", winner="bruno"),
         actor=BRUNO,
-        then=[OfflineChallengeDisputed(record="o1", recorder="anna", opponent="bruno",
+        then=[OfflineChallengeDisputed(record="o1.anna+bruno", recorder="anna", opponent="bruno",
                                        reason="I threw rock too", winner="bruno")],
     )
 
 
 def test_a_confirmed_record_cannot_be_disputed_afterwards():
-    confirmed = OfflineChallengeConfirmed(record="o1", recorder="anna", opponent="bruno")
-    assert_refuses(given=ROSTER + [RECORDED, confirmed], when=DisputeOffline(character="bruno", record="o1"),
+    confirmed = OfflineChallengeConfirmed(record="o1.anna+bruno", recorder="anna", opponent="bruno")
+    assert_refuses(given=ROSTER + [RECORDED, confirmed], when=DisputeOffline(character="bruno", record="o1.anna+bruno"),
                    actor=BRUNO, match="already confirmed")
 
 
 def test_a_storyteller_rules_on_a_dispute_and_the_earlier_claim_stays_in_the_log():
-    disputed = OfflineChallengeDisputed(record="o1", recorder="anna", opponent="bruno", winner="bruno")
+    disputed = OfflineChallengeDisputed(record="o1.anna+bruno", recorder="anna", opponent="bruno", winner="bruno")
     events = assert_decides(
         given=ROSTER + [RECORDED, disputed],
-        when=RuleOffline(record="o1", winner="bruno", reason="both threw rock; Bruno bid higher"),
-        then=[OfflineChallengeRuled(record="o1", recorder="anna", opponent="bruno", winner="bruno", loser="anna",
+        when=RuleOffline(record="o1.anna+bruno", winner="bruno", reason="both threw rock; Bruno bid higher"),
+        then=[OfflineChallengeRuled(record="o1.anna+bruno", recorder="anna", opponent="bruno", winner="bruno", loser="anna",
                                     previous_winner="anna", reason="both threw rock; Bruno bid higher")],
     )
     state = game.fold(ROSTER + [RECORDED, disputed] + events)
-    record = state.offline.records["o1"]
+    record = state.offline.records["o1.anna+bruno"]
     assert (record.status, record.winner, record.loser) == ("ruled", "bruno", "anna")
 
 
 def test_only_a_storyteller_rules():
-    assert_refuses(given=ROSTER + [RECORDED], when=RuleOffline(record="o1", winner="anna"), actor=ANNA,
+    assert_refuses(given=ROSTER + [RECORDED], when=RuleOffline(record="o1.anna+bruno", winner="anna"), actor=ANNA,
                    code="forbidden")
 
 

@@ -393,6 +393,7 @@ def test_storyteller_lets_the_server_throw_for_an_antagonist(browser, server, se
     loser = resolved[0]["loser"]
     done.locator("select[name=winner]").select_option(loser)
     done.get_by_test_id("overrule").click()
+    st.page.get_by_test_id("confirm-yes").click()  # it cannot be taken back: asked once more
     st.expect(done.locator(".stage")).to_contain_text(f"{'Anna' if loser == 'anna' else 'guard'}")
     overruled = events_of_type(setup.db, "met.challenge_overruled")
     assert [(o["winner"], o["previous_winner"]) for o in overruled] == [(loser, resolved[0]["winner"])]
@@ -454,6 +455,7 @@ def test_storyteller_runs_the_clock_reads_initiative_and_cancels(browser, server
     start_challenge(anna)
     card = st.page.locator('[data-testid=st-challenge][data-challenge="c1"]')
     card.get_by_test_id("cancel").click()
+    st.page.get_by_test_id("confirm-yes").click()
     anna.expect(anna.challenge()).to_have_count(0)
     assert len(events_of_type(setup.db, "met.challenge_cancelled")) == 1
     # MET-10: a static challenge against a difficulty the storyteller sets

@@ -36,6 +36,7 @@ def test_act_12_the_storyteller_settles_a_roll_its_defender_never_answers(browse
     settle = waiting.get_by_test_id("settle-initiator")
     st.expect(settle).to_have_text("Nova wins")
     settle.click()
+    st.page.get_by_test_id("confirm-yes").click()  # a ruling cannot be taken back
 
     st.expect(waiting).to_have_count(0)
     rook.expect(calls(rook)).to_have_count(0)  # the answer card goes with the ruling
@@ -73,6 +74,7 @@ def test_act_2_the_storyteller_cancels_a_long_action_under_way(browser, demo):
     st.expect(pending).to_have_count(1)
     st.expect(pending).to_contain_text("Nova")
     pending.get_by_test_id("cancel-action").click()
+    st.page.get_by_test_id("confirm-yes").click()
 
     st.expect(pending).to_have_count(0)
     st.expect(st.page.get_by_test_id("st-stuck")).to_have_count(0)  # nothing left to rule

@@ -6,10 +6,11 @@
 // reconnect (the server deduplicates by the command's UUID).
 
 import { initialView, applyEvent, isFrozenFor } from "./fold.js";
-import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText } from "./ui.js";
+import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
-import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice } from "./net.js";
+import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
+import { confirmFor, ask } from "./confirm.js";
 
 document.documentElement.lang = lang;
 
@@ -19,7 +20,7 @@ let connection = null;
 // ------------------------------------------------------------------ commands
 
 async function act(command) {
-  const entry = { id: uuid4(), n: Date.now() + Math.random(), session: app.session, command, entropy: entropy(), madeAfter: app.lastSeq };
+  const entry = { id: uuid4(), n: Date.now() + Math.random(), session: app.session, key: joinKey(), command, entropy: entropy(), madeAfter: app.lastSeq };
   await outbox.put(entry);
   app.queued.push(entry);
   send(entry);
@@ -41,8 +42,15 @@ async function settle(id, notice) {
   await outbox.delete(id);
   if (notice && entry) {
     app.notices.push({ id, ...notice, command: entry.command.type });
-    setTimeout(() => { app.notices = app.notices.filter((n) => n.id !== id); schedule(); }, notice.kind === "reject" ? 12000 : 2500);
+    // a refusal is read in a few seconds and can be tapped away: it must not sit over the
+    // buttons the player needs next (issue 14)
+    setTimeout(() => dismiss(id), notice.kind === "reject" ? 6000 : 2500);
   }
+  schedule();
+}
+
+function dismiss(id) {
+  app.notices = app.notices.filter((n) => n.id !== id);
   schedule();
 }
 
@@ -63,7 +71,7 @@ function onFrame(frame) {
   switch (frame.type) {
     case "welcome":
       app.viewer = frame.viewer;
-      localStorage.setItem("conteur.viewer", JSON.stringify(frame.viewer));
+      localStorage.setItem(viewerKey(), JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
       app.conn += 1;
       app.helloPending = false;
@@ -202,15 +210,30 @@ function render() {
   }
 }
 
+// The header names the session (a storyteller may run two, in two tabs), says honestly
+// whether the server is heard and how many commands wait, and holds the language switch.
 function header() {
-  const { label, note } = connText(app.status);
+  const waiting = app.queued.length;
+  const { label, note } = connText(app.status, waiting);
   const who = isStoryteller() ? t("storyteller") : (me() ? nameOf(me()) : "");
+  const session = app.vm.session.name || (isStoryteller() ? app.session : "");
+  const other = lang === "fr" ? "en" : "fr";
   return `<header class="bar">
-    <span class="who">${esc(who)}</span>
+    <span class="who">${esc(who)}${session ? ` · <span class="session-name" data-testid="session-name" title="${esc(t("session"))}">${esc(session)}</span>` : ""}</span>
     <span class="clock">${esc(t("turn"))} ${app.vm.session.turn}</span>
-    <span id="conn" class="conn ${app.status}" role="status" aria-live="polite" data-testid="conn"
-      aria-label="${esc(note || label)}"><span class="dot" aria-hidden="true"></span>${esc(label)}</span>
-  </header>${note ? `<p class="conn-note" data-testid="conn-note">${esc(note)}</p>` : ""}`;
+    <span id="conn" class="conn ${app.status}" role="status" aria-live="polite" data-testid="conn" data-queued="${waiting}"
+      aria-label="${esc(note ? `${note} · ${label}` : label)}"><span class="dot" aria-hidden="true"></span>${esc(label)}</span>
+    <button class="lang" data-act="lang" data-lang="${other}" data-testid="lang-switch" lang="${other}" aria-label="${esc(t("lang_switch"))}">${other.toUpperCase()}</button>
+  </header>${note ? `<p class="conn-note" data-testid="conn-note">${esc(note)}</p>` : ""}${alertsView()}`;
+}
+
+// A browser lets a page vibrate only after the player has touched it once: until then,
+// ask for that touch (an incoming challenge or a Time Out would otherwise buzz nothing).
+function alertsView() {
+  if (!app.viewer || isStoryteller() || app.viewer.role === "observer" || !("vibrate" in navigator)) return "";
+  const active = navigator.userActivation ? navigator.userActivation.hasBeenActive : app.touched;
+  if (active || app.touched) return "";
+  return `<button class="alerts" data-act="alerts" data-testid="enable-alerts">${esc(t("alerts_enable"))}</button>`;
 }
 
 function freezeOverlay() {
@@ -250,7 +273,8 @@ function outboxView() {
 
 function noticesView() {
   return `<div class="notices" role="alert">${app.notices.map((n) =>
-    `<p class="notice ${n.kind}" data-testid="notice-${n.kind}">${esc(n.kind === "reject" ? `${t("rejected")}: ${n.text}` : n.text)}</p>`).join("")}</div>`;
+    `<p class="notice ${n.kind}" data-testid="notice-${n.kind}"><span>${esc(n.kind === "reject" ? `${t("rejected")}: ${n.text}` : n.text)}</span>
+      <button class="dismiss" data-act="dismiss" data-notice="${esc(n.id)}" data-testid="notice-dismiss" aria-label="${esc(t("dismiss"))}">×</button></p>`).join("")}</div>`;
 }
 
 function joinView() {
@@ -354,9 +378,21 @@ function handle(ev, el) {
     return;
   }
   if (what === "join-sheet") { joinSheet(app.form["sheet-revoke"] === "1", app.form["sheet-for"] || ""); return; }
+  if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); location.reload(); return; }
+  if (what === "alerts") { app.touched = true; vibrate(60); schedule(); return; }
+  if (what === "dismiss") { dismiss(el.dataset.notice); return; }
   const data = el.tagName === "FORM" ? new FormData(el) : new FormData();
   const command = commandFor(what, el, data);
-  if (command) act(command);
+  if (!command) return;
+  // a player's challenge started: its form folds away (its card shows up above); the
+  // storyteller's stays unfolded for the next antagonist
+  if (what === "challenge") {
+    const details = el.closest("details");
+    if (details) details.open = false;
+  }
+  const question = confirmFor(what, el, command);
+  if (question) ask(question, () => act(command));
+  else act(command);
 }
 
 document.addEventListener("click", (ev) => {
@@ -397,7 +433,7 @@ async function start(loc = location) {
   app.token = token;
   app.session = session;
   if (!token) { render(); return; }
-  await outbox.open();
+  await outbox.open(joinKey());
   if (fresh) await outbox.clearEvents(); // another character on this device
   app.queued = await outbox.all();
   // What this device already holds: shown at once, even without network
@@ -409,7 +445,7 @@ async function start(loc = location) {
     app.lastSeq = seq;
     app.lastEvent = event;
   }
-  try { app.viewer = JSON.parse(localStorage.getItem("conteur.viewer") || "null"); } catch (err) { app.viewer = null; }
+  try { app.viewer = JSON.parse(localStorage.getItem(viewerKey()) || "null"); } catch (err) { app.viewer = null; }
   if (connection) connection.stop();
   connection = new Connection({
     url: wsUrl(),

@@ -145,6 +145,7 @@ function actionRoll(e) {
     sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
     label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
     visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
+    net: e.net ?? 0, characteristic: e.characteristic || "",
     plusminus: e.plusminus || [], sealed: !!e.sealed, draws: e.draws || [],
   };
 }

@@ -105,6 +105,22 @@ const en = {
   check_error: "draw {where}: {error}",
   check_commitment: "the revealed seed does not hash to the commitment made at session open",
   check_seed: "{error}",
+  // issue 14: an honest pill, confirmations, alerts, the language switch, plain dice words
+  queued_one: "1 waiting", queued_n: "{0} waiting", throwing: "Throws", bid_sealed: "(told to the storyteller)",
+  point_one: "{0} success point", roll_label: "{0} against difficulty {1}",
+  dpm_bonus: "Round dice (D+/−), a bonus: each + adds one success point; − and blank count for nothing.",
+  dpm_malus: "Round dice (D+/−), a malus: each − takes one success point away; + and blank count for nothing.",
+  confirm_title: "Are you sure?", confirm_keep: "No, go back", confirm_undo_none: "This cannot be undone.",
+  confirm_concede: "Concede this challenge to {0}?", confirm_concede_yes: "Concede",
+  confirm_cancel: "Cancel this challenge for both sides?", confirm_cancel_yes: "Cancel the challenge",
+  confirm_overrule: "End this challenge with {0} as the winner?", confirm_overrule_yes: "Overrule",
+  confirm_sacrifice: "Sacrifice: {0} dies after this action.", confirm_sacrifice_yes: "Sacrifice {0}",
+  confirm_settle: "Settle this roll: {0}?", confirm_settle_yes: "Settle",
+  confirm_cancel_action: "Cancel this action?", confirm_cancel_action_yes: "Cancel the action",
+  confirm_accept: "Accept the result: {0} wins?", confirm_accept_yes: "Accept",
+  alerts_enable: "Tap here to turn on alerts (vibration)", alerts_on: "Alerts on",
+  dismiss: "Dismiss", session: "Session", lang_other: "Français", lang_switch: "Passer en français",
+  retest_used: "Retest used", you_threw: "You threw {0}",
 };
 
 const fr = {
@@ -212,6 +228,22 @@ const fr = {
   check_error: "tirage {where} : {error}",
   check_commitment: "la graine révélée ne correspond pas à l'engagement pris à l'ouverture",
   check_seed: "{error}",
+  // issue 14 : une pastille honnête, les confirmations, les alertes, le choix de la langue
+  queued_one: "1 en attente", queued_n: "{0} en attente", throwing: "Signes", bid_sealed: "(annoncée au conteur)",
+  point_one: "{0} point de succès", roll_label: "{0} contre une Difficulté de {1}",
+  dpm_bonus: "Dés ronds (D+/−), un bonus : chaque + ajoute un point de succès ; − et vide ne comptent pas.",
+  dpm_malus: "Dés ronds (D+/−), un malus : chaque − retire un point de succès ; + et vide ne comptent pas.",
+  confirm_title: "Vous confirmez ?", confirm_keep: "Non, revenir", confirm_undo_none: "Ce ne pourra pas être annulé.",
+  confirm_concede: "Abandonner ce défi à {0} ?", confirm_concede_yes: "Abandonner",
+  confirm_cancel: "Annuler ce défi pour les deux camps ?", confirm_cancel_yes: "Annuler le défi",
+  confirm_overrule: "Terminer ce défi avec {0} vainqueur ?", confirm_overrule_yes: "Trancher",
+  confirm_sacrifice: "Se sacrifier : {0} meurt après cette action.", confirm_sacrifice_yes: "Sacrifier {0}",
+  confirm_settle: "Trancher ce jet : {0} ?", confirm_settle_yes: "Trancher",
+  confirm_cancel_action: "Annuler cette action ?", confirm_cancel_action_yes: "Annuler l'action",
+  confirm_accept: "Accepter le résultat : {0} l'emporte ?", confirm_accept_yes: "Accepter",
+  alerts_enable: "Touchez ici pour activer les alertes (vibreur)", alerts_on: "Alertes activées",
+  dismiss: "Fermer", session: "Session", lang_other: "English", lang_switch: "Switch to English",
+  retest_used: "Nouveau test utilisé", you_threw: "Vous avez joué {0}",
 };
 
 export const STRINGS = { en, fr };

@@ -6,6 +6,8 @@
 
 const T = {
   en: {
+    // the codes events carry as reasons: English says the code itself
+    r_accepted: "accepted", r_conceded: "conceded", r_final: "final", r_zero_traits: "zero_traits", r_overbid: "overbid", r_overbid_failed: "overbid_failed", r_overruled: "overruled", r_retest: "retest", r_equal_bids: "equal_bids", r_next_test: "next_test", r_window_closed: "window_closed", r_timeout: "timeout", r_throw: "throw", r_bid: "bid", r_difficulty: "difficulty", r_simple_tie: "simple_tie", r_complex_tie: "complex_tie", r_no_sheet: "no_sheet", r_tie_debt: "tie_debt",
     storyteller: "the storyteller", sealed: "(sealed)",
     physical: "Physical", social: "Social", mental: "Mental",
     rock: "rock", paper: "paper", scissors: "scissors", bomb: "bomb",
@@ -54,6 +56,13 @@ const T = {
     revealed: "{who}'s sealed roll against {o} is revealed: {dice}{signs}, {ps} PS.",
   },
   fr: {
+    // the codes events carry as reasons, said in French (English says the code)
+    r_accepted: "accepté", r_conceded: "abandon", r_final: "dernier test", r_zero_traits: "aucun trait",
+    r_overbid: "surenchère", r_overbid_failed: "surenchère manquée", r_overruled: "tranché",
+    r_retest: "nouveau test", r_equal_bids: "enchères égales", r_next_test: "test suivant",
+    r_window_closed: "fenêtre close", r_timeout: "délai écoulé", r_throw: "signe", r_bid: "enchère",
+    r_difficulty: "difficulté", r_simple_tie: "égalité simple", r_complex_tie: "égalité complexe",
+    r_no_sheet: "sans fiche", r_tie_debt: "dette d'égalité",
     storyteller: "le conteur", sealed: "(scellé)",
     physical: "Physique", social: "Social", mental: "Mental",
     rock: "pierre", paper: "feuille", scissors: "ciseaux", bomb: "bombe",
@@ -115,6 +124,7 @@ export function teller(vm, lang = "en") {
   const num = (v) => (v == null ? table.sealed : String(v));
   const choice = (c) => (c ? table[c] || c : table.sealed);
   const why = (r) => (r ? ` (${r})` : "");
+  const code = (r) => (r ? table[`r_${r}`] || r : r); // a reason the rules write as a code
   const result = (e) => [say(e.success ? "success" : "failure"), e.critical ? say(e.messy ? "messy" : "critical") : "", e.bestial ? say("bestial") : ""].filter(Boolean).join(", ");
 
   function header(e) {
@@ -138,8 +148,8 @@ export function teller(vm, lang = "en") {
     }),
     bid_declared: (e) => say("ev_bid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
     bids_compared: (e) => say("ev_compared", { c: e.challenge, result: e.winner ? say("won", { w: who(e.winner) }) : say("tie") }),
-    round_won: (e) => say("ev_round", { c: e.challenge, w: who(e.winner), r: e.round, by: e.by }),
-    round_started: (e) => say("ev_started", { c: e.challenge, r: e.round, reason: e.reason }),
+    round_won: (e) => say("ev_round", { c: e.challenge, w: who(e.winner), r: e.round, by: code(e.by) }),
+    round_started: (e) => say("ev_started", { c: e.challenge, r: e.round, reason: code(e.reason) }),
     tie_debt_paid: (e) => say("debt_paid", { c: e.challenge, x: who(e.debtor) }),
     tie_debt_incurred: (e) => say("debt", { c: e.challenge, x: who(e.debtor), y: who(e.creditor) }),
     retest_taken: (e) => say("retest", { c: e.challenge, x: who(e.character), source: e.source }),
@@ -147,7 +157,7 @@ export function teller(vm, lang = "en") {
     overbid_declared: (e) => say("ev_overbid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
     overbid_settled: (e) => say("ev_overbid_settled", { c: e.challenge, x: who(e.character), result: say(e.granted ? "granted" : "refused") }),
     challenge_conceded: (e) => say("conceded", { c: e.challenge, x: who(e.character) }),
-    challenge_resolved: (e) => say("ev_resolved", { c: e.challenge, w: who(e.winner), l: who(e.loser), reason: e.reason }),
+    challenge_resolved: (e) => say("ev_resolved", { c: e.challenge, w: who(e.winner), l: who(e.loser), reason: code(e.reason) }),
     challenge_cancelled: (e) => say("cancelled", { c: e.challenge, why: why(e.reason) }),
     challenge_overruled: (e) => say("overruled", { c: e.challenge, w: who(e.winner), why: why(e.reason) }),
   };

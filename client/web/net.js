@@ -16,28 +16,66 @@ export function entropy() {
 
 // The join link carries the token in its fragment (never sent to the server, never in
 // its logs): keep it on the device, then clear it from the address bar.
-export function takeJoin(loc = location, store = localStorage) {
+//
+// Each tab remembers its own join in sessionStorage (it survives a reload, and stays in
+// its tab): a second session's link opened in another tab of the same browser does not
+// take the first tab over on reload (issue 14). localStorage keeps the device's last
+// join, for a tab opened afresh (the home-screen icon).
+const TAB = "conteur.tab";
+let current = { token: null, session: "" };
+
+function tabStore() {
+  try { return sessionStorage; } catch (err) { return null; }
+}
+
+export function takeJoin(loc = location, store = localStorage, tab = tabStore()) {
   const params = new URLSearchParams(loc.hash.replace(/^#/, ""));
   const token = params.get("join");
   let fresh = false;
+  let mine = null;
   if (token) {
-    const session = params.get("session");
+    const session = params.get("session") || "";
     // another token, or another session of the same token: what this device holds is stale
-    fresh = token !== store.getItem("conteur.token") || (session || "") !== (store.getItem("conteur.session") || "");
-    if (fresh) store.removeItem("conteur.viewer");
+    fresh = token !== store.getItem("conteur.token") || session !== (store.getItem("conteur.session") || "");
     store.setItem("conteur.token", token);
     if (session) store.setItem("conteur.session", session); else store.removeItem("conteur.session");
+    mine = { token, session };
+    if (tab) tab.setItem(TAB, JSON.stringify(mine));
     history.replaceState(null, "", loc.pathname + loc.search);
+  } else {
+    try { mine = JSON.parse((tab && tab.getItem(TAB)) || "null"); } catch (err) { mine = null; }
   }
-  return { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "", fresh };
+  if (!mine || !mine.token) mine = { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "" };
+  current = { token: mine.token, session: mine.session || "" };
+  if (fresh) store.removeItem(viewerKey());
+  return { token: current.token, session: current.session, fresh };
+}
+
+// A short name for this tab's join (token and session), keying what is kept per join:
+// the viewer, the events received. Not a secret: the token itself sits beside it.
+export function joinKey(join = current) {
+  let h = 0x811c9dc5;
+  for (const ch of `${join.token || ""}\n${join.session || ""}`) {
+    h ^= ch.codePointAt(0);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+export function viewerKey() {
+  return `conteur.viewer.${joinKey()}`;
 }
 
 // A revoked token (docs/protocol.md: close 4401 "token revoked") leaves nothing of its
 // character on the device: not the token, not the events it received (its secrets). The
 // outbox stays: a new join link for the same character sends what was still queued.
 export const REVOKED = "token revoked";
-export function forgetDevice(outbox, store = localStorage) {
-  for (const key of ["conteur.token", "conteur.session", "conteur.viewer"]) store.removeItem(key);
+export function forgetDevice(outbox, store = localStorage, tab = tabStore()) {
+  store.removeItem(viewerKey());
+  if (store.getItem("conteur.token") === current.token) {
+    for (const key of ["conteur.token", "conteur.session"]) store.removeItem(key);
+  }
+  if (tab) tab.removeItem(TAB);
   return outbox.clearEvents().catch(() => {});
 }
 
@@ -60,28 +98,37 @@ export class Outbox {
     this.db = null;
   }
 
-  async open() {
+  // ``key``: this tab's join (joinKey). The outbox is the device's, one for all its
+  // joins (each entry names its join); the events are kept per join, in a database of
+  // their own, so two sessions open in one browser never mix their histories.
+  async open(key = "") {
+    this.key = key;
     if (!("indexedDB" in self)) return this;
+    const openDb = (name, version, stores) => new Promise((resolve, reject) => {
+      const req = indexedDB.open(name, version);
+      req.onupgradeneeded = () => {
+        const db = req.result;
+        for (const [store, keyPath] of stores) if (!db.objectStoreNames.contains(store)) db.createObjectStore(store, { keyPath });
+      };
+      req.onsuccess = () => resolve(req.result);
+      req.onerror = () => reject(req.error);
+    });
     try {
-      this.db = await new Promise((resolve, reject) => {
-        const req = indexedDB.open(this.name, 2);
-        req.onupgradeneeded = () => {
-          const db = req.result;
-          if (!db.objectStoreNames.contains("outbox")) db.createObjectStore("outbox", { keyPath: "id" });
-          if (!db.objectStoreNames.contains("events")) db.createObjectStore("events", { keyPath: "seq" });
-        };
-        req.onsuccess = () => resolve(req.result);
-        req.onerror = () => reject(req.error);
-      });
+      if (this.db) this.db.close();
+      if (this.eventsDb) this.eventsDb.close();
+      this.db = await openDb(this.name, 2, [["outbox", "id"], ["events", "seq"]]);
+      this.eventsDb = await openDb(`${this.name}.events.${key}`, 1, [["events", "seq"]]);
     } catch (err) {
       this.db = null;
+      this.eventsDb = null;
     }
     return this;
   }
 
   _tx(mode, fn, store = "outbox") {
+    const db = store === "events" ? this.eventsDb : this.db;
     return new Promise((resolve, reject) => {
-      const tx = this.db.transaction(store, mode);
+      const tx = db.transaction(store, mode);
       const result = fn(tx.objectStore(store));
       tx.oncomplete = () => resolve(result && "result" in result ? result.result : undefined);
       tx.onerror = () => reject(tx.error);
@@ -99,22 +146,26 @@ export class Outbox {
   }
 
   async addEvents(items) {
-    if (this.db && items.length) await this._tx("readwrite", (s) => { for (const item of items) s.put(item); }, "events");
+    if (this.eventsDb && items.length) await this._tx("readwrite", (s) => { for (const item of items) s.put(item); }, "events");
   }
 
   async events() {
-    return this.db ? (await this._tx("readonly", (s) => s.getAll(), "events")).sort((a, b) => a.seq - b.seq) : [];
+    return this.eventsDb ? (await this._tx("readonly", (s) => s.getAll(), "events")).sort((a, b) => a.seq - b.seq) : [];
   }
 
   async clearEvents() {
-    if (this.db) await this._tx("readwrite", (s) => s.clear(), "events");
+    if (this.eventsDb) await this._tx("readwrite", (s) => s.clear(), "events");
   }
 
+  // this join's entries (and those of a page older than the per-join keys)
   async all() {
     const rows = this.db ? await this._tx("readonly", (s) => s.getAll()) : [...this.memory.values()];
-    return rows.sort((a, b) => a.n - b.n);
+    return rows.filter((e) => !e.key || e.key === this.key).sort((a, b) => a.n - b.n);
   }
 }
+
+const PING_EVERY = 1000;
+const SILENT = 3500;
 
 // One websocket at a time, reconnecting with capped exponential backoff and jitter.
 export class Connection {
@@ -127,7 +178,7 @@ export class Connection {
     this.lastHeard = 0;
     this.stopped = false;
     addEventListener("online", () => this.now());
-    setInterval(() => this.heartbeat(), 5000);
+    setInterval(() => this.heartbeat(), 500);
   }
 
   start() { this.connect(); }
@@ -151,20 +202,20 @@ export class Connection {
     this.ws = ws;
     ws.onopen = () => {
       this.lastHeard = Date.now();
+      this.pinged = false;
       ws.send(JSON.stringify(this.hello()));
     };
     ws.onmessage = (m) => {
       this.lastHeard = Date.now();
-      this.messages += 1;
       let frame;
       try { frame = JSON.parse(m.data); } catch (err) { return; }
+      if (frame.type !== "pong") this.messages += 1; // the heartbeat's answers are not traffic
       // a device that said batch in hello gets several frames in one message: each is
       // handled as if it had come alone (docs/protocol.md), never nested
       const frames = frame.type === "batch" ? (frame.frames || []).filter((f) => f && f.type !== "batch") : [frame];
       for (const one of frames) {
         if (this.ws !== ws) break; // the batch's live said "start over": the rest is stale
         if (one.type === "welcome") this.attempt = 0;
-        if (one.type === "pong") this.answersPings = true;
         this.onFrame(one);
       }
     };
@@ -190,16 +241,26 @@ export class Connection {
     this.timer = setTimeout(() => this.connect(), ceiling / 2 + Math.random() * ceiling / 2);
   }
 
-  // A dead Wi-Fi link can leave a socket "open" for minutes: ping, and give up on it
-  // when nothing has been heard for a while.
+  // A dead Wi-Fi link can leave a socket "open" for minutes, and the browser's online
+  // event says nothing about the venue's server: ping every second of quiet, and call
+  // the link dead when nothing at all has come back for SILENT ms (the pill then says
+  // offline within 5 s, issue 14). The dead socket is dropped and a new one is tried.
   heartbeat() {
     const ws = this.ws;
     if (!ws || ws.readyState !== 1) return;
-    if (this.answersPings && Date.now() - this.lastHeard > 20000) {
-      ws.close();
+    const quiet = Date.now() - this.lastHeard;
+    if (this.pinged && quiet > SILENT) {
+      this.ws = null;
+      ws.onclose = null;
+      ws.onmessage = null;
+      try { ws.close(); } catch (err) { /* already closing */ }
+      this.pinged = false;
+      this.onStatus("offline");
+      this.retry();
       return;
     }
-    try { ws.send(JSON.stringify({ type: "ping" })); } catch (err) { /* closing */ }
+    if (quiet < PING_EVERY) return;
+    try { ws.send(JSON.stringify({ type: "ping" })); this.pinged = true; } catch (err) { /* closing */ }
   }
 
   send(frame) {

@@ -154,7 +154,7 @@ function recordRow(r) {
 async function load() {
   const main = document.getElementById("main");
   app.state = await call(`/sessions/${encodeURIComponent(app.session)}/state`);
-  const records = Object.values(app.state.offline ? app.state.offline.records : {}).sort((a, b) => Number(b.id.slice(1)) - Number(a.id.slice(1)));
+  const records = Object.values(app.state.offline ? app.state.offline.records : {}).sort((a, b) => Number.parseInt(b.id.slice(1), 10) - Number.parseInt(a.id.slice(1), 10));
   document.getElementById("who").textContent = `${name(app.me.character)} — ${t("title")}`;
   main.replaceChildren(recordForm(), h("section", { class: "card", "data-testid": "offline-records" },
     h("h2", {}, t("records")), records.length ? records.map(recordRow) : h("p", { class: "muted" }, t("empty"))));

@@ -84,7 +84,9 @@ function characterCard(c) {
   if (s && s.kind === "met") {
     traits = ["physical", "social", "mental"].map((a) => `<span class="trait"><b>${s[a] ?? 0}</b> ${esc(t(a))}</span>`).join("") +
       Object.entries(s.abilities || {}).map(([k, v]) => `<span class="trait small">${esc(k)} ${v}</span>`).join("") +
-      (s.merits || []).map((m) => `<span class="trait small">${esc(m)}</span>`).join("");
+      (s.merits || []).map((m) => `<span class="trait small">${esc(m)}</span>`).join("") +
+      // the powers a retest may name (MET-12) are on the card the player reads them from
+      (s.powers || []).map((p) => `<span class="trait small power" data-testid="power">${esc(p)}</span>`).join("");
   } else if (s && s.kind === "v5") {
     const hunger = app.vm.hunger[c.id] ?? s.hunger ?? 0;
     traits = `<span class="trait"><b>${hunger}</b> ${esc(t("hunger"))}</span><span class="trait"><b>${s.willpower ?? 0}</b> ${esc(t("willpower_stat"))}</span>` +
@@ -135,7 +137,7 @@ function challengeCard(c) {
   }
   return `<article class="challenge" data-testid="challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
-    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
+    <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c, queuedMove(c) ? null : id))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
     ${testsLine(c)}
     ${revealedLine(c)}
     ${cancelRetestForm(c)}
@@ -159,7 +161,7 @@ function testsLine(c) {
 // be answered with one's own retest, cancelling it, until the new round's first throw.
 function cancelRetestForm(c) {
   const id = me();
-  if (!c.cancellable || c.cancellable === id || c.status !== "throwing" || Object.keys(c.throws).length) return "";
+  if (!c.cancellable || c.cancellable === id || c.status !== "throwing" || Object.keys(c.throws).length || retestsLeft(c) <= 0) return "";
   if (!app.vm.session.options || !app.vm.session.options.retest_cancel) return "";
   const sources = retestSources();
   if (!sources.length) return "";
@@ -167,6 +169,14 @@ function cancelRetestForm(c) {
     <label for="rc-${esc(c.id)}">${esc(t("retest_cancel", nameOf(c.cancellable)))}</label>
     <div class="row"><select id="rc-${esc(c.id)}" name="source">${sources.map((s) => `<option>${esc(s)}</option>`).join("")}</select>
     <button type="submit" data-testid="retest-cancel">${esc(t("retest_cancel_button"))}</button></div></form>`;
+}
+
+// MET-12: one retest per challenge (two on a static one with the Lucky merit); a retest
+// spent to cancel the opponent's counts too. Used up, the form goes.
+function retestsLeft(c) {
+  const sheet = app.vm.characters[me()]?.sheet || {};
+  const lucky = (sheet.merits || []).some((m) => String(m).toLowerCase() === "lucky");
+  return (lucky && c.kind === "static" ? 2 : 1) - ((c.retests || {})[me()] || 0);
 }
 
 function retestSources() {
@@ -185,7 +195,7 @@ function concedeButton(c) {
 function windowPrompts(c) {
   const id = me();
   const sheet = app.vm.characters[id]?.sheet || {};
-  const sources = retestSources();
+  const sources = retestsLeft(c) > 0 ? retestSources() : [];
   const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
   const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id));
   const key = `ob-${c.id}-${c.round}`;
@@ -244,7 +254,7 @@ function v5Roller(c) {
     </form>
     <div class="row wrap">
       <button data-act="rouse" data-testid="rouse">${esc(t("rouse"))}</button>
-      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-roll="${esc(last.id)}" class="row">
+      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-roll="${esc(last.id)}" class="row wrap reroll">
         <select name="strategy" id="wp-strategy" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
         <button type="submit" data-testid="willpower">${esc(t("willpower"))}</button></form>` : ""}
     </div></section>`;

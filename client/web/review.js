@@ -18,9 +18,10 @@ const UI = {
     whole: "whole", sealed: "sealed", hidden: "nothing", back: "← back to the review", won: "won", lost: "lost",
     offline: "offline", contests: "contests", expected: "expected", total: "total", p: "p",
     rule: "Rule", reason: "Reason", ruleIt: "Record the ruling", present: "Present", frozen: "TIME OUT",
-    open: "open", closed: "closed", noScene: "No scene.", token: "Storyteller token", session: "Session",
+    open: "open", closed: "closed", openLogin: "Open", noScene: "No scene.", token: "Storyteller token", session: "Session",
     tallies: "Challenges won and lost", step: "Step", of: "of", language: "Language", at: "at",
     failed: "Could not load the review", notFound: "No such challenge", showAll: "Show all",
+    round: "round", bids: "bids", localTime: "times: the venue's ({zone})", exports: "Exports",
   },
   fr: {
     loading: "Chargement…", verified: "Journal vérifié", broken: "JOURNAL ALTÉRÉ à n°{seq}", events: "événements",
@@ -31,15 +32,27 @@ const UI = {
     whole: "en entier", sealed: "scellé", hidden: "rien", back: "← retour à la revue", won: "gagnés", lost: "perdus",
     offline: "hors ligne", contests: "oppositions", expected: "attendu", total: "total", p: "p",
     rule: "Trancher", reason: "Motif", ruleIt: "Enregistrer la décision", present: "Présents", frozen: "TEMPS MORT",
-    open: "ouverte", closed: "fermée", noScene: "Aucune scène.", token: "Jeton du conteur", session: "Session",
+    open: "ouverte", closed: "fermée", openLogin: "Ouvrir", noScene: "Aucune scène.", token: "Jeton du conteur", session: "Session",
     tallies: "Défis gagnés et perdus", step: "Étape", of: "sur", language: "Langue", at: "à",
     failed: "Impossible de charger la revue", notFound: "Défi inconnu", showAll: "Tout afficher",
+    round: "manche", bids: "enchères", localTime: "heures : celles du lieu ({zone})", exports: "Exports",
+    // the words the server sends as values: statuses and reasons
+    s_open: "ouverte", s_closed: "fermée", s_pending: "en préparation", s_throwing: "signes", s_bidding: "enchères",
+    s_window: "fenêtre", s_overbid: "surenchère", s_resolved: "réglé", s_cancelled: "annulé", s_recorded: "noté",
+    s_confirmed: "confirmé", s_disputed: "contesté", s_ruled: "tranché",
+    r_accepted: "accepté", r_conceded: "abandon", r_final: "dernier test", r_zero_traits: "aucun trait",
+    r_overbid_failed: "surenchère manquée", r_overruled: "tranché par un conteur", r_timeout: "délai écoulé",
+    r_cancelled: "annulé", r_window_closed: "fenêtre close",
   },
 };
 
 const SHOWN = 1500; // timeline rows drawn at first: a long evening has tens of thousands
 const app = { token: "", session: "", lang: "en", bundle: null, filters: {}, steps: {}, sceneId: "" };
 const t = (key, vars = {}) => (UI[app.lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => vars[k] ?? "");
+// A status or a reason as the server says it ("resolved", "accepted"), in the page's
+// language: English pages show the word itself.
+const word = (kind, value) => (value ? UI[app.lang][`${kind}_${value}`] || value : "");
+const statusText = (status, reason) => `${word("s", status)}${reason ? ` (${word("r", reason)})` : ""}`;
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -104,8 +117,12 @@ function name(id) {
   return (app.bundle && app.bundle.characters[id]) || id;
 }
 
+// The venue's wall clock (the server says its offset from UTC): the stamps stay UTC.
 function time(at) {
-  return (at || "").slice(11, 19);
+  const ms = Date.parse(at || "");
+  if (Number.isNaN(ms)) return (at || "").slice(11, 19);
+  const shifted = new Date(ms + ((app.bundle && app.bundle.utc_offset_minutes) || 0) * 60000);
+  return shifted.toISOString().slice(11, 19);
 }
 
 // ---------------------------------------------------------------- header
@@ -113,7 +130,9 @@ function time(at) {
 function renderHeader() {
   const b = app.bundle;
   document.documentElement.lang = app.lang;
-  document.getElementById("title").textContent = `${b.name || b.session} — ${b.status}`;
+  for (const el of document.querySelectorAll("[data-t]")) el.textContent = t(el.dataset.t);
+  document.getElementById("title").textContent = `${b.name || b.session} — ${word("s", b.status)}`;
+  document.getElementById("zone").textContent = t("localTime", { zone: b.zone || "UTC" });
   document.getElementById("lang").value = app.lang;
   const v = b.verification;
   const badge = document.getElementById("verify");
@@ -146,7 +165,7 @@ function challengeRow(c) {
   return h("li", { class: `challenge ${c.disputed ? "disputed" : ""} ${c.status}`, "data-testid": "challenge-link", "data-challenge": c.id },
     h("a", { href: `#session=${encodeURIComponent(app.session)}&challenge=${encodeURIComponent(c.id)}` }, h("b", {}, c.id)),
     " ", h("span", { class: "sentence" }, c.sentence),
-    " ", h("span", { class: `pill ${c.status}` }, c.kind === "offline" ? `${flag} · ${c.status}` : c.status),
+    " ", h("span", { class: `pill ${c.status}` }, c.kind === "offline" ? `${flag} · ${word("s", c.status)}` : word("s", c.status)),
     c.winner ? h("span", { class: "winner" }, ` ${t("winner")}: ${name(c.winner)}`) : null);
 }
 
@@ -227,14 +246,14 @@ function renderSceneState(step) {
   if (!step) return h("p", { class: "muted" }, t("noScene"));
   return h("div", { class: "scene-state", "data-testid": "scene-state", "data-seq": step.seq },
     h("p", { class: "step-text" }, h("b", {}, `#${step.seq} ${time(step.at)} `), step.text),
-    h("p", {}, h("b", {}, step.name), ` · ${step.open ? t("open") : t("closed")}`,
+    h("p", {}, h("b", {}, step.name), ` · ${word("s", step.open ? "open" : "closed")}`,
       step.frozen ? h("span", { class: "pill frozen", "data-testid": "scene-frozen" }, t("frozen")) : null),
     h("p", {}, `${t("present")}: ${step.characters.map((c) => c.name + (c.out_of_game ? " (HJ)" : "")).join(", ") || "—"}`),
     h("ul", { class: "scene-challenges" }, step.challenges.map((c) =>
       h("li", { "data-challenge": c.id },
-        `${c.id} ${c.initiator} → ${c.defender} (${c.attribute || c.kind}) · ${c.status} · round ${c.round}`,
+        `${c.id} ${c.initiator} → ${c.defender} (${c.attribute || c.kind}) · ${word("s", c.status)} · ${t("round")} ${c.round}`,
         Object.keys(c.throws).length ? ` · ${Object.entries(c.throws).map(([k, v]) => `${k}: ${v || "?"}`).join(", ")}` : "",
-        Object.keys(c.bids).length ? ` · bids ${Object.entries(c.bids).map(([k, v]) => `${k}: ${v ?? "?"}`).join(", ")}` : "",
+        Object.keys(c.bids).length ? ` · ${t("bids")} ${Object.entries(c.bids).map(([k, v]) => `${k}: ${v ?? "?"}`).join(", ")}` : "",
         c.winner ? ` · ${t("winner")}: ${c.winner}` : ""))));
 }
 
@@ -267,17 +286,19 @@ function renderSlider() {
 
 // ---------------------------------------------------------------- fairness
 
+// Each bar as wide as its face's name ("scissors", "ciseaux"), never cut to "sci".
 function chart(bars) {
-  const w = 44 * bars.faces.length + 40, hgt = 160, base = 130;
+  const slot = Math.max(44, 9 * Math.max(...bars.faces.map((f) => String(f).length)) + 8);
+  const w = slot * bars.faces.length + 40, hgt = 160, base = 130;
   const top = Math.max(bars.expected, ...bars.counts, 1);
   const y = (v) => base - (v / top) * 110;
   const svg = s("svg", { viewBox: `0 0 ${w} ${hgt}`, width: w, height: hgt, role: "img", class: "chart",
     "aria-label": `${bars.label}: ${bars.faces.map((f, i) => `${f} ${bars.counts[i]}`).join(", ")}; ${t("expected")} ${bars.expected.toFixed(1)}` });
   bars.faces.forEach((face, i) => {
-    const x = 30 + i * 44;
+    const x = 30 + i * slot + (slot - 44) / 2;
     const c = bars.counts[i];
     svg.append(s("rect", { x, y: y(c), width: 30, height: base - y(c), class: "bar", "data-face": face, "data-count": c }));
-    svg.append(s("text", { x: x + 15, y: base + 14, "text-anchor": "middle", class: "face" }, face.length > 2 ? face.slice(0, 3) : face));
+    svg.append(s("text", { x: x + 15, y: base + 14, "text-anchor": "middle", class: "face" }, face));
     svg.append(s("text", { x: x + 15, y: y(c) - 3, "text-anchor": "middle", class: "count" }, c));
   });
   svg.append(s("line", { x1: 24, x2: w - 4, y1: y(bars.expected), y2: y(bars.expected), class: "expected" }));
@@ -292,13 +313,14 @@ function renderFairness() {
   return h("section", { id: "fairness", "data-testid": "fairness" }, h("h2", {}, t("fairness")),
     h("div", { class: "charts" }, charts.length ? charts : h("p", { class: "muted" }, "—")),
     h("h3", {}, t("tallies")),
-    h("table", { class: "tallies", "data-testid": "tallies" },
+    // a phone's width: the table scrolls inside its box, the page does not
+    h("div", { class: "wide", tabindex: 0, role: "region", "aria-label": t("tallies") }, h("table", { class: "tallies", "data-testid": "tallies" },
       h("thead", {}, h("tr", {}, h("th", {}, t("character")), h("th", {}, t("won")), h("th", {}, t("lost")),
         h("th", {}, `${t("offline")} ${t("won")}`), h("th", {}, `${t("offline")} ${t("lost")}`),
         h("th", {}, `${t("contests")} ${t("won")}`), h("th", {}, `${t("contests")} ${t("lost")}`))),
       h("tbody", {}, f.tallies.map((r) => h("tr", { "data-character": r.character },
         h("td", {}, r.name), h("td", {}, r.won), h("td", {}, r.lost), h("td", {}, r.offline_won),
-        h("td", {}, r.offline_lost), h("td", {}, r.contests_won), h("td", {}, r.contests_lost))))));
+        h("td", {}, r.offline_lost), h("td", {}, r.contests_won), h("td", {}, r.contests_lost)))))));
 }
 
 // ---------------------------------------------------------------- one challenge
@@ -337,7 +359,6 @@ async function renderChallenge(id) {
   } catch (err) {
     return h("section", { id: "challenge" }, h("p", {}, `${t("notFound")}: ${id}`));
   }
-  const why = story.reason ? ` (${story.reason})` : "";
   return h("section", { id: "challenge", "data-testid": "challenge-page", "data-challenge": story.id },
     h("p", {}, h("a", { href: `#session=${encodeURIComponent(app.session)}`, "data-testid": "back" }, t("back"))),
     h("h2", {}, `${t("challenge")} ${story.id}`),
@@ -345,7 +366,7 @@ async function renderChallenge(id) {
     h("dl", { class: "outcome" },
       h("dt", {}, t("winner")), h("dd", { "data-testid": "challenge-winner" }, name(story.winner)),
       h("dt", {}, t("loser")), h("dd", {}, name(story.loser)),
-      h("dt", {}, t("status")), h("dd", { "data-testid": "challenge-status" }, `${story.status}${why}`),
+      h("dt", {}, t("status")), h("dd", { "data-testid": "challenge-status" }, statusText(story.status, story.reason)),
       h("dt", {}, t("scene")), h("dd", {}, (story.scene && app.bundle.scenes[story.scene]) || story.scene || "—")),
     rulingForm(story),
     h("h3", {}, `${t("story")} · ${t("seen")}`),

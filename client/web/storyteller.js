@@ -10,7 +10,12 @@ import { sheetEditor } from "./sheet_editor.js";
 export function observerView() {
   const vm = app.vm;
   const chars = Object.values(vm.characters);
-  return `<main class="st observer">
+  const frozen = Object.values(vm.scenes).filter((s) => s.open && s.frozen);
+  // a scene's Time Out, big enough to read across the room (the whole session's covers
+  // the screen already, app.js freezeOverlay)
+  const banner = !vm.session.frozen && frozen.length ? `<section class="wall-freeze" role="alert" data-testid="wall-freeze">
+      <p class="wall-freeze-title">${esc(t("freeze"))}</p><p>${frozen.map((s) => esc(s.name)).join(" · ")}</p></section>` : "";
+  return `<main class="st observer">${banner}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       ${Object.values(vm.scenes).filter((s) => s.open).map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}">
         <h3>${esc(s.name)}${s.frozen || vm.session.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
@@ -69,8 +74,8 @@ export function storytellerView() {
       ${sheetEditor(chars)}
     </section>
     ${stRoller(chars)}
-    ${rollsView(vm.rolls)}
-    <section class="card log" aria-labelledby="h-log"><h2 id="h-log">${esc(t("log"))}</h2>
+    ${rollsView(vm.rolls.filter((r) => r.id !== stRollerShown(chars)))}
+    <section class="card log" aria-labelledby="h-log" tabindex="0"><h2 id="h-log">${esc(t("log"))}</h2>
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
   </main>`;
@@ -269,10 +274,23 @@ function dicePlayers(chars) {
   return chars.filter((c) => c.sheet && (c.sheet.kind === "v5" || c.sheet.kind === "action"));
 }
 
+function stRollerCharacter(chars) {
+  const rollers = dicePlayers(chars);
+  return rollers.find((o) => o.id === app.form["st-roll-char"]) || rollers[0];
+}
+
+// The roll the dice card shows (its character's last): the list below leaves it out, so
+// a storyteller's Rouse check is not shown twice (issue 14).
+function stRollerShown(chars) {
+  const c = stRollerCharacter(chars);
+  const last = c && app.vm.rolls.filter((r) => r.character === c.id).pop();
+  return last ? last.id : null;
+}
+
 function stRoller(chars) {
   const rollers = dicePlayers(chars);
   if (!rollers.length) return "";
-  const c = rollers.find((o) => o.id === app.form["st-roll-char"]) || rollers[0];
+  const c = stRollerCharacter(chars);
   const vis = VISIBILITIES.includes(app.form["st-vis"]) ? app.form["st-vis"] : "open";
   const hidden = `<input type="hidden" name="visibility" value="${vis}">`;
   return `<section class="card dice st-dice" aria-labelledby="h-st-dice" data-testid="st-dice" data-character="${esc(c.id)}" data-visibility="${vis}">
@@ -307,7 +325,7 @@ function v5Form(c, hidden) {
     <div class="row wrap">
       <form data-act="rouse" data-character="${id}">${hidden}
         <button type="submit" data-testid="st-rouse" aria-label="${esc(`${t("rouse")} · ${c.name}`)}">${esc(t("rouse"))}</button></form>
-      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-character="${id}" data-roll="${esc(last.id)}" class="row">
+      ${last && !last.rerolled && last.normal.some((f) => f < 6) ? `<form data-act="willpower" data-character="${id}" data-roll="${esc(last.id)}" class="row wrap reroll">
         <select name="strategy" id="${key("wp")}" aria-label="${esc(t("willpower"))}">${["reroll_failures", "maximise_criticals", "avoid_messy"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select>
         <button type="submit" data-testid="st-willpower">${esc(t("willpower"))}</button></form>` : ""}
     </div>`;

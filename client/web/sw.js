@@ -4,7 +4,7 @@
 const CACHE = "conteur-shell-v4";
 // The play page, and the two pages a dropout sends people to: the review (storytellers)
 // and the record of challenges played by hand (players), which matter most offline.
-const SHELL = ["./", "index.html", "app.js", "ui.js", "player.js", "storyteller.js", "sheet_editor.js", "fold.js", "net.js", "i18n.js",
+const SHELL = ["./", "index.html", "app.js", "ui.js", "player.js", "storyteller.js", "sheet_editor.js", "fold.js", "net.js", "i18n.js", "confirm.js",
   "narrate.js", "app.css", "icon.svg", "manifest.webmanifest",
   "review.html", "review.js", "review.css", "offline.html", "offline.js", "verify.js",
   "vendor/noble-hashes/hmac.js", "vendor/noble-hashes/sha2.js", "vendor/noble-hashes/_md.js",

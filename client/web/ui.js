@@ -4,7 +4,13 @@
 import { initialView, SEALED } from "./fold.js";
 import { pickLang, translator } from "./i18n.js";
 
-export const lang = pickLang(navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language]);
+// The device's own choice (the switch in the header, kept in localStorage) wins over the
+// phone's language: a French group with English phones, and the other way round.
+export const LANG_KEY = "conteur.lang";
+function chosenLang() {
+  try { return localStorage.getItem(LANG_KEY); } catch (err) { return null; }
+}
+export const lang = pickLang([chosenLang(), ...(navigator.languages && navigator.languages.length ? navigator.languages : [navigator.language])].filter(Boolean));
 export const t = translator(lang);
 
 export const app = {
@@ -30,9 +36,12 @@ export function me() {
 }
 
 // The connection badge's word and, when something is wrong, the sentence that says what.
-export function connText(status) {
-  const label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
+// ``queued``: the commands waiting in the outbox, said beside the word (issue 14: a throw
+// sat queued while the pill said Online).
+export function connText(status, queued = 0) {
+  let label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
     refused: t("refused_short"), revoked: t("revoked_short") }[status];
+  if (queued && status !== "online") label = `${label} · ${t(queued === 1 ? "queued_one" : "queued_n", queued)}`;
   const note = { offline: t("offline"), refused: t("refused"), revoked: t("revoked") }[status] || "";
   return { label, note };
 }
@@ -57,25 +66,35 @@ export const ICON = {
   scissors: svg('<circle cx="13" cy="35" r="6"/><circle cx="35" cy="35" r="6"/><path d="M17 30L36 6M31 30L12 6"/>'),
   bomb: svg('<circle cx="21" cy="29" r="13" fill="currentColor" fill-opacity=".25"/><path d="M30 19l5-5M35 14c2-4 6-4 8-2"/>'),
 };
-export function stageText(c) {
+// ``viewer``: the character looking (none for a storyteller or a wall): "Your throw" is
+// said only to a side that still has to throw.
+export function stageText(c, viewer = null) {
+  const sides = [c.initiator, c.defender, c.tested];
+  const mine = viewer && sides.includes(viewer) && !(viewer in c.throws);
   return {
-    throwing: t("your_throw"), bidding: t("bid"), window: `${t("winner")}: ${nameOf(c.winner)}`,
+    throwing: mine ? t("your_throw") : t("throwing"), bidding: t("bid"), window: `${t("winner")}: ${nameOf(c.winner)}`,
     overbid: t("overbid"), resolved: `${t("ended")} · ${t("winner")}: ${nameOf(c.winner)}`, cancelled: t("cancelled"),
   }[c.status] || c.status;
 }
 
+// The last reveal and the last bids, each marked with its round: on round 2 they are
+// round 1's, history and not the state of play (issue 14). The opponent's bid reaches a
+// player sealed (MET-3: bids are told to a storyteller): said in words, never a bare "?".
 export function revealedLine(c) {
   const parts = [];
+  const earlier = (round) => round && round !== c.round ? `${t("round")} ${round}: ` : "";
   if (c.revealed) {
     const th = Object.entries(c.revealed.throws).map(([who, ch]) => `${esc(nameOf(who))} <span class="mini">${ICON[ch] || ""}</span> ${esc(t(ch))}`).join(" · ");
-    parts.push(`${th}${c.revealed.winner ? "" : ` — <b>${esc(t("tie"))}</b>`}`);
+    parts.push(`${esc(earlier(c.revealed.round))}${th}${c.revealed.winner ? "" : ` — <b>${esc(t("tie"))}</b>`}`);
   }
   if (c.lastBids) {
-    parts.push(esc(`${t("bid")}: ${Object.entries(c.lastBids.bids).map(([who, v]) => `${nameOf(who)} ${v === SEALED ? "?" : v}`).join(" · ")}`));
+    parts.push(esc(`${earlier(c.lastBids.round)}${t("bid")}: ${Object.entries(c.lastBids.bids).map(([who, v]) => `${nameOf(who)} ${v === SEALED ? t("bid_sealed") : v}`).join(" · ")}`));
   }
   const mine = c.throws[me()];
-  if (c.status === "throwing" && mine) parts.push(esc(`${t("your_throw")}: ${t(mine)} (${t("thrown")})`));
-  return parts.length ? `<p class="revealed" data-testid="revealed">${parts.join(" — ")}</p>` : "";
+  if (c.status === "throwing" && mine && mine !== SEALED) parts.push(esc(t("you_threw", t(mine))));
+  if (!parts.length) return "";
+  const old = !(c.status === "throwing" && mine) && (!c.revealed || earlier(c.revealed.round)) && (!c.lastBids || earlier(c.lastBids.round));
+  return `<p class="revealed${old ? " history" : ""}" data-testid="revealed"${old ? ' data-history="1"' : ""}>${parts.join(" — ")}</p>`;
 }
 
 export function rollsView(rolls) {
@@ -87,9 +106,16 @@ function die(face, cls, label) {
   return `<span class="die ${cls}" role="img" aria-label="${esc(label)} ${esc(face)}">${esc(face)}</span>`;
 }
 
+// ACT-13's notation "Test (science, 2)" is for the log; a phone says it in words.
+function rollLabel(r) {
+  if (r.kind !== "action" || !r.characteristic) return r.label || "";
+  return r.difficulty != null ? t("roll_label", r.characteristic, r.difficulty) : r.characteristic;
+}
+
 function rollCard(r) {
   let dice = "";
   let words = "";
+  let explain = "";
   if (r.kind === "v5" || r.kind === "rouse") {
     dice = (r.normal || []).map((f) => die(f, f >= 6 ? "hit" : "", t("die"))).join("") +
       (r.hunger || []).map((f) => die(f, `hunger${f >= 6 ? " hit" : ""}${f === 1 ? " skull" : ""}`, t("hunger_die"))).join("");
@@ -101,9 +127,11 @@ function rollCard(r) {
     }
   } else if (r.kind === "action") {
     dice = (r.normal || []).map((f) => die(f, f >= r.threshold ? "hit" : "", `d${r.sides}`)).join("") +
-      (r.signs || []).map((s) => `<span class="die dpm ${s === "+" ? "plus" : s === "-" ? "minus" : "blank"}" role="img"
-        aria-label="D+/- ${esc(s === "+" ? t("plus") : s === "-" ? t("minus") : t("blank"))}">${s === "-" ? "−" : s || "·"}</span>`).join("");
-    words = `${r.success === true ? t("success") : r.success === false ? t("failure") : ""} — ${t("points", r.points)}${r.difficulty != null ? ` / ${t("difficulty")} ${r.difficulty}` : ""}`;
+      (r.signs || []).map((s) => `<span class="die dpm ${s === "+" ? "plus" : s === "-" ? "minus" : "blank"}${(r.net > 0 && s === "-") || (r.net < 0 && s === "+") ? " void" : ""}" role="img"
+        aria-label="D+/- ${esc(s === "+" ? t("plus") : s === "-" ? t("minus") : t("blank"))}"${(r.net > 0 && s === "-") || (r.net < 0 && s === "+") ? ' data-void="1"' : ""}>${s === "-" ? "−" : s || "·"}</span>`).join("");
+    words = `${r.success === true ? t("success") : r.success === false ? t("failure") : ""} — ${t(r.points === 1 || (lang === "fr" && r.points === 0) ? "point_one" : "points", r.points)}${r.difficulty != null ? ` / ${t("difficulty")} ${r.difficulty}` : ""}`;
+    // ACT-6: the round D+/- dice count one way only; say which, beside them
+    if ((r.signs || []).length) explain = `<p class="muted dpm-help" data-testid="dpm-help">${esc(t(r.net < 0 ? "dpm_malus" : "dpm_bonus"))}</p>`;
   }
   const ok = r.success === true ? "ok" : r.success === false ? "ko" : "";
   const secret = r.visibility === "secret" || r.visibility === "blind"
@@ -111,8 +139,8 @@ function rollCard(r) {
   // FAIR-2 on the phone, after close (player.js diceCheckView): verified, or the mismatch named
   const check = !r.check ? "" : r.check.ok ? ` <span class="badge verified" data-testid="roll-verified">✓ ${esc(t("check_verified"))}</span>`
     : `<p class="mismatch" data-testid="roll-mismatch">${esc(r.check.message)}</p>`;
-  return `<article class="roll ${ok}" data-testid="roll-result" data-roll="${esc(r.id)}" data-visibility="${esc(r.visibility || "open")}"><p class="label">${esc(nameOf(r.character))} ${esc(r.label || "")}${secret}${r.check && r.check.ok ? check : ""}</p>
-    <div class="dice-row">${dice}</div><p class="words">${esc(words)}</p>${r.check && !r.check.ok ? check : ""}</article>`;
+  return `<article class="roll ${ok}" data-testid="roll-result" data-roll="${esc(r.id)}" data-visibility="${esc(r.visibility || "open")}"><p class="label">${esc(nameOf(r.character))} ${esc(rollLabel(r))}${secret}${r.check && r.check.ok ? check : ""}</p>
+    <div class="dice-row">${dice}</div>${explain}<p class="words">${esc(words)}</p>${r.check && !r.check.ok ? check : ""}</article>`;
 }
 
 export function commandName(type) {

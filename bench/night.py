@@ -1,0 +1,141 @@
+"""A six-hour night, simulated without waiting: what a reconnecting phone, the review page
+and the server's memory cost at each hour, against the first hour (issue 18).
+
+Each hour, a venue's rate of commands (``--rate`` per second, 20 by default: about 1.4
+events each) is played into one session through the real command path
+(``server.simulate``'s random players, ``Chronicle.submit``, fair draws, group commit).
+Then a real server is started on the file, as a venue restarting or a spare laptop would,
+and asked what phones and the storyteller ask after a Wi-Fi drop:
+
+- a player's ``GET /sessions/{s}/state`` (the phone's view of its session);
+- the review's first screen (``GET /sessions/{s}/review``), its time and size;
+- the server's resident memory after both (``VmRSS``).
+
+The last line gives last hour / first hour for each (targets: at most 1.5x for the state
+query and the review's first screen, RSS within 2x). Nothing is asserted.
+
+    python bench/night.py                 # 6 hours at 20 commands/s (about 600,000 events)
+    python bench/night.py --hours 2 --rate 0.5   # a short night (CI smoke run)
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.harness import ServerProcess  # noqa: E402
+
+SESSION = "night"
+RULESET = "met"
+
+
+def play_hour(db: Path, rng: random.Random, commands: int, first: bool) -> int:
+    """Plays ``commands`` more commands into the night's session; returns its head."""
+    from server.service import Chronicle
+    from server.simulate import next_commands, setup_commands
+    from server.store import SQLiteStore
+
+    with SQLiteStore(db) as store:
+        chronicle = Chronicle(store)
+        futures = []
+        sent = store.head()
+
+        def submit(actor, command):
+            nonlocal sent
+            sent += 1
+            futures.append(chronicle.submit(SESSION, command, actor,
+                                            device=actor.character or "storyteller",
+                                            command_id=f"night-{sent}"))
+
+        if first:
+            for actor, command in setup_commands(rng, RULESET):
+                submit(actor, command)
+        done = 0
+        while done < commands:
+            for _ in range(min(200, commands - done)):
+                for actor, command in next_commands(rng, RULESET, chronicle.state(SESSION)):
+                    submit(actor, command)
+                done += 1
+            for f in futures:
+                f.result()
+            futures.clear()
+        return store.head()
+
+
+def tokens(db: Path) -> tuple[str, str]:
+    from server.auth import Tokens
+    from server.service import Chronicle
+    from server.store import SQLiteStore
+
+    with SQLiteStore(db) as store:
+        character = sorted(Chronicle(store).state(SESSION).session.characters)[0]
+        t = Tokens(store)
+        return (t.issue("player", character=character, session=SESSION, name=character),
+                t.issue("storyteller", name="storyteller"))
+
+
+def timed_get(url: str, token: str) -> tuple[float, int]:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    t = time.perf_counter()
+    with urllib.request.urlopen(request, timeout=600) as r:
+        size = len(r.read())
+    return time.perf_counter() - t, size
+
+
+def rss_mb(pid: int) -> float:
+    for row in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if row.startswith("VmRSS:"):
+            return int(row.split()[1]) / 1024
+    return float("nan")
+
+
+def night(hours: int, rate: float, seed: int = 18) -> None:
+    per_hour = int(rate * 3600)
+    print(f"\n== night: {hours} hours at {rate:g} commands/s ({per_hour:,} commands an "
+          f"hour, one {RULESET} session), simulated without waiting; a server started on the "
+          f"file each hour", flush=True)
+    rng = random.Random(seed)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(tmp) / "night.db"
+        for hour in range(1, hours + 1):
+            head = play_hour(db, rng, per_hour, first=hour == 1)
+            if hour == 1:
+                player, storyteller = tokens(db)
+            with ServerProcess(db) as server:
+                base = f"{server.url}/sessions/{SESSION}"
+                # every call folds today: the best of three is its cost, not a cold import
+                state_s, state_size = min(timed_get(f"{base}/state", player) for _ in range(3))
+                review_s, review_size = timed_get(f"{base}/review", storyteller)
+                rss = rss_mb(server.proc.pid)
+            rows.append((head, state_s, review_s, review_size, rss))
+            print(f"hour {hour}: {head:,} events, state query {state_s * 1000:.0f} ms "
+                  f"({state_size / 1024:.0f} KB), review first screen {review_s * 1000:.0f} ms "
+                  f"({review_size / 1e6:.2f} MB), server RSS {rss:.0f} MB", flush=True)
+    first, last = rows[0], rows[-1]
+    print(f"night: last hour / first hour: state query {last[1] / first[1]:.2f}x (target <= 1.5x), "
+          f"review first screen {last[2] / first[2]:.2f}x (target <= 1.5x), "
+          f"RSS {last[4] / first[4]:.2f}x (target <= 2x)", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hours", type=int, default=6)
+    parser.add_argument("--rate", type=float, default=20.0, help="commands per second at the venue")
+    parser.add_argument("--quick", action="store_true", help="2 hours at 0.5 commands/s (CI)")
+    parser.add_argument("--seed", type=int, default=18)
+    args = parser.parse_args()
+    if args.quick:
+        args.hours, args.rate = 2, 0.5
+    night(args.hours, args.rate, args.seed)
+
+
+if __name__ == "__main__":
+    main()
