@@ -101,12 +101,12 @@ def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, 
     # a secret opposed roll reaches its opponent too (as its call, action.opposed), who answers it
     roll_against(nova, "rook", "science", visibility="secret")
     rook.expect(calls(rook)).to_have_count(1)
-    rook.expect(calls(rook)).to_have_attribute("data-roll", "a3")
+    rook.expect(calls(rook)).to_have_attribute("data-roll", "a1.nova+rook")  # numbered among its audience's
     calls(rook).get_by_test_id("opposed-answer").click()
     rook.expect(calls(rook)).to_have_count(0)
     for d in (nova, rook):
         d.expect(d.page.get_by_test_id("opposed-result")).to_have_count(2)
-        d.expect(d.page.get_by_test_id("opposed-result").first).to_have_attribute("data-roll", "a3")
+        d.expect(d.page.get_by_test_id("opposed-result").first).to_have_attribute("data-roll", "a1.nova+rook")
     assert state(server).waiting == {}
     for d in (nova, rook):
         d.close()
@@ -266,17 +266,17 @@ def test_act_12_a_secret_sealed_roll_reaches_no_third_party_and_the_defender_onl
     st.expect(st.page.get_by_test_id("st-waiting")).to_have_count(1)
     [sealed] = events_of_type(db, "action.rolled")
     # the tablet's view model holds the sealed roll whole; the phone's, none of it
-    assert st.page.evaluate("window.conteur.vm.rolls.filter((r) => r.id === 'a1').map((r) => r.normal)") \
+    assert st.page.evaluate("window.conteur.vm.rolls.filter((r) => r.id === 'a1.nova+rook').map((r) => r.normal)") \
         == [sealed["dice"]]
     dice = " ".join(map(str, sealed["dice"]))
     st.expect(st.page.get_by_test_id("st-sealed")).to_have_text(f"Sealed from Rook until answered: {dice} ({sealed['ps']} PS)")
     st.shot("tablet-sealed-waiting", focus="[data-testid=st-waiting]")
-    received = [e for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1")]
+    received = [e for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1.nova+rook")]
     assert [e["type"] for e in received] == ["action.opposed"] and received[0]["visibility"] == "secret"
     calls(rook).get_by_test_id("opposed-answer").click()
     rook.expect(rook.page.get_by_test_id("opposed-result")).to_have_count(1)
-    received = [e["type"] for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1")]
-    # its own answer (against a1), then Nova's roll revealed with the verdict, in one batch
+    received = [e["type"] for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1.nova+rook")]
+    # its own answer (against it), then Nova's roll revealed with the verdict, in one batch
     assert received == ["action.opposed", "action.rolled", "action.revealed", "action.opposition_settled"]
     for d in (st, nova, rook):
         d.close()
