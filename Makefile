@@ -1,7 +1,10 @@
 # Two commands on a fresh machine with only Python 3.11+:
 #   make serve   -- start the server on ./conteur.db with a demo chronicle
+#                   (WIFI=name prints the network phones join; PUBLIC_URL=... the base of join links)
 #   make test    -- run the whole test suite
 PYTHON ?= python3
+WIFI ?=
+PUBLIC_URL ?=
 VENV := .venv
 BIN := $(VENV)/bin
 
@@ -16,7 +19,7 @@ $(BIN)/conteur: pyproject.toml
 install: $(BIN)/conteur
 
 serve: $(BIN)/conteur
-	$(BIN)/conteur serve --demo --db conteur.db
+	$(BIN)/conteur serve --demo --db conteur.db $(if $(WIFI),--wifi "$(WIFI)") $(if $(PUBLIC_URL),--public-url "$(PUBLIC_URL)")
 
 test: $(BIN)/conteur
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -rs -p no:cacheprovider

@@ -16,19 +16,25 @@ import argparse
 import asyncio
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import msgspec
 
-from client.client import Backoff, Client, ClientError, Delivered
+from client.client import Backoff, Client, ClientError, Delivered, Restarted
 from client.outbox import Outbox
 from events.game import EVENT_BY_TAG
+from server.dbfile import (
+    EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, EXIT_UNREACHABLE, NewerDatabase)
 from server.narrate import Teller, sentence
 
-EXIT_REFUSED = 2
-EXIT_UNREACHABLE = 3
+# The exit statuses `conteur --help` lists (server.dbfile.EXIT_CODES): 1 a command
+# rejected, 2 what was given cannot be used (a bad link, a refused token), 3 the server
+# did not answer in time, 4 the state file is locked, 5 it is a newer client's.
+EXIT_REJECTED = EXIT_CHECK_FAILED
+EXIT_REFUSED = EXIT_BAD_INPUT
 
 
 class Exit(Exception):
@@ -94,7 +100,7 @@ def _client(args, outbox: Outbox) -> Client:
     url = outbox.get_meta("url")
     token = outbox.get_meta("token")
     if not url or not token:
-        raise Exit(1, "no server known yet: run `conteur client join LINK` first")
+        raise Exit(EXIT_BAD_INPUT, "no server known yet: run `conteur client join LINK` first")
     session = args.session or outbox.get_meta("session") or ""
     return Client(url, token, session, outbox=outbox, backoff=Backoff(0.25, args.backoff_cap))
 
@@ -115,7 +121,10 @@ async def _live(client: Client, timeout: float) -> None:
 
 
 async def _join(args) -> int:
-    url, token, session = parse_link(args.link)
+    try:
+        url, token, session = parse_link(args.link)
+    except ValueError as exc:
+        raise Exit(EXIT_BAD_INPUT, f"{exc} (a join link looks like http://10.42.0.1:8000/#join=TOKEN)")
     outbox = Outbox(args.state)
     outbox.set_meta("url", url)
     outbox.set_meta("token", token)
@@ -134,7 +143,13 @@ async def _watch(args) -> int:
     async with _client(args, Outbox(args.state)) as client:
         shown, tell = 0, Teller(lang=args.lang)
         await _live(client, args.timeout)
-        async for item in client.events(replay=True):
+        # What this watch printed is its own business: the state file's cursor is shared
+        # with every other command using it, so it cannot say what was shown here.
+        async for item in client.events(replay=True, notices=True):
+            if isinstance(item, Restarted):
+                print(json.dumps({"notice": "restarted", "reason": item.reason}) if args.json
+                      else f"-- {item.reason}", flush=True)
+                continue
             if item.seq <= args.after:
                 continue
             print(json.dumps({"seq": item.seq, "event": item.raw}) if args.json
@@ -157,20 +172,32 @@ async def _send(args) -> int:
             command_id = client.send(command)
         except (ValueError, msgspec.ValidationError) as exc:
             print(f"not a valid command: {exc}", file=sys.stderr)
-            return 1
+            return EXIT_REJECTED
         if args.no_wait:
+            # sent at once when the server is up (the frame leaves before this exits);
+            # otherwise it stays queued for the next run of any client command
             print(command_id)
+            try:
+                await client.wait_live(timeout=args.timeout)
+            except (ClientError, TimeoutError):
+                print(f"queued: the server is not reachable now; {command_id} goes out at "
+                      f"the next client command", file=sys.stderr)
+                return 0
+            await client.wait_written(command_id, timeout=args.timeout)
             return 0
         await _live(client, args.timeout)
         try:
             result = await client.outcome(command_id, timeout=args.timeout)
         except ClientError as refused:  # revoked while waiting: the command stays queued
             raise _refused(refused)
+        except TimeoutError:
+            raise Exit(EXIT_UNREACHABLE, f"no answer from {client.url} within {args.timeout:g} s; "
+                       f"{command_id} stays queued and goes out again at the next client command")
         if result.ok:
             print(f"ack {command_id} seqs {list(result.seqs)}")
             return 0
         print(f"reject {command_id} {result.code}: {result.message}")
-        return 1
+        return EXIT_REJECTED
 
 
 async def _state(args) -> int:
@@ -216,13 +243,26 @@ def add_command(sub) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    Path(args.state).parent.mkdir(parents=True, exist_ok=True)
     handler = {"join": _join, "watch": _watch, "send": _send, "state": _state}[args.action]
     try:
+        try:
+            # the client's own data folder (XDG): made, unlike a server's --db folder
+            Path(args.state).parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise Exit(EXIT_BAD_INPUT, f"cannot make the folder of --state {args.state}: {exc.strerror}")
         return asyncio.run(handler(args))
     except Exit as stop:
-        print(stop.message, file=sys.stderr)
+        print(f"conteur client {args.action}: {stop.message}", file=sys.stderr)
         return stop.code
+    except NewerDatabase as exc:
+        print(f"conteur client {args.action}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except sqlite3.DatabaseError as exc:  # the --state file, the only database here
+        locked = isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc)
+        print(f"conteur client {args.action}: the state file {args.state} "
+              + ("is locked by another process" if locked else "is not a client state file")
+              + f" ({exc})", file=sys.stderr)
+        return EXIT_IN_USE if locked else EXIT_BAD_INPUT
     except KeyboardInterrupt:
         return 130
 

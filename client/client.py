@@ -90,6 +90,24 @@ class Delivered(msgspec.Struct, frozen=True, kw_only=True):
 class _Resync(Exception):
     """The server holds less than we do: forget our copy and start over from seq 0."""
 
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Why a client printed its log again from seq 1 (``Restarted.reason``).
+RESTORED = ("the server holds another history than this device (a backup was restored): "
+            "the log starts again from the beginning")
+BEHIND = ("the server holds fewer events than this device (another or an older database): "
+          "the log starts again from the beginning")
+
+
+class Restarted(msgspec.Struct, frozen=True, kw_only=True):
+    """Given by ``events(notices=True)`` when what was received is dropped and the log is
+    received again from seq 1 (docs/protocol.md, Restored backup)."""
+
+    reason: str
+
 
 class ClientError(Exception):
     """The server refused this client for good (a bad token, an unknown session)."""
@@ -179,6 +197,7 @@ class Client(Commands):
         self._pending_log: list[tuple[int, dict]] = []
         self._hello_after = 0
         self._sent: set[str] = set()  # ids sent on the current connection
+        self.written: set[str] = set()  # ids whose frame left on a socket, on any connection
         self.received: list[Delivered] = []
         self._state: game.GameState | None = game.initial()
         self.fold_error: str | None = None
@@ -227,7 +246,28 @@ class Client(Commands):
 
     @property
     def last_seq(self) -> int:
+        """The last seq any process using this outbox file received (shared)."""
         return self.outbox.last_seq(self.session)
+
+    @property
+    def held(self) -> int:
+        """The last seq this client took itself: what it resumes after. Not ``last_seq``:
+        another process sharing the file may have received events this one never saw."""
+        return self.received[-1].seq if self.received else 0
+
+    async def wait_written(self, command_id: str, timeout: float | None = 10.0) -> bool:
+        """Until the command's frame has left on a socket (not its outcome); False if it
+        was answered from the outbox, or the time ran out first."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while command_id not in self.written:
+            entry = self.outbox.get(command_id)
+            if entry is None or entry.status != "queued" or self.error is not None:
+                return False
+            if deadline is not None and loop.time() >= deadline:
+                return False
+            await asyncio.sleep(0.02)
+        return True
 
     @property
     def state(self) -> game.GameState | None:
@@ -270,8 +310,9 @@ class Client(Commands):
 
     # -- events ----------------------------------------------------------------------
 
-    async def events(self, *, replay: bool = False) -> AsyncIterator[Delivered]:
-        """Every event from now on (and those already held, with ``replay``), in order."""
+    async def events(self, *, replay: bool = False, notices: bool = False) -> AsyncIterator[Delivered]:
+        """Every event from now on (and those already held, with ``replay``), in order;
+        with ``notices``, a ``Restarted`` where the log starts over."""
         queue: asyncio.Queue = asyncio.Queue()
         if replay:
             for item in self.received:
@@ -282,6 +323,8 @@ class Client(Commands):
                 item = await queue.get()
                 if item is None:
                     return
+                if isinstance(item, Restarted) and not notices:
+                    continue
                 yield item
         finally:
             self._subscribers.remove(queue)
@@ -304,8 +347,10 @@ class Client(Commands):
                         future.set_exception(refused)
                 self._waiters.clear()
                 return
-            except _Resync:
+            except _Resync as resync:
                 self._forget()
+                for queue in self._subscribers:
+                    queue.put_nowait(Restarted(reason=resync.reason))
                 self.backoff.reset()
                 continue
             except (OSError, websockets.exceptions.WebSocketException, asyncio.TimeoutError) as exc:
@@ -325,14 +370,16 @@ class Client(Commands):
             kwargs["origin"] = self.origin
         async with connect(self.url, **kwargs) as ws:
             self._sent = set()
-            self._hello_after = self.last_seq
+            # what this client holds, not the file's shared cursor: events another process
+            # received meanwhile are this one's to receive too (issue 15)
+            self._hello_after = self.held
             hello = {"type": "hello", "token": self.token, "session": self.session,
                      "after": self._hello_after, "device": self.device}
             if self.batch:
                 hello["batch"] = True
-            held = self.outbox.last_logged(self.session) if self.session and self._hello_after else None
-            if held is not None and held[0] == self._hello_after:
-                hello["last"] = {"seq": held[0], "event": held[1]}
+            if self.session and self.received:
+                last = self.received[-1]
+                hello["last"] = {"seq": last.seq, "event": last.raw}
             await ws.send(_encode(hello))
             try:
                 await self._receive(ws)
@@ -377,7 +424,7 @@ class Client(Commands):
                 # docs/protocol.md, Restored backup: this server's history is not the one
                 # held here; the log goes, the outbox stays and is decided after live
                 self.diverged += 1
-                raise _Resync()
+                raise _Resync(RESTORED)
             self.viewer = frame.get("viewer")
             self.head = frame.get("head", 0)
             if not self.session and frame.get("session"):
@@ -390,7 +437,7 @@ class Client(Commands):
             self.backoff.reset()
         elif kind == "live":
             if frame.get("head", 0) < self._hello_after:
-                raise _Resync()  # docs/protocol.md: another database, resync from 0
+                raise _Resync(BEHIND)  # docs/protocol.md: another database, resync from 0
             self.head = frame.get("head", self.head)
             self._flush_log()
             self._ws = ws
@@ -424,6 +471,7 @@ class Client(Commands):
             frame["entropy"] = entry.entropy
         with contextlib.suppress(websockets.exceptions.ConnectionClosed):
             await ws.send(_encode(frame))
+            self.written.add(entry.id)
 
     def _retry_later(self, ws: Any, command_id: str) -> None:
         self._sent.discard(command_id)

@@ -69,17 +69,21 @@ class Commands:
                                    round=self._round(challenge, round), choice=choice))
 
     def bid(self, challenge: str, value: int, *, round: int | None = None,
-            character: str | None = None) -> str:
+            character: str | None = None, abilities: tuple[str, ...] = ()) -> str:
+        """``abilities``: this side's own that apply (MET-3), checked against its sheet."""
         return self.send(met.DeclareBid(character=self._me(character), challenge=challenge,
-                                        round=self._round(challenge, round), value=value))
+                                        round=self._round(challenge, round), value=value,
+                                        abilities=tuple(abilities)))
 
     def retest(self, challenge: str, source: str, *, cancels: bool = False,
                character: str | None = None) -> str:
         return self.send(met.Retest(character=self._me(character), challenge=challenge,
                                     source=source, cancels=cancels))
 
-    def overbid(self, challenge: str, value: int, *, character: str | None = None) -> str:
-        return self.send(met.Overbid(character=self._me(character), challenge=challenge, value=value))
+    def overbid(self, challenge: str, value: int, *, character: str | None = None,
+                abilities: tuple[str, ...] = ()) -> str:
+        return self.send(met.Overbid(character=self._me(character), challenge=challenge, value=value,
+                                     abilities=tuple(abilities)))
 
     def concede(self, challenge: str, *, character: str | None = None) -> str:
         return self.send(met.Concede(character=self._me(character), challenge=challenge))

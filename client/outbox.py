@@ -21,6 +21,12 @@ from typing import Any
 
 import msgspec
 
+from server.dbfile import NewerDatabase
+
+# PRAGMA user_version of the state file; bumped when its tables change in a way an older
+# client would misread (files from before the stamp read 0: the same layout as 1).
+OUTBOX_VERSION = 1
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS outbox (
@@ -64,10 +70,21 @@ class Outbox:
     def __init__(self, path: str | Path = ":memory:"):
         self.path = str(path)
         self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.executescript(_SCHEMA)
+        try:
+            version = self._db.execute("PRAGMA user_version").fetchone()[0]
+            if version > OUTBOX_VERSION:  # a newer client's file: never rewritten by this one
+                raise NewerDatabase(
+                    f"{self.path} was written by a newer conteur client (version {version}); "
+                    f"this one reads version {OUTBOX_VERSION} and older: upgrade conteur")
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.executescript(_SCHEMA)
+            if version < OUTBOX_VERSION:
+                self._db.execute(f"PRAGMA user_version={OUTBOX_VERSION}")
+        except BaseException:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         self._db.close()

@@ -8,6 +8,9 @@
 # API) while the server keeps writing, named conteur-YYYYMMDDTHHMMSSZ.db in
 # DEST/conteur-backups/; only the newest --keep copies are kept. A stick pulled out or
 # full is reported and retried at the next round: the loop never stops the game.
+# DEST must be a mounted filesystem other than this machine's own (/): the folder is
+# never created, so a stick that is not mounted cannot turn into a folder on the laptop's
+# disk that only looks like a backup.
 # Stop it with Ctrl-C. Restoring: see deploy/README.md ("When the laptop dies").
 #
 # Options: --db FILE      the live database (default /var/lib/conteur/conteur.db)
@@ -37,7 +40,7 @@ while [[ $# -gt 0 ]]; do
         --every) EVERY=${2:?--every needs minutes}; shift 2 ;;
         --keep) KEEP=${2:?--keep needs a number}; shift 2 ;;
         --once) ONCE=yes; shift ;;
-        -h|--help) sed -n '2,17s/^# \{0,1\}//p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,20s/^# \{0,1\}//p' "$0"; exit 0 ;;
         -*) die "unknown option $1" ;;
         *) break ;;
     esac
@@ -48,13 +51,32 @@ done
 command -v "$CONTEUR" >/dev/null || die "'$CONTEUR' not found (deploy/install.sh links /usr/local/bin/conteur)"
 [[ -f "$DB" ]] || die "no database at $DB"
 
-DEST="$1/conteur-backups"
+STICK=$1
+DEST="$STICK/conteur-backups"
+
+# Why DEST cannot take a backup now, or nothing: a missing folder, or one on the same
+# filesystem as / (an unmounted stick's mount point is an empty folder on this disk).
+not_a_stick() {
+    if [[ ! -d "$STICK" ]]; then
+        echo "no folder $STICK: is the stick plugged in and mounted?"
+    elif [[ $(stat -c %d -- "$STICK") == "$(stat -c %d /)" ]]; then
+        echo "$STICK is on this machine's own disk, not a mounted stick (findmnt -T $STICK): is the stick plugged in and mounted?"
+    fi
+}
+
+why=$(not_a_stick)
+[[ -z "$why" ]] || die "$why (nothing was created)"
 
 backup_once() {
-    local target
+    local target why
     target="$DEST/conteur-$(date -u +%Y%m%dT%H%M%SZ).db"
-    if ! mkdir -p "$DEST" 2>/dev/null; then
-        log "cannot write to $DEST: is the stick plugged in and mounted?"
+    why=$(not_a_stick)
+    if [[ -n "$why" ]]; then
+        log "$why"
+        return 1
+    fi
+    if [[ ! -d "$DEST" ]] && ! mkdir "$DEST" 2>/dev/null; then
+        log "cannot write to $DEST: is the stick plugged in, mounted and writable?"
         return 1
     fi
     if ! "$CONTEUR" backup --db "$DB" --to "$target"; then

@@ -20,7 +20,12 @@ PORT=8000
 IFNAME=""
 AUTOCONNECT=no
 
+# --help: the usage on stdout, exit 0; a wrong call: the usage on stderr, exit 2.
 usage() {
+    if [[ ${1:-error} == help ]]; then
+        sed -n '2,14s/^# \{0,1\}//p' "$0"
+        exit 0
+    fi
     sed -n '2,14s/^# \{0,1\}//p' "$0" >&2
     exit 2
 }
@@ -85,6 +90,8 @@ Hotspot up on $IFNAME.
   Password:      $password
   Phones open:   http://$address:$PORT/   (https://$address:$PORT/ if conteur serves with --tls)
 The phones will say the network has no internet: tell them to stay connected.
+Join sheets name this network when conteur serves with --wifi "$ssid"
+(or CONTEUR_WIFI="$ssid" in the service's environment). Check with: conteur doctor
 Stop it with: sudo $0 --down
 EOF
 }
@@ -97,7 +104,7 @@ while [[ $# -gt 0 ]]; do
         --channel) CHANNEL=${2:?--channel needs a number}; shift 2 ;;
         --port) PORT=${2:?--port needs a number}; shift 2 ;;
         --boot) AUTOCONNECT=yes; shift ;;
-        -h|--help) usage ;;
+        -h|--help) usage help ;;
         -*) die "unknown option $1" ;;
         *) break ;;
     esac

@@ -96,5 +96,6 @@ conteur is installed.
   database:  /var/lib/conteur/conteur.db   (owner: conteur)
   logs:      journalctl -u conteur -f
   next:      sudo $PREFIX/deploy/hotspot.sh "SSID" "PASSWORD"
-  then:      open http://10.42.0.1:8000/join-sheet on this machine and print it
+  then:      open the storyteller link (conteur init prints it) in this machine's
+             browser, then http://10.42.0.1:8000/join-sheet, and print it
 EOF

@@ -6,7 +6,10 @@ bonus or malus rolls that many D+/- (ACT-5, ACT-6). The D+/- is a d6 read as
 
     faces 1, 2 -> "-"      faces 3, 4 -> blank      faces 5, 6 -> "+"      (ACT-4)
 
-Roll ids ("a1", "a2"...) and modifier ids ("m1"...) come from the state. The game clock
+Roll ids ("a1", "a2.nova" secret, "a1.nova+rook" secret opposed, "a1.*" blind) and
+modifier ids ("m1.nova") come from the state, numbered within their audience
+(``events.model.scoped_id``); dice are drawn in the roller's stream for the roll's audience
+(``events.model.stream_name``). The game clock
 (``state.session.turn``, ``state.session.game_seconds``) is read defensively: the session
 module is written alongside this one.
 

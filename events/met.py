@@ -145,6 +145,8 @@ class IssueChallenge(Command, frozen=True, kw_only=True, tag="challenge"):
     difficulty: int = 0  # static (MET-10)
     tests: int = 1  # successive tests, static/simple/complex (MET-10, MET-11)
     abilities: tuple[str, ...] = ()  # ability traits that apply to the initiator's bid
+    # a storyteller's only: a player cannot see the defender's sheet, so the defender
+    # declares its own abilities with its bid (MET-3)
     defender_abilities: tuple[str, ...] = ()
     mutual: bool = False  # MET-8: one challenge settles both same-attribute actions
     action: str = ""
@@ -158,10 +160,16 @@ class Throw(Command, frozen=True, kw_only=True, tag="throw"):
 
 
 class DeclareBid(Command, frozen=True, kw_only=True, tag="bid"):
+    """A bid after a tie of throws, or the winner's score answering an overbid (then
+    ``round`` is the challenge's current round)."""
+
     character: str
     challenge: str
     round: int
     value: int
+    # MET-3: the bidder's own abilities that apply, added to any the challenge named for
+    # its side; each must be on its sheet (MET-15)
+    abilities: tuple[str, ...] = ()
 
 
 class Retest(Command, frozen=True, kw_only=True, tag="retest"):
@@ -175,6 +183,7 @@ class Overbid(Command, frozen=True, kw_only=True, tag="overbid"):
     character: str
     challenge: str
     value: int
+    abilities: tuple[str, ...] = ()  # as DeclareBid.abilities
 
 
 class Concede(Command, frozen=True, kw_only=True, tag="concede"):
@@ -261,9 +270,10 @@ class BidDeclared(_Owned, frozen=True, kw_only=True, tag="met.bid_declared"):
     round: int
     value: int | None = None
     overbid: bool = False  # the winner's score answering an overbid (MET-13)
+    abilities: tuple[str, ...] = ()  # the bidder's own, declared with the bid (MET-3)
 
     def redacted(self) -> Event | None:
-        return replace(self, value=None)
+        return replace(self, value=None, abilities=())
 
 
 class BidsCompared(Event, frozen=True, kw_only=True, tag="met.bids_compared"):
@@ -316,9 +326,10 @@ class RetestCancelled(Event, frozen=True, kw_only=True, tag="met.retest_cancelle
 class OverbidDeclared(_Owned, frozen=True, kw_only=True, tag="met.overbid_declared"):
     challenge: str
     value: int | None = None
+    abilities: tuple[str, ...] = ()
 
     def redacted(self) -> Event | None:
-        return replace(self, value=None)
+        return replace(self, value=None, abilities=())
 
 
 class OverbidSettled(Event, frozen=True, kw_only=True, tag="met.overbid_settled"):
@@ -411,13 +422,31 @@ def _side(ch: Challenge, character: str) -> None:
         raise RuleViolation(f"{character} takes no part in challenge {ch.id}", code="forbidden")
 
 
-def _check_declared(state, ch: Challenge, side: str, value: int, what: str, actor) -> None:
+def _own_abilities(state, ch: Challenge, side: str, declared: tuple[str, ...]) -> tuple[str, ...]:
+    """MET-3: the abilities that count for ``side``: those the challenge named for it and
+    those it declares itself, each on its sheet (MET-15)."""
+    sheet = _sheet(state, side)
+    if sheet is not None:
+        missing = [a for a in declared if a not in sheet.abilities]
+        if missing:
+            held = ", ".join(sorted(sheet.abilities)) or "none"
+            raise RuleViolation(
+                f"{', '.join(missing)}: not an ability on {state.session.characters[side].name}'s sheet "
+                f"(abilities held: {held}) (MET-3, MET-15)",
+                code="invalid",
+            )
+    return tuple(dict.fromkeys(ch.abilities_of(side) + tuple(declared)))
+
+
+def _check_declared(state, ch: Challenge, side: str, value: int, what: str, actor,
+                    declared: tuple[str, ...] = ()) -> None:
     """MET-4, MET-15: the server knows the true sheet and checks every declaration."""
     if value < 0:
         raise RuleViolation(f"a {what} counts traits: {value} is below 0 (MET-3)", code="invalid")
+    abilities = _own_abilities(state, ch, side, declared)
     sheet = _sheet(state, side)
     if sheet is not None:
-        rules.check_score(sheet, ch.attribute_of(side), ch.abilities_of(side), value, what)
+        rules.check_score(sheet, ch.attribute_of(side), abilities, value, what)
     elif not actor.is_storyteller:
         raise RuleViolation(
             f"no sheet on file for {side}: a storyteller declares for it (MET-15)", code="rule"
@@ -537,6 +566,11 @@ def _issue(state, cmd: IssueChallenge, draws, actor) -> list[Event]:
         )
     if not _on_roster(state, initiator) and (not actor.is_storyteller or initiator == ""):
         raise RuleViolation(f"no character {initiator!r} in this session", code="not_found")
+    if cmd.defender_abilities and not actor.is_storyteller:
+        raise RuleViolation(
+            "the defender declares its own abilities with its bid; the initiator names only its own (MET-3)",
+            code="invalid",
+        )
     for side in (initiator, defender):
         found = session.characters.get(side)
         if found is not None and found.sheet is not None and not isinstance(found.sheet, MetSheet):
@@ -546,8 +580,11 @@ def _issue(state, cmd: IssueChallenge, draws, actor) -> list[Event]:
         raise RuleViolation(
             f"{session.characters[initiator].name} can initiate no challenge, only defend (MET-1)"
         )
+    for side in (initiator, defender):
+        # TIME-6: out of game, a character is no one's target, a storyteller's neither
+        if side in session.characters:
+            check_in_game(session, side, target=True)
     if not actor.is_storyteller and defender in session.characters:
-        check_in_game(session, defender, target=True)  # TIME-6
         check_not_frozen(session, defender)  # TIME-5
         if session.characters[defender].scene != session.characters[initiator].scene:
             raise RuleViolation(f"{session.characters[defender].name} is not in your scene (TIME-2)")
@@ -641,11 +678,12 @@ def _bid(state, cmd: DeclareBid, draws, actor) -> list[Event]:
     if ch.status == "overbid":
         if cmd.character != ch.winner:
             raise RuleViolation("the winner answers the overbid; the loser announced first (MET-13)")
-        _check_declared(state, ch, cmd.character, cmd.value, "score", actor)
+        _check_declared(state, ch, cmd.character, cmd.value, "score", actor, cmd.abilities)
         overbidder = ch.loser
         granted = ch.overbid_value >= cmd.value + 4  # MET-13: 4 traits or more above
         events: list[Event] = [
-            BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value, overbid=True),
+            BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value, overbid=True,
+                        abilities=cmd.abilities),
             OverbidSettled(challenge=ch.id, character=overbidder, opponent=cmd.character, granted=granted),
         ]
         if granted:
@@ -665,8 +703,9 @@ def _bid(state, cmd: DeclareBid, draws, actor) -> list[Event]:
         raise RuleViolation("your bid for this round is already declared (MET-3)")
     if ch.kind == "classic" and cmd.character == ch.defender and ch.initiator not in ch.bids:
         raise RuleViolation("the initiator declares its traits first (MET-3)")
-    _check_declared(state, ch, cmd.character, cmd.value, "bid", actor)
-    declared = BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value)
+    _check_declared(state, ch, cmd.character, cmd.value, "bid", actor, cmd.abilities)
+    declared = BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value,
+                           abilities=cmd.abilities)
     bids = {**ch.bids, cmd.character: cmd.value}
     if len(bids) < len(bidders):
         return [declared]
@@ -720,8 +759,8 @@ def _overbid(state, cmd: Overbid, draws, actor) -> list[Event]:
         raise RuleViolation("an overbid is for a challenge lost on the throw (MET-13)")
     if cmd.character in ch.overbids:
         raise RuleViolation("one overbid per character per challenge (MET-14)")
-    _check_declared(state, ch, cmd.character, cmd.value, "score", actor)
-    return [OverbidDeclared(challenge=ch.id, character=cmd.character, value=cmd.value)]
+    _check_declared(state, ch, cmd.character, cmd.value, "score", actor, cmd.abilities)
+    return [OverbidDeclared(challenge=ch.id, character=cmd.character, value=cmd.value, abilities=cmd.abilities)]
 
 
 def _concede(state, cmd: Concede, draws, actor) -> list[Event]:

@@ -84,6 +84,15 @@ def _actor_for(state, side: str) -> Actor:
     return player(side) if side in state.session.characters else STORYTELLER
 
 
+def _own(state, ch: met.Challenge, side: str) -> tuple[str, ...]:
+    """The defender declares its own first ability with its bid (MET-3)."""
+    found = state.session.characters.get(side)
+    sheet = found.sheet if found else None
+    if side != ch.defender or not isinstance(sheet, MetSheet):
+        return ()
+    return tuple(sorted(sheet.abilities))[:1]
+
+
 def _declared(rng: random.Random, state, ch: met.Challenge, side: str) -> int:
     """Mostly the truth or a downward lie; now and then an upward lie (refused)."""
     found = state.session.characters.get(side)
@@ -91,7 +100,8 @@ def _declared(rng: random.Random, state, ch: met.Challenge, side: str) -> int:
     if not isinstance(sheet, MetSheet):
         return rng.randint(0, 12)
     attribute = ch.attribute_of(side)
-    truth = min(true_score(sheet, attribute, ch.abilities_of(side)), 2 * getattr(sheet, attribute))
+    abilities = ch.abilities_of(side) + tuple(a for a in _own(state, ch, side) if a not in ch.abilities_of(side))
+    truth = min(true_score(sheet, attribute, abilities), 2 * getattr(sheet, attribute))
     if rng.random() < 0.05:
         return truth + 1
     return max(0, truth - (rng.randint(0, 2) if rng.random() < 0.3 else 0))
@@ -119,7 +129,8 @@ def _bid(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
         waiting = [s for s in ch.sides if s not in ch.bids]
         side = ch.initiator if ch.initiator in waiting and rng.random() < 0.95 else waiting[-1]
     value = _declared(rng, state, ch, side)
-    return _actor_for(state, side), met.DeclareBid(character=side, challenge=ch.id, round=ch.round, value=value)
+    return _actor_for(state, side), met.DeclareBid(character=side, challenge=ch.id, round=ch.round, value=value,
+                                                   abilities=_own(state, ch, side))
 
 
 def _window(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
@@ -131,7 +142,8 @@ def _window(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
     if roll < 0.15:
         return STORYTELLER, met.CloseWindow(challenge=ch.id, timeout=rng.random() < 0.5)
     if roll < 0.45 and ch.kind == "classic" and ch.by == "throw":
-        return actor, met.Overbid(character=loser, challenge=ch.id, value=_declared(rng, state, ch, loser))
+        return actor, met.Overbid(character=loser, challenge=ch.id, value=_declared(rng, state, ch, loser),
+                                  abilities=_own(state, ch, loser))
     if roll < 0.75:
         sources = sorted(retest_sources(sheet)) if isinstance(sheet, MetSheet) else ["Willpower"]
         return actor, met.Retest(character=loser, challenge=ch.id, source=rng.choice(sources or ["Luck"]))
@@ -187,8 +199,7 @@ def _new_challenge(rng, state) -> tuple[Actor, Command]:
         defender=defender.id,
         attribute=attribute,
         defender_attribute=None if same else rng.choice(session.ATTRIBUTES),
-        abilities=abilities[:1],
-        defender_abilities=abilities[1:],
+        abilities=abilities[:1],  # the defender's own come with its bid (_own)
         mutual=same and rng.random() < 0.5,
     )
 

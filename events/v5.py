@@ -1,8 +1,10 @@
 """Vampire-5th-style dice pools with Hunger (V5-1..9): commands, events, state, deciders.
 
 ``score`` is the pure outcome function; the deciders only gather the pool, draw the dice
-through ``draws`` and record them (FAIR-1). Roll ids ("r1", "r2"...) come from the state,
-so replay gives the same ids.
+through ``draws`` and record them (FAIR-1), in the stream of the roller and the roll's
+audience (``events.model.stream_name``). Roll ids come from the state, so replay gives the
+same ids, and are numbered within their audience ("r4" public, "r2.jack" secret to Jack,
+"r1.*" blind: ``events.model.scoped_id``), so no id counts rolls its viewer cannot see.
 
 Also home of two helpers the action-dice module shares: who may see a roll
 (``Visible``) and reading a character's sheet from the session roster (``sheet_of``).

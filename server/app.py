@@ -10,10 +10,12 @@ readable ``error``.
 from __future__ import annotations
 
 import contextlib
+import logging
+import os
 import sys
 import threading
 from pathlib import Path
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 import msgspec
 import uvicorn
@@ -43,7 +45,11 @@ class Settings(msgspec.Struct, kw_only=True):
     send_queue: int = 4096  # frames waiting for a device before it is dropped
     hello_timeout: float = 30.0
     public_url: str = ""  # the base of join links, when not the request's own host
+    wifi: str = ""  # the network phones join, printed beside each QR code of the join sheet
+    # how the join sheet finds this machine's LAN addresses (server.lan; tests pass their own)
+    lan_addresses: Callable[[], list[str]] | None = None
     window_timers: bool = True  # MET-16: close retest/overbid windows after accept_timeout
+    ca_file: str = ""  # with --tls: the venue CA served at /ca.crt (server.door)
 
 
 class Runtime:
@@ -91,10 +97,12 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
             if owned:
                 store.close()
 
+    from server.door import ca_certificate, join_sheet_page
     from server.http_api import CONTROLLERS
     from server.http_review import ReviewController
 
-    handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController]
+    handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController, ca_certificate,
+                      join_sheet_page]
     if web_dir is not None and Path(web_dir).is_dir():
         handlers.append(create_static_files_router(
             path="/", directories=[Path(web_dir)], html_mode=True, name="web",
@@ -168,53 +176,117 @@ class Served:
         return self.app.state.conteur
 
 
+def tls_folder(db: str | Path) -> Path:
+    """Where `serve --tls` keeps the venue CA and certificate by default: `tls/` beside
+    the database, so copying the database's folder to a spare machine copies them too."""
+    return Path(db).resolve().parent / "tls"
+
+
 def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, *,
         demo: bool = False, origins: tuple[str, ...] = (), tls_dir: str | Path | None = None,
-        public_url: str = "") -> None:
+        public_url: str = "", wifi: str = "", cert: str | Path | None = None,
+        key: str | Path | None = None, out=None) -> None:
     """``conteur serve``: prints the addresses, the storyteller's link and QR code (and,
     with ``demo``, creates the demo chronicle and prints every join link), then serves
-    until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (server.tls)."""
+    until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (server.tls),
+    ``cert``/``key`` with one given; either way plain http on the port is redirected
+    (server.door). The database is refused before anything is written if it is not one
+    (server.dbfile), and held for the server's life: a second server is refused."""
     from server import demo as demo_mod
+    from server.dbfile import WriterLock, check_database
 
-    settings = Settings(origins=tuple(origins), public_url=public_url)
+    out = out or sys.stdout
+    check_database(db, create=True)
+    settings = Settings(origins=tuple(origins), public_url=public_url, wifi=wifi)
     extra: dict = {}
     scheme = "http"
-    if tls_dir is not None:
+    if tls_dir is not None or cert is not None:
+        extra, settings.ca_file = _tls(host, tls_dir, cert, key)
+        scheme = "https"
+    lock = WriterLock(db).acquire()
+    try:
+        store = SQLiteStore(db)
+        try:
+            demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url,
+                              wifi=wifi, out=out)
+            if scheme == "https":
+                _announce_tls(settings, host, port, public_url, out)
+            app = create_app(store, settings=settings)
+            config = uvicorn_config(app, host, port, log_level="info", **extra)
+            if scheme == "https":  # the door is https, whatever uvicorn believes it runs
+                logging.getLogger("uvicorn.error").addFilter(
+                    lambda record: not str(record.msg).startswith("Uvicorn running on"))
+            uvicorn.Server(config).run()
+        finally:
+            store.close()
+    finally:
+        lock.release()
+
+
+def _tls(host: str, tls_dir, cert, key) -> tuple[dict, str]:
+    """uvicorn's options for the TLS door, and the CA file phones install ("" if none)."""
+    from uvicorn.config import HTTP_PROTOCOLS
+    from uvicorn.importer import import_from_string
+
+    from server import door
+
+    ca_file = ""
+    if cert is None:
         from server import tls
 
         hosts = tls.default_hosts() if host in ("0.0.0.0", "::", "") else [host]
         cert, key = tls.ensure_certificate(tls_dir, hosts)
-        extra = {"ssl_certfile": str(cert), "ssl_keyfile": str(key)}
-        scheme = "https"
-    store = SQLiteStore(db)
-    try:
-        demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url)
-        app = create_app(store, settings=settings)
-        uvicorn.Server(uvicorn_config(app, host, port, log_level="info", **extra)).run()
-    finally:
-        store.close()
+        ca_file = str(tls.ca_certificate_path(tls_dir))
+    context = door.server_context(cert, key)
+    inner = import_from_string(HTTP_PROTOCOLS["auto"])
+    return {"http": door.door_protocol(context, ca_file or None, inner)}, ca_file
+
+
+def _announce_tls(settings: Settings, host: str, port: int, public_url: str, out) -> None:
+    from server import demo as demo_mod
+
+    base = public_url.rstrip("/") or demo_mod.base_urls(host, port, "https")[0]
+    if settings.ca_file:
+        print(f"\nHTTPS with the venue certificate. Each phone installs it once from "
+              f"{base}/ca.crt (deploy/README.md, section 4).\n"
+              f"The CA file is {settings.ca_file}: keep its folder with your backups.",
+              file=out)
+    else:
+        print("\nHTTPS with the certificate given by --cert.", file=out)
+    print(f"Serving https on {host}:{port}; plain http:// there is redirected to https://.\n"
+          f"Join sheet: {base}/join-sheet", file=out, flush=True)
 
 
 def cmd_serve(args) -> int:
+    if (args.cert is None) != (args.key is None):
+        print("conteur serve: --cert and --key go together", file=sys.stderr)
+        return 2
+    tls_dir = None
+    if args.tls and args.cert is None:
+        tls_dir = args.tls_dir or tls_folder(args.db)
     run(args.db, args.host, args.port, demo=args.demo, origins=tuple(args.origin or ()),
-        tls_dir=args.tls_dir if args.tls else None, public_url=args.public_url)
+        tls_dir=tls_dir, public_url=args.public_url, cert=args.cert, key=args.key,
+        wifi=args.wifi if args.wifi is not None else os.environ.get("CONTEUR_WIFI", ""))
     return 0
 
 
 def cmd_init(args) -> int:
     """``conteur init``: the roster's session, characters and tokens, printed once."""
     from server import demo as demo_mod
+    from server.dbfile import WriterLock, check_database
     from server.roster import RosterError, format_imported, init_from_roster
 
-    store = SQLiteStore(args.db)
-    try:
+    check_database(args.db, create=True)
+    with WriterLock(args.db):  # never beside a running server: it would append stale seqs
+        store = SQLiteStore(args.db)
         try:
-            imported = init_from_roster(store, args.roster)
-        except (RosterError, OSError) as exc:
-            print(f"conteur init: {exc}", file=sys.stderr)
-            return 2
-    finally:
-        store.close()
+            try:
+                imported = init_from_roster(store, args.roster)
+            except (RosterError, OSError) as exc:
+                print(f"conteur init: {exc}", file=sys.stderr)
+                return 2
+        finally:
+            store.close()
     if args.json:
         print(msgspec.json.encode(imported).decode())
     else:
@@ -234,8 +306,17 @@ def add_commands(sub) -> None:
     p.add_argument("--origin", action="append", metavar="URL",
                    help="another web origin allowed to open the websocket (repeatable)")
     p.add_argument("--public-url", default="", help="the base URL printed in join links and join sheets")
-    p.add_argument("--tls", action="store_true", help="serve HTTPS with the venue certificate")
-    p.add_argument("--tls-dir", default="conteur-tls", help="where the venue CA and certificate live")
+    p.add_argument("--wifi", default=None, metavar="NAME",
+                   help="the Wi-Fi network phones join, printed on the join sheet and at start-up "
+                   "(default: $CONTEUR_WIFI)")
+    p.add_argument("--tls", action="store_true",
+                   help="serve HTTPS with the venue certificate (made if missing; phones install "
+                        "/ca.crt once); plain http on the port is redirected")
+    p.add_argument("--tls-dir", default=None,
+                   help="where the venue CA and certificate live (default: tls/ beside --db)")
+    p.add_argument("--cert", default=None, metavar="FILE",
+                   help="serve HTTPS with this certificate chain (PEM) instead of the venue CA's")
+    p.add_argument("--key", default=None, metavar="FILE", help="the private key of --cert (PEM)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("init", help="create a session from a roster file and print every token once")

@@ -27,6 +27,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from server.dbfile import (
+    EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError, WriterLock, check_database,
+    open_readonly)
+
 __all__ = ["BackupError", "DatabaseInUse", "add_commands", "backup", "count_events", "restore"]
 
 Progress = Callable[[int, int, int], object]
@@ -35,9 +39,13 @@ Progress = Callable[[int, int, int], object]
 class BackupError(Exception):
     """The copy does not open cleanly, or the source is not a chronicle database."""
 
+    exit_code = EXIT_CHECK_FAILED
+
 
 class DatabaseInUse(BackupError):
     """Another connection (the server) has the database open."""
+
+    exit_code = EXIT_IN_USE
 
 
 def backup(db_path: str | os.PathLike, to_path: str | os.PathLike, *,
@@ -48,11 +56,14 @@ def backup(db_path: str | os.PathLike, to_path: str | os.PathLike, *,
     called once, since the copy is taken in one step so that it is one snapshot.
     """
     src_path, dest = Path(db_path), Path(to_path)
-    if not src_path.is_file():
-        raise BackupError(f"no database at {src_path}")
+    # a mistyped --db is an error, never a new empty file; a newer conteur's database is
+    # copied all the same (pages, not events): the spare machine may be the older one
+    _usable(src_path, allow_newer=True)
     if dest.resolve() == src_path.resolve():
         raise BackupError(f"{dest} is the live database itself: back up to another file")
-    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not dest.parent.is_dir():
+        # never made here: a stick that is not mounted would be a folder on this disk
+        raise BackupError(f"no folder {dest.parent}: is the stick plugged in and mounted?")
     partial = dest.with_name(dest.name + ".partial")
     _remove_db_files(partial)
     # Read-write, though it only reads: a read-only connection cannot remove the -wal
@@ -83,15 +94,35 @@ def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
     """
     source, target = Path(backup_path), Path(db_path)
     if not source.is_file():
-        raise BackupError(f"no backup at {source}")
+        missing = BackupError(f"no backup at {source} (check --from; nothing was changed)")
+        missing.exit_code = EXIT_BAD_INPUT
+        raise missing
     if target.resolve() == source.resolve():
         raise BackupError(f"{source} is the database to restore to: nothing to do")
+    _usable(source)
     count = _check(source)
-    if target.exists():
-        if not force:
-            _refuse_if_in_use(target)
-        _move_aside(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    _check_chain(source)
+    if not target.parent.is_dir():
+        missing = BackupError(f"no folder {target.parent} for {target.name} (check --db)")
+        missing.exit_code = EXIT_BAD_INPUT
+        raise missing
+    lock = WriterLock(target, "restore") if target.exists() and not force else None
+    if lock is not None:
+        lock.acquire()  # DatabaseInUse while a server holds it
+    try:
+        if target.exists():
+            if not force:
+                _refuse_if_in_use(target)
+            held = _events_held(target)
+            if held is not None and held > count and not force:
+                raise BackupError(
+                    f"{target} holds {held} events and the backup only {count}: restoring "
+                    f"would set the chronicle back {held - count} events. Add --force to "
+                    f"restore it anyway (the current database is kept beside it)")
+            _move_aside(target)
+    finally:
+        if lock is not None:
+            lock.release()
     partial = target.with_name(target.name + ".partial")
     _remove_db_files(partial)
     src = sqlite3.connect(f"{source.resolve().as_uri()}?mode=ro", uri=True)
@@ -142,6 +173,37 @@ def _check(path: Path) -> int:
         raise BackupError(f"{path} is not a usable SQLite database: {exc}") from exc
     finally:
         conn.close()
+
+
+def _usable(path: Path, **options) -> None:
+    """server.dbfile's refusals, as this module's errors (their exit status kept)."""
+    try:
+        check_database(path, **options)
+    except DatabaseFileError as exc:
+        error = (DatabaseInUse if exc.exit_code == EXIT_IN_USE else BackupError)(str(exc))
+        error.exit_code = exc.exit_code
+        raise error from None
+
+
+def _check_chain(path: Path) -> None:
+    """A backup that does not verify (a broken chain, a bad draw) is never put back."""
+    from server.verify import verify_path
+
+    report = verify_path(path)
+    if not report.ok:
+        raise BackupError(f"{path} does not verify, nothing was restored: {report.text()}")
+
+
+def _events_held(path: Path) -> int | None:
+    """Events in the database about to be replaced; None when it is not readable as one."""
+    try:
+        conn = open_readonly(path)
+        try:
+            return count_events(conn)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return None
 
 
 def _refuse_if_in_use(path: Path) -> None:
@@ -210,7 +272,8 @@ def add_commands(sub) -> None:
     p.add_argument("--from", dest="source", required=True, help="the backup file")
     p.add_argument("--db", required=True, help="the database to replace (moved aside, not deleted)")
     p.add_argument("--force", action="store_true",
-                   help="restore even if another process has the database open")
+                   help="restore even if another process has the database open, or if the "
+                        "backup holds fewer events than the database it replaces")
     p.set_defaults(func=cmd_restore)
 
 
@@ -219,21 +282,13 @@ def cmd_backup(args) -> int:
     if target.is_dir():
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         target = target / f"{Path(args.db).stem}-{stamp}.db"
-    try:
-        count = backup(args.db, target)
-    except (BackupError, OSError) as exc:
-        print(f"conteur backup: {exc}", file=sys.stderr)
-        return 1
+    count = backup(args.db, target)  # errors: one line from server.cli
     print(f"backed up {count} events from {args.db} to {target}")
     return 0
 
 
 def cmd_restore(args) -> int:
-    try:
-        count = restore(args.source, args.db, force=args.force)
-    except (BackupError, OSError) as exc:
-        print(f"conteur restore: {exc}", file=sys.stderr)
-        return 1
+    count = restore(args.source, args.db, force=args.force)
     print(f"restored {count} events from {args.source} to {args.db}; "
           f"the previous database, if any, is beside it as {Path(args.db).name}.before-restore-*")
     return 0
@@ -241,12 +296,9 @@ def cmd_restore(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m server.backup backup|restore ...`, the same as `conteur backup|restore`."""
-    import argparse
+    from server.cli import main as conteur
 
-    parser = argparse.ArgumentParser(prog="conteur")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return args.func(args)
+    return conteur(sys.argv[1:] if argv is None else argv)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,12 +36,22 @@ class Progress:
 
 
 def cmd_verify(args) -> int:
+    from server.dbfile import DatabaseFileError, check_database
     from server.verify import verify_path
 
     path = Path(args.path)
-    if not path.exists():
-        print(f"conteur verify: {path}: no such file", file=sys.stderr)
-        return 2
+    if not path.is_file():
+        raise DatabaseFileError(f"{path}: no such file" if not path.exists() else f"{path} is a folder")
+    with open(path, "rb") as f:
+        start = f.read(16)
+    if not start:
+        raise DatabaseFileError(f"{path} is empty (0 bytes): neither a chronicle database "
+                                f"nor an exported log")
+    if start == b"SQLite format 3\x00":
+        check_database(path)  # a newer conteur's file says so, rather than "tampered"
+    elif not start.lstrip().startswith(b"{"):
+        raise DatabaseFileError(f"{path} is neither a chronicle database (SQLite) "
+                                f"nor an exported JSON Lines log")
     report = verify_path(path, progress_factory=Progress)
     if args.json:
         print(msgspec.json.encode(report).decode())
@@ -51,8 +61,10 @@ def cmd_verify(args) -> int:
 
 
 def cmd_replay(args) -> int:
+    from server.dbfile import check_database
     from server.store import SQLiteStore
 
+    check_database(args.db)  # a mistyped --db is an error, never a new empty chronicle
     with SQLiteStore(args.db) as store:
         if args.session not in store.sessions():
             print(f"conteur replay: no session {args.session!r} in {args.db}", file=sys.stderr)
@@ -66,10 +78,13 @@ def cmd_replay(args) -> int:
 
 
 def cmd_simulate(args) -> int:
+    from server.dbfile import WriterLock, check_database
     from server.simulate import simulate
 
-    summary = simulate(args.db, events=args.events, seed=args.seed, session=args.session,
-                       ruleset=args.ruleset, progress=Progress("simulating", args.events))
+    check_database(args.db, create=True)
+    with WriterLock(args.db):
+        summary = simulate(args.db, events=args.events, seed=args.seed, session=args.session,
+                           ruleset=args.ruleset, progress=Progress("simulating", args.events))
     if args.json:
         print(msgspec.json.encode(summary).decode())
     else:
@@ -79,9 +94,14 @@ def cmd_simulate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from server.dbfile import EXIT_CODES
+
     parser = argparse.ArgumentParser(
         prog="conteur",
         description="Session server for live-action role-playing games.",
+        epilog="exit status:\n" + "\n".join(f"  {code}  {text}" for code, text in EXIT_CODES.items())
+        + "\nEvery error is one line on stderr, starting with the command's name.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -116,9 +136,10 @@ def _extra_commands() -> list:
     from client.cli import add_command as client_commands
     from server.app import add_commands as serve_commands
     from server.backup import add_commands as backup_commands
+    from server.doctor import add_commands as doctor_commands
     from server.export import add_commands as export_commands
 
-    return [serve_commands, export_commands, backup_commands, client_commands]
+    return [serve_commands, export_commands, backup_commands, client_commands, doctor_commands]
 
 
 _EXTRA_COMMANDS: list = _extra_commands()
@@ -132,7 +153,39 @@ def main(argv: list[str] | None = None) -> int:
         return client_main(argv[1:] or ["--help"])
     parser = build_parser()
     args = parser.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except Exception as exc:  # noqa: BLE001 - sorted by cli_errors; unknown ones re-raised
+        code, message = cli_error(exc)
+        if code is None:
+            raise
+        print(f"conteur {args.command}: {message}", file=sys.stderr)
+        return code
+
+
+def cli_error(exc: BaseException) -> tuple[int | None, str]:
+    """(exit status, one line) for an error a user can meet; (None, "") for a bug."""
+    import sqlite3
+    import ssl
+
+    from server.backup import BackupError
+    from server.dbfile import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError
+    from server.store import StoreError
+
+    if isinstance(exc, DatabaseFileError):
+        return exc.exit_code, str(exc)
+    if isinstance(exc, BackupError):
+        return getattr(exc, "exit_code", EXIT_CHECK_FAILED), str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return EXIT_IN_USE, f"the database is locked by another process ({exc}): try again when it is done"
+    if isinstance(exc, (sqlite3.DatabaseError, StoreError)):
+        return EXIT_BAD_INPUT, f"the database cannot be used: {exc}"
+    if isinstance(exc, ssl.SSLError):
+        return EXIT_BAD_INPUT, f"the certificate or key cannot be used: {exc.reason or exc}"
+    if isinstance(exc, OSError):
+        where = f" {exc.filename}" if exc.filename else ""
+        return EXIT_BAD_INPUT, f"{exc.strerror or exc}{':' if where else ''}{where}"
+    return None, ""
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,7 +11,6 @@ has no storyteller yet.
 from __future__ import annotations
 
 import io
-import socket
 import sys
 from typing import TextIO
 
@@ -19,6 +18,7 @@ import qrcode
 
 from events.sheets import ActionSheet, MetSheet, V5Sheet
 from server.auth import Tokens
+from server.lan import lan_addresses
 from server.roster import Imported, Roster, RosterCharacter, RosterScene, import_roster_sync, join_link
 from server.service import Chronicle
 from server.store import SQLiteStore
@@ -59,28 +59,8 @@ DEMO: tuple[Roster, ...] = (
 )
 
 
-def lan_addresses() -> list[str]:
-    """This machine's IPv4 addresses that phones on the venue network can reach."""
-    found: list[str] = []
-    probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    try:
-        probe.connect(("10.255.255.255", 1))  # no packet is sent: this only picks a route
-        found.append(probe.getsockname()[0])
-    except OSError:
-        pass
-    finally:
-        probe.close()
-    try:
-        for info in socket.getaddrinfo(socket.gethostname(), None, socket.AF_INET):
-            found.append(info[4][0])
-    except OSError:
-        pass
-    out = [a for a in dict.fromkeys(found) if not a.startswith("127.")]
-    return out or ["127.0.0.1"]
-
-
 def base_urls(host: str, port: int, scheme: str = "http") -> list[str]:
-    hosts = lan_addresses() if host in ("0.0.0.0", "::", "") else [host]
+    hosts = (lan_addresses() or ["127.0.0.1"]) if host in ("0.0.0.0", "::", "") else [host]
     return [f"{scheme}://{h}:{port}" for h in hosts]
 
 
@@ -101,20 +81,26 @@ def create_demo(store: SQLiteStore) -> tuple[str, list[Imported]]:
 
 
 def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
-             scheme: str = "http", out: TextIO | None = None, public_url: str = "") -> None:
+             scheme: str = "http", out: TextIO | None = None, public_url: str = "",
+             wifi: str = "") -> None:
     """Prints the addresses, the storyteller link with its QR code and (demo) join links.
     Links use ``public_url`` when given (a name on the hotspot's DNS), else the first
     LAN address."""
     out = out or sys.stdout
     urls = [public_url.rstrip("/")] if public_url else base_urls(host, port, scheme)
     base = urls[0]
-    print("conteur is starting. Phones on this network reach it at:", file=out)
+    network = f"the Wi-Fi {wifi!r}" if wifi else "this network"
+    print(f"conteur is starting. Phones on {network} reach it at:", file=out)
     for url in urls:
         print(f"  {url}/", file=out)
+    if not public_url and host in ("0.0.0.0", "::", "") and not lan_addresses():
+        print("No LAN address found: phones cannot reach this machine yet. Start the hotspot "
+              "(deploy/hotspot.sh) or join the venue Wi-Fi; join sheets printed after that "
+              "use the new address (conteur doctor checks it).", file=out)
     if host in ("0.0.0.0", "::", ""):
         # on the laptop itself localhost is a secure context (the offline app installs)
-        print(f"On this computer: {scheme}://localhost:{port}/ (the links below work with "
-              "localhost too)", file=out)
+        print(f"On this computer: {scheme}://localhost:{port}/ (join sheets printed from it "
+              "still point phones to the address above)", file=out)
     tokens = Tokens(store)
     sessions = store.sessions()
     if demo and sessions and not {r.session for r in DEMO} & set(sessions):

@@ -26,7 +26,7 @@ from events.model import STORYTELLER, Actor
 from server import review as rv
 from server import venue_time
 from server.chain import row_to_line
-from server.narrate import challenge_sentence
+from server.narrate import challenge_sentence, offline_sentence
 
 FORMATS = ("md", "html", "jsonl", "csv")
 MEDIA_TYPES = {
@@ -44,6 +44,7 @@ LABELS = {
         "verified": "verified: {n} events, hash chain intact", "draws": "; {n} fair draws recomputed",
         "broken": "NOT VERIFIED: the chain breaks at event #{seq} ({reason})", "ruling": "Ruling",
         "time_out": "Time Out", "challenge": "Challenge", "offline": "Offline", "from_to": "{a} to {b} (local time, {zone})",
+        "disputed": "disputed by {b} and not ruled: no winner", "unanswered": "{b} has not answered: no winner",
     },
     "fr": {
         "title": "Chronique de séance", "session": "Session", "chronicle": "Chronique", "scenario": "Scénario",
@@ -52,6 +53,7 @@ LABELS = {
         "verified": "vérifié : {n} événements, chaîne de hachage intacte", "draws": " ; {n} tirages recalculés",
         "broken": "NON VÉRIFIÉ : la chaîne est rompue à l'événement n°{seq} ({reason})", "ruling": "Décision",
         "time_out": "Temps mort", "challenge": "Défi", "offline": "Hors ligne", "from_to": "{a} à {b} (heure locale, {zone})",
+        "disputed": "contesté par {b} et pas tranché : pas de gagnant", "unanswered": "{b} n'a pas répondu : pas de gagnant",
     },
 }
 
@@ -100,6 +102,8 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
         return None  # told in its challenge's sentence
     elif isinstance(e, offline._BetweenTwo):
         kind = "offline"
+        if isinstance(e, offline.OfflineChallengeRecorded):
+            text = _unsettled(review, e) or text
     elif isinstance(e, (session.TimeOutCalled, session.TimeOutEnded)):
         kind = "time_out"
     elif isinstance(e, (session.SceneOpened, session.SceneClosed)):
@@ -109,6 +113,17 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
     else:
         kind = "note"
     return Line(seq=item.seq, at=item.at, kind=kind, text=text, challenge=item.challenge)
+
+
+def _unsettled(review: rv.Review, e: offline.OfflineChallengeRecorded) -> str | None:
+    """A record still disputed or unanswered at the end of the log says so where it is
+    told: the recorder's word is not the outcome (issue 15)."""
+    record = review.state.offline.records.get(e.record)
+    if record is None or record.status not in ("recorded", "disputed"):
+        return None
+    labels = LABELS[review.lang]
+    said = labels["disputed" if record.status == "disputed" else "unanswered"].format(b=review.teller.who(e.opponent))
+    return f"{offline_sentence(e, review.teller)} — {said}."
 
 
 def chapters(review: rv.Review) -> list[Chapter]:
@@ -329,11 +344,10 @@ def content_disposition(disposition: str, name: str) -> str:
 
 
 def cmd_export(args) -> int:
+    from server.dbfile import check_database
     from server.store import SQLiteStore
 
-    if not Path(args.db).exists():
-        print(f"conteur export: {args.db}: no such file", file=sys.stderr)
-        return 2
+    check_database(args.db)  # a mistyped --db is an error, never a new empty chronicle
     with SQLiteStore(args.db) as store:
         try:
             viewer = viewer_of_token(store, args.as_token, args.session) if args.as_token else STORYTELLER
@@ -353,7 +367,9 @@ def add_commands(sub) -> None:
     p = sub.add_parser("export", help="a session as the chronicle record (md, html), a verifiable log (jsonl) or csv")
     p.add_argument("--db", required=True, help="the chronicle database")
     p.add_argument("--session", required=True, help="the session id")
-    p.add_argument("--format", required=True, choices=FORMATS)
+    p.add_argument("--format", required=True, choices=FORMATS,
+                   help="md, html and csv's local_time give the venue's time (this machine's zone, or "
+                        "CONTEUR_TZ); jsonl and csv's at keep UTC, as stored")
     p.add_argument("--lang", default="en", choices=("en", "fr"))
     p.add_argument("--as", dest="as_token", default=None, metavar="TOKEN",
                    help="export only what this token's holder may see (a player's token: its own view)")

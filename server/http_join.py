@@ -10,6 +10,7 @@ as it is, without network. The join link carries the token in its ``#fragment``.
 from __future__ import annotations
 
 import html
+from urllib.parse import urlsplit
 
 import msgspec
 import qrcode
@@ -17,8 +18,10 @@ import qrcode.image.svg
 from litestar import Controller, MediaType, Request, Response, post
 from litestar.params import JSONBody
 
+from server.door import ca_note
 from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 from server.http_sessions import base_url
+from server.lan import is_loopback
 from server.roster import join_link
 
 
@@ -36,16 +39,27 @@ body {{ font-family: sans-serif; margin: 1cm; }}
 .card svg {{ width: 45mm; height: 45mm; }}
 .name {{ font-size: 14pt; font-weight: bold; }}
 .link {{ font-family: monospace; font-size: 7pt; word-break: break-all; }}
+.wifi, .address {{ font-size: 10pt; }}
+.address {{ font-family: monospace; font-weight: bold; }}
+.warning {{ border: 2px solid #b00; padding: 2mm; color: #b00; }}
 @media print {{ h1 .hint {{ display: none; }} }}
 </style></head>
 <body><h1>{title} <small class="hint">scan with the phone's camera to join</small></h1>
-<div class="cards">
+{warning}<div class="cards">
 {cards}
 </div></body></html>
 """
 
 CARD = """<div class="card"><div class="name">{name}</div><div>{player}</div>
-{svg}<div class="link">{link}</div></div>"""
+{svg}{wifi}<div class="address" data-address>{address}</div><div class="link">{link}</div></div>"""
+
+WIFI = """<div class="wifi" data-wifi>Wi-Fi: <b>{wifi}</b></div>"""
+
+# the sheet was asked through this machine's loopback and no LAN address was found
+UNREACHABLE = """<p class="warning" data-warning>Phones cannot open these links: this computer has no
+network address phones can reach. Join the venue Wi-Fi (or start deploy/hotspot.sh), or serve
+with <code>--public-url</code>, then print the sheet again.</p>
+"""
 
 
 class JoinSheetOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -53,13 +67,18 @@ class JoinSheetOptions(msgspec.Struct, frozen=True, kw_only=True):
     characters: list[str] | None = None  # only these (default: every character)
 
 
-def render(title: str, entries: list[tuple[str, str, str]]) -> str:
+def render(title: str, entries: list[tuple[str, str, str]], *, base: str = "", wifi: str = "") -> str:
+    """One card per (name, player, link): the QR code, then for a phone whose camera will
+    not scan the Wi-Fi to join and the address to type, then the whole link."""
+    wifi_line = WIFI.format(wifi=html.escape(wifi)) if wifi else ""
+    address = html.escape(base + "/") if base else ""
     cards = "\n".join(
         CARD.format(name=html.escape(name), player=html.escape(player), svg=qr_svg(link),
-                    link=html.escape(link))
+                    wifi=wifi_line, address=address, link=html.escape(link))
         for name, player, link in entries
     )
-    return PAGE.format(title=html.escape(title), cards=cards)
+    warning = UNREACHABLE if base and is_loopback(urlsplit(base).hostname or "") else ""
+    return PAGE.format(title=html.escape(title), cards=cards, warning=warning)
 
 
 class JoinSheetController(Controller):
@@ -85,4 +104,7 @@ class JoinSheetController(Controller):
             token = rt.tokens.issue("player", character=cid, session=session, name=character.name)
             entries.append((character.name, cid, join_link(base, token, session)))
         title = f"{state.session.name or session}: join"
-        return Response(render(title, entries), media_type=MediaType.HTML)
+        page = render(title, entries, base=base, wifi=rt.settings.wifi)
+        if rt.settings.ca_file:  # with --tls: where phones get the certificate to trust
+            page = page.replace("</body>", f'<p class="ca">{ca_note(base)}</p></body>')
+        return Response(page, media_type=MediaType.HTML)

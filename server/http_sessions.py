@@ -17,6 +17,7 @@ from events.model import Command
 from server import wire
 from server.auth import Grant
 from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
+from server.lan import lan_addresses, reachable_base
 from server.roster import Imported, RosterError, import_roster, join_link, parse_roster
 
 SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=wire.SESSION_ID_PATTERN)]
@@ -34,6 +35,8 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
 class CreateSession(msgspec.Struct, frozen=True, kw_only=True):
     session: SessionId
     name: str = ""
+    chronicle: Annotated[str, Meta(max_length=128)] = ""  # TIME-2: tie debts carry within it
+    scenario: Annotated[str, Meta(max_length=128)] = ""
     turn_seconds: Annotated[int, Meta(ge=1, le=3600)] = 4
     bomb: bool = False
     retest_cancel: bool = False
@@ -64,7 +67,10 @@ class IssuedToken(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def base_url(request: Request) -> str:
-    return runtime(request).settings.public_url or str(request.base_url).rstrip("/")
+    """Where phones reach this server: never localhost while the machine has a LAN address."""
+    settings = runtime(request).settings
+    return reachable_base(str(request.base_url), settings.public_url,
+                          settings.lan_addresses or lan_addresses)
 
 
 async def run_command(request: Request, grant: Grant, session_id: str, command: Command,

@@ -63,7 +63,7 @@ T: dict[str, dict[str, str]] = {
         "ev_overbid_settled": "{c}: {x}'s overbid {result}", "granted": "earns a retest", "refused": "fails",
         "ev_compared": "{c}: bids compared, {result}",
         # offline
-        "offline": "Played by hand (offline, {time} by the device's clock): {a} against {b}{attr}, {w} won{account}",
+        "offline": "Played by hand (offline, {time} by the device's clock): {a} against {b}{attr}; {a} says {w} won{account}",
         "offline_confirmed": "{b} confirmed the offline challenge {id}.",
         "offline_disputed": "{b} disputed the offline challenge {id}{claim}{why}.",
         "offline_claim": ", saying {w} won", "offline_ruled": "A storyteller ruled on offline challenge {id}: {w} won{why}.",
@@ -136,7 +136,7 @@ T: dict[str, dict[str, str]] = {
         "ev_started": "{c} : début de la manche {r} ({reason})", "ev_resolved": "{c} : {w} l'emporte, {l} perd ({reason})",
         "ev_overbid_settled": "{c} : la surenchère de {x} {result}", "granted": "obtient une relance", "refused": "échoue",
         "ev_compared": "{c} : enchères comparées, {result}",
-        "offline": "Joué à la main (hors ligne, {time} à l'horloge de l'appareil) : {a} contre {b}{attr}, {w} l'a emporté{account}",
+        "offline": "Joué à la main (hors ligne, {time} à l'horloge de l'appareil) : {a} contre {b}{attr} ; selon {a}, {w} l'a emporté{account}",
         "offline_confirmed": "{b} a confirmé le défi hors ligne {id}.",
         "offline_disputed": "{b} a contesté le défi hors ligne {id}{claim}{why}.",
         "offline_claim": ", selon qui {w} l'a emporté",

@@ -218,6 +218,15 @@ class Step(msgspec.Struct, kw_only=True):
     event: Any
 
 
+class Claim(msgspec.Struct, frozen=True, kw_only=True):
+    """What one side of a challenge played by hand says (events/offline.py)."""
+
+    by: str  # the character
+    kind: str  # recorded | confirmed | disputed
+    winner: str | None  # who it says won; None: a dispute naming no winner
+    reason: str = ""
+
+
 class Story(msgspec.Struct, kw_only=True):
     id: str
     kind: str  # met | offline
@@ -233,6 +242,7 @@ class Story(msgspec.Struct, kw_only=True):
     first_seq: int
     last_seq: int
     steps: list[Step]
+    claims: list[Claim] = []  # offline records: each side's word, in log order
 
 
 def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | None:
@@ -246,12 +256,16 @@ def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | No
         record = review.state.offline.records.get(challenge_id)
         text = offline_sentence(first, t)
         status = record.status if record else "recorded"
+        # a record is the recorder's word until the opponent confirms it or a storyteller
+        # rules: no winner before, only the claims (a disputed record has two)
+        settled = record is not None and status in ("confirmed", "ruled")
         return Story(id=challenge_id, kind="offline", sentence=text, scene=items[0].scene,
                      sides=[first.recorder, first.opponent], status=status,
-                     winner=record.winner if record else first.winner, loser=record.loser if record else None,
+                     winner=record.winner if settled else None, loser=record.loser if settled else None,
                      reason=(record.ruling or record.dispute) if record else "",
                      disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
-                     ruled=status == "ruled", first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+                     ruled=status == "ruled", first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps,
+                     claims=offline_claims(i.event for i in items))
     ch = review.state.met.get(challenge_id)
     if ch is None:
         return None
@@ -260,6 +274,22 @@ def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | No
                  scene=items[0].scene, sides=list(ch.sides), status=ch.status, winner=ch.winner, loser=ch.loser,
                  reason=ch.reason, disputed=overruled, ruled=overruled or ch.status == "cancelled",
                  first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+
+
+def offline_claims(events: Iterable[Event]) -> list[Claim]:
+    """Each side's word on a challenge played by hand: the recorder's, then the opponent's
+    confirmation or dispute (a ruling is not a claim: it is the outcome)."""
+    claims: list[Claim] = []
+    recorded: offline.OfflineChallengeRecorded | None = None
+    for e in events:
+        if isinstance(e, offline.OfflineChallengeRecorded):
+            recorded = e
+            claims.append(Claim(by=e.recorder, kind="recorded", winner=e.winner))
+        elif isinstance(e, offline.OfflineChallengeConfirmed) and recorded is not None:
+            claims.append(Claim(by=e.opponent, kind="confirmed", winner=recorded.winner))
+        elif isinstance(e, offline.OfflineChallengeDisputed):
+            claims.append(Claim(by=e.opponent, kind="disputed", winner=e.winner, reason=e.reason))
+    return claims
 
 
 def challenge_story(review: Review, challenge_id: str) -> Story | None:

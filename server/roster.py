@@ -6,8 +6,8 @@ A roster is TOML or JSON (docs/protocol.md, "Roster file")::
     name = "Elysium, first night"
     ruleset = "met"                # the sheet kind of characters whose sheet names none
 
-    [options]                      # open_session: turn_seconds, bomb, retest_cancel,
-    turn_seconds = 4               #   accept_timeout, celerity_extra_actions
+    [options]                      # open_session: OPTION_KEYS below, nothing else
+    turn_seconds = 4
 
     [v5]                           # optional: v5_settings (messy_rule)
     [action]                       # optional: action_settings (dice, die, expert_die, levels)
@@ -95,6 +95,12 @@ class RosterError(ValueError):
     pass
 
 
+# the roster's [options]: what a storyteller chooses for the evening (docs/protocol.md);
+# the seed commitment and the carried debts are the server's to fill, never a file's
+OPTION_KEYS = ("chronicle", "scenario", "turn_seconds", "bomb", "retest_cancel", "accept_timeout",
+               "celerity_extra_actions")
+
+
 def parse_roster(data: dict[str, Any]) -> Roster:
     """A roster from decoded TOML/JSON; sheets without ``kind`` take the roster's ruleset."""
     if not isinstance(data, dict):
@@ -106,9 +112,14 @@ def parse_roster(data: dict[str, Any]) -> Roster:
             raw = {**raw, "sheet": {"kind": ruleset, **raw["sheet"]}}
         characters.append(raw)
     try:
-        return msgspec.convert({**data, "characters": characters}, Roster)
+        roster = msgspec.convert({**data, "characters": characters}, Roster)
     except msgspec.ValidationError as exc:
         raise RosterError(f"invalid roster: {exc}") from None
+    unknown = sorted(set(roster.options) - set(OPTION_KEYS))
+    if unknown:
+        raise RosterError(f"invalid roster: unknown key{'s' if len(unknown) > 1 else ''} in [options]: "
+                          f"{', '.join(unknown)} (known: {', '.join(OPTION_KEYS)})")
+    return roster
 
 
 def load_roster(path: str | Path) -> Roster:

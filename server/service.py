@@ -19,6 +19,7 @@ import msgspec
 from events import game
 from events.game import CommandRejected, GameState
 from events.model import Actor, Command, Event, RuleViolation
+from events.session import Carried, carry_over
 from server import replay
 from server.store import Outcome, Pending, SQLiteStore
 
@@ -132,6 +133,8 @@ class Chronicle:
     def _prepare(self, session: str, command: Command, entropy: str) -> tuple[Command, object]:
         """Server-side fields no client may set: the seed commitment and its reveal."""
         tag = command.__struct_config__.tag
+        if tag == "open_session" and hasattr(command, "carried") and self.state(session).session.status == "pending":
+            command = msgspec.structs.replace(command, carried=self.carried_into(session, command))
         if tag == "open_session" and _fair is not None and hasattr(command, "seed_commitment"):
             seed = self.seeds.create(session)
             command = msgspec.structs.replace(command, seed_commitment=_fair.commitment(seed))
@@ -151,6 +154,25 @@ class Chronicle:
 
             draws = ScriptedDraws(start=state.draw_counter)  # no seed yet: a draw is refused
         return command, draws
+
+    def carried_into(self, session: str, command) -> Carried:
+        """MET-13 "sans limite de temps": the unpaid tie debts of the latest session already
+        opened in the same chronicle (``OpenSession.chronicle``; one database is one
+        chronicle when none is named), however this one is opened (``open_session``,
+        ``POST /sessions``, a roster). Debts the command already carries are kept."""
+        stored = self.store.sessions()
+        order = stored + [s for s in self._states if s not in set(stored)]
+        previous = None
+        for other in reversed(order):
+            if other == session:
+                continue
+            state = self.state(other)
+            if state.session.status != "pending" and state.session.chronicle == command.chronicle:
+                previous = state
+                break
+        given = tuple(command.carried.tie_debts)
+        inherited = carry_over(previous).tie_debts if previous is not None else ()
+        return Carried(tie_debts=given + tuple(d for d in inherited if d not in given))
 
     def submit(self, session: str, command: Command, actor: Actor, *, device: str = "",
                command_id: str = "", entropy: str = "",

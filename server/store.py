@@ -33,6 +33,7 @@ from events import game
 from events.game import GameState
 from events.model import Event
 from server.chain import GENESIS, Row, row_hash
+from server.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 
 # Bumped whenever GameState's shape changes: older snapshots are then ignored, never
 # misread (replay from zero is always the truth).
@@ -259,6 +260,23 @@ def _rebuild_heads(conn: sqlite3.Connection) -> None:
     conn.execute("COMMIT")
 
 
+def refuse_newer(path: str) -> None:
+    """A newer conteur's file is refused before anything is written to it (even the
+    journal mode), with its version and ours: never a traceback at the first read."""
+    if path == ":memory:" or not Path(path).is_file() or Path(path).stat().st_size == 0:
+        return
+    try:
+        conn = open_readonly(path)
+        try:
+            version = schema_version(conn)
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError:
+        return  # not readable as a database: the connection below says so
+    if version > SCHEMA_VERSION:
+        raise NewerDatabase(newer_message(path, version))
+
+
 _STOP = object()
 
 
@@ -341,9 +359,12 @@ class SQLiteStore:
         self._local = threading.local()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._closed = False
+        refuse_newer(self.path)
         conn = self._connect()
         create_schema(sqlite_utils.Database(conn))
         conn.commit()
+        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         _rebuild_heads(conn)
         last = conn.execute("SELECT max(seq) FROM events").fetchone()
         self._head = last[0] or 0

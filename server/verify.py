@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Iterable
 
 import msgspec
 
 from server.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
+from server.dbfile import open_readonly
 
 
 class DrawMismatch(msgspec.Struct, frozen=True):
@@ -44,7 +44,7 @@ class Report(msgspec.Struct, kw_only=True):
 
 
 def _db_rows(path: Path) -> Iterable[Row]:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = open_readonly(path)  # never writes, not even a -wal or -shm file
     try:
         for r in conn.execute("SELECT seq, session, type, data, actor, device, command_id, at, prev_hash, hash FROM events ORDER BY seq"):
             yield Row(*r)

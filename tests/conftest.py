@@ -12,3 +12,6 @@ from tests.examples import examples  # noqa: E402
 # tests without their own max_examples scale with CONTEUR_EXAMPLES too
 settings.register_profile("conteur", max_examples=examples(100))
 settings.load_profile("conteur")
+
+# the Chromium fixtures, shared: without chromium they skip, never fall back (browser_support)
+from tests.browser_support import browser, playwright  # noqa: E402,F401

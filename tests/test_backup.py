@@ -40,32 +40,35 @@ APPENDER = textwrap.dedent("""
     conn.execute("PRAGMA journal_mode=wal")
     conn.execute("PRAGMA synchronous=FULL")
     prev = conn.execute("SELECT hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-    prev = prev[0] if prev else b""
+    prev = bytes.fromhex(prev[0]) if prev else b""
     while not os.path.exists(stop):
         data = os.urandom(200)
         digest = hashlib.sha256(prev + data).digest()
         conn.execute("BEGIN IMMEDIATE")
         conn.execute(
             "INSERT INTO events (session, type, data, actor, device, command_id, at,"
-            " prev_hash, hash) VALUES ('s1', 'met.bid_declared', ?, 'p1', 'd1', NULL,"
-            " '2026-11-29T19:00:00Z', ?, ?)", (data, prev, digest))
+            " prev_hash, hash) VALUES ('s1', 'met.bid_declared', ?, 'p1', 'd1', '',"
+            " '2026-11-29T19:00:00Z', ?, ?)", (data, prev.hex(), digest.hex()))
         conn.execute("COMMIT")
         prev = digest
 """)
 
 
+# A row as a server that died mid-night left it: never verified by the tests using it.
+FAKE_ROW = ("INSERT INTO events (session, type, data, actor, device, command_id, at, prev_hash,"
+            " hash) VALUES ('s1', 'session.frozen', x'00', '', '', '', '2026-11-29T19:00:00Z',"
+            " '', '')")
+
+
 def make_db(path: Path, rows: int) -> Path:
-    conn = sqlite3.connect(path)
-    conn.execute("PRAGMA journal_mode=wal")
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute(SCHEMA)
-    conn.executemany(
-        "INSERT INTO events (session, type, data, actor, device, command_id, at, prev_hash,"
-        " hash) VALUES ('s1', 'session.scene_opened', ?, 'st', 'd0', ?, '2026-11-29T18:00:00Z',"
-        " NULL, ?)",
-        [(os.urandom(1000), f"c{i}", os.urandom(32)) for i in range(rows)])
-    conn.commit()
-    conn.close()
+    """A real chronicle of ``rows`` events (more, on an existing one): restore verifies
+    the hash chain of what it puts back (issue 15), so the rows are the store's own."""
+    from events.session import SceneOpened
+    from server.store import SQLiteStore, append_events
+
+    with SQLiteStore(path) as store:
+        append_events(store, "s1", [SceneOpened(scene=f"sc{i}", name="x" * 900) for i in range(rows)],
+                      actor="st", device="d0")
     return path
 
 
@@ -121,6 +124,7 @@ def test_backup_while_appending_holds_every_event_committed_before_it_began(appe
     wait_until(lambda: head(db) > 20_100, "the appender to start")
     committed_before = head(db)
 
+    (tmp_path / "stick").mkdir()  # a mounted stick: backup never makes the folder
     count = backup(db, tmp_path / "stick" / "copy.db")
 
     copy = tmp_path / "stick" / "copy.db"
@@ -135,10 +139,10 @@ def test_backup_while_appending_holds_every_event_committed_before_it_began(appe
 def test_backup_is_one_standalone_file(tmp_path):
     db = make_db(tmp_path / "live.db", rows=50)
     server = sqlite3.connect(db)  # the server holds the database open, -wal and all
-    server.execute("INSERT INTO events (session, type, data, at, hash) VALUES"
-                   " ('s1', 'session.frozen', x'00', '2026-11-29T19:00:00Z', x'01')")
+    server.execute(FAKE_ROW)
     server.commit()
     stick = tmp_path / "stick"
+    stick.mkdir()
 
     assert backup(db, stick / "copy.db") == 51
 
@@ -163,10 +167,12 @@ def test_backup_replaces_the_previous_copy_only_when_complete(tmp_path):
     assert not (tmp_path / "copy.db.partial").exists()
 
 
-def test_backup_of_a_database_not_yet_initialised_counts_no_events(tmp_path):
+def test_backup_refuses_an_empty_file_and_makes_nothing(tmp_path):
     db = tmp_path / "empty.db"
-    sqlite3.connect(db).close()
-    assert backup(db, tmp_path / "copy.db") == 0
+    sqlite3.connect(db).close()  # 0 bytes: a failed copy, not a chronicle (issue 15)
+    with pytest.raises(BackupError, match="empty"):
+        backup(db, tmp_path / "copy.db")
+    assert not (tmp_path / "copy.db").exists()
 
 
 def test_backup_refuses_a_file_that_is_not_a_database(tmp_path):
@@ -182,9 +188,11 @@ def test_backup_refuses_a_file_that_is_not_a_database(tmp_path):
 def test_restore_round_trip_gives_back_every_event(tmp_path):
     db = make_db(tmp_path / "live.db", rows=300)
     original = seqs(db)
+    (tmp_path / "stick").mkdir()
     backup(db, tmp_path / "stick" / "copy.db")
 
     # The laptop died: a new machine, no database at all.
+    (tmp_path / "new-machine").mkdir()
     fresh = tmp_path / "new-machine" / "conteur.db"
     assert restore(tmp_path / "stick" / "copy.db", fresh) == 300
 
@@ -220,14 +228,16 @@ def test_restore_moves_the_replaced_database_aside_with_its_newer_events(tmp_pat
     crashed = subprocess.run([sys.executable, "-c", textwrap.dedent(f"""
         import os, sqlite3
         conn = sqlite3.connect({str(db)!r})
-        conn.execute("INSERT INTO events (session, type, data, at, hash) VALUES"
-                     " ('s1', 'session.resumed', x'00', '2026-11-29T20:00:00Z', x'02')")
+        conn.execute({FAKE_ROW!r})
         conn.commit()
         os._exit(0)  # no clean close: the -wal stays
     """)])
     assert crashed.returncode == 0
 
-    assert restore(tmp_path / "copy.db", db) == 5
+    # the backup holds fewer events than the database: issue 15 asks for --force
+    with pytest.raises(BackupError, match="--force"):
+        restore(tmp_path / "copy.db", db)
+    assert restore(tmp_path / "copy.db", db, force=True) == 5
 
     assert seqs(db) == [1, 2, 3, 4, 5]
     [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("live.db.before-restore-")
@@ -281,7 +291,7 @@ def test_cli_restore_tells_to_stop_the_server_then_force_works(tmp_path, capsys)
     server = sqlite3.connect(db)
     server.execute("SELECT count(*) FROM events").fetchone()  # opened, as a server has
 
-    assert main(["restore", "--from", str(tmp_path / "copy.db"), "--db", str(db)]) == 1
+    assert main(["restore", "--from", str(tmp_path / "copy.db"), "--db", str(db)]) == 4
     assert "systemctl stop conteur" in capsys.readouterr().err
     assert main(["restore", "--from", str(tmp_path / "copy.db"), "--db", str(db),
                  "--force"]) == 0

@@ -138,8 +138,7 @@ async def test_met_3_challenge_with_a_tie_and_bids_to_its_end(server, setup, tmp
     async with player(server, setup, "anna", tmp_path) as anna, player(server, setup, "bruno", tmp_path) as bruno, st:
         for c in (anna, bruno, st):
             await c.wait_live()
-        issued = await anna.outcome(anna.challenge("bruno", "physical", abilities=("melee",),
-                                                   defender_abilities=("brawl",)))
+        issued = await anna.outcome(anna.challenge("bruno", "physical", abilities=("melee",)))
         assert issued.ok, issued
         await until(lambda: "c1" in bruno.state.met.challenges)
         assert (await anna.outcome(anna.throw("c1", "rock"))).ok
@@ -148,7 +147,7 @@ async def test_met_3_challenge_with_a_tie_and_bids_to_its_end(server, setup, tmp
         refused = await bruno.outcome(bruno.bid("c1", 9))
         assert refused.code == "rule" and "MET-3" in refused.message  # the initiator first
         assert (await anna.outcome(anna.bid("c1", 8))).ok
-        assert (await bruno.outcome(bruno.bid("c1", 9))).ok
+        assert (await bruno.outcome(bruno.bid("c1", 9, abilities=("brawl",)))).ok  # its own (MET-3)
         await until(lambda: anna.state.met.challenges["c1"].status == "window")
         assert anna.state.met.challenges["c1"].winner == "bruno"
         assert (await anna.outcome(anna.accept("c1"))).ok

@@ -8,6 +8,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -116,9 +117,19 @@ def run_loop(conteur: str, *args) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, env=env)
 
 
-def test_backup_loop_copies_to_the_stick_and_keeps_the_newest(conteur_command, tmp_path):
+@pytest.fixture
+def stick():
+    """A folder on a mounted filesystem other than /, standing for the USB stick."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir() or shm.stat().st_dev == Path("/").stat().st_dev:
+        pytest.skip("no filesystem other than / to stand for a USB stick (/dev/shm)")
+    path = Path(tempfile.mkdtemp(dir=shm, prefix="conteur-stick-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_backup_loop_copies_to_the_stick_and_keeps_the_newest(conteur_command, tmp_path, stick):
     db = live_db(tmp_path / "conteur.db", rows=42)
-    stick = tmp_path / "STICK"
     old = stick / "conteur-backups"
     old.mkdir(parents=True)
     for stamp in ("20250101T000000Z", "20250102T000000Z", "20250103T000000Z"):
@@ -142,4 +153,30 @@ def test_backup_loop_reports_a_missing_stick(conteur_command, tmp_path):
     result = run_loop(conteur_command, "--db", db, "--once", pulled)
 
     assert result.returncode != 0
-    assert "is the stick plugged in" in result.stdout
+    assert "is the stick plugged in" in result.stdout + result.stderr
+
+
+def test_backup_loop_never_creates_the_stick_folder(conteur_command, tmp_path):
+    # issue 15: a mistyped or unmounted /media/USER/STICK became a folder on the laptop
+    db = live_db(tmp_path / "conteur.db", rows=1)
+    missing = tmp_path / "media" / "STICK"
+
+    result = run_loop(conteur_command, "--db", db, "--once", missing)
+
+    assert result.returncode == 1
+    assert "is the stick plugged in and mounted" in result.stderr
+    assert not (tmp_path / "media").exists()
+
+
+def test_backup_loop_refuses_a_folder_on_the_machines_own_disk(conteur_command, tmp_path):
+    if tmp_path.stat().st_dev != Path("/").stat().st_dev:
+        pytest.skip("the test's folder is not on the root filesystem here")
+    db = live_db(tmp_path / "conteur.db", rows=1)
+    mount_point = tmp_path / "STICK"  # what an unmounted stick leaves: an empty folder
+    mount_point.mkdir()
+
+    result = run_loop(conteur_command, "--db", db, "--once", mount_point)
+
+    assert result.returncode == 1
+    assert "own disk" in result.stderr
+    assert list(mount_point.iterdir()) == []

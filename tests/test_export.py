@@ -207,3 +207,31 @@ def test_a_storyteller_settling_an_opposed_roll_is_a_ruling_in_the_record(tmp_pa
         ruling = [line for line in out.read_text().splitlines() if "Nella died" in line]
         label = "**Ruling** — " if lang == "en" else "**Décision** — "
         assert len(ruling) == 1 and label in ruling[0], ruling
+
+
+@pytest.mark.parametrize("lang, words", [
+    ("en", ("Anna says Anna won", "disputed by Bruno and not ruled: no winner", "o1.anna+bruno, saying Bruno won",
+            "Bruno has not answered: no winner")),
+    ("fr", ("selon Anna, Anna l'a emporté", "contesté par Bruno et pas tranché : pas de gagnant",
+            "o1.anna+bruno, selon qui Bruno l'a emporté", "Bruno n'a pas répondu : pas de gagnant")),
+])
+def test_a_disputed_record_is_told_as_disputed_with_both_claims_and_no_winner(tmp_path, lang, words):
+    # issue 15: the record said "Anna won" of a challenge played by hand that Bruno disputed
+    from events.model import STORYTELLER
+    from server.service import Chronicle
+    from tests.client_support import make_chronicle
+    from tests.review_support import ANNA, BRUNO, run
+
+    setup = make_chronicle(tmp_path / "c.db")
+    with SQLiteStore(setup.db) as store:
+        chronicle = Chronicle(store)
+        run(chronicle, ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna")
+        run(chronicle, BRUNO, "dispute", character="bruno", record="o1.anna+bruno", reason="scissors", winner="bruno")
+        run(chronicle, ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna")
+        for fmt in ("md", "html"):
+            text = ex.export(store, setup.session, fmt, lang=lang).decode()
+            for said in words:
+                assert said in text.replace("&#x27;", "'"), (fmt, said)
+        run(chronicle, STORYTELLER, "rule_offline", record="o1.anna+bruno", winner="bruno", reason="seen")
+        ruled = ex.export(store, setup.session, "md", lang=lang).decode()
+    assert words[1] not in ruled and words[3] in ruled  # o1 ruled; o2 still unanswered

@@ -40,7 +40,7 @@ def example_1(a_throw: str, b_throw: str):
         roster(a=A, b=B),
         # A strikes B with a club (Melee), B bites A (Brawl): two Physical actions, one challenge
         (a, IssueChallenge(character="a", defender="b", attribute="physical", abilities=("Melee",),
-                           defender_abilities=("Brawl",), mutual=True)),
+                           mutual=True)),
         (a, Throw(character="a", challenge="c1", round=1, choice=a_throw)),
         (b, Throw(character="b", challenge="c1", round=1, choice=b_throw)),
     )
@@ -59,7 +59,8 @@ def test_met_3_example_1_on_a_tie_b_declares_9_against_8_and_wins():
     events, state = play(
         state,
         (a, DeclareBid(character="a", challenge="c1", round=1, value=8)),  # Physical 6 + Melee 2
-        (b, DeclareBid(character="b", challenge="c1", round=1, value=9)),  # Physical 7 + Brawl 2
+        # Physical 7 + Brawl 2, B's own ability, declared with its bid
+        (b, DeclareBid(character="b", challenge="c1", round=1, value=9, abilities=("Brawl",))),
     )
     assert events[-2:] == [
         BidsCompared(challenge="c1", round=1, winner="b"),
@@ -89,11 +90,11 @@ def test_met_3_example_2_club_against_dodge_8_to_8_redoes_the_throw():
     events, state = play(
         roster(a=A, b=B),
         (a, IssueChallenge(character="a", defender="b", attribute="physical", abilities=("Melee",),
-                           defender_abilities=("Dodge",), action="club")),
+                           action="club")),
         (a, Throw(character="a", challenge="c1", round=1, choice="scissors")),
         (b, Throw(character="b", challenge="c1", round=1, choice="scissors")),
         (a, DeclareBid(character="a", challenge="c1", round=1, value=8)),  # Physical 6 + Melee 2
-        (b, DeclareBid(character="b", challenge="c1", round=1, value=8)),  # Physical 7 + Dodge 1
+        (b, DeclareBid(character="b", challenge="c1", round=1, value=8, abilities=("Dodge",))),  # 7 + Dodge 1
     )
     assert events[-2:] == [
         BidsCompared(challenge="c1", round=1, winner=None),

@@ -56,7 +56,10 @@ def test_met_4_property_no_accepted_bid_exceeds_the_cap_or_the_truth(session):
             ch = state.met.challenges[e.challenge]
             sheet, attribute = known[e.character], ch.attribute_of(e.character)
             assert e.value <= 2 * traits(sheet, attribute)
-            assert e.value <= true_score(sheet, attribute, ch.abilities_of(e.character))
+            # MET-3: the abilities the challenge named for this side and its own, declared with the bid
+            abilities = ch.abilities_of(e.character) + e.abilities
+            assert set(e.abilities) <= set(sheet.abilities)
+            assert e.value <= true_score(sheet, attribute, tuple(dict.fromkeys(abilities)))
 
 
 @PROPERTY

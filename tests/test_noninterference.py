@@ -153,3 +153,64 @@ def test_others_receive_the_same_bytes_whatever_one_characters_hidden_informatio
     a, b = asyncio.run(play_both(worlds, seed, steps, hidden, sheet_world))
     diff = differences(a, b)
     assert not diff, "\n".join(diff[:10])
+
+
+# ---------------------------------------------------------------- sealed throws and bids
+
+
+def met_sheet(physical: int) -> dict:
+    return {"kind": "met", "physical": physical, "social": 3, "mental": 3}
+
+
+def met_script(world: random.Random, kind: str, noise: int) -> list[Step]:
+    """Iris challenges Jack; what differs is Iris's sealed throw (hers, or one a storyteller
+    draws for her side), her bid after a tie, or her sheet. Jack never answers, so the
+    rules never reveal it; Lea and Jack play a whole challenge meanwhile."""
+    physical = world.randint(2, 9) if kind == "sheet" else 6
+    steps = [
+        Step(who="st", command={"type": "open_session", "name": "Elysium"}),
+        Step(who="st", command={"type": "add_character", "character": "iris", "name": "Iris",
+                                "sheet": met_sheet(physical)}),
+        Step(who="st", command={"type": "add_character", "character": "jack", "name": "Jack",
+                                "sheet": met_sheet(5)}),
+        Step(who="st", command={"type": "add_character", "character": "lea", "name": "Lea",
+                                "sheet": met_sheet(4)}),
+        Step(who="st", command={"type": "open_scene", "scene": "hall", "name": "Hall"}),
+        *(Step(who=c, command={"type": "join_scene", "character": c, "scene": "hall"})
+          for c in ("iris", "jack", "lea")),
+        Step(who="iris", command={"type": "challenge", "character": "iris", "defender": "jack",
+                                  "attribute": "physical"}),
+    ]
+    throw = {"type": "throw", "character": "iris", "challenge": "c1", "round": 1}
+    if kind == "bid":  # a tie on rock, then Iris's sealed bid; Jack never bids
+        steps += [Step(who="iris", command={**throw, "choice": "rock"}),
+                  Step(who="jack", command={**throw, "character": "jack", "choice": "rock"}),
+                  Step(who="iris", command={"type": "bid", "character": "iris", "challenge": "c1",
+                                            "round": 1, "value": world.randint(0, 6)})]
+    elif kind == "drawn":  # a storyteller throws for Iris's side: the server draws it
+        steps.append(Step(who="st", entropy=world.choice(("", world.randbytes(8).hex())),
+                          command={**throw, "choice": None}))
+    else:
+        steps.append(Step(who="iris", command={**throw, "choice": world.choice(("rock", "paper", "scissors"))}))
+    steps.append(Step(who="lea", command={"type": "challenge", "character": "lea", "defender": "jack",
+                                          "attribute": "physical"}))
+    for who, choice in (("lea", "rock"), ("jack", "scissors"))[: noise]:
+        steps.append(Step(who=who, command={"type": "throw", "character": who, "challenge": "c2",
+                                            "round": 1, "choice": choice}))
+    return steps + [Step(who="st", command={"type": "close_session"})]
+
+
+@settings(max_examples=examples(4), deadline=None, derandomize=False,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(["throw", "drawn", "bid", "sheet"]),
+       noise=st.integers(0, 2))
+def test_a_sealed_throw_a_bid_and_a_sheet_look_the_same_to_everyone_else_until_revealed(
+        worlds, seed, kind, noise):
+    async def both():
+        session = f"met-{next(_sessions)}"
+        return [await observe(venue, session, SEED, met_script(random.Random(f"{seed}-{i}"), kind, noise),
+                              ["iris", "jack", "lea"], ["jack", "lea", "wall"])
+                for i, venue in enumerate(worlds)]
+    a, b = asyncio.run(both())
+    diff = differences(a, b)
+    assert not diff, "\n".join(diff[:10])

@@ -100,3 +100,67 @@ def test_every_http_route_of_the_app_is_in_the_http_table():
     assert routes and not missing, f"HTTP routes missing from docs/protocol.md: {missing}"
     stale = sorted(documented - routes)
     assert not stale, f"docs/protocol.md documents routes the app lacks: {stale}"
+
+
+# -- every example, not only each section's first (issue 14, item 15) ---------------------
+
+DOCS = [DOC, DOC.parent / "rules-choices.md"]
+EXAMPLES = [(doc.name, text) for doc in DOCS
+            for text in re.findall(r"```json\n(.*?)\n```", doc.read_text(encoding="utf-8"), re.S)]
+
+
+def decoded_parts(raw: dict) -> list[tuple[dict, object]]:
+    """(the JSON shown, what the server's own decoder made of it), for an example and for
+    the frames and events it wraps."""
+    tag = raw["type"]
+    text = msgspec.json.encode(raw)
+    if tag in game.COMMAND_BY_TAG:
+        return [(raw, msgspec.json.decode(text, type=game.AnyCommand))]
+    if tag in wire.CLIENT_TAGS:
+        frame = wire.decode(text)
+        inner = decoded_parts(raw["command"]) if tag == "command" else []
+        return [({k: v for k, v in raw.items() if k != "command"}, frame)] + inner
+    if tag == "batch":
+        return [part for frame in raw["frames"] for part in decoded_parts(frame)]
+    if tag == "event":
+        return decoded_parts(raw["event"])
+    if tag in wire.SERVER_TAGS:
+        kind = next(t for t in wire.ServerFrame.__args__ if t.__struct_config__.tag == tag)
+        return [(raw, msgspec.json.decode(text, type=kind))]
+    return [(raw, msgspec.json.decode(text, type=game.AnyEvent))]
+
+
+@pytest.mark.parametrize("doc,text", EXAMPLES, ids=[f"{d}:{i}" for i, (d, _) in enumerate(EXAMPLES)])
+def test_every_documented_json_example_decodes_with_the_real_decoders(doc, text):
+    for shown, decoded in decoded_parts(msgspec.json.decode(text.encode())):
+        # nothing the example shows is silently dropped: each field is one the decoder has
+        unknown = set(shown) - {"type"} - set(decoded.__struct_fields__)
+        assert not unknown, f"{shown['type']}: fields unknown to the decoder: {sorted(unknown)}"
+
+
+def test_the_documented_fields_of_a_client_are_shown():
+    # issue 14, item 15: what a client needs is in the examples, not only in the code
+    fields = {tag: set() for tag in ("challenge", "bid", "overbid", "open_session", "throw")}
+    for _, text in EXAMPLES:
+        raw = msgspec.json.decode(text.encode())
+        if raw["type"] in fields:
+            fields[raw["type"]] |= set(raw)
+    assert {"defender_attribute", "abilities", "defender", "difficulty"} <= fields["challenge"]
+    assert "abilities" in fields["bid"] and "abilities" in fields["overbid"]
+    assert {"carried", "chronicle"} <= fields["open_session"]
+    storyteller_throws = [msgspec.json.decode(t.encode()) for _, t in EXAMPLES
+                          if '"type": "throw"' in t and '"character": "storyteller"' in t]
+    assert storyteller_throws and "choice" not in storyteller_throws[0]
+    assert "the answer to an overbid is a `bid`" in TEXT.lower().replace("\n", " ")
+
+
+def test_the_roster_example_parses_and_lists_every_option_key():
+    import tomllib
+
+    from server.roster import OPTION_KEYS, RosterError, parse_roster
+
+    toml = re.search(r"```toml\n(.*?)\n```", TEXT, re.S).group(1)
+    roster = parse_roster(tomllib.loads(toml))
+    assert sorted(roster.options) == sorted(OPTION_KEYS)
+    with pytest.raises(RosterError, match=r"unknown key in \[options\]: seed_commitment"):
+        parse_roster({"options": {"seed_commitment": "x"}})

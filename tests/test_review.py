@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from events import met, session
-from events.model import Actor
+from events.model import STORYTELLER, Actor
 from server import review as rv
 from server.service import Chronicle
 from server.store import SQLiteStore
@@ -67,6 +67,39 @@ def test_an_offline_challenge_in_the_review_recorded_disputed_ruled(review):
     assert story.steps[0].seen.hidden == ["observers"]
     assert "2026-11-29 21:40 by the device's clock" in story.sentence  # the recording device's own time
     assert rv.challenge_story(review, "o2.anna+bruno").status == "confirmed"
+
+
+def test_a_disputed_offline_record_has_both_claims_and_no_winner_until_ruled(tmp_path):
+    # issue 15: the review listed a disputed record with the recorder's winner as the winner
+    setup = make_chronicle(tmp_path / "c.db")
+    with SQLiteStore(setup.db) as store:
+        chronicle = Chronicle(store)
+        run(chronicle, ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna")
+        run(chronicle, BRUNO, "dispute", character="bruno", record="o1.anna+bruno", reason="scissors", winner="bruno")
+        disputed = rv.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
+        bundled = {c["id"]: c for c in rv.bundle(rv.build(store, setup.session))["challenges"]}["o1.anna+bruno"]
+        run(chronicle, STORYTELLER, "rule_offline", record="o1.anna+bruno", winner="anna", reason="seen")
+        ruled = rv.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
+    assert (disputed.status, disputed.winner, disputed.loser) == ("disputed", None, None)
+    assert [(c.by, c.kind, c.winner, c.reason) for c in disputed.claims] == [
+        ("anna", "recorded", "anna", ""), ("bruno", "disputed", "bruno", "scissors")]
+    assert bundled["winner"] is None and [c["winner"] for c in bundled["claims"]] == ["anna", "bruno"]
+    # the ruling is the outcome; the claims stay as they were said
+    assert (ruled.status, ruled.winner, ruled.loser, ruled.reason) == ("ruled", "anna", "bruno", "seen")
+    assert [c.winner for c in ruled.claims] == ["anna", "bruno"]
+
+
+def test_an_unanswered_record_is_its_recorders_word_and_a_confirmed_one_has_a_winner(review, tmp_path):
+    confirmed = rv.challenge_story(review, "o2.anna+bruno")
+    assert (confirmed.winner, confirmed.loser) == ("anna", "bruno")
+    assert [(c.by, c.kind, c.winner) for c in confirmed.claims] == [("bruno", "recorded", "anna"),
+                                                                    ("anna", "confirmed", "anna")]
+    setup = make_chronicle(tmp_path / "c.db")
+    with SQLiteStore(setup.db) as store:
+        run(Chronicle(store), ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna")
+        waiting = rv.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
+    assert (waiting.status, waiting.winner) == ("recorded", None)
+    assert [(c.by, c.winner) for c in waiting.claims] == [("anna", "anna")]
 
 
 def test_disputed_and_ruled_items_come_first(review):

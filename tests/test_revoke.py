@@ -20,7 +20,7 @@ from server.testing import Device, Venue
 from server.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
 from tests import test_web as web
 from tests.client_support import make_chronicle, served
-from tests.test_web import browser, playwright  # noqa: F401  (the Chromium fixtures)
+from tests.browser_support import browser, playwright  # noqa: F401  (Chromium: skips without it)
 
 
 @pytest.fixture
@@ -160,7 +160,6 @@ def test_conteur_client_watch_exits_2_and_says_the_token_was_revoked(venue, tmp_
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(web.CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)")
 def test_the_web_app_says_its_link_was_revoked_forgets_the_character_and_stops_retrying(browser, tmp_path):
     setup = make_chronicle(tmp_path / "chronicle.db")
     with served(setup.db) as server:
@@ -192,6 +191,7 @@ def test_the_web_app_says_its_link_was_revoked_forgets_the_character_and_stops_r
         context.close()
 
 
+@pytest.mark.browser
 def test_a_reprint_for_one_lost_phone_cuts_off_that_phone_only(browser, tmp_path):  # noqa: F811
     # the tablet's reprint for one character revokes that character's codes and no other:
     # mid-game, every other phone plays on (a reprint for everyone warns first)

@@ -16,12 +16,13 @@ import pytest
 
 from server.backup import backup, restore
 from tests.client_support import Proxy, make_chronicle, served
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, Device, start_challenge
 from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 

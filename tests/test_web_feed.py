@@ -14,12 +14,13 @@ from server.auth import Tokens
 from server.service import Chronicle
 from server.store import SQLiteStore
 from tests.client_support import command, events_of_type, served
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device, start_challenge
 from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 SESSION = "caves"

@@ -23,12 +23,9 @@ import pytest
 from server.demo import create_demo
 from server.store import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
-from tests.test_web import ARGS, CHROMIUM, TIMEOUT
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
-]
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
 SIZES = {"360x740": (360, 740), "412x915": (412, 915), "1280x800": (1280, 800)}
 TABLET = {"width": 1280, "height": 800}
@@ -36,17 +33,6 @@ MIN_TAP = 44  # px: WCAG 2.5.5's target size, what a thumb in a dim room needs
 
 # Console lines a step expects: a socket cut on purpose, a page loaded while cut off
 EXPECTED_OFFLINE = re.compile(r"WebSocket connection to .* failed|Failed to load resource|net::ERR_")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=TIMEOUT)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +161,10 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         challenge(lucien).get_by_test_id("bid-send").click()
         expect(challenge(mara).get_by_test_id("bid-input")).to_be_visible()
         night.check("tie-bids", lucien, mara)
-        challenge(mara).get_by_test_id("bid-input").fill("5")
+        # the defender declares its own ability with its bid (MET-3): Physical 5 + Dodge 1
+        challenge(mara).get_by_test_id("bid-ability-Dodge").check()
+        expect(challenge(mara).get_by_test_id("bid-input")).to_have_attribute("max", "6")
+        challenge(mara).get_by_test_id("bid-input").fill("6")
         challenge(mara).get_by_test_id("bid-send").click()
         expect(challenge(mara)).to_have_attribute("data-status", "window")  # Mara lost on bids
         challenge(mara).locator("form.retest select").select_option("Fortitude")
@@ -186,7 +175,7 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         challenge(mara).get_by_test_id("throw-scissors").click()  # rock breaks scissors
         expect(challenge(mara)).to_have_attribute("data-status", "window")
         assert challenge(mara).get_by_test_id("retest").count() == 0  # used up (MET-12)
-        challenge(mara).locator("form.overbid input").fill("5")  # lost on the throw: MET-13
+        challenge(mara).locator("form.overbid input[name=value]").fill("5")  # lost on the throw: MET-13
         challenge(mara).get_by_test_id("overbid").click()
         expect(challenge(lucien).get_by_test_id("bid-input")).to_be_visible()
         night.check("overbid", lucien, mara)
@@ -196,6 +185,8 @@ def test_a_whole_night_through_the_pages(browser, axe, shots, demo, size):
         night.check("settled", st, lucien, mara)
         resolved = events_of_type(db, "met.challenge_resolved")
         assert [(r["winner"], r["reason"]) for r in resolved] == [("lucien", "overbid_failed")]
+        bids = [(b["character"], b["value"], b.get("abilities")) for b in events_of_type(db, "met.bid_declared")]
+        assert ("mara", 6, ["Dodge"]) in bids
 
         # ---- a Time Out and its resume (TIME-5)
         st.page.get_by_test_id("freeze-all").click()

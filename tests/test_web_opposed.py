@@ -9,13 +9,14 @@ import httpx
 import pytest
 
 from tests.client_support import events_of_type
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
 from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 SESSION = "action-demo"

@@ -9,6 +9,7 @@ import httpx
 import pytest
 
 from tests.client_support import events_of_type
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
 from tests.test_web_opposed import SESSION, calls, contest, state
@@ -17,7 +18,7 @@ from tests.test_web_storyteller_rolls import received_rolls, phone
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 

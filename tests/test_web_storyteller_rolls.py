@@ -10,13 +10,14 @@ import pytest
 from server.demo import create_demo
 from server.store import SQLiteStore
 from tests.client_support import events_of_type, served
+from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
 from tests.test_web_diverged import Wire
 
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed (apt install chromium)"),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
 SMALL_TABLET = {"width": 768, "height": 1024}
@@ -69,7 +70,8 @@ def test_v5_storyteller_rolls_blind_secret_and_open_for_a_player(browser, demo):
     st = Device(browser, server.url, f"{storyteller}&session=v5-demo", viewport=TABLET)
     iris, iris_wire = phone(browser, server.url, links["iris"])
     viktor, viktor_wire = phone(browser, server.url, links["viktor"])
-    rolls = st.page.locator("main > .rolls").get_by_test_id("roll-result")
+    # every roll the tablet shows, each once: the newest beside the form, first
+    rolls = st.page.locator("main .rolls").get_by_test_id("roll-result")
 
     # (1) blind, for Iris (Wits 3 + Stealth 3, Hunger 2 from the sheet: V5-1, V5-5)
     roll_for(st, "iris", "blind", attribute="wits", skill="stealth", difficulty="3")
@@ -152,7 +154,8 @@ def test_action_dice_storyteller_rolls_secret_and_blind_in_french_on_a_small_tab
     card = st.page.get_by_test_id("st-dice")
     st.expect(card.locator("h2")).to_have_text("Jet pour un personnage")
     st.expect(card.get_by_test_id("st-visibility").locator("legend")).to_have_text("Qui le voit")
-    rolls = st.page.locator("main > .rolls").get_by_test_id("roll-result")
+    # every roll the tablet shows, each once: the newest beside the form, first
+    rolls = st.page.locator("main .rolls").get_by_test_id("roll-result")
 
     roll_for(st, "nova", "secret", characteristic="science", difficulty="2", bonus="1")
     st.expect(rolls.first).to_have_attribute("data-visibility", "secret")

@@ -4,7 +4,10 @@ idempotent retries."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -87,12 +90,46 @@ async def test_an_oversized_frame_is_refused_with_a_clear_error_and_the_connecti
         await st.sync()
 
 
+async def raw_websocket(venue: Venue) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A websocket opened by hand, so a test can write a frame header alone."""
+    reader, writer = await asyncio.open_connection(venue.served.host, venue.served.port)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(f"GET /ws HTTP/1.1\r\nHost: {venue.served.host}:{venue.served.port}\r\n"
+                 f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                 "Sec-WebSocket-Version: 13\r\n\r\n".encode())
+    answer = await reader.readuntil(b"\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 101"), answer
+    return reader, writer
+
+
+async def close_code_of(reader: asyncio.StreamReader) -> int:
+    """Reads server frames (never masked) up to the close frame; returns its code."""
+    while True:
+        first, second = await reader.readexactly(2)
+        length = second & 0x7F
+        if length == 126:
+            length = int.from_bytes(await reader.readexactly(2), "big")
+        elif length == 127:
+            length = int.from_bytes(await reader.readexactly(8), "big")
+        payload = await reader.readexactly(length)
+        if first & 0x0F == 0x8:
+            return int.from_bytes(payload[:2], "big")
+
+
 async def test_a_huge_frame_closes_the_connection_with_1009(venue):
-    async with Device(venue.ws_url, venue.token(), "s1") as st:
-        await st.send("x" * (2 << 20))
-        with pytest.raises(ConnectionError):
-            await st.wait_for(lambda f: False)
-        assert st.close_code == 1009
+    # The header announcing 2 MiB is what the server judges: it closes with 1009 before
+    # reading any payload. Writing the whole 2 MiB raced that close (the server's kernel
+    # answers the unread bytes with a reset, which can swallow the close frame), so only
+    # the header and a few payload bytes are written here.
+    reader, writer = await raw_websocket(venue)
+    try:
+        mask = os.urandom(4)
+        payload = bytes(b ^ mask[i % 4] for i, b in enumerate(b"x" * 16))
+        writer.write(bytes([0x81, 0x80 | 127]) + (2 << 20).to_bytes(8, "big") + mask + payload)
+        await writer.drain()
+        assert await asyncio.wait_for(close_code_of(reader), 10) == 1009
+    finally:
+        writer.close()
 
 
 async def test_a_command_before_hello_is_refused_until_hello(venue):

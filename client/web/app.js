@@ -11,6 +11,7 @@ import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./p
 import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
+import { handCommand, handWaiting } from "./handplay.js";
 
 document.documentElement.lang = lang;
 
@@ -152,6 +153,10 @@ function hello(withLast = true) {
 
 function onStatus(status) {
   if (status !== "online") app.live = false;
+  // while offline, each reconnect attempt says connecting, then offline again: the page
+  // keeps saying offline and is not redrawn for it, since a redraw between a finger's
+  // down and up swallows the tap (what is made offline, a record played by hand, is typed)
+  if (app.status === "offline" && (status === "connecting" || status === "offline")) return;
   app.status = status;
   // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
   if (status === "revoked") { app.fatal = t("revoked"); app.vm = initialView(); forgetDevice(outbox); }
@@ -258,7 +263,8 @@ function vibrate(pattern) {
 function nudge() {
   if (!app.viewer || isStoryteller() || !me()) return;
   const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`)
-    .concat(callsForMe().map((w) => `roll:${w.id}`))); // ACT-12: an opposed roll to answer
+    .concat(callsForMe().map((w) => `roll:${w.id}`)) // ACT-12: an opposed roll to answer
+    .concat(handWaiting())); // a challenge played by hand to confirm or dispute
   for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
   app.waitingBefore = waiting;
 }
@@ -295,10 +301,9 @@ function commandFor(act, el, data) {
   switch (act) {
     case "throw": return { type: "throw", character, challenge: ch, round: c.round, choice: el.dataset.choice };
     case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
-    case "bid": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")) };
-    case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")) };
+    case "bid": case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "retest": return { type: "retest", character, challenge: ch, source: data.get("source") };
-    case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")) };
+    case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "concede": return { type: "concede", character, challenge: ch };
     case "accept": return { type: "accept", character, challenge: ch };
     case "challenge": {
@@ -337,7 +342,7 @@ function commandFor(act, el, data) {
     case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };
     case "set_hunger": return { type: "set_hunger", character: el.dataset.character, hunger: num(data.get("hunger")) };
     case "apply_modifier": return { type: "apply_modifier", character: el.dataset.character, value: num(data.get("value")), duration: num(data.get("duration")), unit: "turns" };
-    default: return null;
+    default: return handCommand(act, el, data, character); // played by hand: handplay.js
   }
 }
 

@@ -18,6 +18,7 @@ export function initialView() {
     pending: {}, // ACT-2: multi-turn actions begun, by roll id
     dead: {}, // ACT-8: sacrificed characters roll no more
     hunger: {},
+    offline: {}, // challenges played by hand (events/offline.py), by record id
     rejections: [],
     log: [],
   };
@@ -158,6 +159,24 @@ function waitFor(vm, e, seq) {
     sealed: !!e.sealed, dice: e.dice || null, ps: e.ps ?? null, option: e.option || "none" };
 }
 
+// Challenges played by hand (events/offline.py): the recorder's claim, the opponent's
+// confirmation or dispute (and the winner it claims), a storyteller's ruling. ``winner``
+// is the recorder's claim until confirmed or ruled: ``settled`` says when it is a fact.
+const OFFLINE = {
+  "offline.recorded": (vm, e, seq) => {
+    vm.offline[e.record] = { id: e.record, recorder: e.recorder, opponent: e.opponent, claimed: e.winner,
+      winner: e.winner, attribute: e.attribute ?? null, playedAt: e.played_at || "", account: e.account || "",
+      status: "recorded", disputed: false, disputedWinner: null, dispute: "", ruling: "", settled: false, seq };
+  },
+  "offline.confirmed": (vm, e) => { Object.assign(vm.offline[e.record], { status: "confirmed", settled: true }); },
+  "offline.disputed": (vm, e) => {
+    Object.assign(vm.offline[e.record], { status: "disputed", disputed: true, disputedWinner: e.winner ?? null, dispute: e.reason || "" });
+  },
+  "offline.ruled": (vm, e) => {
+    Object.assign(vm.offline[e.record], { status: "ruled", winner: e.winner, ruling: e.reason || "", settled: true });
+  },
+};
+
 // Mind's Eye Theatre: mirrors events/met.py's evolvers; ``status`` is the challenge's
 // stage: throwing | bidding | window | overbid | resolved | cancelled.
 function challenge(vm, id) {
@@ -259,6 +278,7 @@ export function applyEvent(vm, seq, event) {
     if (handler) handler(vm, event);
     else if (type.startsWith("met.")) metEvent(vm, type, event);
     else if (ACTION[type]) ACTION[type](vm, event, seq); // seq: since when it waits
+    else if (OFFLINE[type]) OFFLINE[type](vm, event, seq);
   } catch (err) {
     entry.error = String(err); // an unexpected event must not stop the phone
   }

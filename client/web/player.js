@@ -4,6 +4,7 @@ import { rulesetOf, bidBounds, attributeOf, abilitiesOf, isOpen } from "./fold.j
 import { teller } from "./narrate.js";
 import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
 import { checkRolls } from "./verify.js";
+import { handAnswerCards, handSection } from "./handplay.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
@@ -32,13 +33,13 @@ export function playerView() {
   const c = app.vm.characters[me()] || { name: me(), sheet: null };
   const ruleset = rulesetOf(app.vm, me());
   return `<main class="player">
+    ${handAnswerCards()}
     ${ruleset === "action" ? opposedCalls(c) : ""}
     ${characterCard(c)}
     ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
       ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
       ${newChallengeForm(c)}
-      <p><a href="offline.html" data-testid="offline-link">${esc(t("offline_record"))}</a></p>
-    </section>`}
+    </section>${handSection(c)}`}
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
     ${diceCheckView()}
@@ -118,13 +119,13 @@ function challengeCard(c) {
         aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>`;
     if (!(c.kind === "static" && c.defender === id)) body += concedeButton(c);
   } else if (move === "bid" || move === "answer") {
-    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id));
+    const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id).concat(ticked(c, id)));
     const key = `bid-${c.id}-${c.round}`;
     body = `<form class="bid" data-act="${move === "bid" ? "bid" : "answer"}" data-ch="${esc(c.id)}">
       <label for="${key}">${esc(t("bid_label", bounds.max))}</label>
       <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="${bounds.min}" max="${bounds.max}"
         value="${esc(app.form[key] ?? bounds.max)}" required data-testid="bid-input">
-      <button type="submit" data-testid="bid-send">${esc(t("send_bid"))}</button></div></form>`;
+      <button type="submit" data-testid="bid-send">${esc(t("send_bid"))}</button></div>${ownAbilityChoices(c, id)}</form>`;
     if (move === "bid") body += concedeButton(c);
   } else if (move === "window") {
     body = windowPrompts(c);
@@ -184,6 +185,27 @@ function retestSources() {
   return [...Object.keys(sheet.abilities || {}), ...(sheet.merits || []), ...(sheet.powers || [])];
 }
 
+// MET-3: a side bids its own abilities that apply; the challenge names only the initiator's,
+// so the others of this phone's sheet are offered with the bid (the server checks them).
+function ownAbilities(c, id) {
+  const named = abilitiesOf(c, id);
+  return Object.keys(app.vm.characters[id]?.sheet?.abilities || {}).filter((k) => !named.includes(k));
+}
+
+// data-form keeps a ticked box through re-renders; the bid's bound follows what is ticked
+const ownKey = (c, k) => `own-${c.id}-${c.round}-${c.status}-${k}`;
+const ticked = (c, id) => ownAbilities(c, id).filter((k) => app.form[ownKey(c, k)]);
+
+function ownAbilityChoices(c, id) {
+  const own = ownAbilities(c, id);
+  if (!own.length) return "";
+  const sheet = app.vm.characters[id].sheet;
+  const key = (k) => ownKey(c, k);
+  return `<fieldset class="own-abilities"><legend>${esc(t("own_abilities"))}</legend>${own.map((k) =>
+    `<label class="check"><input type="checkbox" name="ability" value="${esc(k)}" data-form="${esc(key(k))}"
+      ${app.form[key(k)] ? "checked" : ""} data-testid="bid-ability-${esc(k)}"> ${esc(k)} ${sheet.abilities[k]}</label>`).join("")}</fieldset>`;
+}
+
 function queuedMove(c) {
   return app.queued.find((e) => e.command.challenge === c.id && e.command.character === me());
 }
@@ -197,7 +219,7 @@ function windowPrompts(c) {
   const sheet = app.vm.characters[id]?.sheet || {};
   const sources = retestsLeft(c) > 0 ? retestSources() : [];
   const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
-  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id));
+  const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id).concat(ticked(c, id)));
   const key = `ob-${c.id}-${c.round}`;
   return `<div class="window">
     ${sources.length ? `<form class="retest" data-act="retest" data-ch="${esc(c.id)}">
@@ -207,7 +229,7 @@ function windowPrompts(c) {
     ${canOverbid ? `<form class="overbid" data-act="overbid" data-ch="${esc(c.id)}">
       <label for="${key}">${esc(t("overbid_label"))}</label>
       <div class="row"><input id="${key}" name="value" type="number" inputmode="numeric" min="0" max="${bounds.max}" value="${esc(app.form[key] ?? bounds.max)}" required>
-      <button type="submit" data-testid="overbid">${esc(t("overbid"))}</button></div></form>` : ""}
+      <button type="submit" data-testid="overbid">${esc(t("overbid"))}</button></div>${ownAbilityChoices(c, id)}</form>` : ""}
     <button class="primary" data-act="accept" data-ch="${esc(c.id)}" data-testid="accept">${esc(t("accept"))}</button>
   </div>`;
 }

@@ -22,6 +22,8 @@ const UI = {
     tallies: "Challenges won and lost", step: "Step", of: "of", language: "Language", at: "at",
     failed: "Could not load the review", notFound: "No such challenge", showAll: "Show all",
     round: "round", bids: "bids", localTime: "times: the venue's ({zone})", exports: "Exports",
+    claims: "Claims", says: "{by} says {w} won", confirms: "{by} confirms {w} won",
+    noClaim: "{by} disputes it without naming a winner", noRuling: "— (no ruling yet)", unconfirmed: "— (not confirmed yet)",
   },
   fr: {
     loading: "Chargement…", verified: "Journal vérifié", broken: "JOURNAL ALTÉRÉ à n°{seq}", events: "événements",
@@ -43,6 +45,8 @@ const UI = {
     r_accepted: "accepté", r_conceded: "abandon", r_final: "dernier test", r_zero_traits: "aucun trait",
     r_overbid_failed: "surenchère manquée", r_overruled: "tranché par un conteur", r_timeout: "délai écoulé",
     r_cancelled: "annulé", r_window_closed: "fenêtre close",
+    claims: "Versions", says: "selon {by}, {w} l'a emporté", confirms: "{by} confirme : {w} l'a emporté",
+    noClaim: "{by} conteste sans nommer de gagnant", noRuling: "— (pas encore tranché)", unconfirmed: "— (pas encore confirmé)",
   },
 };
 
@@ -107,7 +111,9 @@ function takeToken() {
   }
   app.token = sessionStorage.getItem("conteur.review.token") || localStorage.getItem("conteur.token") || "";
   app.session = p.get("session") || localStorage.getItem("conteur.session") || "";
-  app.lang = p.get("lang") || localStorage.getItem("conteur.review.lang") || (navigator.language || "en").slice(0, 2);
+  // the page's own choice, else the device's (the app's EN/FR switch), else the browser's
+  app.lang = p.get("lang") || localStorage.getItem("conteur.review.lang") || localStorage.getItem("conteur.lang")
+    || (navigator.language || "en").slice(0, 2);
   if (!UI[app.lang]) app.lang = "en";
 }
 
@@ -160,13 +166,27 @@ async function download(format) {
 
 // ---------------------------------------------------------------- overview
 
+// A challenge played by hand has no winner until confirmed or ruled: each side's word
+// instead (server/review.py offline_claims), never the recorder's alone in green.
+function claimText(claim, withReason = false) {
+  const vars = { by: name(claim.by), w: name(claim.winner) };
+  const said = claim.kind === "confirmed" ? t("confirms", vars) : claim.winner ? t("says", vars) : t("noClaim", vars);
+  return withReason && claim.reason ? `${said} (${claim.reason})` : said;
+}
+
+function outcome(c) {
+  if (c.winner) return h("span", { class: "winner" }, ` ${t("winner")}: ${name(c.winner)}`);
+  if (c.claims && c.claims.length) return h("span", { class: "claims", "data-testid": "claims" }, ` ${c.claims.map((x) => claimText(x)).join(" · ")}`);
+  return null;
+}
+
 function challengeRow(c) {
   const flag = c.kind === "offline" ? t("offline") : c.id;
   return h("li", { class: `challenge ${c.disputed ? "disputed" : ""} ${c.status}`, "data-testid": "challenge-link", "data-challenge": c.id },
     h("a", { href: `#session=${encodeURIComponent(app.session)}&challenge=${encodeURIComponent(c.id)}` }, h("b", {}, c.id)),
     " ", h("span", { class: "sentence" }, c.sentence),
     " ", h("span", { class: `pill ${c.status}` }, c.kind === "offline" ? `${flag} · ${word("s", c.status)}` : word("s", c.status)),
-    c.winner ? h("span", { class: "winner" }, ` ${t("winner")}: ${name(c.winner)}`) : null);
+    outcome(c));
 }
 
 function renderDisputes() {
@@ -217,7 +237,7 @@ function renderTimeline() {
       h("li", { "data-seq": i.seq, "data-type": i.type, class: i.type.replace(/[^a-z_]/g, "-") },
         h("span", { class: "seq" }, `#${i.seq}`), h("span", { class: "time" }, time(i.at)),
         h("span", { class: "text" }, i.text),
-        i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${i.challenge}` }, i.challenge) : null))),
+        i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${encodeURIComponent(i.challenge)}` }, i.challenge) : null))),
     ...(shown.length < items.length
       ? [h("button", { type: "button", onclick: () => { app.showAll = true; renderTimeline(); } }, `${t("showAll")} (${items.length})`)]
       : []));
@@ -364,8 +384,11 @@ async function renderChallenge(id) {
     h("h2", {}, `${t("challenge")} ${story.id}`),
     h("p", { class: "sentence big", "data-testid": "challenge-sentence" }, story.sentence),
     h("dl", { class: "outcome" },
-      h("dt", {}, t("winner")), h("dd", { "data-testid": "challenge-winner" }, name(story.winner)),
+      h("dt", {}, t("winner")), h("dd", { "data-testid": "challenge-winner" },
+        story.winner || story.kind !== "offline" ? name(story.winner) : story.status === "disputed" ? t("noRuling") : t("unconfirmed")),
       h("dt", {}, t("loser")), h("dd", {}, name(story.loser)),
+      ...(story.claims && story.claims.length ? [h("dt", {}, t("claims")), h("dd", {},
+        h("ul", { class: "claims", "data-testid": "challenge-claims" }, story.claims.map((x) => h("li", {}, claimText(x, true)))))] : []),
       h("dt", {}, t("status")), h("dd", { "data-testid": "challenge-status" }, statusText(story.status, story.reason)),
       h("dt", {}, t("scene")), h("dd", {}, (story.scene && app.bundle.scenes[story.scene]) || story.scene || "—")),
     rulingForm(story),

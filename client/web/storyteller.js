@@ -4,6 +4,7 @@ import { rulesetOf, isOpen, SEALED } from "./fold.js";
 import { app, t, lang, esc, nameOf, THROWS, ICON, stageText, rollsView } from "./ui.js";
 import { teller } from "./narrate.js";
 import { sheetEditor } from "./sheet_editor.js";
+import { handRulingsView } from "./handplay.js";
 
 // ---- observer (a wall display): public state only, nothing to press
 
@@ -62,6 +63,7 @@ export function storytellerView() {
       ${stNewChallenge(chars)}
     </section>
     ${stuckView(vm)}
+    ${handRulingsView()}
     ${done.length ? `<section class="card" aria-labelledby="h-done"><h2 id="h-done">${esc(t("recent"))}</h2>
       <div data-testid="st-done">${done.map(stChallenge).join("")}</div></section>` : ""}
     <section class="card" aria-labelledby="h-time"><h2 id="h-time">${esc(t("turn"))} ${vm.session.turn}</h2>

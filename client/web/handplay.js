@@ -1,0 +1,218 @@
+// Challenges played by hand while the app was unreachable (events/offline.py, issue 15).
+//
+// Part of the phone app, not a page of its own: a record is a command like any move, so
+// it goes to the same IndexedDB outbox (app.js act), is shown as waiting while the server
+// is down, survives a reload, and is sent once on reconnect (the server deduplicates by
+// the command's id). The opponent answers on its main page (Confirm / Dispute); the
+// tablet marks a disputed record as needing a ruling and rules it. Only this viewer's own
+// events are read: the other players never receive these records.
+
+import { STRINGS } from "./i18n.js";
+import { app, t, esc, me, nameOf } from "./ui.js";
+
+Object.assign(STRINGS.en, {
+  hand_title: "Challenges played by hand", hand_record: "Record a challenge played by hand",
+  hand_help: "The Wi-Fi was down and you played it the paper way: note it here, even offline. It is sent when the server answers again.",
+  hand_opponent: "Opponent", hand_attribute: "Attribute", hand_winner: "Winner", hand_me: "me",
+  hand_them: "my opponent", hand_when: "Played at (empty: now, by this phone's clock)", hand_account: "How it went",
+  hand_save: "Record it", hand_none: "—",
+  hand_queued: "waiting to be sent", hand_waiting: "waiting for {0} to confirm or dispute",
+  hand_confirmed: "confirmed by {0}", hand_disputed: "disputed: needs a storyteller's ruling",
+  hand_ruled: "ruled by a storyteller: {0} won", hand_claim: "{0} says {1} won", hand_claim_none: "{0} disputes it without naming a winner",
+  hand_against: "{0} against {1}", hand_played_at: "played at {0}",
+  hand_ask: "{0} recorded a challenge played by hand against you", hand_confirm: "Confirm", hand_dispute: "Dispute",
+  hand_reason: "Why (what you remember)", hand_iwon: "I won", hand_answer_queued: "Your answer ({0}) is waiting to be sent",
+  hand_needs_ruling: "Needs a ruling", hand_rule_reason: "Reason for the ruling", hand_rule_win: "{0} won",
+  hand_st_title: "Played by hand: rulings", hand_st_waiting: "waiting for {0}'s answer",
+  cmd_record_offline_challenge: "Challenge played by hand", cmd_confirm: "Confirm", cmd_dispute: "Dispute",
+  cmd_rule_offline: "Ruling",
+});
+Object.assign(STRINGS.fr, {
+  hand_title: "Défis joués à la main", hand_record: "Noter un défi joué à la main",
+  hand_help: "Le Wi-Fi était coupé et vous l'avez joué à l'ancienne : notez-le ici, même hors ligne. Il part dès que le serveur répond.",
+  hand_opponent: "Adversaire", hand_attribute: "Attribut", hand_winner: "Gagnant", hand_me: "moi",
+  hand_them: "mon adversaire", hand_when: "Joué à (vide : maintenant, à l'horloge de ce téléphone)", hand_account: "Comment ça s'est passé",
+  hand_save: "Noter", hand_none: "—",
+  hand_queued: "en attente d'envoi", hand_waiting: "en attente de la confirmation ou contestation de {0}",
+  hand_confirmed: "confirmé par {0}", hand_disputed: "contesté : un conteur doit trancher",
+  hand_ruled: "tranché par un conteur : {0} l'a emporté", hand_claim: "selon {0}, {1} l'a emporté", hand_claim_none: "{0} conteste sans nommer de gagnant",
+  hand_against: "{0} contre {1}", hand_played_at: "joué à {0}",
+  hand_ask: "{0} a noté un défi joué à la main contre vous", hand_confirm: "Confirmer", hand_dispute: "Contester",
+  hand_reason: "Pourquoi (ce dont vous vous souvenez)", hand_iwon: "J'ai gagné", hand_answer_queued: "Votre réponse ({0}) attend d'être envoyée",
+  hand_needs_ruling: "À trancher", hand_rule_reason: "Motif de la décision", hand_rule_win: "{0} l'a emporté",
+  hand_st_title: "Joués à la main : décisions", hand_st_waiting: "en attente de la réponse de {0}",
+  cmd_record_offline_challenge: "Défi joué à la main", cmd_confirm: "Confirmer", cmd_dispute: "Contester",
+  cmd_rule_offline: "Décision",
+});
+
+// offline.html sends players here with ?hand: the record form opens at once
+const OPEN_AT_START = new URLSearchParams(location.search).has("hand");
+
+// This device's clock as ISO 8601 with its UTC offset: what the player saw on the phone.
+export function localIso(date) {
+  const pad = (n) => String(Math.abs(n)).padStart(2, "0");
+  const off = -date.getTimezoneOffset();
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+    + `${off >= 0 ? "+" : "-"}${pad(Math.trunc(off / 60))}:${pad(off % 60)}`;
+}
+
+const shortTime = (iso) => (iso || "").replace("T", " ").slice(0, 16);
+const queuedOf = (type) => app.queued.filter((e) => e.command.type === type);
+const answerQueued = (id) => app.queued.find((e) => ["confirm", "dispute"].includes(e.command.type) && e.command.record === id);
+
+function records(filter) {
+  return Object.values(app.vm.offline || {}).filter(filter).sort((a, b) => b.seq - a.seq);
+}
+
+// Who claims what: the recorder's winner, then the disputer's (with its reason).
+function claims(r) {
+  const lines = [t("hand_claim", nameOf(r.recorder), nameOf(r.claimed))];
+  if (r.disputed) {
+    const said = r.disputedWinner ? t("hand_claim", nameOf(r.opponent), nameOf(r.disputedWinner)) : t("hand_claim_none", nameOf(r.opponent));
+    lines.push(r.dispute ? `${said} (${r.dispute})` : said);
+  }
+  return lines;
+}
+
+function statusText(r) {
+  if (r.status === "recorded") return t("hand_waiting", nameOf(r.opponent));
+  if (r.status === "confirmed") return t("hand_confirmed", nameOf(r.opponent));
+  if (r.status === "disputed") return t("hand_disputed");
+  return t("hand_ruled", nameOf(r.winner));
+}
+
+function recordLine(r) {
+  const attr = r.attribute ? ` · ${t(r.attribute)}` : "";
+  const when = r.playedAt ? ` · ${t("hand_played_at", shortTime(r.playedAt))}` : "";
+  const account = r.account ? ` — “${r.account}”` : "";
+  return `<p><b>${esc(t("hand_against", nameOf(r.recorder), nameOf(r.opponent)))}</b>${esc(attr + when + account)}</p>`;
+}
+
+// ---- the player's phone
+
+// At the top of the main page: a record that waits for this player's answer.
+export function handAnswerCards() {
+  const id = me();
+  return records((r) => r.opponent === id && r.status === "recorded").map((r) => {
+    const queued = answerQueued(r.id);
+    const body = queued
+      ? `<p class="queued-move" data-testid="hand-answer-queued">${esc(t("hand_answer_queued", t(`cmd_${queued.command.type}`)))} <span class="badge">${esc(t("queued"))}</span></p>`
+      : `<div class="row wrap">
+          <button class="primary" data-act="hand_confirm" data-record="${esc(r.id)}" data-testid="hand-confirm">${esc(t("hand_confirm"))}</button>
+        </div>
+        <form data-act="hand_dispute" data-record="${esc(r.id)}" class="row wrap">
+          <label>${esc(t("hand_reason"))} <input id="hand-reason-${esc(r.id)}" name="reason" autocomplete="off" data-testid="hand-reason"></label>
+          <label class="check"><input type="checkbox" id="hand-iwon-${esc(r.id)}" name="iwon" checked data-testid="hand-iwon"> ${esc(t("hand_iwon"))}</label>
+          <button type="submit" class="danger" data-testid="hand-dispute">${esc(t("hand_dispute"))}</button>
+        </form>`;
+    return `<section class="card hand-answer" data-testid="hand-answer" data-record="${esc(r.id)}" aria-labelledby="h-hand-${esc(r.id)}">
+      <h2 id="h-hand-${esc(r.id)}">${esc(t("hand_ask", nameOf(r.recorder)))}</h2>
+      ${recordLine(r)}
+      <p data-testid="hand-claim">${esc(claims(r)[0])}</p>
+      ${body}
+    </section>`;
+  }).join("");
+}
+
+function recordForm(c) {
+  const others = Object.values(app.vm.characters).filter((o) => o.id !== c.id);
+  const open = OPEN_AT_START && app.form.handOpened === undefined;
+  if (open) app.form.handOpened = true;
+  return `<details class="hand-record" id="hand-record" data-testid="hand-record"${open ? " open" : ""}>
+    <summary>${esc(t("hand_record"))}</summary>
+    <form data-act="hand_record">
+      <p class="muted">${esc(t("hand_help"))}</p>
+      <label>${esc(t("hand_opponent"))} <select name="opponent" id="hand-opponent" data-testid="hand-opponent">${others.map((o) =>
+        `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      <label>${esc(t("hand_attribute"))} <select name="attribute" id="hand-attribute"><option value="">${esc(t("hand_none"))}</option>${["physical", "social", "mental"].map((a) =>
+        `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      <label>${esc(t("hand_winner"))} <select name="winner" id="hand-winner" data-testid="hand-winner"><option value="me">${esc(t("hand_me"))}</option><option value="them">${esc(t("hand_them"))}</option></select></label>
+      <label>${esc(t("hand_when"))} <input type="datetime-local" name="when" id="hand-when"></label>
+      <label>${esc(t("hand_account"))} <input name="account" id="hand-account" autocomplete="off" data-testid="hand-account"></label>
+      <button type="submit" class="primary" data-testid="hand-save">${esc(t("hand_save"))}</button>
+    </form></details>`;
+}
+
+// The form, then this player's records: those still in the outbox first, then the
+// server's, newest first, each with where it stands.
+export function handSection(c) {
+  const id = me();
+  const waiting = queuedOf("record_offline_challenge").map((e) => {
+    const cmd = e.command;
+    const r = { recorder: id, opponent: cmd.opponent, attribute: cmd.attribute, playedAt: cmd.played_at, account: cmd.account };
+    return `<li class="hand-row" data-testid="hand-row" data-queued="${esc(e.id)}">${recordLine(r)}
+      <p>${esc(t("hand_claim", nameOf(id), nameOf(cmd.winner)))} · <span class="badge" data-testid="hand-status">${esc(t("hand_queued"))}</span></p></li>`;
+  });
+  const known = records((r) => r.recorder === id || r.opponent === id).map((r) =>
+    `<li class="hand-row ${esc(r.status)}" data-testid="hand-row" data-record="${esc(r.id)}" data-status="${esc(r.status)}">${recordLine(r)}
+      <p>${claims(r).map(esc).join(" · ")} · <span class="stage" data-testid="hand-status">${esc(statusText(r))}</span></p></li>`);
+  const rows = waiting.concat(known);
+  return `<section class="card hand" aria-labelledby="h-hand" data-testid="hand"><h2 id="h-hand">${esc(t("hand_title"))}</h2>
+    ${recordForm(c)}
+    ${rows.length ? `<ul class="hand-list" data-testid="hand-list">${rows.join("")}</ul>` : ""}
+  </section>`;
+}
+
+// Records waiting for this player's answer: the phone buzzes once for each (app.js nudge).
+export function handWaiting() {
+  return records((r) => r.opponent === me() && r.status === "recorded" && !answerQueued(r.id)).map((r) => `hand:${r.id}`);
+}
+
+// ---- the storyteller's tablet
+
+// Disputed records first, marked as needing a ruling, with both claims and a ruling for
+// either side; records still waiting for the opponent's answer below them (a storyteller
+// may rule those too: events/offline.py).
+export function handRulingsView() {
+  const open = records((r) => r.status === "disputed").concat(records((r) => r.status === "recorded"));
+  if (!open.length) return "";
+  return `<section class="card hand-rulings" aria-labelledby="h-hand-st" data-testid="st-hand"><h2 id="h-hand-st">${esc(t("hand_st_title"))}</h2>
+    ${open.map((r) => {
+      const key = `hand-rule-reason-${r.id}`;
+      const mark = r.status === "disputed"
+        ? `<span class="badge warn" data-testid="needs-ruling">${esc(t("hand_needs_ruling"))}</span>`
+        : `<span class="muted">${esc(t("hand_st_waiting", nameOf(r.opponent)))}</span>`;
+      return `<article class="hand-record ${esc(r.status)}" data-testid="st-hand-record" data-record="${esc(r.id)}" data-status="${esc(r.status)}">
+        <h3>${esc(r.id)} · ${esc(t("hand_against", nameOf(r.recorder), nameOf(r.opponent)))} ${mark}</h3>
+        ${recordLine(r)}
+        <ul data-testid="st-hand-claims">${claims(r).map((line) => `<li>${esc(line)}</li>`).join("")}</ul>
+        ${app.queued.some((e) => e.command.type === "rule_offline" && e.command.record === r.id)
+          ? `<p class="queued-move">${esc(t("cmd_rule_offline"))} <span class="badge">${esc(t("queued"))}</span></p>` : `<div class="row wrap">
+          <label>${esc(t("hand_rule_reason"))} <input id="${esc(key)}" autocomplete="off" data-testid="hand-rule-reason"></label>
+          ${[r.recorder, r.opponent].map((w) => `<button data-act="hand_rule" data-record="${esc(r.id)}" data-winner="${esc(w)}" data-testid="hand-rule-${esc(w)}">${esc(t("hand_rule_win", nameOf(w)))}</button>`).join("")}
+        </div>`}
+      </article>`;
+    }).join("")}
+  </section>`;
+}
+
+// ---- commands (app.js commandFor)
+
+export function handCommand(act, el, data, character) {
+  switch (act) {
+    case "hand_record": {
+      const opponent = data.get("opponent");
+      if (!opponent) return null;
+      const when = data.get("when");
+      const command = {
+        type: "record_offline_challenge", character, opponent,
+        winner: data.get("winner") === "them" ? opponent : character,
+        played_at: localIso(when ? new Date(when) : new Date()), account: (data.get("account") || "").trim(),
+      };
+      if (data.get("attribute")) command.attribute = data.get("attribute");
+      el.reset(); // a second record starts blank (the re-render keeps what the inputs hold)
+      return command;
+    }
+    case "hand_confirm": return { type: "confirm", character, record: el.dataset.record };
+    case "hand_dispute": {
+      const command = { type: "dispute", character, record: el.dataset.record, reason: (data.get("reason") || "").trim() };
+      if (data.get("iwon")) command.winner = character;
+      return command;
+    }
+    case "hand_rule": {
+      const reason = document.getElementById(`hand-rule-reason-${el.dataset.record}`);
+      return { type: "rule_offline", record: el.dataset.record, winner: el.dataset.winner, reason: reason ? reason.value.trim() : "" };
+    }
+    default: return null;
+  }
+}

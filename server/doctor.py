@@ -1,0 +1,272 @@
+"""`conteur doctor`: the checks a storyteller runs at the door, one pass/fail line each.
+
+The address phones will use (and the others found), the port reachable on it, the
+hotspot, free disk beside the database, the clock, the database verifying (the same
+function as ``conteur verify``) and, with ``--tls``, the certificate's dates and names.
+English or French (``--lang fr``); the exit code is 1 when any check fails. Nothing here
+talks to another machine: the port is tried by binding and connecting on this one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import json
+import os
+import shutil
+import socket
+import ssl
+import subprocess
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from server.lan import Discover, lan_addresses
+
+PASS, FAIL, SKIP = "pass", "fail", "skip"
+MARK = {PASS: "[ OK ]", FAIL: "[FAIL]", SKIP: "[ -- ]"}
+MIN_FREE = 200 * 1024 * 1024  # a whole season's events fit many times in this
+CERT_WARN = dt.timedelta(days=14)
+
+TEXT = {
+    "en": {
+        "addresses": "Address for phones: {url} (LAN addresses: {all})",
+        "addresses_public": "Address for phones: {url} (--public-url; LAN addresses: {all})",
+        "addresses_none": "No LAN address: phones cannot reach this machine. Start the hotspot "
+                          "(deploy/hotspot.sh) or join the venue Wi-Fi",
+        "port_free": "Port {port} is free and reachable on {address} (tried on this machine)",
+        "port_conteur": "conteur already answers on {url} (/health)",
+        "port_other": "Port {port} on {address} is taken by something that is not conteur",
+        "port_closed": "Port {port} is in use but nothing answers on {address}: {error}",
+        "port_error": "Port {port} cannot be used on {address}: {error}",
+        "hotspot": "Hotspot '{name}' is up on {device}",
+        "wifi": "Wi-Fi '{name}' is connected on {device} (no hotspot: phones must join it)",
+        "hotspot_none": "No hotspot and no Wi-Fi connection active (run deploy/hotspot.sh)",
+        "hotspot_no_nmcli": "Hotspot not checked: nmcli not found (NetworkManager)",
+        "hotspot_error": "Hotspot not checked: nmcli failed: {error}",
+        "disk": "{free} free beside {db}",
+        "disk_low": "Only {free} free beside {db} (want {want} or more)",
+        "clock": "Clock: {now} ({zone})",
+        "clock_bad": "Clock looks wrong: {now} ({zone}); set it (timedatectl set-time) before the game",
+        "db": "Database verifies: {report}",
+        "db_bad": "Database does not verify: {report}",
+        "db_missing": "No database at {db} (conteur init or conteur serve creates it)",
+        "tls": "Certificate valid {start} to {end}, names {url_host}",
+        "tls_soon": "Certificate expires soon: {end} (conteur serve --tls renews it)",
+        "tls_dates": "Certificate not valid now: {start} to {end} (check the clock, then conteur serve --tls)",
+        "tls_host": "Certificate does not name {host} (names: {names}); conteur serve --tls renews it",
+        "tls_missing": "No certificate in {dir} (conteur serve --tls makes one)",
+        "summary_ok": "All checks passed.",
+        "summary_fail": "{n} check(s) failed.",
+    },
+    "fr": {
+        "addresses": "Adresse pour les téléphones : {url} (adresses du réseau local : {all})",
+        "addresses_public": "Adresse pour les téléphones : {url} (--public-url ; adresses du réseau local : {all})",
+        "addresses_none": "Aucune adresse sur le réseau local : les téléphones ne peuvent pas joindre "
+                          "cette machine. Lancez le point d'accès (deploy/hotspot.sh) ou rejoignez le Wi-Fi du lieu",
+        "port_free": "Le port {port} est libre et joignable sur {address} (essayé sur cette machine)",
+        "port_conteur": "conteur répond déjà sur {url} (/health)",
+        "port_other": "Le port {port} sur {address} est pris par autre chose que conteur",
+        "port_closed": "Le port {port} est utilisé mais rien ne répond sur {address} : {error}",
+        "port_error": "Le port {port} est inutilisable sur {address} : {error}",
+        "hotspot": "Point d'accès « {name} » actif sur {device}",
+        "wifi": "Wi-Fi « {name} » connecté sur {device} (pas de point d'accès : les téléphones doivent le rejoindre)",
+        "hotspot_none": "Ni point d'accès ni Wi-Fi actif (lancez deploy/hotspot.sh)",
+        "hotspot_no_nmcli": "Point d'accès non vérifié : nmcli introuvable (NetworkManager)",
+        "hotspot_error": "Point d'accès non vérifié : nmcli a échoué : {error}",
+        "disk": "{free} libres à côté de {db}",
+        "disk_low": "Seulement {free} libres à côté de {db} (il en faut {want} ou plus)",
+        "clock": "Horloge : {now} ({zone})",
+        "clock_bad": "L'horloge semble fausse : {now} ({zone}) ; réglez-la (timedatectl set-time) avant le jeu",
+        "db": "La base se vérifie : {report}",
+        "db_bad": "La base ne se vérifie pas : {report}",
+        "db_missing": "Pas de base en {db} (conteur init ou conteur serve la crée)",
+        "tls": "Certificat valable du {start} au {end}, nomme {url_host}",
+        "tls_soon": "Le certificat expire bientôt : {end} (conteur serve --tls le renouvelle)",
+        "tls_dates": "Certificat non valable maintenant : du {start} au {end} (vérifiez l'horloge, puis conteur serve --tls)",
+        "tls_host": "Le certificat ne nomme pas {host} (noms : {names}) ; conteur serve --tls le renouvelle",
+        "tls_missing": "Pas de certificat dans {dir} (conteur serve --tls en crée un)",
+        "summary_ok": "Toutes les vérifications sont passées.",
+        "summary_fail": "{n} vérification(s) en échec.",
+    },
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str  # addresses | port | hotspot | disk | clock | database | tls
+    status: str  # pass | fail | skip
+    text: str
+
+    def line(self) -> str:
+        return f"{MARK[self.status]} {self.text}"
+
+
+@dataclass
+class Doctor:
+    db: Path
+    port: int = 8000
+    lang: str = "en"
+    public_url: str = ""
+    address: str | None = None  # the address phones will use; default: the first LAN one
+    tls_dir: Path | None = None
+    discover: Discover = lan_addresses
+    nmcli: str | None = None
+    now: Callable[[], dt.datetime] = lambda: dt.datetime.now().astimezone()
+    chosen: str | None = None
+
+    def say(self, key: str, **fields) -> str:
+        return TEXT[self.lang][key].format(**fields)
+
+    def run(self) -> list[Check]:
+        return [self.addresses(), self.port_check(), self.hotspot(), self.disk(), self.clock(),
+                self.database()] + ([self.tls()] if self.tls_dir is not None else [])
+
+    # -- each check ------------------------------------------------------------------
+
+    def addresses(self) -> Check:
+        found = self.discover()
+        self.chosen = self.address or (found[0] if found else None)
+        listed = ", ".join(found) or "-"
+        scheme = "https" if self.tls_dir is not None else "http"
+        if self.public_url:
+            return Check("addresses", PASS, self.say("addresses_public", url=self.public_url, all=listed))
+        if self.chosen is None:
+            return Check("addresses", FAIL, self.say("addresses_none"))
+        return Check("addresses", PASS, self.say("addresses", url=f"{scheme}://{self.chosen}:{self.port}/",
+                                                 all=listed))
+
+    def port_check(self) -> Check:
+        address = self.chosen or "127.0.0.1"
+        try:
+            with socket.create_server((address, self.port), reuse_port=False) as server:
+                with socket.create_connection((address, server.getsockname()[1]), timeout=3):
+                    pass
+            return Check("port", PASS, self.say("port_free", port=self.port, address=address))
+        except OSError as exc:
+            if exc.errno != errno.EADDRINUSE:
+                return Check("port", FAIL, self.say("port_error", port=self.port, address=address, error=exc))
+        # in use: conteur itself, already serving, is the good case
+        scheme = "https" if self.tls_dir is not None else "http"
+        host = f"[{address}]" if ":" in address else address
+        url = f"{scheme}://{host}:{self.port}"
+        unverified = ssl.create_default_context()
+        unverified.check_hostname, unverified.verify_mode = False, ssl.CERT_NONE  # only "is it conteur?"
+        try:
+            with urllib.request.urlopen(f"{url}/health", timeout=3, context=unverified) as answer:
+                ok = json.loads(answer.read()).get("status") == "ok"
+        except (urllib.error.HTTPError, ValueError, AttributeError):
+            ok = False
+        except OSError as exc:  # refused, reset, timed out: something holds the port, silent
+            return Check("port", FAIL, self.say("port_closed", port=self.port, address=address, error=exc))
+        if ok:
+            return Check("port", PASS, self.say("port_conteur", url=url))
+        return Check("port", FAIL, self.say("port_other", port=self.port, address=address))
+
+    def hotspot(self) -> Check:
+        if self.nmcli is None:
+            return Check("hotspot", SKIP, self.say("hotspot_no_nmcli"))
+        try:
+            out = subprocess.run([self.nmcli, "-t", "-f", "NAME,TYPE,DEVICE", "connection", "show", "--active"],
+                                 capture_output=True, text=True, timeout=10, check=True).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            return Check("hotspot", FAIL, self.say("hotspot_error", error=exc))
+        wifi = [line.rsplit(":", 2) for line in out.splitlines() if ":802-11-wireless:" in line]
+        for name, _, device in wifi:
+            if name.replace("\\:", ":") == "conteur-hotspot":
+                return Check("hotspot", PASS, self.say("hotspot", name=name, device=device))
+        if wifi:
+            name, _, device = wifi[0]
+            return Check("hotspot", PASS, self.say("wifi", name=name.replace("\\:", ":"), device=device))
+        return Check("hotspot", FAIL, self.say("hotspot_none"))
+
+    def disk(self) -> Check:
+        where = self.db.parent if self.db.parent.exists() else Path.cwd()
+        free = shutil.disk_usage(where).free
+        fields = dict(free=_size(free), db=where, want=_size(MIN_FREE))
+        return Check("disk", PASS if free >= MIN_FREE else FAIL,
+                     self.say("disk" if free >= MIN_FREE else "disk_low", **fields))
+
+    def clock(self) -> Check:
+        now = self.now()
+        zone = now.tzname() or "?"
+        sane = 2025 <= now.year <= 2099  # a Pi without a battery wakes up in its past
+        return Check("clock", PASS if sane else FAIL,
+                     self.say("clock" if sane else "clock_bad", now=now.strftime("%Y-%m-%d %H:%M"), zone=zone))
+
+    def database(self) -> Check:
+        from server.verify import verify_path
+
+        if not self.db.exists():
+            return Check("database", FAIL, self.say("db_missing", db=self.db))
+        report = verify_path(self.db)
+        return Check("database", PASS if report.ok else FAIL,
+                     self.say("db" if report.ok else "db_bad", report=report.text()))
+
+    def tls(self) -> Check:
+        from server import tls
+
+        cert_path = Path(self.tls_dir) / "server.crt"
+        cert = tls._load_cert(cert_path) if cert_path.exists() else None
+        if cert is None:
+            return Check("tls", FAIL, self.say("tls_missing", dir=self.tls_dir))
+        start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
+        now = self.now().astimezone(dt.UTC)
+        dates = dict(start=start.date().isoformat(), end=end.date().isoformat())
+        if not start <= now <= end:
+            return Check("tls", FAIL, self.say("tls_dates", **dates))
+        names = tls.certificate_hosts(cert_path)
+        host = self.chosen
+        if host and host not in names:
+            return Check("tls", FAIL, self.say("tls_host", host=host, names=", ".join(names)))
+        if end - now < CERT_WARN:
+            return Check("tls", FAIL, self.say("tls_soon", **dates))
+        return Check("tls", PASS, self.say("tls", url_host=host or ", ".join(names), **dates))
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} TiB"  # pragma: no cover
+
+
+def report(checks: list[Check], lang: str = "en") -> tuple[str, int]:
+    failed = sum(c.status == FAIL for c in checks)
+    lines = [c.line() for c in checks]
+    lines.append(TEXT[lang]["summary_fail"].format(n=failed) if failed else TEXT[lang]["summary_ok"])
+    return "\n".join(lines), 1 if failed else 0
+
+
+def cmd_doctor(args) -> int:
+    from server.app import tls_folder
+
+    doctor = Doctor(
+        db=Path(args.db), port=args.port, lang=args.lang, public_url=args.public_url,
+        address=args.address, tls_dir=Path(args.tls_dir or tls_folder(args.db)) if args.tls else None,
+        nmcli=shutil.which("nmcli"),
+    )
+    text, code = report(doctor.run(), args.lang)
+    print(text)
+    return code
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("doctor", help="the checks to run at the door: address, port, hotspot, disk, "
+                       "clock, database, certificate; one pass/fail line each")
+    p.add_argument("--db", default="conteur.db", help="the chronicle database")
+    p.add_argument("--port", type=int, default=8000, help="the port conteur serves on")
+    p.add_argument("--address", default=None,
+                   help="the address phones will use (default: the first LAN address found)")
+    p.add_argument("--public-url", default="", help="as given to conteur serve")
+    p.add_argument("--tls", action="store_true", help="also check the venue certificate")
+    p.add_argument("--tls-dir", default=None,
+                   help="where the venue certificate lives (default: tls/ beside --db, as serve)")
+    p.add_argument("--lang", choices=("en", "fr"),
+                   default="fr" if os.environ.get("LANG", "").startswith("fr") else "en",
+                   help="en or fr (default: from $LANG)")
+    p.set_defaults(func=cmd_doctor)
+
