@@ -42,7 +42,13 @@ Choices where the text is silent (RULES marks some **(choice)**):
 - ACT-11: named levels are matched without case or accents; default table Difficile 2,
   Extrême 4; organisers name 1 and 3 in ``action_settings``.
 - ACT-12: the initiator rolls with ``opponent``, the defender answers with ``against``
-  (no difficulty); more PS wins, equal PS the defender holds. A hidden side makes the
+  (no difficulty); more PS wins, equal PS the defender holds. Like MET throws, each side
+  commits before seeing the other (issue 13): the initiator's roll is logged sealed
+  (``ActionRolled.sealed``: seen whole by its roller and storytellers only) beside an
+  ``OppositionOpened`` without dice or options, which calls the defender; its Surpass or
+  Sacrifice waits too (a sacrificing initiator still acts until then: refusing it would
+  show everyone, by its missing rolls, what it chose). The answer (or a storyteller's settlement) reveals the initiator's
+  roll whole (``ActionRevealed``) in the same batch as the verdict. A hidden side makes the
   settlement seen by both characters only (or storytellers only if one side is blind).
   A roll whose defender never answers (dead, gone) waits until a storyteller settles it
   (``settle_opposition``: initiator, defender or cancelled), seen as the roll was; a
@@ -224,6 +230,9 @@ class Rolled(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     ps: int
     opponent: str
     visibility: str = "open"
+    # the initiator's sealed roll whole, revealed with the answer (None: an old log's roll,
+    # seen whole from the start, or a viewer's fold that only saw ``OppositionOpened``)
+    rolled: "ActionRolled | None" = None
 
 
 class Group(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -461,12 +470,52 @@ class ActionRolled(Visible, Event, frozen=True, kw_only=True, tag="action.rolled
     visibility: str = "open"
     label: str = ""
     draws: tuple[DrawRecord, ...] = ()
+    # ACT-12 (issue 13): an initiator's roll sealed until the defender has rolled; False in
+    # logs from before the seal, whose opposed rolls the defender saw at once
+    sealed: bool = False
 
     def owners(self) -> frozenset[str] | None:
-        """A secret opposed roll is seen by the opponent too, who must answer it."""
+        """A sealed opposed roll is its roller's alone (and the storytellers') until
+        ``ActionRevealed``; an old unsealed one was seen by the opponent too."""
+        if self.sealed:
+            return frozenset() if self.visibility == "blind" else frozenset((self.character,))
         if self.opponent is not None:
             return _opposed_owners(self.visibility, self.character, self.opponent)
         return Visible.owners(self)
+
+
+class OppositionOpened(Event, frozen=True, kw_only=True, tag="action.opposed"):
+    """ACT-12: ``character`` rolled against ``opponent`` (roll ``roll``), who must answer.
+    Only what the initiator declares aloud: no dice, PS, threshold, Expertise, bonus or
+    option, so the defender commits to its own roll blind (issue 13). Seen by who will see
+    the contest: everyone when open, both characters when secret, storytellers when blind."""
+
+    roll: str
+    character: str
+    opponent: str
+    characteristic: str = ""
+    label: str = ""
+    turn: int = 0
+    visibility: str = "open"
+
+    def owners(self) -> frozenset[str] | None:
+        return _opposed_owners(self.visibility, self.character, self.opponent)
+
+
+class ActionRevealed(Event, frozen=True, kw_only=True, tag="action.revealed"):
+    """ACT-12: the initiator's sealed roll ``rolled``, shown whole once the defender has
+    rolled (or a storyteller settled the contest), in the same batch as the verdict. Seen
+    by who saw ``OppositionOpened``. Its draws are the sealed roll's, already logged:
+    ``draws`` stays empty so they are counted once."""
+
+    roll: str
+    character: str
+    opponent: str
+    rolled: ActionRolled
+    visibility: str = "open"
+
+    def owners(self) -> frozenset[str] | None:
+        return _opposed_owners(self.visibility, self.character, self.opponent)
 
 
 class ActionBegun(Visible, Event, frozen=True, kw_only=True, tag="action.begun"):
@@ -738,12 +787,11 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
     initiator = None
     if cmd.against is not None:
         initiator = state.action.waiting.get(cmd.against)
-        if initiator is not None and not sees(actor, _opposed_owners(
-                initiator.visibility, initiator.character, initiator.opponent)):
-            initiator = None  # answered as if it did not exist (issue 13)
-        if initiator is None:
-            raise _refuse(f"no opposed roll {cmd.against!r} waits for an answer", "ACT-12",
-                          "not_found")
+        # a player naming a roll that does not call its character is told what it would be
+        # told of a roll that does not exist: a secret contest of others stays unknown
+        if initiator is None or (initiator.opponent != cmd.character and not actor.is_storyteller):
+            raise _refuse(f"no opposed roll {cmd.against!r} waits for {cmd.character}'s answer",
+                          "ACT-12", "not_found")
         if initiator.opponent != cmd.character:
             raise _refuse(f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character}",
                           "ACT-12", "invalid")
@@ -773,8 +821,17 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
             )
         ]
     owners = _roll_owners(cmd)
-    return _roll(state, cmd, draws.stream(actor, owners), _roll_id(state, owners), characteristic,
+    roll_id = _roll_id(state, owners)
+    return _roll(state, cmd, _roll_draws(draws, actor, cmd, owners, roll_id), roll_id, characteristic,
                  threshold, expertise, expertise_name, difficulty, difficulty_name, shown, initiator)
+
+
+def _roll_draws(draws: Draws, actor: Actor, cmd: RollAction, owners: frozenset[str] | None,
+                roll_id: str) -> Draws:
+    """FAIR-2's stream for the roll ``cmd`` makes: an initiator's sealed roll (ACT-12) draws
+    from a stream of its own (``sealed_stream_name``), so nothing in the drawer's other
+    streams counts its dice before the reveal, nor does its reveal show their counters."""
+    return draws.stream(actor, owners, sealed=roll_id if cmd.opponent is not None else "")
 
 
 def _roll_owners(cmd: RollAction) -> frozenset[str] | None:
@@ -816,7 +873,7 @@ def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Eve
     difficulty, difficulty_name = _difficulty(state, difficulty_value)
     threshold = _threshold(state, spec, STORYTELLER, characteristic)
     expertise, expertise_name = _expertise(state, spec, STORYTELLER)
-    events = _roll(state, spec, draws.stream(actor, _roll_owners(spec)), begun.roll, characteristic,
+    events = _roll(state, spec, _roll_draws(draws, actor, spec, _roll_owners(spec), begun.roll), begun.roll, characteristic,
                    threshold, expertise,
                    expertise_name, difficulty, difficulty_name, begun.notation, None)
     first = events[0]
@@ -875,8 +932,14 @@ def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expe
         label=cmd.label,
         draws=action_records + pm_records,
     )
+    if cmd.opponent is not None:  # ACT-12: sealed; its option waits for the answer
+        rolled = replace(rolled, sealed=True)
+        return [rolled, OppositionOpened(roll=roll_id, character=cmd.character,
+                                         opponent=cmd.opponent, characteristic=characteristic,
+                                         label=cmd.label, turn=turn, visibility=cmd.visibility)]
     events: list[Event] = [rolled]
     if initiator is not None:
+        events += _reveal(initiator, cmd.against)
         winner = opposed_winner(initiator.character, initiator.ps, cmd.character, outcome.ps)
         hidden = [v for v in (initiator.visibility, cmd.visibility) if v != "open"]
         events.append(
@@ -891,15 +954,44 @@ def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expe
                 visibility="blind" if "blind" in hidden else hidden[0] if hidden else "open",
             )
         )
-    if cmd.option == "surpass":  # ACT-8
-        events.append(
-            TensionRaised(character=cmd.character, tension=tension_of(state, cmd.character) + 1,
-                          roll=roll_id, visibility=cmd.visibility)
-        )
-    elif cmd.option == "sacrifice":
-        events.append(CharacterSacrificed(character=cmd.character, roll=roll_id,
-                                          visibility=cmd.visibility))
+        events += _sealed_option(state, initiator, cmd.against)
+    events += _option_events(state, cmd.option, cmd.character, roll_id, cmd.visibility)
     return events
+
+
+def _option_events(state: Any, option: str, character: str, roll_id: str,
+                   visibility: str) -> list[Event]:
+    if option == "surpass":  # ACT-8
+        return [TensionRaised(character=character, tension=tension_of(state, character) + 1,
+                              roll=roll_id, visibility=visibility)]
+    if option == "sacrifice":
+        return [CharacterSacrificed(character=character, roll=roll_id, visibility=visibility)]
+    return []
+
+
+def _sealed(waiting: Rolled) -> ActionRolled | None:
+    """The initiator's roll if it was sealed; an unsealed one (an old log's) was seen whole
+    and had its option applied when rolled: nothing to reveal or apply at its answer."""
+    rolled = waiting.rolled
+    return rolled if rolled is not None and rolled.sealed else None
+
+
+def _reveal(waiting: Rolled, roll_id: str) -> list[Event]:
+    """ACT-12: the sealed initiator's roll shown whole, in the batch of the verdict."""
+    rolled = _sealed(waiting)
+    if rolled is None:
+        return []
+    return [ActionRevealed(roll=roll_id, character=rolled.character, opponent=waiting.opponent,
+                           rolled=rolled, visibility=rolled.visibility)]
+
+
+def _sealed_option(state: Any, waiting: Rolled, roll_id: str) -> list[Event]:
+    """ACT-8: the sealed initiator's Surpass or Sacrifice, held back with its roll so the
+    defender could not answer knowing it, takes effect once the contest is over."""
+    rolled = _sealed(waiting)
+    if rolled is None:
+        return []
+    return _option_events(state, rolled.option, rolled.character, roll_id, rolled.visibility)
 
 
 def decide_apply_modifier(state: Any, cmd: ApplyModifier, draws: Draws, actor: Actor) -> list[Event]:
@@ -977,9 +1069,10 @@ def decide_settle_opposition(state: Any, cmd: SettleOpposition, draws: Draws,
         raise _refuse(f"roll {cmd.roll} waits for no answer: it was answered or settled "
                       "already, or opposed nobody", "ACT-12")
     winner = ruled_winner(cmd.outcome, waiting.character, waiting.opponent)
-    return [OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
+    ruled = OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
                             outcome=cmd.outcome, winner=winner, initiator_ps=waiting.ps,
-                            reason=cmd.reason, visibility=waiting.visibility)]
+                            reason=cmd.reason, visibility=waiting.visibility)
+    return [*_reveal(waiting, cmd.roll), ruled, *_sealed_option(state, waiting, cmd.roll)]
 
 
 def decide_cancel_action(state: Any, cmd: CancelAction, draws: Draws, actor: Actor) -> list[Event]:
@@ -1021,8 +1114,9 @@ def _count_in_group(state: Any, character: str, simultaneous: int, together: str
 def evolve_rolled(state: Any, e: ActionRolled) -> Any:
     waiting = state.action.waiting
     if e.opponent is not None:
-        waiting = {**waiting, e.roll: Rolled(character=e.character, ps=e.ps,
-                                             opponent=e.opponent, visibility=e.visibility)}
+        waiting = {**waiting, e.roll: Rolled(character=e.character, ps=e.ps, opponent=e.opponent,
+                                             visibility=e.visibility,
+                                             rolled=e if e.sealed else None)}
     if e.against is not None:
         waiting = _without(waiting, e.against)
     pending = _without(state.action.pending, e.roll)
@@ -1068,6 +1162,17 @@ def evolve_configured(state: Any, e: ActionConfigured) -> Any:
     return _action(state, settings=e.settings)
 
 
+def evolve_opened(state: Any, e: OppositionOpened) -> Any:
+    """Whoever saw the sealed roll has it waiting already; a defender or a bystander learns
+    here that the roll waits (its PS unknown to them: 0 stands in) and that its id is taken."""
+    counted = _roll_counted(state, e.roll)
+    if e.roll in state.action.waiting:
+        return _action(state, **counted)
+    waiting = {**state.action.waiting, e.roll: Rolled(character=e.character, ps=0,
+                                                     opponent=e.opponent, visibility=e.visibility)}
+    return _action(state, waiting=waiting, **counted)
+
+
 def evolve_opposition_ruled(state: Any, e: OppositionRuled) -> Any:
     return _action(state, waiting=_without(state.action.waiting, e.roll))
 
@@ -1095,9 +1200,12 @@ EVOLVERS = {
     ActionConfigured: evolve_configured,
     OppositionRuled: evolve_opposition_ruled,
     ActionCancelled: evolve_cancelled,
+    OppositionOpened: evolve_opened,
+    ActionRevealed: lambda state, e: state,
 }
 EVENTS = (ActionRolled, ActionBegun, ActionRuled, OppositionSettled, TensionRaised,
-          CharacterSacrificed, ModifierApplied, ActionConfigured, OppositionRuled, ActionCancelled)
+          CharacterSacrificed, ModifierApplied, ActionConfigured, OppositionRuled, ActionCancelled,
+          OppositionOpened, ActionRevealed)
 COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction, SettleOpposition, CancelAction)
 
 

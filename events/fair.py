@@ -36,7 +36,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from events.model import Actor, DrawRecord, stream_name
+from events.model import Actor, DrawRecord, sealed_stream_name, stream_name
 
 SEED_BYTES = 32
 
@@ -135,12 +135,15 @@ class FairDraws:
         self._counter += 1
         return record
 
-    def stream(self, actor: Actor, owners: frozenset[str] | None) -> _Stream:
-        hidden = owners is not None
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> _Stream:
+        # a sealed roll is hidden until revealed, and may never be (a contest cancelled, a
+        # session closed before the answer): its draws take the nonce like any hidden roll's
+        hidden = owners is not None or bool(sealed)
         entropy = self._entropy or (self._nonce if hidden else "")
         if hidden and not entropy:
             raise ValueError("a hidden roll without entropy needs the server's nonce")
-        return _Stream(self, stream_name(actor, owners), entropy)
+        name = sealed_stream_name(actor, sealed) if sealed else stream_name(actor, owners)
+        return _Stream(self, name, entropy)
 
     def draw(self, stream: str, sides: int, entropy: str) -> DrawRecord:
         counter = self._next.get(stream, 0)
@@ -164,8 +167,8 @@ class _Stream:
     def roll(self, sides: int) -> DrawRecord:
         return self._source.draw(self.name, sides, self._entropy)
 
-    def stream(self, actor: Actor, owners: frozenset[str] | None) -> _Stream:
-        return self._source.stream(actor, owners)
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> _Stream:
+        return self._source.stream(actor, owners, sealed=sealed)
 
 
 def recompute(seed: bytes, session: str, record: DrawRecord) -> int:

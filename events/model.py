@@ -120,6 +120,16 @@ def stream_name(actor: Actor, owners: frozenset[str] | None) -> str:
     return f"{drawer}/{audience}"
 
 
+def sealed_stream_name(actor: Actor, roll: str) -> str:
+    """The draw stream of one sealed roll (an ACT-12 initiator's, ``roll`` its id): a stream
+    of its own, counters from 0. Drawn from the drawer's audience stream, its dice would
+    move the counters of the drawer's next rolls there before the reveal (telling its
+    bonus and malus); drawn from the roller's own secret stream, its counters, once
+    revealed, would count the drawer's earlier secret draws. ``<drawer>/sealed=<roll>``."""
+    drawer = "*" if actor.is_storyteller or not actor.character else _part(actor.character)
+    return f"{drawer}/sealed={_part(roll)}"
+
+
 def audience_key(owners: frozenset[str] | None) -> str:
     """A short name for who sees an event whole, for id spaces that must not count what
     a viewer cannot see: ``""`` for everyone, ``*`` for storytellers only, else the
@@ -138,9 +148,11 @@ class Draws(Protocol):
         """Draw one face in 1..sides and return its record."""
         ...
 
-    def stream(self, actor: Actor, owners: frozenset[str] | None) -> Draws:
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> Draws:
         """The source for draws ``actor`` makes into an event seen whole by ``owners``
-        (``stream_name``). Every decider that draws asks for its stream first."""
+        (``stream_name``); with ``sealed`` (a roll id), the stream of that sealed roll
+        alone (``sealed_stream_name``), drawn as hidden. Every decider that draws asks
+        for its stream first."""
         ...
 
 
@@ -165,7 +177,7 @@ class ScriptedDraws:
         self._counter += 1
         return record
 
-    def stream(self, actor: Actor, owners: frozenset[str] | None) -> ScriptedDraws:
+    def stream(self, actor: Actor, owners: frozenset[str] | None, *, sealed: str = "") -> ScriptedDraws:
         return self  # scripted faces are no FAIR-2 draws: one counter, no stream names
 
     @property

@@ -43,7 +43,7 @@ class RandomDraws:
         self._counter += 1
         return record
 
-    def stream(self, actor, owners) -> RandomDraws:
+    def stream(self, actor, owners, *, sealed: str = "") -> RandomDraws:
         return self  # simulated faces are no FAIR-2 draws: no streams
 
 

@@ -82,7 +82,8 @@ class Chapter(msgspec.Struct, kw_only=True):
 _SKIP = (CommandRejected, session.CharacterAdded, session.TurnLengthSet, v5.V5Configured,
          action.ActionConfigured)
 _ROLLS = (v5.PoolRolled, v5.RouseChecked, v5.WillpowerRerolled, action.ActionRolled, action.ActionBegun,
-          action.ActionRuled, action.OppositionSettled, action.TensionRaised, action.CharacterSacrificed)
+          action.ActionRuled, action.OppositionSettled, action.TensionRaised, action.CharacterSacrificed,
+          action.OppositionOpened, action.ActionRevealed)
 
 
 def _line(review: rv.Review, item: rv.Item) -> Line | None:

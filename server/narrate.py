@@ -83,6 +83,8 @@ T: dict[str, dict[str, str]] = {
         "opposition_ruled": "A storyteller settled {a}'s roll against {b}, left unanswered: {w} prevailed{why}",
         "opposition_dropped": "A storyteller cancelled {a}'s roll against {b}, left unanswered{why}",
         "act_cancelled": "A storyteller cancelled {who}'s action of {turns} turns{why}",
+        "opposed": "{who} rolled {what} against {o}, sealed until {o} answers",
+        "revealed": "{who}'s sealed roll against {o} is revealed: {dice}{signs}, {ps} PS",
     },
     "fr": {
         "storyteller": "le conteur", "sealed": "(scellé)", "colon": " : ",
@@ -154,6 +156,8 @@ T: dict[str, dict[str, str]] = {
         "opposition_ruled": "Un conteur a tranché le jet de {a} contre {b}, resté sans réponse : {w} l'emporte{why}",
         "opposition_dropped": "Un conteur a annulé le jet de {a} contre {b}, resté sans réponse{why}",
         "act_cancelled": "Un conteur a annulé l'action de {turns} tours de {who}{why}",
+        "opposed": "{who} a lancé {what} contre {o}, scellé jusqu'à la réponse de {o}",
+        "revealed": "Le jet scellé de {who} contre {o} est révélé : {dice}{signs}, {ps} PS",
     },
 }
 
@@ -266,6 +270,10 @@ def _act_result(t: Teller, e) -> str:
     return "" if e.success is None else ", " + t("success" if e.success else "failure")
 
 
+def _signs(e) -> str:
+    return f" [{' '.join(s or '·' for s in e.signs)}]" if e.signs else ""
+
+
 def _dice_sentences(t: Teller) -> dict[type, Callable]:
     return {
         v5.PoolRolled: lambda e: t("pool", who=t.who(e.character), source=e.source or e.label or e.kind,
@@ -279,10 +287,15 @@ def _dice_sentences(t: Teller) -> dict[type, Callable]:
         v5.V5Configured: lambda e: t("configured"),
         action.ActionRolled: lambda e: t(
             "act", who=t.who(e.character), what=e.notation or e.characteristic, dice=" ".join(map(str, e.dice)),
-            signs=f" [{' '.join(s or '·' for s in e.signs)}]" if e.signs else "", ps=e.ps,
+            signs=_signs(e), ps=e.ps,
             against=t("act_opponent", o=t.who(e.opponent)) if e.opponent else (
                 t("act_difficulty", d=e.difficulty_name or e.difficulty) if e.difficulty is not None else ""),
             result=_act_result(t, e)) + ".",
+        action.OppositionOpened: lambda e: t("opposed", who=t.who(e.character), what=e.characteristic,
+                                             o=t.who(e.opponent)) + ".",
+        action.ActionRevealed: lambda e: t(
+            "revealed", who=t.who(e.character), o=t.who(e.opponent), dice=" ".join(map(str, e.rolled.dice)),
+            signs=_signs(e.rolled), ps=e.rolled.ps) + ".",
         action.ActionBegun: lambda e: t("act_begun", who=t.who(e.character), turns=e.turns) + ".",
         action.ActionRuled: lambda e: t("act_ruled", who=t.who(e.character), ruling=t(e.ruling)) + ".",
         action.OppositionSettled: lambda e: t("opposition", w=t.who(e.winner), ips=e.initiator_ps,

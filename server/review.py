@@ -525,9 +525,15 @@ def fairness(review: Review) -> Fairness:
     faces: dict[int, Counter] = collections.defaultdict(Counter)  # not setdefault: a Counter a draw
     throws: Counter = Counter()
     contests: list[tuple[str, str]] = []
+    sealed_seen: set[str] = set()  # ACT-12: sealed rolls this viewer saw whole when rolled
     for item in review.items:
         for record in getattr(item.event, "draws", None) or ():
             faces[record.sides][str(record.face)] += 1
+        if isinstance(item.event, action.ActionRolled) and item.event.sealed:
+            sealed_seen.add(item.event.roll)
+        elif isinstance(item.event, action.ActionRevealed) and item.event.roll not in sealed_seen:
+            for record in item.event.rolled.draws:  # first seen here: counted once
+                faces[record.sides][str(record.face)] += 1
         if isinstance(item.event, met.ThrowsRevealed):
             throws.update(item.event.throws.values())
         elif isinstance(item.event, action.OppositionSettled):

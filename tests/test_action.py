@@ -10,17 +10,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import action, game
+from events import action, game, views
 from events.action import (
     ActionBegun,
+    ActionRevealed,
     ActionRolled,
     ActionRuled,
     ApplyModifier,
     CharacterSacrificed,
     ConfigureAction,
+    OppositionOpened,
     OppositionSettled,
     RollAction,
+    Rolled,
     RuleAction,
+    SettleOpposition,
     TensionRaised,
     parse_test,
 )
@@ -126,10 +130,11 @@ def test_act_10_natalia_runs_and_hacks_at_once():
 
 
 def test_act_12_jaleel_against_nella_more_ps_wins():
-    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
-    nella, settled = act("nella", [6, 7, 1], given=[jaleel], characteristic="Volonté",
-                         against="a1")
+    jaleel, opened = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    nella, revealed, settled = act("nella", [6, 7, 1], given=[jaleel, opened],
+                                   characteristic="Volonté", against="a1")
     assert (jaleel.ps, nella.ps, jaleel.success) == (1, 2, None)
+    assert revealed == ActionRevealed(roll="a1", character="jaleel", opponent="nella", rolled=jaleel)
     assert settled == OppositionSettled(initiator_roll="a1", defender_roll="a2",
                                         initiator="jaleel", defender="nella",
                                         initiator_ps=1, defender_ps=2, winner="nella")
@@ -316,19 +321,107 @@ def test_act_11_an_unknown_level_is_refused_with_the_table():
 
 
 def test_act_12_on_equal_ps_the_defender_holds():
-    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
-    _, settled = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
+    jaleel = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    *_, settled = act("nella", [6, 2, 1], given=jaleel, characteristic="Volonté", against="a1")
     assert settled.winner == "nella"
 
 
 def test_act_12_only_the_opposed_character_answers_once():
-    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
-    assert_refuses(given=ROSTER + [jaleel], when=RollAction(character="jake",
-                   characteristic="Motricité", against="a1"), actor=player("jake"), match="ACT-12")
-    answer = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against="a1")
-    assert_refuses(given=ROSTER + [jaleel, *answer],
+    jaleel = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    # jake is told what he would be told of a roll that does not exist (issue 13, item 3)
+    assert_refuses(given=ROSTER + jaleel, when=RollAction(character="jake",
+                   characteristic="Motricité", against="a1"), actor=player("jake"),
+                   code="not_found", match="no opposed roll 'a1' waits for jake's answer")
+    assert_refuses(given=ROSTER + jaleel, when=RollAction(character="jake",
+                   characteristic="Motricité", against="a9"), actor=player("jake"),
+                   code="not_found", match="no opposed roll 'a9' waits for jake's answer")
+    assert_refuses(given=ROSTER + jaleel, when=RollAction(character="jake", threshold=6,
+                   characteristic="Motricité", against="a1"), actor=STORYTELLER,
+                   match="roll a1 opposes nella, not jake")
+    answer = act("nella", [6, 2, 1], given=jaleel, characteristic="Volonté", against="a1")
+    assert_refuses(given=ROSTER + jaleel + answer,
                    when=RollAction(character="nella", characteristic="Volonté", against="a1"),
-                   actor=player("nella"), match="waits for an answer")
+                   actor=player("nella"), match="waits for nella's answer")
+
+
+# ---------------------------------------------------------------- ACT-12 sealed (issue 13)
+
+
+def test_act_12_the_initiators_roll_is_sealed_from_the_defender_until_it_answers():
+    """Like MET throws, each side commits before seeing the other: nella is called with
+    what jaleel declares aloud (the characteristic), never his dice, PS or options."""
+    jaleel, opened = act("jaleel", [8, 8, 8, PLUS, PLUS, PLUS], characteristic="Persuasion",
+                         opponent="nella", bonus=1, option="surpass")
+    assert jaleel.sealed and jaleel.owners() == frozenset({"jaleel"}) and jaleel.redacted() is None
+    assert opened == OppositionOpened(roll="a1", character="jaleel", opponent="nella",
+                                      characteristic="Persuasion")
+    assert opened.owners() is None  # an open contest: everyone learns it is under way
+    nella_view = [views.view(e, player("nella")) for e in (jaleel, opened)]
+    assert nella_view == [None, opened]
+    # the defender's fold knows the roll waits, not its PS
+    state = views.fold_view(ROSTER + [jaleel, opened], player("nella"))
+    assert state.action.waiting["a1"] == Rolled(character="jaleel", ps=0, opponent="nella")
+    assert state.action.next_roll == 2
+
+
+def test_act_12_the_answer_reveals_the_initiators_roll_and_its_option_together():
+    jaleel = act("jaleel", [8, 8, 8, PLUS, PLUS, PLUS], characteristic="Persuasion",
+                 opponent="nella", bonus=1, option="surpass")
+    events = act("nella", [6, 7, 1], given=jaleel, characteristic="Volonté", against="a1")
+    nella, revealed, settled, raised = events
+    assert revealed.rolled == jaleel[0] and revealed.owners() is None
+    assert (settled.initiator_ps, settled.defender_ps, settled.winner) == (6, 2, "jaleel")
+    # ACT-8: jaleel's Surpass, held back with his roll, counts once the contest is over
+    assert raised == TensionRaised(character="jaleel", tension=1, roll="a1")
+    assert [views.view(e, player("jake")) for e in events] == events
+
+
+def test_act_12_a_secret_sealed_roll_reaches_the_defender_only_as_a_call():
+    jaleel, opened = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
+                         visibility="secret")
+    assert jaleel.owners() == frozenset({"jaleel"})
+    assert opened.owners() == frozenset({"jaleel", "nella"})
+    assert views.view(opened, player("jake")) is None
+    nella, revealed, settled = act("nella", [6, 2, 1], given=[jaleel, opened],
+                                   characteristic="Volonté", against=jaleel.roll)
+    assert revealed.owners() == settled.owners() == frozenset({"jaleel", "nella"})
+    assert views.view(revealed, player("jake")) is None
+
+
+def test_act_12_a_blind_opposed_roll_stays_with_the_storytellers():
+    jaleel, opened = act("jaleel", [6, 2, 3], actor=STORYTELLER, characteristic="Persuasion",
+                         opponent="nella", visibility="blind")
+    assert jaleel.owners() == opened.owners() == frozenset()
+
+
+def test_act_12_a_sealed_sacrifice_takes_effect_when_the_contest_is_revealed():
+    """Until then jaleel acts as any character: refusing him would tell everyone, by his
+    missing rolls, what he chose."""
+    jaleel = act("jaleel", [6, 2, 3, PLUS, PLUS], characteristic="Persuasion", opponent="nella",
+                 option="sacrifice")
+    assert [type(e) for e in jaleel] == [ActionRolled, OppositionOpened]
+    meanwhile = act("jaleel", [6, 6, 6], given=jaleel, characteristic="Persuasion", difficulty=1)
+    assert meanwhile[0].success
+    *_, sacrificed = act("nella", [6, 2, 1], given=jaleel + meanwhile, characteristic="Volonté",
+                         against="a1")
+    assert sacrificed == CharacterSacrificed(character="jaleel", roll="a1")
+
+
+def test_act_12_a_storytellers_settlement_reveals_the_sealed_roll():
+    jaleel = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
+                 visibility="secret")
+    revealed, ruled = decide_after(ROSTER + jaleel, SettleOpposition(roll=jaleel[0].roll, outcome="initiator"))
+    assert revealed.rolled == jaleel[0] and revealed.owners() == ruled.owners()
+
+
+def test_act_12_an_unsealed_roll_from_an_old_log_is_answered_as_it_was():
+    """Logs from before the seal hold opposed rolls the defender saw whole, options already
+    applied: their answer adds no reveal and no second option."""
+    jaleel, _ = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    old = msgspec.structs.replace(jaleel, sealed=False)
+    assert old.owners() is None
+    events = act("nella", [6, 2, 1], given=[old], characteristic="Volonté", against="a1")
+    assert [type(e) for e in events] == [ActionRolled, OppositionSettled]
 
 
 def test_act_12_an_opposed_roll_has_no_difficulty():
@@ -370,12 +463,11 @@ def test_a_modifier_is_seen_by_its_character():
     assert malus.owners() == frozenset({"dalia"})
 
 
-def test_act_12_a_secret_opposed_roll_is_seen_by_the_opponent_who_answers_it():
-    (jaleel,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
-                    visibility="secret")
-    assert jaleel.owners() == frozenset({"jaleel", "nella"})
-    assert jaleel.roll == "a1.jaleel+nella"  # numbered among the rolls both of them see
-    _, settled = act("nella", [6, 2, 1], given=[jaleel], characteristic="Volonté", against=jaleel.roll)
+def test_act_12_a_secret_opposed_roll_is_settled_before_both_characters():
+    jaleel = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
+                 visibility="secret")
+    assert jaleel[0].roll == jaleel[1].roll == "a1.jaleel+nella"  # numbered among the rolls both see
+    *_, settled = act("nella", [6, 2, 1], given=jaleel, characteristic="Volonté", against=jaleel[0].roll)
     assert settled.owners() == frozenset({"jaleel", "nella"})
 
 
@@ -420,3 +512,26 @@ def test_act_7_expired_modifiers_leave_at_each_clock_move_and_the_rest_stay(step
                                 duration=m.duration, expires_turn=m.expires_turn,
                                 expires_seconds=m.expires_seconds), e.turn, e.game_seconds)}
     assert held == {m.modifier for m in applied} - gone
+
+
+@pytest.mark.parametrize("bonus", [0, 3])
+def test_act_12_a_sealed_roll_draws_from_a_stream_of_its_own(bonus):
+    """FAIR-2 with the seal (issue 13): jaleel's sealed dice (3 + his bonus's D+/-) move no
+    counter of his other streams, so his next open roll, before nella answers, tells nothing
+    of them; and the sealed stream, once revealed, counts nothing but the sealed roll."""
+    from events import fair
+
+    state = game.fold(ROSTER)
+    draws = fair.FairDraws(bytes(range(32)), "night", nonce="n0nce")
+    sealed, opened = game.decide(state, RollAction(character="jaleel", characteristic="Persuasion",
+                                                   opponent="nella", bonus=bonus),
+                                 draws, actor=player("jaleel"))
+    assert {r.stream for r in sealed.draws} == {"jaleel/sealed=a1"}
+    assert [r.counter for r in sealed.draws] == list(range(3 + bonus))
+    assert {r.entropy for r in sealed.draws} == {"n0nce"}  # hidden until revealed: the nonce
+    state = game.fold([sealed, opened], state)
+    after = fair.FairDraws(bytes(range(32)), "night", streams=state.streams, entropy="e")
+    (open_roll,) = game.decide(state, RollAction(character="jaleel", characteristic="Persuasion",
+                                                 difficulty=1), after, actor=player("jaleel"))
+    assert [(r.stream, r.counter) for r in open_roll.draws] == [("jaleel/open", i) for i in range(3)]
+    assert open_roll.roll == "a2"

@@ -9,6 +9,7 @@ import pytest
 from events import game
 from events.action import (
     ActionCancelled,
+    ActionRevealed,
     CancelAction,
     CharacterSacrificed,
     OppositionRuled,
@@ -26,9 +27,14 @@ OBSERVER = Actor(role="observer", name="wall")
 
 
 def jaleel_against_nella(visibility="open", actor=None):
-    (rolled,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
-                    visibility=visibility, actor=actor)
-    return rolled  # a1, 1 PS, waiting for nella's answer
+    """a1, 1 PS, waiting for nella's answer: the sealed roll (issue 13) and nella's call."""
+    return act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
+               visibility=visibility, actor=actor)
+
+
+def revealed(rolled, visibility="open"):
+    return ActionRevealed(roll=rolled[0].roll, character="jaleel", opponent="nella", rolled=rolled[0],
+                          visibility=visibility)
 
 
 def nella_dies():
@@ -41,15 +47,15 @@ def nella_dies():
 
 def test_act_12_act_8_a_roll_waiting_on_a_dead_defender_is_settled_by_the_storyteller():
     rolled = jaleel_against_nella()
-    given = ROSTER + [rolled, nella_dies()]
+    given = ROSTER + [*rolled, nella_dies()]
     # ACT-8: the dead defender cannot answer, so only a storyteller can end the wait
     assert_refuses(given=given, when=RollAction(character="nella", characteristic="Volonté",
                                                 against="a1"),
                    actor=player("nella"), match="ACT-8")
-    (ruled,) = assert_decides(
+    (_, ruled) = assert_decides(
         given=given,
         when=SettleOpposition(roll="a1", outcome="initiator", reason="Nella died"),
-        then=[OppositionRuled(roll="a1", character="jaleel", opponent="nella",
+        then=[revealed(rolled), OppositionRuled(roll="a1", character="jaleel", opponent="nella",
                               outcome="initiator", winner="jaleel", initiator_ps=1,
                               reason="Nella died")],
     )
@@ -58,10 +64,11 @@ def test_act_12_act_8_a_roll_waiting_on_a_dead_defender_is_settled_by_the_storyt
 
 @pytest.mark.parametrize("outcome, winner", [("defender", "nella"), ("cancelled", None)])
 def test_act_12_the_storyteller_may_let_the_defender_hold_or_cancel_the_contest(outcome, winner):
-    given = ROSTER + [jaleel_against_nella()]
-    (ruled,) = assert_decides(
+    rolled = jaleel_against_nella()
+    given = ROSTER + rolled
+    (_, ruled) = assert_decides(
         given=given, when=SettleOpposition(roll="a1", outcome=outcome),
-        then=[OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome=outcome,
+        then=[revealed(rolled), OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome=outcome,
                               winner=winner, initiator_ps=1)],
     )
     # the wait is over: the defender's late answer finds nothing to answer
@@ -72,14 +79,14 @@ def test_act_12_the_storyteller_may_let_the_defender_hold_or_cancel_the_contest(
 
 def test_act_12_a_roll_already_answered_cannot_be_settled_again():
     rolled = jaleel_against_nella()
-    answer = act("nella", [6, 7, 1], given=[rolled], characteristic="Volonté", against="a1")
-    assert_refuses(given=ROSTER + [rolled, *answer],
+    answer = act("nella", [6, 7, 1], given=rolled, characteristic="Volonté", against="a1")
+    assert_refuses(given=ROSTER + [*rolled, *answer],
                    when=SettleOpposition(roll="a1", outcome="initiator"),
                    code="rule", match="answered or settled already")
 
 
 def test_act_12_a_settled_roll_cannot_be_settled_twice():
-    given = ROSTER + [jaleel_against_nella(), OppositionRuled(
+    given = ROSTER + [*jaleel_against_nella(), OppositionRuled(
         roll="a1", character="jaleel", opponent="nella", outcome="cancelled")]
     assert_refuses(given=given, when=SettleOpposition(roll="a1", outcome="defender"),
                    match="ACT-12")
@@ -87,13 +94,13 @@ def test_act_12_a_settled_roll_cannot_be_settled_twice():
 
 @pytest.mark.parametrize("roll", ["a9", "a0", "r1", ""])
 def test_act_12_an_unknown_roll_is_refused(roll):
-    assert_refuses(given=ROSTER + [jaleel_against_nella()],
+    assert_refuses(given=ROSTER + jaleel_against_nella(),
                    when=SettleOpposition(roll=roll, outcome="initiator"),
                    code="not_found", match="ACT-12")
 
 
 def test_act_12_a_bad_outcome_is_refused_with_the_outcomes_named():
-    violation = assert_refuses(given=ROSTER + [jaleel_against_nella()],
+    violation = assert_refuses(given=ROSTER + jaleel_against_nella(),
                                when=SettleOpposition(roll="a1", outcome="draw"),
                                code="invalid", match="ACT-12")
     assert "initiator, defender, cancelled" in violation.message
@@ -101,7 +108,7 @@ def test_act_12_a_bad_outcome_is_refused_with_the_outcomes_named():
 
 @pytest.mark.parametrize("who", ["jaleel", "nella"])
 def test_act_12_only_a_storyteller_overrules_a_contest(who):
-    assert_refuses(given=ROSTER + [jaleel_against_nella()],
+    assert_refuses(given=ROSTER + jaleel_against_nella(),
                    when=SettleOpposition(roll="a1", outcome="initiator"),
                    actor=player(who), code="forbidden")
 
@@ -141,7 +148,7 @@ def test_act_2_a_long_action_already_rolled_cannot_be_cancelled():
 
 
 def test_act_2_a_waiting_opposed_roll_is_settled_not_cancelled():
-    assert_refuses(given=ROSTER + [jaleel_against_nella()], when=CancelAction(roll="a1"),
+    assert_refuses(given=ROSTER + jaleel_against_nella(), when=CancelAction(roll="a1"),
                    match="settle_opposition")
 
 
@@ -163,21 +170,23 @@ VIEWERS = [STORYTELLER, player("jaleel"), player("nella"), JUDITH, OBSERVER]
 @pytest.mark.parametrize("visibility", ["open", "secret", "blind"])
 @pytest.mark.parametrize("viewer", VIEWERS, ids=lambda v: v.character or v.role)
 def test_act_12_the_ruling_is_seen_by_exactly_who_saw_the_waiting_roll(visibility, viewer):
-    rolled = jaleel_against_nella(visibility, actor=STORYTELLER if visibility == "blind" else None)
+    rolled, opened = jaleel_against_nella(visibility, actor=STORYTELLER if visibility == "blind" else None)
     ruled = OppositionRuled(roll=rolled.roll, character="jaleel", opponent="nella", outcome="initiator",
                             winner="jaleel", initiator_ps=rolled.ps, visibility=visibility)
-    assert (view(ruled, viewer) is None) == (view(rolled, viewer) is None)
+    # the ruling goes to who was called to the contest (ACT-12 sealed: the defender and, when
+    # open, everyone), not only to who saw the sealed roll itself
+    assert (view(ruled, viewer) is None) == (view(opened, viewer) is None)
     # and whoever held the roll as waiting sees it go (a phone's answer card disappears)
-    waiting = fold_view(ROSTER + [rolled], viewer).action.waiting
-    assert fold_view(ROSTER + [rolled, ruled], viewer).action.waiting == {}
-    assert (rolled.roll in waiting) == (view(rolled, viewer) is not None)
+    waiting = fold_view(ROSTER + [rolled, opened], viewer).action.waiting
+    assert fold_view(ROSTER + [rolled, opened, ruled], viewer).action.waiting == {}
+    assert (rolled.roll in waiting) == (view(opened, viewer) is not None)
 
 
 def test_act_12_a_secret_rolls_ruling_reaches_the_roller_and_the_opponent_only():
     rolled = jaleel_against_nella("secret")
-    (ruled,) = assert_decides(
-        given=ROSTER + [rolled], when=SettleOpposition(roll=rolled.roll, outcome="defender"),
-        then=[OppositionRuled(roll=rolled.roll, character="jaleel", opponent="nella", outcome="defender",
+    (_, ruled) = assert_decides(
+        given=ROSTER + rolled, when=SettleOpposition(roll=rolled[0].roll, outcome="defender"),
+        then=[revealed(rolled, "secret"), OppositionRuled(roll=rolled[0].roll, character="jaleel", opponent="nella", outcome="defender",
                               winner="nella", initiator_ps=1, visibility="secret")],
     )
     assert view(ruled, player("jaleel")) == ruled

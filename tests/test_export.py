@@ -199,7 +199,7 @@ def test_a_storyteller_settling_an_opposed_roll_is_a_ruling_in_the_record(tmp_pa
     ruled = OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome="initiator",
                             winner="jaleel", initiator_ps=1, reason="Nella died")
     with SQLiteStore(db) as store:
-        append_events(store, "act", ROSTER + [jaleel_against_nella(), nella_dies(), ruled])
+        append_events(store, "act", ROSTER + [*jaleel_against_nella(), nella_dies(), ruled])
     for lang in ("en", "fr"):
         out = tmp_path / f"act-{lang}.md"
         assert main(["export", "--db", str(db), "--session", "act", "--format", "md", "--lang", lang,

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from events import fair, game, offline, v5
 from events.action import RollAction
 from events.fair import FairDraws, commitment, verify_draws
-from events.model import STORYTELLER, Actor, RuleViolation, stream_name
+from events.model import STORYTELLER, Actor, RuleViolation, sealed_stream_name, stream_name
 from events.session import CharacterAdded
 from events.sheets import ActionSheet, V5Sheet
 from tests.examples import examples
@@ -115,7 +115,7 @@ class _Legacy:
     def __init__(self, draws):
         self.roll = draws.roll
 
-    def stream(self, actor, owners):
+    def stream(self, actor, owners, *, sealed=""):
         return self
 
 
@@ -165,12 +165,15 @@ def test_a_secret_long_action_and_an_offline_record_of_others_are_answered_as_no
 
 
 def test_every_drawn_event_draws_in_the_stream_of_its_own_audience():
-    """The guarantee behind "no counter gap": a record's stream names the event's owners."""
+    """The guarantee behind "no counter gap": a record's stream names the event's owners,
+    or, for a sealed opposed roll (ACT-12), that roll alone (``sealed_stream_name``)."""
     _, events = run([jack_roll(), jack_roll("secret"),
                      (STORYTELLER, v5.RollPool(character="iris", pool=2, visibility="blind"), "s"),
                      (KIM, RollAction(character="kim", characteristic="Science", opponent="jack",
                                       visibility="secret"), "k")])
-    for event in events:
+    for event in (e for e in events if getattr(e, "draws", ())):
         drawer = STORYTELLER if event.draws[0].stream.startswith("*/") else Actor(
             role="player", character=event.character)
-        assert {r.stream for r in event.draws} == {stream_name(drawer, event.owners())}
+        expected = sealed_stream_name(drawer, event.roll) if getattr(event, "sealed", False) \
+            else stream_name(drawer, event.owners())
+        assert {r.stream for r in event.draws} == {expected}

@@ -275,7 +275,7 @@ def test_fairness_counts_a_contest_a_storyteller_settled_like_a_rolled_one(tmp_p
                             winner=winner, initiator_ps=1)
     db = tmp_path / "act.db"
     with SQLiteStore(db) as store:
-        append_events(store, "act", ROSTER + [jaleel_against_nella(), ruled])
+        append_events(store, "act", ROSTER + [*jaleel_against_nella(), ruled])
         tallies = {t.character: t for t in rv.fairness(rv.build(store, "act")).tallies}
     counts = {c: (t.contests_won, t.contests_lost) for c, t in tallies.items() if c in ("jaleel", "nella")}
     if won is None:

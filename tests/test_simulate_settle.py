@@ -15,9 +15,9 @@ from tests.test_action import ROSTER, act
 
 
 def night_with_two_deaths():
-    (rolled,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
-    (begun,) = act("louisa", [], given=[rolled], characteristic="Science", difficulty=3, turns=3)
-    return ROSTER + [rolled, begun, CharacterSacrificed(character="nella", roll="a8"),
+    rolled = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    (begun,) = act("louisa", [], given=rolled, characteristic="Science", difficulty=3, turns=3)
+    return ROSTER + [*rolled, begun, CharacterSacrificed(character="nella", roll="a8"),
                      CharacterSacrificed(character="louisa", roll="a9")]
 
 
@@ -35,8 +35,8 @@ def test_act_8_act_12_act_2_what_a_death_left_stuck_is_listed_for_the_storytelle
 
 
 def test_act_12_a_living_defenders_roll_is_not_the_storytellers_to_settle():
-    (rolled,) = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
-    state = game.fold(ROSTER + [rolled, CharacterSacrificed(character="jaleel", roll="a9")])
+    rolled = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    state = game.fold(ROSTER + [*rolled, CharacterSacrificed(character="jaleel", roll="a9")])
     assert action.stuck(state) == []  # nella still answers a dead initiator's roll
 
 
@@ -52,7 +52,7 @@ def test_the_simulated_storyteller_soon_settles_or_cancels_what_is_stuck():
 
 def test_a_simulated_action_night_ends_with_nothing_stuck(tmp_path):
     db = tmp_path / "night.db"
-    summary = simulate(str(db), events=5000, seed=1, ruleset="action")
+    summary = simulate(str(db), events=5000, seed=2, ruleset="action")  # a night with a ruling
     with SQLiteStore(db) as store:
         state = store.load_state(summary.sessions[0])
         events = [e for _, chunk in store.iter_events(summary.sessions[0]) for e in chunk]

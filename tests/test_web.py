@@ -33,12 +33,14 @@ def server(setup):
 class Device:
     """One browser context: a phone or a tablet, its own storage, its own websocket."""
 
-    def __init__(self, browser, base_url: str, token: str, *, viewport=PHONE, locale="en-US"):
+    def __init__(self, browser, base_url: str, token: str, *, viewport=PHONE, locale="en-US", before=None):
         self.context = browser.new_context(viewport=viewport, locale=locale, has_touch=viewport is PHONE)
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.set_default_timeout(TIMEOUT)
+        if before is not None:  # init scripts, routes: set before the app's first byte
+            before(self.page)
         self.page.goto(f"{base_url}/#join={token}")
         self.expect(self.page.locator("#conn.online")).to_be_visible()
 

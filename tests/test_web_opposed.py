@@ -5,6 +5,7 @@ The demo chronicle's action-demo session: Nova and Rook (server/demo.py)."""
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
 from tests.client_support import events_of_type
@@ -98,10 +99,10 @@ def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, 
     assert [(r["bonus"], r["malus"], r["option"]) for r in rolled] == [(0, 0, "none"), (2, 0, "none")]
     rook.shot("player-opposed-settled-360x740", focus="[data-testid=opposed-result]")
 
-    # a secret opposed roll reaches its opponent too (ActionRolled.owners), who answers it
+    # a secret opposed roll reaches its opponent too (as its call, action.opposed), who answers it
     roll_against(nova, "rook", "science", visibility="secret")
     rook.expect(calls(rook)).to_have_count(1)
-    rook.expect(calls(rook)).to_have_attribute("data-roll", "a1.nova+rook")  # numbered among what both see
+    rook.expect(calls(rook)).to_have_attribute("data-roll", "a1.nova+rook")  # numbered among its audience's
     calls(rook).get_by_test_id("opposed-answer").click()
     rook.expect(calls(rook)).to_have_count(0)
     for d in (nova, rook):
@@ -182,4 +183,101 @@ def test_act_2_an_action_over_three_turns_is_rolled_from_the_pending_list_at_its
     assert (rolled["roll"], rolled["turns"], rolled["turn"], rolled["difficulty"]) == ("a1", 3, turn + 2, 2)
     assert state(server).pending == {}
     for d in (st, nova):
+        d.close()
+
+
+# ---------------------------------------------------------------- ACT-12 sealed (issue 13)
+
+SEALED_FIELDS = ("dice", "plusminus", "signs", "ps", "ps_dice", "threshold", "sides", "bonus", "malus",
+                 "option", "net", "expertise", "draws")
+
+
+def _mentions(frame: dict, roll: str) -> list[dict]:
+    """The events in a received frame that name the roll ``roll``, anywhere."""
+    event = frame.get("event") if frame.get("type") == "event" else None
+    return [event] if event and roll in (event.get("roll"), event.get("against"), event.get("initiator_roll")) else []
+
+
+def test_act_12_the_defenders_phone_receives_nothing_of_the_initiators_roll_before_it_answers(browser, demo):
+    """Like MET throws (issue 13, item 6): Nova rolls against Rook with a bonus and Surpass;
+    until Rook has rolled, no frame Rook's phone receives and nothing its token reads over
+    HTTP holds Nova's dice, PS, threshold or options; then both are revealed together."""
+    from tests.test_web_storyteller_rolls import phone
+
+    server, db, storyteller, links = demo
+    nova = Device(browser, server.url, links["nova"])
+    rook, wire = phone(browser, server.url, links["rook"])
+    page = nova.page
+    page.get_by_test_id("act-against").select_option("rook")
+    page.locator("#act-characteristic").select_option("combat")
+    page.locator("#actbonus").fill("2")
+    page.locator("#act-option").select_option("surpass")
+    page.get_by_test_id("roll").click()
+    rook.expect(calls(rook)).to_have_count(1)
+    nova.expect(nova.page.get_by_test_id("opposed-sent")).to_have_count(1)
+
+    [sealed] = events_of_type(db, "action.rolled")
+    assert sealed["sealed"] is True and sealed["option"] == "surpass" and sealed["bonus"] == 2
+    assert events_of_type(db, "action.tension_raised") == []  # ACT-8: Surpass waits with the roll
+    received = [e for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1")]
+    assert [e["type"] for e in received] == ["action.opposed"]
+    assert not set(SEALED_FIELDS) & set(received[0]), received[0]
+    assert received[0] == {"type": "action.opposed", "roll": "a1", "character": "nova", "opponent": "rook",
+                           "characteristic": "combat", "label": "", "turn": received[0]["turn"],
+                           "visibility": "open"}
+    # the phone's own view model holds no roll of Nova's, nor anything of her option
+    assert rook.page.evaluate("window.conteur.vm.rolls.filter((r) => r.character === 'nova').length") == 0
+    # nor does Rook's token over HTTP, events or state
+    token = links["rook"].split("&")[0]
+    headers = {"Authorization": f"Bearer {token}"}
+    answer = httpx.get(f"{server.url}/sessions/{SESSION}/events", headers=headers, timeout=30)
+    http_events = [e["event"] for e in answer.json() if e["event"].get("roll") == "a1"]
+    assert [e["type"] for e in http_events] == ["action.opposed"]
+    rook_state = httpx.get(f"{server.url}/sessions/{SESSION}/state", headers=headers, timeout=30).json()
+    assert rook_state["action"]["waiting"]["a1"]["ps"] == 0 and rook_state["action"]["waiting"]["a1"]["rolled"] is None
+
+    calls(rook).get_by_test_id("opposed-answer").click()
+    rook.expect(calls(rook)).to_have_count(0)
+    rook.expect(rook.page.get_by_test_id("opposed-result")).to_have_count(1)
+    [revealed] = [e for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1")
+                  if e["type"] == "action.revealed"]
+    assert revealed["rolled"]["dice"] == sealed["dice"] and revealed["rolled"]["option"] == "surpass"
+    [settled] = events_of_type(db, "action.opposition_settled")
+    assert settled["initiator_ps"] == sealed["ps"]
+    [raised] = events_of_type(db, "action.tension_raised")
+    assert raised["character"] == "nova"  # ACT-8: Surpass counted once the contest is over
+    # Rook's phone now shows Nova's roll among what it saw, and tells the reveal in its feed
+    assert rook.page.evaluate("window.conteur.vm.rolls.filter((r) => r.character === 'nova').map((r) => r.normal)") \
+        == [sealed["dice"]]
+    rook.expect(rook.page.locator("[data-testid=feed] li[data-type='action.revealed']")).to_have_count(1)
+    for d in (nova, rook):
+        d.close()
+
+
+def test_act_12_a_secret_sealed_roll_reaches_no_third_party_and_the_defender_only_as_a_call(browser, demo):
+    """The storyteller's tablet sees the sealed roll whole at once; Rook only its call."""
+    from tests.test_web_storyteller_rolls import phone
+
+    server, db, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
+    nova = Device(browser, server.url, links["nova"])
+    rook, wire = phone(browser, server.url, links["rook"])
+    roll_against(nova, "rook", "science", visibility="secret")
+    rook.expect(calls(rook)).to_have_count(1)
+    st.expect(st.page.get_by_test_id("st-waiting")).to_have_count(1)
+    [sealed] = events_of_type(db, "action.rolled")
+    # the tablet's view model holds the sealed roll whole; the phone's, none of it
+    assert st.page.evaluate("window.conteur.vm.rolls.filter((r) => r.id === 'a1.nova+rook').map((r) => r.normal)") \
+        == [sealed["dice"]]
+    dice = " ".join(map(str, sealed["dice"]))
+    st.expect(st.page.get_by_test_id("st-sealed")).to_have_text(f"Sealed from Rook until answered: {dice} ({sealed['ps']} PS)")
+    st.shot("tablet-sealed-waiting", focus="[data-testid=st-waiting]")
+    received = [e for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1.nova+rook")]
+    assert [e["type"] for e in received] == ["action.opposed"] and received[0]["visibility"] == "secret"
+    calls(rook).get_by_test_id("opposed-answer").click()
+    rook.expect(rook.page.get_by_test_id("opposed-result")).to_have_count(1)
+    received = [e["type"] for frames in wire.sockets for f in frames["received"] for e in _mentions(f, "a1.nova+rook")]
+    # its own answer (against it), then Nova's roll revealed with the verdict, in one batch
+    assert received == ["action.opposed", "action.rolled", "action.revealed", "action.opposition_settled"]
+    for d in (st, nova, rook):
         d.close()

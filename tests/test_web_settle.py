@@ -178,7 +178,7 @@ def test_act_12_the_storyteller_rolls_nova_against_rook_open_then_blind_from_the
     st_roll_against(st, "nova", "rook", "combat", "blind")
     waiting = st.page.get_by_test_id("st-waiting")
     st.expect(waiting).to_have_count(1)
-    st.expect(waiting).to_have_attribute("data-roll", "a1.*")  # numbered among blind rolls
+    st.expect(waiting).to_have_attribute("data-roll", "a1.*")  # numbered among the storytellers' own
     turn = server.runtime.chronicle.state(SESSION).session.turn
     st.page.locator("button[data-act=next_turn]").click()  # a public event after the blind roll
     rook.page.wait_for_function(f"window.conteur.vm.session.turn === {turn + 1}")
@@ -190,6 +190,9 @@ def test_act_12_the_storyteller_rolls_nova_against_rook_open_then_blind_from_the
     assert [(r["roll"], r["character"], r["opponent"], r["against"], r["difficulty"], r["visibility"]) for r in rolled] == [
         ("a1", "nova", "rook", None, None, "open"), ("a2", "rook", None, "a1", None, "open"),
         ("a1.*", "nova", "rook", None, None, "blind")]
-    assert [e["roll"] for e in received_rolls(rook_wire, "action.rolled")] == ["a1", "a2"]
+    # ACT-12 sealed: Nova's roll reached Rook as its call, then whole with the verdict
+    assert [e["roll"] for e in received_rolls(rook_wire, "action.rolled")] == ["a2"]
+    assert [e["roll"] for e in received_rolls(rook_wire, "action.opposed")] == ["a1"]
+    assert [e["rolled"]["dice"] for e in received_rolls(rook_wire, "action.revealed")] == [rolled[0]["dice"]]
     for d in (st, rook):
         d.close()

@@ -35,8 +35,10 @@ function scene(vm, id) {
 }
 
 const H = {
-  "session.opened": (vm, e) => Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {} }),
-  "session.closed": (vm) => { vm.session.status = "closed"; },
+  "session.opened": (vm, e) => Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {},
+    commitment: e.seed_commitment || "" }),
+  // FAIR-2: the seed, revealed at close, lets the phone check its own dice (verify.js)
+  "session.closed": (vm, e) => { vm.session.status = "closed"; vm.session.seed = e.seed || ""; },
   "session.character_added": (vm, e) => {
     const c = character(vm, e.character);
     c.name = e.name || e.character;
@@ -71,13 +73,13 @@ const H = {
   "v5.hunger_set": (vm, e) => { vm.hunger[e.character] = e.hunger; },
   "v5.rouse_checked": (vm, e) => {
     vm.hunger[e.character] = e.hunger_after;
-    vm.rolls.push({ id: e.roll, kind: "rouse", character: e.character, normal: [e.face], hunger: [], success: e.face > 5, raised: e.face <= 5, hungerAfter: e.hunger_after, label: e.label || "" });
+    vm.rolls.push({ id: e.roll, kind: "rouse", character: e.character, normal: e.face == null ? [] : [e.face], hunger: [], success: e.face > 5, raised: e.face <= 5, hungerAfter: e.hunger_after, label: e.label || "", draws: e.draws || [] });
   },
   "v5.pool_rolled": (vm, e) => { vm.rolls.push(v5Roll(e)); },
   "v5.willpower_rerolled": (vm, e) => {
     const i = vm.rolls.findIndex((r) => r.id === e.roll);
     const roll = { ...v5Roll(e), rerolled: e.dice || [] };
-    if (i >= 0) vm.rolls[i] = { ...vm.rolls[i], ...roll, label: vm.rolls[i].label };
+    if (i >= 0) vm.rolls[i] = { ...vm.rolls[i], ...roll, label: vm.rolls[i].label, draws: (vm.rolls[i].draws || []).concat(e.draws || []) };
     else vm.rolls.push(roll);
   },
   command_rejected: (vm, e) => { vm.rejections.push({ type: e.command_type, code: e.code, message: e.message, character: e.character }); },
@@ -89,6 +91,7 @@ function v5Roll(e) {
     normal: e.normal || [], hunger: e.hunger || [], successes: e.successes, margin: e.margin,
     success: e.success, critical: e.critical, messy: e.messy, bestial: e.bestial,
     label: e.label || e.source || "", visibility: e.visibility, hidden: !e.normal && !e.hunger,
+    draws: e.draws || [],
   };
 }
 
@@ -99,19 +102,17 @@ const ACTION = {
     vm.modifiers = (vm.modifiers || []).concat([{ id: e.modifier, character: e.character, value: e.value, duration: e.duration, unit: e.unit }]);
   },
   "action.rolled": (vm, e, seq) => {
-    vm.rolls.push({
-      id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
-      sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
-      label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
-      visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
-      net: e.net ?? 0, characteristic: e.characteristic || "",
-    });
-    if (e.opponent) {
-      vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
-        characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0, seq };
-    }
+    vm.rolls.push(actionRoll(e));
+    if (e.opponent) waitFor(vm, e, seq);
     if (e.against) delete vm.waiting[e.against];
     delete vm.pending[e.roll]; // a resumed action rolls under the id it began with
+  },
+  // ACT-12 sealed: the defender (and, when open, everyone) learns that a roll waits, without
+  // its dice; the roller and storytellers had it from the sealed action.rolled already
+  "action.opposed": (vm, e, seq) => { if (!vm.waiting[e.roll]) waitFor(vm, e, seq); },
+  // ...and sees it whole once answered: the roll joins this phone's rolls if it was sealed here
+  "action.revealed": (vm, e) => {
+    if (e.rolled && !vm.rolls.some((r) => r.kind === "action" && r.id === e.roll)) vm.rolls.push(actionRoll(e.rolled));
   },
   "action.begun": (vm, e, seq) => {
     const cmd = e.command || {};
@@ -138,6 +139,25 @@ const ACTION = {
   },
   "action.cancelled": (vm, e) => { delete vm.pending[e.roll]; },
 };
+
+function actionRoll(e) {
+  return {
+    id: e.roll, kind: "action", character: e.character, normal: e.dice || [], threshold: e.threshold,
+    sides: e.sides, signs: e.signs || [], points: e.ps, difficulty: e.difficulty, success: e.success,
+    label: e.notation || e.label || e.characteristic || "", option: e.option, hidden: !e.dice,
+    visibility: e.visibility, opponent: e.opponent ?? null, against: e.against ?? null,
+    net: e.net ?? 0, characteristic: e.characteristic || "",
+    plusminus: e.plusminus || [], sealed: !!e.sealed, draws: e.draws || [],
+  };
+}
+
+// From a sealed action.rolled (its roller, storytellers) the wait knows the dice and PS; from
+// action.opposed (the defender, bystanders) only that it waits.
+function waitFor(vm, e, seq) {
+  vm.waiting[e.roll] = { id: e.roll, character: e.character, opponent: e.opponent,
+    characteristic: e.characteristic || "", visibility: e.visibility || "open", turn: e.turn || 0, seq,
+    sealed: !!e.sealed, dice: e.dice || null, ps: e.ps ?? null, option: e.option || "none" };
+}
 
 // Challenges played by hand (events/offline.py): the recorder's claim, the opponent's
 // confirmation or dispute (and the winner it claims), a storyteller's ruling. ``winner``

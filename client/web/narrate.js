@@ -52,6 +52,8 @@ const T = {
     opposition_ruled: "A storyteller settled {a}'s roll against {b}, left unanswered: {w} prevailed{why}.",
     opposition_dropped: "A storyteller cancelled {a}'s roll against {b}, left unanswered{why}.",
     act_cancelled: "A storyteller cancelled {who}'s action of {turns} turns{why}.",
+    opposed: "{who} rolled {what} against {o}, sealed until {o} answers.",
+    revealed: "{who}'s sealed roll against {o} is revealed: {dice}{signs}, {ps} PS.",
   },
   fr: {
     // the codes events carry as reasons, said in French (English says the code)
@@ -107,6 +109,8 @@ const T = {
     opposition_ruled: "Un conteur a tranché le jet de {a} contre {b}, resté sans réponse : {w} l'emporte{why}.",
     opposition_dropped: "Un conteur a annulé le jet de {a} contre {b}, resté sans réponse{why}.",
     act_cancelled: "Un conteur a annulé l'action de {turns} tours de {who}{why}.",
+    opposed: "{who} a lancé {what} contre {o}, scellé jusqu'à la réponse de {o}.",
+    revealed: "Le jet scellé de {who} contre {o} est révélé : {dice}{signs}, {ps} PS.",
   },
 };
 
@@ -190,6 +194,13 @@ export function teller(vm, lang = "en") {
       against: e.opponent ? say("act_opponent", { o: who(e.opponent) }) : e.difficulty != null ? say("act_difficulty", { d: e.difficulty_name || e.difficulty }) : "",
       result: e.success == null ? "" : `, ${say(e.success ? "success" : "failure")}`,
     }),
+    // ACT-12 sealed: the defender's call carries no dice; the reveal carries the roll whole
+    "action.opposed": (e) => say("opposed", { who: who(e.character), what: e.characteristic || "", o: who(e.opponent) }),
+    "action.revealed": (e) => {
+      const r = e.rolled || {};
+      return say("revealed", { who: who(e.character), o: who(e.opponent), dice: (r.dice || []).join(" "),
+        signs: r.signs && r.signs.length ? ` [${r.signs.map((s) => s || "·").join(" ")}]` : "", ps: r.ps ?? "?" });
+    },
     "action.begun": (e) => say("act_begun", { who: who(e.character), turns: e.turns }),
     "action.opposition_settled": (e) => say("opposition", { w: who(e.winner), ips: e.initiator_ps, dps: e.defender_ps, a: who(e.initiator), b: who(e.defender) }),
     "action.tension_raised": (e) => say("tension", { who: who(e.character), t: e.tension }),

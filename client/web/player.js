@@ -3,6 +3,7 @@
 import { rulesetOf, bidBounds, attributeOf, abilitiesOf, isOpen } from "./fold.js";
 import { teller } from "./narrate.js";
 import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
+import { checkRolls } from "./verify.js";
 import { handAnswerCards, handSection } from "./handplay.js";
 
 const num = (v) => Number.parseInt(v, 10);
@@ -41,9 +42,41 @@ export function playerView() {
     </section>${handSection(c)}`}
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
+    ${diceCheckView()}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
     ${feedView()}
   </main>`;
+}
+
+// FAIR-2 on the phone (issue 13 item 9): once the session is closed and its seed revealed, the
+// phone derives its own character's dice again (verify.js) and marks each roll verified or
+// names the first mismatch. Worked out once per head, not once per render.
+let checked = { vm: null, head: -1, html: "" };
+
+function sayCheck(key, fields = {}) {
+  return t(`check_${key}`).replace(/\{(\w+)\}/g, (_, k) => String(fields[k]));
+}
+
+function diceCheckView() {
+  const vm = app.vm;
+  if (vm.session.status !== "closed" || !vm.session.seed || !me()) return "";
+  if (checked.vm === vm && checked.head === vm.head) return checked.html;
+  const mine = vm.rolls.filter((r) => r.character === me() && (r.draws || []).length);
+  const out = checkRolls(vm, app.session, mine, sayCheck);
+  for (const r of mine) {
+    const mismatch = out.results.get(r);
+    r.check = !out.seedOk ? { ok: false, message: out.message } : mismatch ? { ok: false, message: mismatch } : { ok: true };
+  }
+  const bad = mine.filter((r) => !r.check.ok);
+  const lines = !out.seedOk ? [`<li>${esc(out.message)}</li>`]
+    : bad.map((r) => `<li data-roll="${esc(r.id)}">${esc(r.label || r.id)}: ${esc(r.check.message)}</li>`);
+  const html = `<section class="card dice-check ${bad.length || !out.seedOk ? "ko" : "ok"}" data-testid="dice-check" data-ok="${!bad.length && out.seedOk}"
+    data-verified="${mine.length - bad.length}" data-mismatches="${bad.length}" aria-labelledby="h-check">
+    <h2 id="h-check">${esc(t("check_title"))}</h2>
+    <p>${esc(bad.length || !out.seedOk ? t("check_bad", bad.length, mine.length) : t("check_ok", mine.length))}</p>
+    ${lines.length ? `<ul class="mismatches" data-testid="dice-mismatches">${lines.join("")}</ul>` : ""}</section>`;
+  checked = { vm, head: vm.head, html };
+  return html;
 }
 
 function characterCard(c) {

@@ -98,6 +98,7 @@ function stuckView(vm) {
     ${waiting.map((w) => `<article class="stuck-roll" data-testid="st-waiting" data-roll="${esc(w.id)}">
       <p><b>${esc(w.id)}</b> · ${esc(nameOf(w.character))}${esc(state(w.character))} ⟶ ${esc(nameOf(w.opponent))}${esc(state(w.opponent))}${w.characteristic ? ` (${esc(w.characteristic)})` : ""}</p>
       <p class="muted">${esc(since(w))}</p>
+      ${w.sealed && w.dice ? `<p data-testid="st-sealed">${esc(t("stuck_sealed", w.dice.join(" "), w.ps, nameOf(w.opponent)))}${w.option !== "none" ? ` · ${esc(t(`opt_${w.option}`))}` : ""}</p>` : ""}
       <div class="row wrap" role="group" aria-label="${esc(t("stuck_settle"))}">
         ${button(w, "initiator", t("settle_initiator", nameOf(w.character)), "primary")}${button(w, "defender", t("settle_defender", nameOf(w.opponent)))}${button(w, "cancelled", t("settle_cancel"), "danger")}
       </div>${rollFor(vm, w)}</article>`).join("")}

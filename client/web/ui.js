@@ -136,8 +136,11 @@ function rollCard(r) {
   const ok = r.success === true ? "ok" : r.success === false ? "ko" : "";
   const secret = r.visibility === "secret" || r.visibility === "blind"
     ? ` <span class="badge" data-testid="roll-${esc(r.visibility)}">${esc(t(`vis_${r.visibility}`))}</span>` : "";
-  return `<article class="roll ${ok}" data-testid="roll-result" data-visibility="${esc(r.visibility || "open")}"><p class="label">${esc(nameOf(r.character))} ${esc(rollLabel(r))}${secret}</p>
-    <div class="dice-row">${dice}</div>${explain}<p class="words">${esc(words)}</p></article>`;
+  // FAIR-2 on the phone, after close (player.js diceCheckView): verified, or the mismatch named
+  const check = !r.check ? "" : r.check.ok ? ` <span class="badge verified" data-testid="roll-verified">✓ ${esc(t("check_verified"))}</span>`
+    : `<p class="mismatch" data-testid="roll-mismatch">${esc(r.check.message)}</p>`;
+  return `<article class="roll ${ok}" data-testid="roll-result" data-roll="${esc(r.id)}" data-visibility="${esc(r.visibility || "open")}"><p class="label">${esc(nameOf(r.character))} ${esc(rollLabel(r))}${secret}${r.check && r.check.ok ? check : ""}</p>
+    <div class="dice-row">${dice}</div>${explain}<p class="words">${esc(words)}</p>${r.check && !r.check.ok ? check : ""}</article>`;
 }
 
 export function commandName(type) {
