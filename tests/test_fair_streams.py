@@ -55,7 +55,7 @@ def test_fair_2_both_published_messages_are_the_json_of_their_fields(session, st
 
 def test_a_players_dice_depend_only_on_its_own_stream_whatever_others_do_between():
     alone = run([jack_roll(), jack_roll()])[1]
-    others = [(IRIS, v5.RollPool(character="iris", attribute="Wits", skill="Brawl", bonus=4,
+    others = [(IRIS, v5.RollPool(character="iris", attribute="Wits", skill="Brawl", bonus=3,
                                  visibility="secret"), ""),
               (STORYTELLER, v5.RollPool(character="jack", pool=7, visibility="blind"), "st"),
               (STORYTELLER, v5.RollPool(pool=5), "st"),
