@@ -103,7 +103,12 @@ function onFrame(frame) {
     case "error":
       if (frame.id && RETRY.has(frame.code)) retryLater(frame.id);
       else if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
-      else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) app.fatal = frame.message || frame.code;
+      else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) {
+        app.fatal = frame.message || frame.code;
+        // a storyteller's link to a session with no event yet (a fresh chronicle's "main"):
+        // the server opens it only when asked in so many words (docs/protocol.md, hello)
+        app.canCreate = frame.code === "unknown_session" && !!app.session;
+      }
       // a hello whose last event this server cannot read (one of an older server's event
       // types): ask again without it rather than wait forever; after and head still count
       else if (frame.code === "invalid" && app.helloPending && app.lastEvent) {
@@ -148,6 +153,7 @@ function hello(withLast = true) {
   app.helloPending = true;
   const frame = { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
   if (withLast && app.lastSeq > 0 && app.lastEvent) frame.last = { seq: app.lastSeq, event: app.lastEvent };
+  if (app.create) frame.create = true;
   return frame;
 }
 
@@ -200,7 +206,9 @@ function render() {
   if (!app.token) {
     root.innerHTML = joinView();
   } else if (!app.viewer || app.fatal) {
-    root.innerHTML = header() + `<main class="wait"><p>${esc(app.fatal || t("connecting"))}</p></main>` + outboxView();
+    const open = app.fatal && app.canCreate
+      ? `<p><button id="create-session" class="primary">${esc(t("open_this_session", app.session))}</button></p>` : "";
+    root.innerHTML = header() + `<main class="wait"><p>${esc(app.fatal || t("connecting"))}</p>${open}</main>` + outboxView();
   } else {
     const view = isStoryteller() ? storytellerView() : app.viewer.role === "observer" ? observerView() : playerView();
     root.innerHTML = header() + view + outboxView() + noticesView();
@@ -402,6 +410,14 @@ function handle(ev, el) {
 }
 
 document.addEventListener("click", (ev) => {
+  if (ev.target.closest("#create-session")) {
+    // a storyteller opens the session its link names: hello again, saying create
+    Object.assign(app, { create: true, fatal: null, canCreate: false });
+    connection.stopped = false;
+    connection.now();
+    schedule();
+    return;
+  }
   const el = ev.target.closest("button[data-act]");
   if (!el || el.closest("form[data-act]") && el.type === "submit") return;
   ev.preventDefault();
