@@ -68,7 +68,7 @@ import msgspec
 from msgspec.structs import replace
 
 from events import session, v5
-from events.bounds import Count, Seconds
+from events.bounds import Count, CountMap, Seconds
 from events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation,
                           id_counted, id_known, id_scope, scoped_id, sees)
 from events.sheets import ActionSheet, V5Sheet
@@ -405,7 +405,7 @@ class ConfigureAction(Command, frozen=True, kw_only=True, tag="action_settings")
     dice: Count = 3
     die: Count = 8
     expert_die: Count = 10
-    levels: dict[str, Count] = msgspec.field(default_factory=lambda: dict(DEFAULT_LEVELS))
+    levels: CountMap = msgspec.field(default_factory=lambda: dict(DEFAULT_LEVELS))
 
 
 class SettleOpposition(Command, frozen=True, kw_only=True, tag="settle_opposition"):

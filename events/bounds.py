@@ -17,4 +17,9 @@ MAX_COUNT = 1000  # dice, traits, bids, difficulties, bonuses, turns, rounds: fa
 MAX_SECONDS = 10**9  # game seconds (about 31 years), exact in a JavaScript number
 
 Count = Annotated[int, Meta(ge=-MAX_COUNT, le=MAX_COUNT)]
+# traits by name: the bound is on each value; Litestar's OpenAPI drops the Meta of a dict's
+# values, so the schema says it here ("extra" is what its msgspec plugin copies), and a
+# schema-valid sheet is never refused as out of bounds
+CountMap = Annotated[dict[str, Count], Meta(extra_json_schema={"extra": {"additional_properties": {
+    "type": "integer", "minimum": -MAX_COUNT, "maximum": MAX_COUNT}}})]
 Seconds = Annotated[int, Meta(ge=-MAX_SECONDS, le=MAX_SECONDS)]

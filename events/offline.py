@@ -28,7 +28,7 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from events.bounds import Count
+from events.bounds import Count, CountMap
 from events.model import Command, Event, RuleViolation, id_counted, scoped_id
 from events.session import ATTRIBUTES, character
 
@@ -86,7 +86,7 @@ class RecordOfflineChallenge(Command, frozen=True, kw_only=True, tag="record_off
     played_at: str = ""  # the recording device's own clock, ISO 8601
     account: str = ""  # how it went, in the recorder's words
     throws: dict[str, str] = {}
-    bids: dict[str, Count] = {}
+    bids: CountMap = {}
 
 
 class ConfirmOffline(Command, frozen=True, kw_only=True, tag="confirm"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from events.bounds import Count
+from events.bounds import Count, CountMap
 
 
 class Sheet(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
@@ -19,11 +19,11 @@ class MetSheet(Sheet, frozen=True, kw_only=True, tag="met"):
     physical: Count = 0
     social: Count = 0
     mental: Count = 0
-    abilities: dict[str, Count] = {}  # talent traits that may add to a bid (MET-3)
+    abilities: CountMap = {}  # talent traits that may add to a bid (MET-3)
     merits: tuple[str, ...] = ()  # "Lucky" (MET-12), ...
     celerity: Count = 0  # TIME-4, MET-9
     bomb: bool = False  # the chronicle's optional "bomb" throw, when a power grants it
-    bonus: dict[str, Count] = {}  # bonus (+) or malus (-) traits by category, from powers/weapons
+    bonus: CountMap = {}  # bonus (+) or malus (-) traits by category, from powers/weapons
     powers: tuple[str, ...] = ()  # disciplines/powers a retest may name as its source (MET-12)
     cannot_initiate: bool = False  # MET-1: may defend normally but initiate no challenge
 
@@ -31,8 +31,8 @@ class MetSheet(Sheet, frozen=True, kw_only=True, tag="met"):
 class V5Sheet(Sheet, frozen=True, kw_only=True, tag="v5"):
     """Vampire-5th-style pools (V5-1..9)."""
 
-    attributes: dict[str, Count] = {}
-    skills: dict[str, Count] = {}
+    attributes: CountMap = {}
+    skills: CountMap = {}
     willpower: Count = 0
     humanity: Count = 0
     hunger: Count = 1
@@ -41,7 +41,7 @@ class V5Sheet(Sheet, frozen=True, kw_only=True, tag="v5"):
 class ActionSheet(Sheet, frozen=True, kw_only=True, tag="action"):
     """Action dice (ACT-1..13): each characteristic has a threshold such as 6 ("6+")."""
 
-    characteristics: dict[str, Count] = {}
+    characteristics: CountMap = {}
     expertises: tuple[str, ...] = ()
     tension: Count = 0  # NT, raised by Surpass (ACT-8)
 

@@ -91,7 +91,9 @@ def int_fields(kind, path=(), seen=frozenset()):
     """(path, IntType) for every integer a client may send inside ``kind``; a dict's value
     is ``"*"`` and a tuple's item ``0`` in the path."""
     info = kind if isinstance(kind, msgspec.inspect.Type) else msgspec.inspect.type_info(kind)
-    if isinstance(info, msgspec.inspect.StructType):
+    if isinstance(info, msgspec.inspect.Metadata):  # a dict of traits carries its schema note
+        yield from int_fields(info.type, path, seen)
+    elif isinstance(info, msgspec.inspect.StructType):
         if info.cls in seen:
             return
         for f in info.fields:

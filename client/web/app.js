@@ -428,7 +428,14 @@ document.addEventListener("click", (ev) => {
 // the first tap or key of this page load, wherever it lands, lets the phone vibrate: the
 // banner goes after the click has reached its target (never under a finger mid-tap)
 for (const type of ["click", "keydown"]) {
-  document.addEventListener(type, () => { if (!app.touched) { app.touched = true; schedule(); } }, true);
+  // the banner alone goes: a whole re-render here would come before the tapped element's
+  // own effects (a <details> toggled by this very tap would be drawn open again)
+  document.addEventListener(type, () => {
+    if (app.touched) return;
+    app.touched = true;
+    const banner = document.querySelector("[data-testid=enable-alerts]");
+    if (banner) setTimeout(() => banner.remove(), 0);
+  }, true);
 }
 
 document.addEventListener("submit", (ev) => {
