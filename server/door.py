@@ -172,7 +172,7 @@ the app.</p>
   const res = await fetch(`/sessions/${{encodeURIComponent(session)}}/join-sheet`, {{
     method: "POST",
     headers: {{ Authorization: `Bearer ${{token}}`, "Content-Type": "application/json" }},
-    body: "{{}}",
+    body: JSON.stringify({{ lang: localStorage.getItem("conteur.lang") === "fr" ? "fr" : "en" }}),
   }}).catch(() => null);
   if (!res || !res.ok) {{
     help(res ? `The server refused (${{res.status}}): this device's token is not a storyteller's.`
@@ -195,7 +195,10 @@ async def join_sheet_page(state: State) -> str:
     return JOIN_SHEET_PAGE.format(ca=ca)
 
 
-def ca_note(url: str) -> str:
+def ca_note(url: str, lang: str = "en") -> str:
     """What the join sheet prints under the codes when the server has a venue CA."""
+    if lang == "fr":
+        return (f"Avant de scanner, installez une fois le certificat du lieu : "
+                f"{html.escape(url)}/ca.crt (deploy/README.md, section 4).")
     return (f"Before scanning, install the venue certificate once: {html.escape(url)}/ca.crt "
             f"(deploy/README.md, section 4).")

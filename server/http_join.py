@@ -17,6 +17,7 @@ import qrcode
 import qrcode.image.svg
 from litestar import Controller, MediaType, Request, Response, post
 from litestar.params import JSONBody
+from typing import Literal
 
 from server.door import ca_note
 from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
@@ -31,7 +32,7 @@ def qr_svg(data: str) -> str:
 
 
 PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>
 <style>
 body {{ font-family: sans-serif; margin: 1cm; }}
 .cards {{ display: grid; grid-template-columns: repeat(3, 1fr); gap: 8mm; }}
@@ -44,7 +45,7 @@ body {{ font-family: sans-serif; margin: 1cm; }}
 .warning {{ border: 2px solid #b00; padding: 2mm; color: #b00; }}
 @media print {{ h1 .hint {{ display: none; }} }}
 </style></head>
-<body><h1>{title} <small class="hint">scan with the phone's camera to join</small></h1>
+<body><h1>{title} <small class="hint">{hint}</small></h1>
 {warning}<div class="cards">
 {cards}
 </div></body></html>
@@ -55,19 +56,38 @@ CARD = """<div class="card"><div class="name">{name}</div><div>{player}</div>
 
 WIFI = """<div class="wifi" data-wifi>Wi-Fi: <b>{wifi}</b></div>"""
 
-# the sheet was asked through this machine's loopback and no LAN address was found
-UNREACHABLE = """<p class="warning" data-warning>Phones cannot open these links: this computer has no
-network address phones can reach. Join the venue Wi-Fi (or start deploy/hotspot.sh), or serve
-with <code>--public-url</code>, then print the sheet again.</p>
-"""
+# the sheet's words in the tablet's language (issue 14: every string in both languages);
+# "unreachable": the sheet was asked through this machine's loopback and no LAN address
+# was found
+TEXT = {
+    "en": {
+        "title": "{session}: join",
+        "hint": "scan with the phone's camera to join",
+        "unreachable": """<p class="warning" data-warning>Phones cannot open these links: this
+computer has no network address phones can reach. Join the venue Wi-Fi (or start
+deploy/hotspot.sh), or serve with <code>--public-url</code>, then print the sheet again.</p>
+""",
+    },
+    "fr": {
+        "title": "{session} : rejoindre la partie",
+        "hint": "scannez avec l'appareil photo du téléphone pour rejoindre",
+        "unreachable": """<p class="warning" data-warning>Les téléphones ne peuvent pas ouvrir ces
+liens : cet ordinateur n'a aucune adresse réseau qu'ils puissent joindre. Rejoignez le Wi-Fi du
+lieu (ou lancez deploy/hotspot.sh), ou servez avec <code>--public-url</code>, puis imprimez la
+fiche à nouveau.</p>
+""",
+    },
+}
 
 
 class JoinSheetOptions(msgspec.Struct, frozen=True, kw_only=True):
     revoke_previous: bool = False  # a reprint: the old sheet's tokens stop working
     characters: list[str] | None = None  # only these (default: every character)
+    lang: Literal["en", "fr"] = "en"  # the sheet's words: the tablet sends its own language
 
 
-def render(title: str, entries: list[tuple[str, str, str]], *, base: str = "", wifi: str = "") -> str:
+def render(title: str, entries: list[tuple[str, str, str]], *, base: str = "", wifi: str = "",
+           lang: str = "en") -> str:
     """One card per (name, player, link): the QR code, then for a phone whose camera will
     not scan the Wi-Fi to join and the address to type, then the whole link."""
     wifi_line = WIFI.format(wifi=html.escape(wifi)) if wifi else ""
@@ -77,8 +97,10 @@ def render(title: str, entries: list[tuple[str, str, str]], *, base: str = "", w
                     wifi=wifi_line, address=address, link=html.escape(link))
         for name, player, link in entries
     )
-    warning = UNREACHABLE if base and is_loopback(urlsplit(base).hostname or "") else ""
-    return PAGE.format(title=html.escape(title), cards=cards, warning=warning)
+    text = TEXT[lang]
+    warning = text["unreachable"] if base and is_loopback(urlsplit(base).hostname or "") else ""
+    return PAGE.format(title=html.escape(title), cards=cards, warning=warning, lang=lang,
+                       hint=html.escape(text["hint"], quote=False))
 
 
 class JoinSheetController(Controller):
@@ -103,8 +125,8 @@ class JoinSheetController(Controller):
                 rt.tokens.revoke(session=session, character=cid)
             token = rt.tokens.issue("player", character=cid, session=session, name=character.name)
             entries.append((character.name, cid, join_link(base, token, session)))
-        title = f"{state.session.name or session}: join"
-        page = render(title, entries, base=base, wifi=rt.settings.wifi)
+        title = TEXT[data.lang]["title"].format(session=state.session.name or session)
+        page = render(title, entries, base=base, wifi=rt.settings.wifi, lang=data.lang)
         if rt.settings.ca_file:  # with --tls: where phones get the certificate to trust
-            page = page.replace("</body>", f'<p class="ca">{ca_note(base)}</p></body>')
+            page = page.replace("</body>", f'<p class="ca">{ca_note(base, data.lang)}</p></body>')
         return Response(page, media_type=MediaType.HTML)

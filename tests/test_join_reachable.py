@@ -79,6 +79,20 @@ def test_without_any_lan_address_the_sheet_says_phones_cannot_reach_it(tmp_path)
         assert "--public-url" in page
 
 
+def test_the_sheet_speaks_the_tablets_language(tmp_path):
+    # issue 14: every string in both languages; the tablet sends its own (app.js joinSheet)
+    with Venue(tmp_path / "c.db", settings=Settings(lan_addresses=lambda: [])) as venue, \
+            night(venue, "127.0.0.1") as http:
+        fr = http.post("/sessions/night/join-sheet", json={"lang": "fr"}).text
+        assert '<html lang="fr">' in fr and "Elysium : rejoindre la partie" in fr
+        assert "scannez avec l'appareil photo" in fr and "Les téléphones ne peuvent pas" in fr
+        assert "scan with the phone" not in fr and "Phones cannot" not in fr
+        en = http.post("/sessions/night/join-sheet", json={}).text
+        assert '<html lang="en">' in en and "Elysium: join" in en
+        refused = http.post("/sessions/night/join-sheet", json={"lang": "de"})
+        assert refused.status_code == 400 and "lang" in refused.text
+
+
 def test_reachable_base_keeps_scheme_and_port_and_knows_loopback_names():
     lan = lambda: [LAN]  # noqa: E731
     assert reachable_base("https://localhost:8443/", "", lan) == f"https://{LAN}:8443"

@@ -800,3 +800,17 @@ def test_met_12_the_storyteller_retests_and_cancels_for_an_antagonist(browser, s
     assert cancelled == [("c1", "anna", "guard"), ("c2", "guard", "anna")]
     st.close()
     anna.close()
+
+
+def test_a_french_tablet_prints_a_french_join_sheet(browser, server, setup):
+    # issue 14: the sheet speaks the tablet's language (the EN/FR switch or the browser's)
+    st = Device(browser, server.url, setup.storyteller, viewport=TABLET, locale="fr-FR")
+    with st.context.expect_page() as opened:
+        st.page.get_by_test_id("join-sheet").click()
+    sheet = opened.value
+    sheet.wait_for_url(lambda url: url.startswith("blob:"))
+    st.expect(sheet.locator("html")).to_have_attribute("lang", "fr")
+    st.expect(sheet.locator("h1")).to_contain_text("rejoindre la partie")
+    st.expect(sheet.locator(".card")).to_have_count(2)
+    sheet.close()
+    st.close()

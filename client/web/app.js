@@ -370,7 +370,7 @@ async function joinSheet(revoke, character) {
     res = await fetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
       method: "POST",
       headers: { Authorization: `Bearer ${app.token}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ revoke_previous: !!revoke, ...(character ? { characters: [character] } : {}) }),
+      body: JSON.stringify({ revoke_previous: !!revoke, lang, ...(character ? { characters: [character] } : {}) }),
     });
   } catch (err) {
     fail(t("offline_short"));
