@@ -70,7 +70,7 @@ from msgspec.structs import replace
 from events import session, v5
 from events.bounds import Count, CountMap, Seconds
 from events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation,
-                          id_counted, id_known, id_scope, scoped_id, sees)
+                          audience_key, id_counted, id_known, id_scope, scoped_id, sees)
 from events.sheets import ActionSheet, V5Sheet
 from events.v5 import (Visible, Visibility, check_visibility, roster_characters, sheet_of,
                        visible_owners)
@@ -650,13 +650,25 @@ def _refuse(message: str, rule: str, code: str = "rule") -> RuleViolation:
     return RuleViolation(f"{message} ({rule})", code=code, rule=rule)
 
 
-def _check_player_character(state: Any, character: str, who: str = "") -> None:
-    """ACT-1: only player characters roll; checked when a roster is on record."""
+def _check_player_character(state: Any, character: str, who: str = "",
+                            actor: Actor | None = None) -> None:
+    """ACT-1: only player characters roll; checked when a roster is on record. ACT-8: the
+    dead roll no more, nor are rolled against by whoever ``actor`` is, if it saw the death."""
     roster = roster_characters(state)
     if roster and character not in roster:
         raise _refuse(f"{who or character} is not a player character: only they roll", "ACT-1")
-    if character in state.action.dead:
+    if character in state.action.dead and (actor is None or _saw_death(state, actor, character)):
         raise _refuse(f"{character} died sacrificing itself", "ACT-8")
+
+
+def _saw_death(state: Any, actor: Actor, character: str) -> bool:
+    """Whether ``actor`` saw ``character``'s sacrifice: its roll id names the audience
+    (issue 13). One who did not is answered as if the character lived (a refusal would tell
+    it of a secret death); the contest then waits, and a storyteller settles it (ACT-12)."""
+    scope = id_scope(state.action.dead[character])
+    if scope is None or not scope[1] or actor.is_storyteller:
+        return True
+    return actor.character is not None and audience_key(frozenset((actor.character,))) in scope[1].split("+")
 
 
 def _difficulty(state: Any, value: int | str | None) -> tuple[int | None, str]:
@@ -783,7 +795,7 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
     if cmd.opponent is not None:
         if cmd.opponent == cmd.character:
             raise _refuse("a character cannot oppose itself", "ACT-12", "invalid")
-        _check_player_character(state, cmd.opponent)
+        _check_player_character(state, cmd.opponent, actor=actor)
     initiator = None
     if cmd.against is not None:
         initiator = state.action.waiting.get(cmd.against)
@@ -806,7 +818,9 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
     label = difficulty_name or (str(difficulty) if difficulty is not None else "")
     shown = notation(characteristic, label) if not opposed else ""
     if cmd.turns > 1:  # ACT-2: rolled only at its last turn
-        roll_id = _roll_id(state, visible_owners(cmd.visibility, cmd.character))
+        # numbered in the audience of the roll it will be (issue 13): an opposed one's id
+        # reaches the opponent at the end, and must count only what the opponent sees
+        roll_id = _roll_id(state, _roll_owners(cmd))
         turn, _ = clock(state)
         return [
             ActionBegun(

@@ -535,3 +535,41 @@ def test_act_12_a_sealed_roll_draws_from_a_stream_of_its_own(bonus):
                                                  difficulty=1), after, actor=player("jaleel"))
     assert [(r.stream, r.counter) for r in open_roll.draws] == [("jaleel/open", i) for i in range(3)]
     assert open_roll.roll == "a2"
+
+
+def test_act_2_a_long_secret_action_against_someone_is_numbered_among_what_its_opponent_sees():
+    # issue 13: the id an opposed roll shows its opponent counts only what that opponent
+    # sees; a long action begun in secret kept its roller's secret numbering (a2.louisa
+    # after one secret roll of hers), telling Sylvio how many secret rolls Louisa had made
+    secret = act("louisa", [6, 7, 2, 2, 2, 2], characteristic="Science", difficulty=2, visibility="secret")
+    ids = []
+    for given in ([], secret):
+        (begun,) = act("louisa", [], given=given, characteristic="Science", opponent="sylvio",
+                       visibility="secret", turns=2)
+        ids.append(begun.roll)
+        rolled = act("louisa", [6, 7, 2, 2, 2, 2], given=[*given, begun, TurnAdvanced(turn=1, game_seconds=4)],
+                     resume=begun.roll)
+        seen = [views.view(e, player("sylvio")) for e in rolled]
+        assert [e.roll for e in seen if e is not None] == [begun.roll]
+    assert ids[0] == ids[1] == "a1.louisa+sylvio"
+
+
+def test_act_8_a_secret_sacrifice_is_not_told_by_a_refusal_to_one_who_rolls_against_the_dead():
+    # issue 13: Sergei sacrificed himself in a secret roll; Jake, who did not see it, rolling
+    # against him is answered as if Sergei lived (the contest waits for a storyteller's
+    # ruling, ACT-12), not "sergei died", which would tell him the secret death
+    rolled, died = act("sergei", [5, 8, 1, PLUS, BLANK], characteristic="Carrure",
+                       difficulty="Extrême", option="sacrifice", visibility="secret")
+    assert died.visibility == "secret" and views.view(died, player("jake")) is None
+    against = RollAction(character="jake", characteristic="Motricité", opponent="sergei")
+    alive = decide_after(ROSTER, against, actor=player("jake"), draws=[6, 7, 2, 2, 2, 2])
+    dead = decide_after(ROSTER + [rolled, died], against, actor=player("jake"),
+                        draws=[6, 7, 2, 2, 2, 2])
+    assert [type(e) for e in dead] == [type(e) for e in alive]
+    # a storyteller saw it: refused, naming ACT-8; so is Sergei's own next roll
+    assert_refuses(given=ROSTER + [rolled, died], when=against, actor=STORYTELLER, match="ACT-8")
+    # an open sacrifice is seen by everyone: the refusal tells nothing new
+    open_rolled, open_died = act("sergei", [5, 8, 1, PLUS, BLANK], characteristic="Carrure",
+                                 difficulty="Extrême", option="sacrifice")
+    assert_refuses(given=ROSTER + [open_rolled, open_died], when=against, actor=player("jake"),
+                   match="ACT-8")
