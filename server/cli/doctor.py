@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from server.lan import Discover, lan_addresses
+from conteur.server.web.lan import Discover, lan_addresses
 
 PASS, FAIL, SKIP = "pass", "fail", "skip"
 MARK = {PASS: "[ OK ]", FAIL: "[FAIL]", SKIP: "[ -- ]"}
@@ -197,7 +197,7 @@ class Doctor:
                      self.say("clock" if sane else "clock_bad", now=now.strftime("%Y-%m-%d %H:%M"), zone=zone))
 
     def database(self) -> Check:
-        from server.verify import verify_path
+        from conteur.server.audit.verify import verify_path
 
         if not self.db.exists():
             return Check("database", FAIL, self.say("db_missing", db=self.db))
@@ -206,7 +206,7 @@ class Doctor:
                      self.say("db" if report.ok else "db_bad", report=report.text()))
 
     def tls(self) -> Check:
-        from server import tls
+        from conteur.server.web import tls
 
         cert_path = Path(self.tls_dir) / "server.crt"
         cert = tls._load_cert(cert_path) if cert_path.exists() else None
@@ -242,7 +242,7 @@ def report(checks: list[Check], lang: str = "en") -> tuple[str, int]:
 
 
 def cmd_doctor(args) -> int:
-    from server.app import tls_folder
+    from conteur.server.web.app import tls_folder
 
     doctor = Doctor(
         db=Path(args.db), port=args.port, lang=args.lang, public_url=args.public_url,
