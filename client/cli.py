@@ -26,13 +26,17 @@ import msgspec
 from conteur.client.client import Backoff, Client, ClientError, Delivered, Restarted
 from conteur.client.outbox import Outbox
 from conteur.events.game import EVENT_BY_TAG
-from conteur.server.store.dbfile import (
-    EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, EXIT_UNREACHABLE, NewerDatabase)
+from conteur.client.outbox import NewerStateFile
 from conteur.events.narrate import Teller, sentence
 
-# The exit statuses `conteur --help` lists (conteur.server.store.dbfile.EXIT_CODES): 1 a command
-# rejected, 2 what was given cannot be used (a bad link, a refused token), 3 the server
-# did not answer in time, 4 the state file is locked, 5 it is a newer client's.
+# The exit statuses `conteur --help` lists (the server's EXIT_CODES; the client does not
+# import the server, tests/test_layers.py checks they agree): 1 a command rejected, 2 what
+# was given cannot be used (a bad link, a refused token), 3 the server did not answer in
+# time, 4 the state file is locked, 5 it is a newer client's.
+EXIT_CHECK_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_UNREACHABLE = 3
+EXIT_IN_USE = 4
 EXIT_REJECTED = EXIT_CHECK_FAILED
 EXIT_REFUSED = EXIT_BAD_INPUT
 
@@ -234,11 +238,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def add_command(sub) -> None:
-    """Plugs ``client`` into ``conteur``'s subcommands (``conteur.server.cli.main``'s extra commands)."""
+    """Plugs ``client`` into ``conteur``'s subcommands: pyproject.toml names this function in
+    the ``conteur.commands`` entry points, which ``conteur`` reads (no import either way)."""
     p = sub.add_parser("client", help="join, watch and command a session from a terminal",
                        add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)
-    p.set_defaults(func=lambda parsed: main(parsed.args or ["--help"]))
+    p.set_defaults(func=lambda parsed: main(parsed.args or ["--help"]), passthrough=main)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -254,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exit as stop:
         print(f"conteur client {args.action}: {stop.message}", file=sys.stderr)
         return stop.code
-    except NewerDatabase as exc:
+    except NewerStateFile as exc:
         print(f"conteur client {args.action}: {exc}", file=sys.stderr)
         return exc.exit_code
     except sqlite3.DatabaseError as exc:  # the --state file, the only database here

@@ -21,7 +21,13 @@ from typing import Any
 
 import msgspec
 
-from conteur.server.store.dbfile import NewerDatabase
+
+
+class NewerStateFile(Exception):
+    """The state file was written by a newer client: exit status 5, as ``conteur --help``
+    says of a newer server's database (the server's ``EXIT_NEWER``)."""
+
+    exit_code = 5
 
 # PRAGMA user_version of the state file; bumped when its tables change in a way an older
 # client would misread (files from before the stamp read 0: the same layout as 1).
@@ -73,7 +79,7 @@ class Outbox:
         try:
             version = self._db.execute("PRAGMA user_version").fetchone()[0]
             if version > OUTBOX_VERSION:  # a newer client's file: never rewritten by this one
-                raise NewerDatabase(
+                raise NewerStateFile(
                     f"{self.path} was written by a newer conteur client (version {version}); "
                     f"this one reads version {OUTBOX_VERSION} and older: upgrade conteur")
             if self.path != ":memory:":

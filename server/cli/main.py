@@ -129,17 +129,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     for extra in _EXTRA_COMMANDS:
         extra(sub)
+    for add_command in plugged_commands():
+        add_command(sub)
+    # a plugged command that parses its own options ("passthrough") gets the raw argv:
+    # argparse's REMAINDER would drop an option given before the first positional
+    parser.passthrough = {name: p.get_default("passthrough") for name, p in sub.choices.items()
+                          if p.get_default("passthrough")}
     return parser
 
 
+def plugged_commands() -> list:
+    """The subcommands other installed packages add (``conteur client``), found through the
+    ``conteur.commands`` entry points of pyproject.toml: the server never imports them."""
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in sorted(entry_points(group="conteur.commands"), key=lambda ep: ep.name)]
+
+
 def _extra_commands() -> list:
-    from conteur.client.cli import add_command as client_commands
     from conteur.server.web.app import add_commands as serve_commands
     from conteur.server.store.backup import add_commands as backup_commands
     from conteur.server.cli.doctor import add_commands as doctor_commands
     from conteur.server.audit.export import add_commands as export_commands
 
-    return [serve_commands, export_commands, backup_commands, client_commands, doctor_commands]
+    return [serve_commands, export_commands, backup_commands, doctor_commands]
 
 
 _EXTRA_COMMANDS: list = _extra_commands()
@@ -147,11 +160,10 @@ _EXTRA_COMMANDS: list = _extra_commands()
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["client"]:  # its own parser, options and all (argparse's REMAINDER drops them)
-        from conteur.client.cli import main as client_main
-
-        return client_main(argv[1:] or ["--help"])
     parser = build_parser()
+    passthrough = getattr(parser, "passthrough", {})
+    if argv[:1] and argv[0] in passthrough:  # its own parser, options and all
+        return passthrough[argv[0]](argv[1:] or ["--help"])
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -26,7 +26,6 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
-import conteur.client
 from conteur.server.core.auth import Tokens
 from conteur.events import nesting
 from conteur.server.core.hub import Hub
@@ -35,7 +34,19 @@ from conteur.server.store.sqlite import SQLiteStore
 from conteur.server.core.timers import WindowTimers
 from conteur.server.web.ws import ws_endpoint
 
-WEB_DIR = Path(conteur.client.__file__).resolve().parent / "web"
+
+
+def _web_dir() -> Path | None:
+    """The web app's folder, as the installed client declares it (the ``conteur.web`` entry
+    point of pyproject.toml): the server never imports the client by name."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="conteur.web", name="app"):
+        return Path(ep.load())
+    return None
+
+
+WEB_DIR = _web_dir()
 HARD_FRAME_LIMIT = 1 << 20  # above this uvicorn closes with 1009; below, the app answers
 
 
