@@ -10,156 +10,15 @@ is told as sealed, never guessed.
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
 from typing import Callable, Iterable
 
 from conteur.events import action, met, offline, session, v5
+from conteur.events.catalogue import LANGS, fill, section
 from conteur.events.game import CommandRejected
 
-LANGS = ("en", "fr")
-
-T: dict[str, dict[str, str]] = {
-    "en": {
-        # the codes events carry as reasons: English says the code itself
-        "r_accepted": "accepted", "r_conceded": "conceded", "r_final": "final", "r_zero_traits": "zero_traits", "r_overbid": "overbid", "r_overbid_failed": "overbid_failed", "r_overruled": "overruled", "r_retest": "retest", "r_equal_bids": "equal_bids", "r_next_test": "next_test", "r_window_closed": "window_closed", "r_timeout": "timeout", "r_throw": "throw", "r_bid": "bid", "r_difficulty": "difficulty", "r_simple_tie": "simple_tie", "r_complex_tie": "complex_tie", "r_no_sheet": "no_sheet", "r_tie_debt": "tie_debt",
-        "storyteller": "the storyteller", "sealed": "(sealed)", "colon": ": ",
-        "physical": "Physical", "social": "Social", "mental": "Mental",
-        "rock": "rock", "paper": "paper", "scissors": "scissors", "bomb": "bomb",
-        "opened": "Session {name} opened.", "closed": "Session closed; the draw seed is revealed.",
-        "added": "{who} is on the roster.", "scene_opened": "Scene {scene} opened.",
-        "scene_closed": "Scene {scene} closed.", "joined": "{who} entered {scene}.", "left": "{who} left {scene}.",
-        "freeze_scene": "TIME OUT in {scene}.", "freeze_all": "TIME OUT for everyone.",
-        "resume_scene": "Play resumed in {scene}.", "resume_all": "Play resumed for everyone.",
-        "out": "{who} went out of game{why}.", "back": "{who} came back in game.",
-        "turn": "Turn {turn}.", "skip": "Time skipped: {seconds} s{note}.", "turn_length": "A turn now lasts {seconds} s.",
-        "no_sheet": "{who} has no sheet at hand (loses ties).", "sheet_back": "{who} has a sheet at hand again.",
-        "action": "{who} acted{what}.",
-        "amended": "A storyteller amended {who}'s sheet{why}.",
-        "rejected": "{who}: {command} refused: {message}",
-        # challenges
-        "classic": "{a} challenged {b} ({attr})", "mutual": "{a} challenged {b} ({attr}, both actions at stake)",
-        "static": "{a} faced a static {attr} test, difficulty {difficulty}",
-        "static_by": "{b} put {a} to a static {attr} test, difficulty {difficulty}",
-        "simple": "{a} took a simple test", "complex": "{a} took a complex test", "tests": " ({n} tests)",
-        "test_n": "test {n}", "tie": "tie", "throw_won": "{x} beat {y}",
-        "bids": "bids {x} to {y}", "equal_bids": "equal bids {x} to {y}, throw redone",
-        "declared": "declared {x} against {difficulty}",
-        "won": "{w} won", "won_by_no_sheet": "{w} won ({l} had no sheet at hand)",
-        "won_by_tie_debt": "{w} won ({l} owed a tie)", "won_by_zero_traits": "{w} won ({l} had no traits)",
-        "won_by_simple_tie": "{w} won (a simple test's tie)", "won_by_complex_tie": "{w} won (a complex test's tie)",
-        "retest": "{x} retested ({source})", "retest_cancelled": "{x} cancelled {y}'s retest ({source})",
-        "overbid_granted": "{x} overbid ({v} to {o}) and won a retest",
-        "overbid_lost": "{x} overbid ({v} to {o}) and lost", "debt": "{x} owes {y} its next tie",
-        "debt_paid": "{x} paid its tie debt", "conceded": "{x} conceded", "accepted": "{l} accepted",
-        "window_closed": "the result stood", "timeout": "the result stood (no answer in time)",
-        "cancelled": "cancelled by a storyteller{why}", "overruled": "a storyteller overruled: {w} won{why}",
-        "open": "still open",
-        "overruled_event": "A storyteller overruled challenge {id}: {w} won{why}.",
-        "cancelled_event": "A storyteller cancelled challenge {id}{why}.",
-        "issued_event": "{id}: {text}.",
-        "ev_throw": "{c}: {x} threw {choice} (round {r})", "ev_revealed": "{c}, round {r}: {throws}",
-        "ev_bid": "{c}: {x} bid {v}", "ev_overbid": "{c}: {x} overbid with {v}", "ev_round": "{c}: {w} won round {r}{by}",
-        "ev_started": "{c}: round {r} begins ({reason})", "ev_resolved": "{c}: {w} won, {l} lost ({reason})",
-        "ev_overbid_settled": "{c}: {x}'s overbid {result}", "granted": "earns a retest", "refused": "fails",
-        "ev_compared": "{c}: bids compared, {result}",
-        # offline
-        "offline": "Played by hand (offline, {time} by the device's clock): {a} against {b}{attr}; {a} says {w} won{account}",
-        "offline_confirmed": "{b} confirmed the offline challenge {id}.",
-        "offline_disputed": "{b} disputed the offline challenge {id}{claim}{why}.",
-        "offline_claim": ", saying {w} won", "offline_ruled": "A storyteller ruled on offline challenge {id}: {w} won{why}.",
-        # dice
-        "pool": "{who} rolled {source}: {n} dice ({h} Hunger), difficulty {difficulty}: {s} successes, {result}",
-        "success": "success", "failure": "failure", "critical": "critical", "messy": "messy critical",
-        "bestial": "bestial failure", "rouse": "{who} made a Rouse check: {face}, Hunger {before} to {after}",
-        "reroll": "{who} rerolled {n} dice with Willpower: {s} successes, {result}",
-        "hunger": "{who}'s Hunger is now {h}{why}.", "configured": "Dice settings changed.",
-        "act": "{who} rolled {what}: {dice}{signs}, {ps} PS{against}{result}",
-        "act_difficulty": " against difficulty {d}", "act_opponent": " against {o}",
-        "act_begun": "{who} began an action lasting {turns} turns", "act_ruled": "{who}'s action was ruled {ruling}",
-        "trivial": "trivial", "impossible": "impossible",
-        "opposition": "{w} prevailed ({ips} PS to {dps}) in the contest of {a} and {b}",
-        "tension": "{who} surpassed itself: tension {t}", "sacrificed": "{who} sacrificed itself",
-        "modifier": "{who} gets {value:+d} for {duration} {unit}{why}",
-        "opposition_ruled": "A storyteller settled {a}'s roll against {b}, left unanswered: {w} prevailed{why}",
-        "opposition_dropped": "A storyteller cancelled {a}'s roll against {b}, left unanswered{why}",
-        "act_cancelled": "A storyteller cancelled {who}'s action of {turns} turns{why}",
-        "opposed": "{who} rolled {what} against {o}, sealed until {o} answers",
-        "revealed": "{who}'s sealed roll against {o} is revealed: {dice}{signs}, {ps} PS",
-    },
-    "fr": {
-        "storyteller": "le conteur", "sealed": "(scellé)", "colon": " : ",
-        "physical": "Physique", "social": "Social", "mental": "Mental",
-        "rock": "pierre", "paper": "feuille", "scissors": "ciseaux", "bomb": "bombe",
-        "opened": "Ouverture de la session {name}.", "closed": "Session close ; la graine des tirages est révélée.",
-        "added": "{who} rejoint la distribution.", "scene_opened": "Ouverture de la scène {scene}.",
-        "scene_closed": "Fin de la scène {scene}.", "joined": "{who} entre dans {scene}.", "left": "{who} quitte {scene}.",
-        "freeze_scene": "TEMPS MORT dans {scene}.", "freeze_all": "TEMPS MORT pour tous.",
-        "resume_scene": "Reprise du jeu dans {scene}.", "resume_all": "Reprise du jeu pour tous.",
-        "out": "{who} passe hors jeu{why}.", "back": "{who} revient en jeu.",
-        "turn": "Tour {turn}.", "skip": "Ellipse : {seconds} s{note}.", "turn_length": "Un tour dure désormais {seconds} s.",
-        "no_sheet": "{who} n'a pas sa fiche (perd les égalités).", "sheet_back": "{who} a de nouveau sa fiche.",
-        "action": "{who} agit{what}.",
-        "amended": "Fiche modifiée par le conteur : {who}{why}.",
-        "rejected": "{who} : {command} refusé : {message}",
-        "classic": "{a} a défié {b} ({attr})", "mutual": "{a} a défié {b} ({attr}, les deux actions en jeu)",
-        "static": "{a} a affronté un test statique ({attr}), difficulté {difficulty}",
-        "static_by": "{b} a soumis {a} à un test statique ({attr}), difficulté {difficulty}",
-        "simple": "{a} a passé un test simple", "complex": "{a} a passé un test complexe", "tests": " ({n} tests)",
-        "test_n": "test {n}", "tie": "égalité", "throw_won": "{x} bat {y}",
-        "bids": "enchères {x} contre {y}", "equal_bids": "enchères égales {x} contre {y}, on rejoue",
-        "declared": "{x} déclarés contre {difficulty}",
-        "won": "{w} l'a emporté", "won_by_no_sheet": "{w} l'a emporté ({l} n'avait pas sa fiche)",
-        "won_by_tie_debt": "{w} l'a emporté ({l} devait une égalité)",
-        "won_by_zero_traits": "{w} l'a emporté ({l} n'avait aucun trait)",
-        "won_by_simple_tie": "{w} l'a emporté (égalité d'un test simple)",
-        "won_by_complex_tie": "{w} l'a emporté (égalité d'un test complexe)",
-        "retest": "{x} a relancé ({source})", "retest_cancelled": "{x} a annulé la relance de {y} ({source})",
-        "overbid_granted": "{x} a surenchéri ({v} contre {o}) et obtenu une relance",
-        "overbid_lost": "{x} a surenchéri ({v} contre {o}) et perdu", "debt": "{x} doit sa prochaine égalité à {y}",
-        "debt_paid": "{x} a payé sa dette d'égalité", "conceded": "{x} a abandonné", "accepted": "{l} a accepté",
-        "window_closed": "le résultat est acquis", "timeout": "le résultat est acquis (pas de réponse à temps)",
-        "cancelled": "annulé par un conteur{why}", "overruled": "un conteur a tranché : {w} l'emporte{why}",
-        "open": "toujours en cours",
-        # the codes events carry as reasons, said in French (English says the code)
-        "r_accepted": "accepté", "r_conceded": "abandon", "r_final": "dernier test", "r_zero_traits": "aucun trait",
-        "r_overbid": "surenchère", "r_overbid_failed": "surenchère manquée", "r_overruled": "tranché",
-        "r_retest": "nouveau test", "r_equal_bids": "enchères égales", "r_next_test": "test suivant",
-        "r_window_closed": "fenêtre close", "r_timeout": "délai écoulé", "r_throw": "signe", "r_bid": "enchère",
-        "r_difficulty": "difficulté", "r_simple_tie": "égalité simple", "r_complex_tie": "égalité complexe",
-        "r_no_sheet": "sans fiche", "r_tie_debt": "dette d'égalité",
-        "overruled_event": "Un conteur a tranché le défi {id} : {w} l'emporte{why}.",
-        "cancelled_event": "Un conteur a annulé le défi {id}{why}.",
-        "issued_event": "{id}: {text}.",
-        "ev_throw": "{c} : {x} joue {choice} (manche {r})", "ev_revealed": "{c}, manche {r} : {throws}",
-        "ev_bid": "{c} : {x} enchérit {v}", "ev_overbid": "{c} : {x} surenchérit à {v}",
-        "ev_round": "{c} : {w} gagne la manche {r}{by}",
-        "ev_started": "{c} : début de la manche {r} ({reason})", "ev_resolved": "{c} : {w} l'emporte, {l} perd ({reason})",
-        "ev_overbid_settled": "{c} : la surenchère de {x} {result}", "granted": "obtient une relance", "refused": "échoue",
-        "ev_compared": "{c} : enchères comparées, {result}",
-        "offline": "Joué à la main (hors ligne, {time} à l'horloge de l'appareil) : {a} contre {b}{attr} ; selon {a}, {w} l'a emporté{account}",
-        "offline_confirmed": "{b} a confirmé le défi hors ligne {id}.",
-        "offline_disputed": "{b} a contesté le défi hors ligne {id}{claim}{why}.",
-        "offline_claim": ", selon qui {w} l'a emporté",
-        "offline_ruled": "Un conteur a tranché le défi hors ligne {id} : {w} l'emporte{why}.",
-        "pool": "{who} a lancé {source} : {n} dés (dont {h} de Soif), difficulté {difficulty} : {s} succès, {result}",
-        "success": "réussite", "failure": "échec", "critical": "critique", "messy": "critique sanglant",
-        "bestial": "échec bestial", "rouse": "{who} a fait un test d'Éveil : {face}, Soif {before} à {after}",
-        "reroll": "{who} a relancé {n} dés par la Volonté : {s} succès, {result}",
-        "hunger": "La Soif de {who} passe à {h}{why}.", "configured": "Réglages des dés modifiés.",
-        "act": "{who} a lancé {what} : {dice}{signs}, {ps} PS{against}{result}",
-        "act_difficulty": " contre une difficulté de {d}", "act_opponent": " contre {o}",
-        "act_begun": "{who} a commencé une action de {turns} tours", "act_ruled": "L'action de {who} est jugée {ruling}",
-        "trivial": "triviale", "impossible": "impossible",
-        "opposition": "{w} l'emporte ({ips} PS contre {dps}) dans l'opposition entre {a} et {b}",
-        "tension": "{who} s'est surpassé : tension {t}", "sacrificed": "{who} s'est sacrifié",
-        "modifier": "{who} reçoit {value:+d} pendant {duration} {unit}{why}",
-        "opposition_ruled": "Un conteur a tranché le jet de {a} contre {b}, resté sans réponse : {w} l'emporte{why}",
-        "opposition_dropped": "Un conteur a annulé le jet de {a} contre {b}, resté sans réponse{why}",
-        "act_cancelled": "Un conteur a annulé l'action de {turns} tours de {who}{why}",
-        "opposed": "{who} a lancé {what} contre {o}, scellé jusqu'à la réponse de {o}",
-        "revealed": "Le jet scellé de {who} contre {o} est révélé : {dice}{signs}, {ps} PS",
-    },
-}
+# the templates: one catalogue per language, shared with client/web/narrate.js
+T: dict[str, dict[str, str]] = {lang: section("sentences", lang) for lang in LANGS}
 
 
 class Teller:
@@ -173,7 +32,7 @@ class Teller:
         self.scenes = scenes if scenes is not None else {}
 
     def __call__(self, key: str, **fields) -> str:
-        return self.t[key].format(**fields)
+        return fill(self.t.get(key, T["en"].get(key, key)), fields)
 
     def who(self, character: str | None) -> str:
         if character is None or character == session.STORYTELLER_SIDE:
@@ -190,15 +49,15 @@ class Teller:
         return self.t["sealed"] if value is None else str(value)
 
     def throw(self, choice: str | None) -> str:
-        return self.t.get(choice or "", self.t["sealed"])
+        return self.t.get(choice, choice) if choice else self.t["sealed"]
 
     @staticmethod
     def why(reason: str) -> str:
         return f" ({reason})" if reason else ""
 
-    def code(self, reason: str) -> str:
+    def code(self, reason: str | None) -> str:
         """A reason the rules write as a code (``accepted``), in the teller's language."""
-        return self.t.get(f"r_{reason}", reason)
+        return self.t.get(f"r_{reason}", reason) if reason else ""
 
 
 # ---------------------------------------------------------------- one event
@@ -231,25 +90,28 @@ def _session_sentences(t: Teller) -> dict[type, Callable]:
 def _met_sentences(t: Teller) -> dict[type, Callable]:
     m = met
     return {
-        m.ChallengeIssued: lambda e: t("issued_event", id=e.challenge, text=challenge_header(e, t)),
+        # without an id (a phone's feed, whose sentence already names both sides) the header alone
+        m.ChallengeIssued: lambda e: t("issued_event", id=e.challenge, text=challenge_header(e, t))
+        if e.challenge else challenge_header(e, t) + ".",
         m.ThrowCommitted: lambda e: t("ev_throw", c=e.challenge, x=t.who(e.character), choice=t.throw(e.choice),
                                       r=e.round),
         m.ThrowsRevealed: lambda e: t("ev_revealed", c=e.challenge, r=e.round, throws=", ".join(
-            f"{t.who(k)} {t.throw(v)}" for k, v in e.throws.items())),
+            f"{t.who(k)} {t.throw(v)}" for k, v in e.throws.items()),
+            result=t("won", w=t.who(e.winner)) if e.winner else t("tie")),
         m.BidDeclared: lambda e: t("ev_bid", c=e.challenge, x=t.who(e.character), v=t.num(e.value)),
         m.BidsCompared: lambda e: t("ev_compared", c=e.challenge,
                                     result=t("won", w=t.who(e.winner)) if e.winner else t("tie")),
-        m.RoundWon: lambda e: t("ev_round", c=e.challenge, w=t.who(e.winner), r=e.round, by=f" ({t.code(e.by)})"),
+        m.RoundWon: lambda e: t("ev_round", c=e.challenge, w=t.who(e.winner), r=e.round, by=t.code(e.by)),
         m.RoundStarted: lambda e: t("ev_started", c=e.challenge, r=e.round, reason=t.code(e.reason)),
-        m.TieDebtPaid: lambda e: f"{e.challenge}: " + t("debt_paid", x=t.who(e.debtor)),
-        m.TieDebtIncurred: lambda e: f"{e.challenge}: " + t("debt", x=t.who(e.debtor), y=t.who(e.creditor)),
-        m.RetestTaken: lambda e: f"{e.challenge}: " + t("retest", x=t.who(e.character), source=e.source),
-        m.RetestCancelled: lambda e: f"{e.challenge}: " + t("retest_cancelled", x=t.who(e.character),
-                                                             y=t.who(e.cancelled), source=e.source),
+        m.TieDebtPaid: lambda e: t("ev_debt_paid", c=e.challenge, x=t.who(e.debtor)),
+        m.TieDebtIncurred: lambda e: t("ev_debt", c=e.challenge, x=t.who(e.debtor), y=t.who(e.creditor)),
+        m.RetestTaken: lambda e: t("ev_retest", c=e.challenge, x=t.who(e.character), source=e.source),
+        m.RetestCancelled: lambda e: t("ev_retest_cancelled", c=e.challenge, x=t.who(e.character),
+                                       y=t.who(e.cancelled), source=e.source),
         m.OverbidDeclared: lambda e: t("ev_overbid", c=e.challenge, x=t.who(e.character), v=t.num(e.value)),
         m.OverbidSettled: lambda e: t("ev_overbid_settled", c=e.challenge, x=t.who(e.character),
                                       result=t("granted" if e.granted else "refused")),
-        m.ChallengeConceded: lambda e: f"{e.challenge}: " + t("conceded", x=t.who(e.character)),
+        m.ChallengeConceded: lambda e: t("ev_conceded", c=e.challenge, x=t.who(e.character)),
         m.ChallengeResolved: lambda e: t("ev_resolved", c=e.challenge, w=t.who(e.winner), l=t.who(e.loser),
                                          reason=t.code(e.reason)),
         m.ChallengeCancelled: lambda e: t("cancelled_event", id=e.challenge, why=t.why(e.reason)),
@@ -274,42 +136,51 @@ def _signs(e) -> str:
     return f" [{' '.join(s or '·' for s in e.signs)}]" if e.signs else ""
 
 
+def _dice(values) -> str:
+    return " ".join(map(str, values or ()))
+
+
+def _signed(value: int) -> str:
+    return f"{value:+d}"
+
+
 def _dice_sentences(t: Teller) -> dict[type, Callable]:
     return {
         v5.PoolRolled: lambda e: t("pool", who=t.who(e.character), source=e.source or e.label or e.kind,
-                                   n=e.pool, h=len(e.hunger), difficulty=e.difficulty, s=e.successes,
-                                   result=_result(t, e)) + ".",
+                                   n=e.pool, h=len(e.hunger or ()), difficulty=e.difficulty, s=e.successes,
+                                   result=_result(t, e)),
         v5.RouseChecked: lambda e: t("rouse", who=t.who(e.character), face=e.face, before=e.hunger_before,
-                                     after=e.hunger_after) + ".",
-        v5.WillpowerRerolled: lambda e: t("reroll", who=t.who(e.character), n=len(e.dice), s=e.successes,
-                                          result=_result(t, e)) + ".",
+                                     after=e.hunger_after),
+        v5.WillpowerRerolled: lambda e: t("reroll", who=t.who(e.character), n=len(e.dice or ()), s=e.successes,
+                                          result=_result(t, e)),
         v5.HungerSet: lambda e: t("hunger", who=t.who(e.character), h=e.hunger, why=t.why(e.reason)),
         v5.V5Configured: lambda e: t("configured"),
         action.ActionRolled: lambda e: t(
-            "act", who=t.who(e.character), what=e.notation or e.characteristic, dice=" ".join(map(str, e.dice)),
-            signs=_signs(e), ps=e.ps,
+            "act", who=t.who(e.character), what=e.notation or e.characteristic, dice=_dice(e.dice),
+            signs=_signs(e), ps="?" if e.ps is None else e.ps,
             against=t("act_opponent", o=t.who(e.opponent)) if e.opponent else (
                 t("act_difficulty", d=e.difficulty_name or e.difficulty) if e.difficulty is not None else ""),
-            result=_act_result(t, e)) + ".",
+            result=_act_result(t, e)),
+        # ACT-12 sealed: the defender's call carries no dice; the reveal carries the roll whole
         action.OppositionOpened: lambda e: t("opposed", who=t.who(e.character), what=e.characteristic,
-                                             o=t.who(e.opponent)) + ".",
+                                             o=t.who(e.opponent)),
         action.ActionRevealed: lambda e: t(
-            "revealed", who=t.who(e.character), o=t.who(e.opponent), dice=" ".join(map(str, e.rolled.dice)),
-            signs=_signs(e.rolled), ps=e.rolled.ps) + ".",
-        action.ActionBegun: lambda e: t("act_begun", who=t.who(e.character), turns=e.turns) + ".",
-        action.ActionRuled: lambda e: t("act_ruled", who=t.who(e.character), ruling=t(e.ruling)) + ".",
+            "revealed", who=t.who(e.character), o=t.who(e.opponent), dice=_dice(e.rolled.dice),
+            signs=_signs(e.rolled), ps=e.rolled.ps),
+        action.ActionBegun: lambda e: t("act_begun", who=t.who(e.character), turns=e.turns),
+        action.ActionRuled: lambda e: t("act_ruled", who=t.who(e.character), ruling=t(e.ruling)),
         action.OppositionSettled: lambda e: t("opposition", w=t.who(e.winner), ips=e.initiator_ps,
-                                              dps=e.defender_ps, a=t.who(e.initiator), b=t.who(e.defender)) + ".",
-        action.TensionRaised: lambda e: t("tension", who=t.who(e.character), t=e.tension) + ".",
-        action.CharacterSacrificed: lambda e: t("sacrificed", who=t.who(e.character)) + ".",
-        action.ModifierApplied: lambda e: t("modifier", who=t.who(e.character), value=e.value,
-                                            duration=e.duration, unit=e.unit, why=t.why(e.reason)) + ".",
+                                              dps=e.defender_ps, a=t.who(e.initiator), b=t.who(e.defender)),
+        action.TensionRaised: lambda e: t("tension", who=t.who(e.character), t=e.tension),
+        action.CharacterSacrificed: lambda e: t("sacrificed", who=t.who(e.character)),
+        action.ModifierApplied: lambda e: t("modifier", who=t.who(e.character), value=_signed(e.value),
+                                            duration=e.duration, unit=e.unit, why=t.why(e.reason)),
         action.ActionConfigured: lambda e: t("configured"),
         action.OppositionRuled: lambda e: t(
             "opposition_dropped" if e.winner is None else "opposition_ruled", a=t.who(e.character),
-            b=t.who(e.opponent), w=t.who(e.winner), why=t.why(e.reason)) + ".",
+            b=t.who(e.opponent), w=t.who(e.winner), why=t.why(e.reason)),
         action.ActionCancelled: lambda e: t("act_cancelled", who=t.who(e.character), turns=e.turns,
-                                            why=t.why(e.reason)) + ".",
+                                            why=t.why(e.reason)),
     }
 
 
@@ -325,11 +196,14 @@ def _offline_sentences(t: Teller) -> dict[type, Callable]:
     }
 
 
+_DEVICE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
+
+
 def _device_time(played_at: str) -> str:
-    try:
-        return datetime.fromisoformat(played_at).strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return played_at or "?"
+    """The date and minute as the device wrote them (its own clock and zone, never
+    converted): read by a pattern the JavaScript twin uses too."""
+    found = _DEVICE_TIME.match(played_at or "")
+    return f"{found[1]} {found[2]}" if found else played_at or "?"
 
 
 def offline_sentence(e: offline.OfflineChallengeRecorded, t: Teller) -> str:

@@ -34,8 +34,8 @@ def test_unknown_event_reads_as_key_values():
     assert describe({"type": "future.x", "a": 1}) == "future.x a=1"
     # the web log's sentences (events/narrate.py), with the names this viewer knows
     sealed = {"type": "met.bid_declared", "challenge": "c1", "round": 1, "character": "anna", "value": None}
-    assert describe(sealed) == "c1: anna bid (sealed)"
-    assert describe(sealed, Teller({"anna": "Anna"}, "fr")) == "c1 : Anna enchérit (scellé)"
+    assert describe(sealed) == "c1: anna bid (sealed)."
+    assert describe(sealed, Teller({"anna": "Anna"}, "fr")) == "c1 : Anna enchérit (scellé)."
 
 
 def test_storyteller_joins_sends_watches_and_folds(server, setup, tmp_path, capsys):

@@ -98,7 +98,7 @@ def test_the_csv_has_one_row_per_event_with_its_sentence(setup, tmp_path):
     with SQLiteStore(setup.db) as store:
         assert len(rows) - 1 == len(store.read_after(setup.session))
     bid = next(r for r in rows[1:] if r[3] == "met.bid_declared")
-    assert bid[5] == "c1" and bid[4] == "hall" and bid[7] == "c1: Anna bid 6"
+    assert bid[5] == "c1" and bid[4] == "hall" and bid[7] == "c1: Anna bid 6."
     assert json.loads(bid[8])["value"] == 6
 
 

@@ -149,7 +149,7 @@ def test_time_5_the_slider_steps_the_scene_through_the_time_out(review):
     assert frozen.frozen and not resumed.frozen
     assert {c["name"] for c in frozen.characters} == {"Anna", "Bruno"}
     # the state at the step of Anna's throw in c1: sealed in, not yet revealed
-    throw = next(s for s in steps if s.text == "c1: Anna threw rock (round 1)")
+    throw = next(s for s in steps if s.text == "c1: Anna threw rock (round 1).")
     c1 = next(c for c in throw.challenges if c["id"] == "c1")
     assert c1["status"] == "throwing" and c1["throws"] == {"Anna": "rock"}
 
@@ -166,7 +166,7 @@ def test_the_scene_at_a_seq_is_its_step_at_or_before_it(review):
 def test_a_players_slider_holds_no_sealed_throw(setup):
     with SQLiteStore(setup.db) as store:
         bruno = rv.build(store, setup.session, Actor(role="player", character="bruno"))
-    throw = next(s for s in rv.scene_steps(bruno, "hall") if s.text == "c1: Anna threw (sealed) (round 1)")
+    throw = next(s for s in rv.scene_steps(bruno, "hall") if s.text == "c1: Anna threw (sealed) (round 1).")
     assert next(c for c in throw.challenges if c["id"] == "c1")["throws"] == {"Anna": None}
 
 

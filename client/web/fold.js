@@ -307,6 +307,28 @@ export function bidBounds(sheet, attribute, abilities = []) {
   return { min: 0, max: Math.max(0, Math.min(2 * base, base + extra)) };
 }
 
+// MET-9: the order in which [character, attribute] actions of one turn resolve: Celerity
+// first, higher first; then more traits in the attribute used; equal on both, one group
+// acting together (each keeps its own throw). The twin of events' initiative_order, what
+// the tablet shows (tests/test_differential.py holds them equal). The sort is stable, as
+// Python's: equal actions keep the order they were given in.
+const ATTRIBUTES = ["physical", "social", "mental"];
+
+export function initiativeOrder(vm, actions) {
+  const key = ([id, attribute]) => {
+    const c = vm.characters[id];
+    const sheet = c && c.sheet && c.sheet.kind === "met" ? c.sheet : null;
+    return [sheet ? sheet.celerity || 0 : 0, sheet && ATTRIBUTES.includes(attribute) ? sheet[attribute] || 0 : 0];
+  };
+  const sorted = actions.slice().sort((a, b) => { const [x, y] = [key(a), key(b)]; return y[0] - x[0] || y[1] - x[1]; });
+  const groups = [];
+  for (const action of sorted) {
+    const last = groups[groups.length - 1];
+    if (last && key(last[0]).join() === key(action).join()) last.push(action); else groups.push([action]);
+  }
+  return groups;
+}
+
 export function isFrozenFor(vm, characterId) {
   if (vm.session.frozen) return true;
   const c = characterId && vm.characters[characterId];

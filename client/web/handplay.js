@@ -7,43 +7,7 @@
 // tablet marks a disputed record as needing a ruling and rules it. Only this viewer's own
 // events are read: the other players never receive these records.
 
-import { STRINGS } from "./i18n.js";
 import { app, t, esc, me, nameOf } from "./ui.js";
-
-Object.assign(STRINGS.en, {
-  hand_title: "Challenges played by hand", hand_record: "Record a challenge played by hand",
-  hand_help: "The Wi-Fi was down and you played it the paper way: note it here, even offline. It is sent when the server answers again.",
-  hand_opponent: "Opponent", hand_attribute: "Attribute", hand_winner: "Winner", hand_me: "me",
-  hand_them: "my opponent", hand_when: "Played at (empty: now, by this phone's clock)", hand_account: "How it went",
-  hand_save: "Record it", hand_none: "—",
-  hand_queued: "waiting to be sent", hand_waiting: "waiting for {0} to confirm or dispute",
-  hand_confirmed: "confirmed by {0}", hand_disputed: "disputed: needs a storyteller's ruling",
-  hand_ruled: "ruled by a storyteller: {0} won", hand_claim: "{0} says {1} won", hand_claim_none: "{0} disputes it without naming a winner",
-  hand_against: "{0} against {1}", hand_played_at: "played at {0}",
-  hand_ask: "{0} recorded a challenge played by hand against you", hand_confirm: "Confirm", hand_dispute: "Dispute",
-  hand_reason: "Why (what you remember)", hand_iwon: "I won", hand_answer_queued: "Your answer ({0}) is waiting to be sent",
-  hand_needs_ruling: "Needs a ruling", hand_rule_reason: "Reason for the ruling", hand_rule_win: "{0} won",
-  hand_st_title: "Played by hand: rulings", hand_st_waiting: "waiting for {0}'s answer",
-  cmd_record_offline_challenge: "Challenge played by hand", cmd_confirm: "Confirm", cmd_dispute: "Dispute",
-  cmd_rule_offline: "Ruling",
-});
-Object.assign(STRINGS.fr, {
-  hand_title: "Défis joués à la main", hand_record: "Noter un défi joué à la main",
-  hand_help: "Le Wi-Fi était coupé et vous l'avez joué à l'ancienne : notez-le ici, même hors ligne. Il part dès que le serveur répond.",
-  hand_opponent: "Adversaire", hand_attribute: "Attribut", hand_winner: "Gagnant", hand_me: "moi",
-  hand_them: "mon adversaire", hand_when: "Joué à (vide : maintenant, à l'horloge de ce téléphone)", hand_account: "Comment ça s'est passé",
-  hand_save: "Noter", hand_none: "—",
-  hand_queued: "en attente d'envoi", hand_waiting: "en attente de la confirmation ou contestation de {0}",
-  hand_confirmed: "confirmé par {0}", hand_disputed: "contesté : un conteur doit trancher",
-  hand_ruled: "tranché par un conteur : {0} l'a emporté", hand_claim: "selon {0}, {1} l'a emporté", hand_claim_none: "{0} conteste sans nommer de gagnant",
-  hand_against: "{0} contre {1}", hand_played_at: "joué à {0}",
-  hand_ask: "{0} a noté un défi joué à la main contre vous", hand_confirm: "Confirmer", hand_dispute: "Contester",
-  hand_reason: "Pourquoi (ce dont vous vous souvenez)", hand_iwon: "J'ai gagné", hand_answer_queued: "Votre réponse ({0}) attend d'être envoyée",
-  hand_needs_ruling: "À trancher", hand_rule_reason: "Motif de la décision", hand_rule_win: "{0} l'a emporté",
-  hand_st_title: "Joués à la main : décisions", hand_st_waiting: "en attente de la réponse de {0}",
-  cmd_record_offline_challenge: "Défi joué à la main", cmd_confirm: "Confirmer", cmd_dispute: "Contester",
-  cmd_rule_offline: "Décision",
-});
 
 // offline.html sends players here with ?hand: the record form opens at once
 const OPEN_AT_START = new URLSearchParams(location.search).has("hand");

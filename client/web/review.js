@@ -8,47 +8,10 @@
 // tab's sessionStorage and removed from the address bar (it never goes in a URL the
 // server sees); without one, the phone app's stored token is tried.
 
-const UI = {
-  en: {
-    loading: "Loading…", verified: "Log verified", broken: "LOG ALTERED at #{seq}", events: "events",
-    draws: "draws recomputed", disputes: "Disputed and ruled first", none: "Nothing disputed.",
-    challenges: "Challenges", timeline: "Timeline", slider: "Scene, event by event", fairness: "Fairness",
-    character: "Character", challenge: "Challenge", scene: "Scene", type: "Event type", all: "all",
-    winner: "Winner", loser: "Loser", status: "Status", why: "Why", story: "Story", seen: "Who saw what",
-    whole: "whole", sealed: "sealed", hidden: "nothing", back: "← back to the review", won: "won", lost: "lost",
-    offline: "offline", contests: "contests", expected: "expected", total: "total", p: "p",
-    rule: "Rule", reason: "Reason", ruleIt: "Record the ruling", present: "Present", frozen: "TIME OUT",
-    open: "open", closed: "closed", openLogin: "Open", noScene: "No scene.", token: "Storyteller token", session: "Session",
-    tallies: "Challenges won and lost", step: "Step", of: "of", language: "Language", at: "at",
-    failed: "Could not load the review", notFound: "No such challenge", showAll: "Show all",
-    round: "round", bids: "bids", localTime: "times: the venue's ({zone})", exports: "Exports",
-    claims: "Claims", says: "{by} says {w} won", confirms: "{by} confirms {w} won",
-    noClaim: "{by} disputes it without naming a winner", noRuling: "— (no ruling yet)", unconfirmed: "— (not confirmed yet)",
-  },
-  fr: {
-    loading: "Chargement…", verified: "Journal vérifié", broken: "JOURNAL ALTÉRÉ à n°{seq}", events: "événements",
-    draws: "tirages recalculés", disputes: "Contestations et décisions d'abord", none: "Aucune contestation.",
-    challenges: "Défis", timeline: "Chronologie", slider: "La scène, événement par événement", fairness: "Équité",
-    character: "Personnage", challenge: "Défi", scene: "Scène", type: "Type d'événement", all: "tous",
-    winner: "Gagnant", loser: "Perdant", status: "État", why: "Pourquoi", story: "Déroulé", seen: "Qui a vu quoi",
-    whole: "en entier", sealed: "scellé", hidden: "rien", back: "← retour à la revue", won: "gagnés", lost: "perdus",
-    offline: "hors ligne", contests: "oppositions", expected: "attendu", total: "total", p: "p",
-    rule: "Trancher", reason: "Motif", ruleIt: "Enregistrer la décision", present: "Présents", frozen: "TEMPS MORT",
-    open: "ouverte", closed: "fermée", openLogin: "Ouvrir", noScene: "Aucune scène.", token: "Jeton du conteur", session: "Session",
-    tallies: "Défis gagnés et perdus", step: "Étape", of: "sur", language: "Langue", at: "à",
-    failed: "Impossible de charger la revue", notFound: "Défi inconnu", showAll: "Tout afficher",
-    round: "manche", bids: "enchères", localTime: "heures : celles du lieu ({zone})", exports: "Exports",
-    // the words the server sends as values: statuses and reasons
-    s_open: "ouverte", s_closed: "fermée", s_pending: "en préparation", s_throwing: "signes", s_bidding: "enchères",
-    s_window: "fenêtre", s_overbid: "surenchère", s_resolved: "réglé", s_cancelled: "annulé", s_recorded: "noté",
-    s_confirmed: "confirmé", s_disputed: "contesté", s_ruled: "tranché",
-    r_accepted: "accepté", r_conceded: "abandon", r_final: "dernier test", r_zero_traits: "aucun trait",
-    r_overbid_failed: "surenchère manquée", r_overruled: "tranché par un conteur", r_timeout: "délai écoulé",
-    r_cancelled: "annulé", r_window_closed: "fenêtre close",
-    claims: "Versions", says: "selon {by}, {w} l'a emporté", confirms: "{by} confirme : {w} l'a emporté",
-    noClaim: "{by} conteste sans nommer de gagnant", noRuling: "— (pas encore tranché)", unconfirmed: "— (pas encore confirmé)",
-  },
-};
+import { section } from "./messages.js";
+
+// the page's strings are data: events/messages/<lang>.json, section "review"
+const UI = { en: section("review", "en"), fr: section("review", "fr") };
 
 const SHOWN = 1500; // timeline rows drawn at first: a long evening has tens of thousands
 const app = { token: "", session: "", lang: "en", bundle: null, filters: {}, steps: {}, sceneId: "" };

@@ -1,6 +1,6 @@
 // The storyteller's tablet (and the read-only wall display).
 
-import { rulesetOf, isOpen, SEALED } from "./fold.js";
+import { rulesetOf, isOpen, SEALED, initiativeOrder } from "./fold.js";
 import { app, t, lang, esc, nameOf, THROWS, ICON, stageText, rollsView } from "./ui.js";
 import { teller } from "./narrate.js";
 import { sheetEditor } from "./sheet_editor.js";
@@ -145,25 +145,13 @@ function toolsView(chars) {
     </div></section>`;
 }
 
-// MET-9: Celerity first, then more traits in the attribute; equal ones act together.
-export function initiative(chars, attribute) {
-  const key = (c) => [(c.sheet && c.sheet.celerity) || 0, (c.sheet && c.sheet[attribute]) || 0];
-  const sorted = chars.slice().sort((a, b) => { const [x, y] = [key(a), key(b)]; return y[0] - x[0] || y[1] - x[1]; });
-  const groups = [];
-  for (const c of sorted) {
-    const last = groups[groups.length - 1];
-    if (last && key(last[0]).join() === key(c).join()) last.push(c); else groups.push([c]);
-  }
-  return groups;
-}
-
 function initiativeView(scene, chars) {
   const here = chars.filter((c) => c.scene === scene.id && c.sheet && c.sheet.kind === "met");
   if (here.length < 2) return "";
   const attribute = app.form[`ini-${scene.id}`] || "physical";
   return `<div class="initiative"><label>${esc(t("initiative"))}
     <select id="ini-${esc(scene.id)}" data-form="ini-${esc(scene.id)}">${["physical", "social", "mental"].map((a) => `<option value="${a}" ${a === attribute ? "selected" : ""}>${esc(t(a))}</option>`).join("")}</select></label>
-    <ol>${initiative(here, attribute).map((g) => `<li>${g.map((c) => esc(c.name)).join(" = ")}</li>`).join("")}</ol></div>`;
+    <ol>${initiativeOrder(app.vm, here.map((c) => [c.id, attribute])).map((g) => `<li>${g.map(([id]) => esc(nameOf(id))).join(" = ")}</li>`).join("")}</ol></div>`;
 }
 
 // The sides a storyteller plays: antagonists (not on the roster) and the storyteller side.

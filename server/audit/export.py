@@ -26,6 +26,7 @@ from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import review as rv
 from conteur.server.core import venue_time
 from conteur.server.store.chain import row_to_line
+from conteur.events.catalogue import LANGS, section
 from conteur.events.narrate import challenge_sentence, offline_sentence
 
 FORMATS = ("md", "html", "jsonl", "csv")
@@ -36,26 +37,8 @@ MEDIA_TYPES = {
     "csv": "text/csv; charset=utf-8",
 }
 
-LABELS = {
-    "en": {
-        "title": "Chronicle record", "session": "Session", "chronicle": "Chronicle", "scenario": "Scenario",
-        "characters": "Characters", "log": "Log", "prelude": "Before the first scene", "scene": "Scene",
-        "as_seen": "As seen by {who}", "storyteller": "The storyteller's full record",
-        "verified": "verified: {n} events, hash chain intact", "draws": "; {n} fair draws recomputed",
-        "broken": "NOT VERIFIED: the chain breaks at event #{seq} ({reason})", "ruling": "Ruling",
-        "time_out": "Time Out", "challenge": "Challenge", "offline": "Offline", "from_to": "{a} to {b} (local time, {zone})",
-        "disputed": "disputed by {b} and not ruled: no winner", "unanswered": "{b} has not answered: no winner",
-    },
-    "fr": {
-        "title": "Chronique de séance", "session": "Session", "chronicle": "Chronique", "scenario": "Scénario",
-        "characters": "Personnages", "log": "Journal", "prelude": "Avant la première scène", "scene": "Scène",
-        "as_seen": "Vue de {who}", "storyteller": "Compte rendu complet du conteur",
-        "verified": "vérifié : {n} événements, chaîne de hachage intacte", "draws": " ; {n} tirages recalculés",
-        "broken": "NON VÉRIFIÉ : la chaîne est rompue à l'événement n°{seq} ({reason})", "ruling": "Décision",
-        "time_out": "Temps mort", "challenge": "Défi", "offline": "Hors ligne", "from_to": "{a} à {b} (heure locale, {zone})",
-        "disputed": "contesté par {b} et pas tranché : pas de gagnant", "unanswered": "{b} n'a pas répondu : pas de gagnant",
-    },
-}
+# the record's labels: events/messages/<lang>.json, section "export"
+LABELS = {lang: section("export", lang) for lang in LANGS}
 
 
 class ExportError(Exception):

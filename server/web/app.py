@@ -28,6 +28,7 @@ from litestar.static_files import create_static_files_router
 
 from conteur.server.core.auth import Tokens
 from conteur.events import nesting
+from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
@@ -130,6 +131,10 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
     handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController, ca_certificate,
                       join_sheet_page]
     if web_dir is not None and Path(web_dir).is_dir():
+        # the catalogues of messages, which the web app loads beside itself (messages.js)
+        handlers.append(create_static_files_router(
+            path="/messages", directories=[MESSAGES_DIR], name="messages", include_in_schema=False,
+        ))
         handlers.append(create_static_files_router(
             path="/", directories=[Path(web_dir)], html_mode=True, name="web",
             include_in_schema=False,

@@ -1,0 +1,24 @@
+// The messages of every language, as data (issue 16): events/messages/<lang>.json, which
+// the server serves at /messages/ beside this app and Python reads too (events/catalogue.py).
+// Loaded once, before any module that reads them runs (top-level await); the service
+// worker caches both files with the shell, so the app opens offline in either language.
+
+export const LANGS = ["en", "fr"];
+
+async function load(lang) {
+  const res = await fetch(new URL(`messages/${lang}.json`, import.meta.url));
+  if (!res.ok) throw new Error(`messages/${lang}.json: ${res.status}`);
+  return res.json();
+}
+
+export const CATALOGUE = Object.fromEntries(await Promise.all(LANGS.map(async (l) => [l, await load(l)])));
+
+// One section of one language (an unknown language is English).
+export function section(name, lang) {
+  return (CATALOGUE[lang] || CATALOGUE.en)[name];
+}
+
+// {name} replaced by the field as text, "" when missing or null: as events/catalogue.py's fill.
+export function fill(template, fields = {}) {
+  return template.replace(/\{(\w+)\}/g, (_, k) => (fields[k] == null ? "" : String(fields[k])));
+}

@@ -1,0 +1,63 @@
+// The web app's own modules under node, for tests/test_differential.py: reads views of a
+// night as JSON on stdin ({views: [{name, events: [[seq, event], ...], checkpoints,
+// actions}]}), folds each with client/web/fold.js (its projection after each checkpoint,
+// an index into events), tells every event with client/web/narrate.js in English and
+// French, orders the MET-9 turns of ``actions``, and writes it all as JSON on stdout. The catalogues are read
+// from events/messages/, where the server serves them from at /messages/.
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+
+const ROOT = new URL("../../", import.meta.url);
+const MESSAGES = new URL("events/messages/", ROOT);
+
+// messages.js fetches messages/<lang>.json beside itself, as the browser does
+globalThis.fetch = async (url) => {
+  const name = new URL(url).pathname.split("/").pop();
+  const text = readFileSync(fileURLToPath(new URL(name, MESSAGES)), "utf8");
+  return { ok: true, status: 200, json: async () => JSON.parse(text) };
+};
+
+const { initialView, applyEvent, initiativeOrder } = await import(new URL("client/web/fold.js", ROOT));
+const { teller } = await import(new URL("client/web/narrate.js", ROOT));
+
+const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+// what tests/test_differential.py's python_view computes from the Python state
+function projection(vm) {
+  return {
+    session: { name: vm.session.name, status: vm.session.status, frozen: vm.session.frozen, turn: vm.session.turn,
+      game_seconds: vm.session.gameSeconds, turn_seconds: vm.session.turnSeconds },
+    characters: sorted(Object.fromEntries(Object.values(vm.characters).map((c) =>
+      [c.id, { name: c.name, scene: c.scene, out_of_game: c.outOfGame, no_sheet: c.noSheet, sheet: c.sheet }]))),
+    scenes: sorted(Object.fromEntries(Object.values(vm.scenes).map((s) => [s.id, { name: s.name, open: s.open, frozen: s.frozen }]))),
+    challenges: sorted(Object.fromEntries(Object.values(vm.challenges).map((c) =>
+      [c.id, { status: c.status, winner: c.winner, loser: c.loser, round: c.round }]))),
+    debts: (vm.debts || []).map((d) => [d.debtor, d.creditor]),
+    hunger: sorted(vm.hunger),
+    waiting: Object.keys(vm.waiting).sort(),
+    pending: Object.keys(vm.pending).sort(),
+    dead: sorted(vm.dead),
+    offline: sorted(Object.fromEntries(Object.values(vm.offline).map((r) => [r.id, { status: r.status, winner: r.winner }]))),
+  };
+}
+
+const input = JSON.parse(readFileSync(0, "utf8"));
+const out = [];
+for (const view of input.views) {
+  const vm = initialView();
+  const errors = []; // fold.js keeps going past a throwing handler: say so here
+  const at = new Set(view.checkpoints || []);
+  const folds = [];
+  for (const [i, [seq, event]] of view.events.entries()) {
+    applyEvent(vm, seq, event);
+    if (at.has(i)) folds.push(projection(vm));
+    const last = vm.log[vm.log.length - 1];
+    if (last.error) errors.push(`${seq} ${last.type}: ${last.error}`);
+  }
+  const told = { en: teller(vm, "en"), fr: teller(vm, "fr") };
+  const sentences = { en: [], fr: [] };
+  for (const [, event] of view.events) for (const lang of ["en", "fr"]) sentences[lang].push(told[lang](event));
+  out.push({ name: view.name, folds, sentences, errors,
+    initiative: (view.actions || []).map((actions) => initiativeOrder(vm, actions)) });
+}
+process.stdout.write(JSON.stringify(out));
