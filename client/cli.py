@@ -25,7 +25,7 @@ import msgspec
 
 from conteur.client.client import Backoff, Client, ClientError, Delivered, Restarted
 from conteur.client.outbox import Outbox
-from conteur.events.game import EVENT_BY_TAG
+from conteur.events.wire import decode_event
 from conteur.client.outbox import NewerStateFile
 from conteur.events.narrate import Teller, sentence
 
@@ -83,11 +83,11 @@ def know(tell: Teller, client: Client) -> Teller:
 def describe(raw: dict, tell: Teller | None = None) -> str:
     """One line a storyteller reads at a glance, as the web log says it; a type this
     version does not know (a newer server) falls back to key=value."""
-    kind = EVENT_BY_TAG.get(raw.get("type", ""))
-    if kind is not None:
+    event = decode_event(raw)
+    if not isinstance(event, dict):
         try:
-            return sentence(msgspec.convert(raw, kind), tell or Teller())
-        except (msgspec.ValidationError, KeyError, IndexError, ValueError):
+            return sentence(event, tell or Teller())
+        except (KeyError, IndexError, ValueError):
             pass
     fields = " ".join(f"{k}={v}" for k, v in raw.items() if k not in ("type", "draws"))
     return f"{raw.get('type', '?')} {fields}".strip()
@@ -136,9 +136,9 @@ async def _join(args) -> int:
         outbox.set_meta("session", args.session or session)
     async with _client(args, outbox) as client:
         await _live(client, args.timeout)
-        viewer = client.viewer or {}
-        who = viewer.get("character") or viewer.get("role")
-        print(f"joined session {client.session!r} as {who} ({viewer.get('role')}); "
+        viewer = client.viewer
+        who = viewer and (viewer.character or viewer.role)
+        print(f"joined session {client.session!r} as {who} ({viewer and viewer.role}); "
               f"{len(client.received)} events, head {client.head}")
     return 0
 

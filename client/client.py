@@ -29,13 +29,10 @@ from websockets.asyncio.client import connect
 
 from conteur.client.commands import Commands
 from conteur.client.outbox import Entry, Outbox
-from conteur.events import game
+from conteur.events import game, wire
 from conteur.events.model import Command
 
 log = logging.getLogger("conteur.client")
-
-_decode_frame = msgspec.json.Decoder().decode
-_encode = msgspec.json.Encoder().encode
 
 # Errors after which reconnecting cannot help: the token is wrong, not the network.
 FATAL_CODES = frozenset({"auth", "unauthorized", "forbidden", "bad_token", "unknown_token",
@@ -76,7 +73,8 @@ class Result(msgspec.Struct, frozen=True, kw_only=True):
 
 class Delivered(msgspec.Struct, frozen=True, kw_only=True):
     """One event as this viewer received it: ``event`` is a typed Struct when its tag is
-    known to ``events.game``, else the raw JSON object (a newer server, a sealed form)."""
+    known to ``events.game``, else the raw JSON object (a newer server, a sealed form);
+    ``raw`` is the JSON object as it came."""
 
     seq: int
     event: Any
@@ -136,29 +134,16 @@ class Backoff:
         self.attempt = 0
 
 
-def decode_event(raw: dict) -> Any:
-    """The typed event for a tag ``events.game`` knows, else the raw object."""
-    cls = game.EVENT_BY_TAG.get(raw.get("type", ""))
-    if cls is None:
-        return raw
-    try:
-        return msgspec.convert(raw, cls)
-    except msgspec.ValidationError:
-        return raw
+# the frames are events/wire.py's, both ways: typed Structs, one codec for server and client
+decode_event = wire.decode_event
 
 
 def command_json(command: Command | dict) -> dict:
-    """A command as wire JSON, checked against its type when ``events.game`` knows it,
-    so a typo fails here, at once, and not as a rejection after a dropout."""
-    if isinstance(command, Command):
-        return msgspec.to_builtins(command)
-    tag = command.get("type")
-    if not tag:
-        raise ValueError("a command needs a 'type'")
-    cls = game.COMMAND_BY_TAG.get(tag)
-    if cls is not None:
-        msgspec.convert(command, cls)  # raises msgspec.ValidationError
-    return dict(command)
+    """A command as the wire JSON the outbox keeps, checked against its type first, so a
+    typo fails here (``ValueError``), at once, and not as a rejection after a dropout."""
+    if not isinstance(command, Command):
+        command = wire.command_of(command)
+    return msgspec.to_builtins(command)
 
 
 class Client(Commands):
@@ -186,7 +171,7 @@ class Client(Commands):
         self.origin = origin
         self.ping_interval = ping_interval
         viewer = self.outbox.get_meta("viewer")
-        self.viewer: Any = msgspec.json.decode(viewer) if viewer else None
+        self.viewer: wire.Viewer | None = msgspec.json.decode(viewer, type=wire.Viewer) if viewer else None
         self.head = 0
         self.connected = False
         self.connections = 0  # welcomes received: a test reads how often it came back
@@ -376,16 +361,10 @@ class Client(Commands):
             # what this client holds, not the file's shared cursor: events another process
             # received meanwhile are this one's to receive too (issue 15)
             self._hello_after = self.held
-            hello = {"type": "hello", "token": self.token, "session": self.session,
-                     "after": self._hello_after, "device": self.device}
-            if self.batch:
-                hello["batch"] = True
-            if self.create:
-                hello["create"] = True
-            if self.session and self.received:
-                last = self.received[-1]
-                hello["last"] = {"seq": last.seq, "event": last.raw}
-            await ws.send(_encode(hello).decode())  # text messages: binary ones are refused
+            hello = wire.Hello(token=self.token, session=self.session, after=self._hello_after,
+                               device=self.device, batch=self.batch, create=self.create,
+                               last=self._held())
+            await ws.send(wire.encode(hello))  # text messages: binary ones are refused
             try:
                 await self._receive(ws)
             except websockets.exceptions.ConnectionClosed as closed:
@@ -394,21 +373,28 @@ class Client(Commands):
                     raise refused from closed
                 raise
 
+    def _held(self) -> wire.Held | None:
+        """The last event held, for the server to compare (docs/protocol.md, Restored
+        backup): only one this version can type; else the server is not asked."""
+        if not (self.session and self.received):
+            return None
+        last = self.received[-1]
+        return None if isinstance(last.event, dict) else wire.Held(seq=last.seq, event=last.event)
+
     async def _receive(self, ws: Any) -> None:
         async for message in ws:
             self.messages += 1
-            try:
-                frame = _decode_frame(message)
-            except msgspec.DecodeError:
-                log.warning("undecodable frame dropped")
-                continue
-            if frame.get("type") == "batch":
+            frame = wire.decode_server(message)
+            if frame is None:
+                log.warning("a frame this client cannot read was dropped")
+            elif isinstance(frame, wire.Batch):
                 # each inner frame exactly as if it had come alone (never nested), the
                 # events of the whole batch kept in one transaction
                 self._batching = True
                 try:
-                    for inner in frame.get("frames") or ():
-                        if isinstance(inner, dict) and inner.get("type") != "batch":
+                    for raw in frame.frames:
+                        inner = wire.decode_server(raw)
+                        if inner is not None and not isinstance(inner, wire.Batch):
                             await self._on_frame(ws, inner)
                 finally:
                     self._batching = False
@@ -417,65 +403,67 @@ class Client(Commands):
             else:
                 await self._on_frame(ws, frame)
 
-    async def _on_frame(self, ws: Any, frame: dict) -> None:
-        kind = frame.get("type")
-        if kind == "event":
-            self._pending_log.append((frame["seq"], frame["event"]))
-            self._take(frame["seq"], frame["event"])
+    async def _on_frame(self, ws: Any, frame: wire.Frame) -> None:
+        if isinstance(frame, wire.EventReceived):
+            raw = msgspec.json.decode(frame.event)
+            self._pending_log.append((frame.seq, raw))
+            self._take(frame.seq, raw)
             if self.live.is_set() and not self._batching:
                 self._flush_log()
-        elif kind == "welcome":
-            if frame.get("diverged") and self._hello_after:
+        elif isinstance(frame, wire.Welcome):
+            if frame.diverged and self._hello_after:
                 # docs/protocol.md, Restored backup: this server's history is not the one
                 # held here; the log goes, the outbox stays and is decided after live
                 self.diverged += 1
                 raise _Resync(RESTORED)
-            self.viewer = frame.get("viewer")
-            self.head = frame.get("head", 0)
-            if not self.session and frame.get("session"):
-                self.session = frame["session"]
+            self.viewer = frame.viewer
+            self.head = frame.head
+            if not self.session and frame.session:
+                self.session = frame.session
             if self.session:
                 self.outbox.set_meta("session", self.session)
-            self.outbox.set_meta("viewer", _encode(self.viewer).decode())
+            self.outbox.set_meta("viewer", msgspec.json.encode(self.viewer).decode())
             self.connected = True
             self.connections += 1
             self.backoff.reset()
-        elif kind == "live":
-            if frame.get("head", 0) < self._hello_after:
+        elif isinstance(frame, wire.Live):
+            if frame.head < self._hello_after:
                 raise _Resync(BEHIND)  # docs/protocol.md: another database, resync from 0
-            self.head = frame.get("head", self.head)
+            self.head = frame.head
             self._flush_log()
             self._ws = ws
             self.live.set()
             for entry in self.outbox.queued(self.session):
                 await self._send_entry(ws, entry)
-        elif kind == "ack":
-            self._settle(frame["id"], tuple(frame.get("seqs", ())), None, None)
-        elif kind == "reject":
-            if frame.get("code") in RETRY_CODES:  # nothing was written: send it again later
-                self._retry_later(ws, frame["id"])
+        elif isinstance(frame, wire.Ack):
+            self._settle(frame.id, tuple(frame.seqs), None, None)
+        elif isinstance(frame, wire.Reject):
+            if frame.code in RETRY_CODES:  # nothing was written: send it again later
+                self._retry_later(ws, frame.id)
                 return
-            self._settle(frame["id"], (), frame.get("code", "rule"), frame.get("message", ""))
-        elif kind == "error":
-            code, message = frame.get("code", "error"), frame.get("message", "")
-            if not self.connected and code in FATAL_CODES:
-                raise ClientError(code, message)
-            if frame.get("id") and code not in RETRY_CODES:
+            self._settle(frame.id, (), frame.code, frame.message)
+        elif isinstance(frame, wire.Error):
+            if not self.connected and frame.code in FATAL_CODES:
+                raise ClientError(frame.code, frame.message)
+            if frame.id and frame.code not in RETRY_CODES:
                 # a command frame the server could not read: it will never be accepted
-                self._settle(frame["id"], (), code, message)
-            elif frame.get("id"):
-                self._retry_later(ws, frame["id"])
-            log.warning("server error %s: %s", code, message)
+                self._settle(frame.id, (), frame.code, frame.message)
+            elif frame.id:
+                self._retry_later(ws, frame.id)
+            log.warning("server error %s: %s", frame.code, frame.message)
 
     async def _send_entry(self, ws: Any, entry: Entry) -> None:
         if entry.id in self._sent or entry.status != "queued":
             return
         self._sent.add(entry.id)
-        frame = {"type": "command", "id": entry.id, "command": entry.command}
-        if entry.entropy:
-            frame["entropy"] = entry.entropy
+        try:
+            command = wire.command_of(entry.command)
+        except ValueError as exc:  # queued by another version of the client: never sendable
+            self._settle(entry.id, (), "invalid", str(exc))
+            return
+        frame = wire.CommandFrame(id=entry.id, command=command, entropy=entry.entropy or "")
         with contextlib.suppress(websockets.exceptions.ConnectionClosed):
-            await ws.send(_encode(frame).decode())
+            await ws.send(wire.encode(frame))
             self.written.add(entry.id)
 
     def _retry_later(self, ws: Any, command_id: str) -> None:

@@ -31,8 +31,8 @@ class Commands:
 
     @property
     def character(self) -> str | None:
-        viewer = getattr(self, "viewer", None)
-        return viewer.get("character") if isinstance(viewer, dict) else None
+        viewer = getattr(self, "viewer", None)  # events.wire.Viewer, from the welcome frame
+        return viewer.character if viewer is not None else None
 
     def _me(self, character: str | None) -> str:
         who = character or self.character

@@ -119,9 +119,20 @@ class Pong(Frame, frozen=True, kw_only=True, tag="pong"):
 
 class Batch(Frame, frozen=True, kw_only=True, tag="batch"):
     """Several frames in one message, in order, for a device that said ``batch`` in
-    hello: a resync, or a backlog, costs one message per batch instead of one per frame."""
+    hello: a resync, or a backlog, costs one message per batch instead of one per frame.
+    The server joins frames already encoded (``batch``); a client decodes each inner frame
+    alone (``decode_server``), so one it does not know is skipped, not the whole batch."""
 
-    frames: list[ServerFrame]  # never nested
+    frames: list[msgspec.Raw]  # never nested
+
+
+class EventReceived(Frame, frozen=True, kw_only=True, tag="event"):
+    """An ``event`` frame as a client reads it. The event stays the JSON it came as: a
+    client keeps it so (its log, hello's ``last``) and folds it typed when its version
+    knows the type (``decode_event``), so a newer server's event never fails the frame."""
+
+    seq: Annotated[int, Meta(ge=1, le=MAX_SEQ)]
+    event: msgspec.Raw
 
 
 ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong]
@@ -135,6 +146,7 @@ BATCH_BYTES = 256 * 1024  # and about this many bytes
 
 _encoder = msgspec.json.Encoder()
 _client_decoder = msgspec.json.Decoder(ClientFrame)
+_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch])
 _any_decoder = msgspec.json.Decoder()
 
 
@@ -217,3 +229,46 @@ def frame_id(data: str | bytes) -> str | None:
     if isinstance(raw, dict) and raw.get("type") == "command" and isinstance(raw.get("id"), str):
         return raw["id"]
     return None
+
+
+# -- the client's side -----------------------------------------------------------------
+
+
+def decode_server(data: str | bytes) -> Frame | None:
+    """A server frame, typed, as a client reads it; None for one this version cannot use
+    (a newer server's frame type, a malformed one): a client drops it and goes on."""
+    try:
+        return _server_decoder.decode(data)
+    except msgspec.DecodeError:
+        return None
+
+
+def decode_event(raw: dict | bytes | msgspec.Raw) -> Event | dict:
+    """The typed event for a tag ``game`` knows, else the JSON object as it came (a newer
+    server's type, or a form this version cannot read)."""
+    if not isinstance(raw, dict):
+        raw = _any_decoder.decode(raw)
+        if not isinstance(raw, dict):
+            return {"type": "?", "value": raw}
+    cls = game.EVENT_BY_TAG.get(raw.get("type", ""))
+    if cls is None:
+        return raw
+    try:
+        return msgspec.convert(raw, cls)
+    except msgspec.ValidationError:
+        return raw
+
+
+def command_of(command: dict) -> game.AnyCommand:  # type: ignore[valid-type]
+    """A command given as wire JSON, typed: ``ValueError`` naming what is wrong (no type,
+    an unknown type, a bad field), at once, and not as a rejection after a dropout."""
+    tag = command.get("type") if isinstance(command, dict) else None
+    if not tag:
+        raise ValueError("a command is a JSON object with a 'type'")
+    cls = game.COMMAND_BY_TAG.get(tag)
+    if cls is None:
+        raise ValueError(f"unknown command type {tag!r}")
+    try:
+        return msgspec.convert(command, cls)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"invalid {tag} command: {exc}") from None

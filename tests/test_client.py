@@ -118,7 +118,7 @@ async def test_storyteller_fold_equals_server_state(server, setup, tmp_path):
     async with Client(server.ws_url, setup.storyteller, setup.session, outbox=tmp_path / "st.sqlite",
                       backoff=fast()) as st:
         await st.wait_live()
-        assert st.viewer["role"] == "storyteller"
+        assert st.viewer.role == "storyteller"
         assert st.state is not None
         assert same_state(st.state, server_state(server, setup.session))
         assert st.state.session.characters["anna"].sheet is not None  # storytellers see sheets
