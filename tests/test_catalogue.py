@@ -1,0 +1,63 @@
+"""One catalogue of messages per language, as data (issue 16, item 3): events/messages/
+holds every string a person reads; Python reads it (events/catalogue.py) and the server
+serves it to the web app at /messages/, which reads it too (client/web/messages.js)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conteur.events import catalogue
+from conteur.events.catalogue import LANGS, MESSAGES_DIR, fill, section, text
+from conteur.server.web.app import Served, create_app
+
+ROOT = Path(__file__).resolve().parent.parent
+WEB = ROOT / "client" / "web"
+
+
+def test_every_language_has_every_sentence_app_string_and_export_label():
+    for name in ("sentences", "app", "export"):
+        assert set(section(name, "fr")) == set(section(name, "en")), name
+    # the review page shows the server's English words themselves: French adds their names
+    assert set(section("review", "fr")) >= set(section("review", "en"))
+
+
+def test_every_template_in_a_language_names_the_same_fields():
+    fields = re.compile(r"\{(\w+)\}")
+    for name in ("sentences", "app", "export", "review"):
+        en, fr = section(name, "en"), section(name, "fr")
+        for key in en.keys() & fr.keys():
+            assert set(fields.findall(en[key])) == set(fields.findall(fr[key])), (name, key)
+
+
+def test_fill_writes_fields_as_javascript_does():
+    assert fill("{a} and {b}{c}", {"a": 3, "b": None}) == "3 and "
+    assert (text(True), text(2.0), text(2.5), text("x")) == ("true", "2", "2.5", "x")
+    assert catalogue.catalogue("de") == catalogue.catalogue("en")  # unknown: English
+
+
+def test_no_translation_table_is_left_in_code():
+    # the French words of each former table, now only in events/messages/fr.json
+    for path in [*WEB.glob("*.js"), ROOT / "events" / "narrate.py", ROOT / "server" / "audit" / "export.py"]:
+        code = path.read_text(encoding="utf-8")
+        for word in ("Physique", "TEMPS MORT", "Chronique de séance", "Jeton du conteur", "Défis joués à la main"):
+            assert word not in code, (path.name, word)
+
+
+def test_the_server_serves_the_catalogues_beside_the_web_app(tmp_path):
+    with Served(create_app(tmp_path / "c.db")) as served:
+        for lang in LANGS:
+            got = httpx.get(f"{served.url}/messages/{lang}.json")
+            assert got.status_code == 200
+            assert got.json() == json.loads((MESSAGES_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+        assert httpx.get(f"{served.url}/messages.js").status_code == 200
+        assert httpx.get(f"{served.url}/messages/de.json").status_code == 404
+
+
+@pytest.mark.parametrize("name", ["messages/en.json", "messages/fr.json", "messages.js"])
+def test_the_service_worker_keeps_the_catalogues_for_offline_use(name):
+    assert f'"{name}"' in (WEB / "sw.js").read_text()
