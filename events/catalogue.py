@@ -2,8 +2,8 @@
 
 ``events/messages/<lang>.json`` holds every string a person reads, in sections: the
 event ``sentences`` (``narrate.py`` here, ``client/web/narrate.js`` in the web app: the
-same keys and templates), the web ``app``'s strings, the ``review`` page's, and the
-chronicle record's ``export`` labels. The server serves the folder at ``/messages/`` to
+same keys and templates), the web ``app``'s strings, the ``review`` page's, the
+chronicle record's ``export`` labels and the printed ``join`` sheet's words. The server serves the folder at ``/messages/`` to
 the web app (``client/web/messages.js``); Python reads it here. A template's ``{name}``
 is filled by ``fill``, the same way as the JavaScript's: a missing or None field is "".
 """

@@ -20,7 +20,7 @@ WEB = ROOT / "client" / "web"
 
 
 def test_every_language_has_every_sentence_app_string_and_export_label():
-    for name in ("sentences", "app", "export"):
+    for name in ("sentences", "app", "export", "join"):
         assert set(section(name, "fr")) == set(section(name, "en")), name
     # the review page shows the server's English words themselves: French adds their names
     assert set(section("review", "fr")) >= set(section("review", "en"))
@@ -28,7 +28,7 @@ def test_every_language_has_every_sentence_app_string_and_export_label():
 
 def test_every_template_in_a_language_names_the_same_fields():
     fields = re.compile(r"\{(\w+)\}")
-    for name in ("sentences", "app", "export", "review"):
+    for name in ("sentences", "app", "export", "review", "join"):
         en, fr = section(name, "en"), section(name, "fr")
         for key in en.keys() & fr.keys():
             assert set(fields.findall(en[key])) == set(fields.findall(fr[key])), (name, key)
@@ -42,9 +42,11 @@ def test_fill_writes_fields_as_javascript_does():
 
 def test_no_translation_table_is_left_in_code():
     # the French words of each former table, now only in events/messages/fr.json
-    for path in [*WEB.glob("*.js"), ROOT / "events" / "narrate.py", ROOT / "server" / "audit" / "export.py"]:
+    for path in [*WEB.glob("*.js"), ROOT / "events" / "narrate.py", ROOT / "server" / "audit" / "export.py",
+                 ROOT / "server" / "web" / "http_join.py", ROOT / "server" / "web" / "door.py"]:
         code = path.read_text(encoding="utf-8")
-        for word in ("Physique", "TEMPS MORT", "Chronique de séance", "Jeton du conteur", "Défis joués à la main"):
+        for word in ("Physique", "TEMPS MORT", "Chronique de séance", "Jeton du conteur", "Défis joués à la main",
+                     "rejoindre la partie", "installez une fois"):
             assert word not in code, (path.name, word)
 
 

@@ -26,6 +26,8 @@ from litestar import MediaType, Response, get
 from litestar.datastructures import State
 from litestar.exceptions import NotFoundException
 
+from conteur.events.catalogue import fill, section
+
 __all__ = ["CA_MEDIA_TYPE", "ca_certificate", "ca_note", "door_protocol", "join_sheet_page",
            "server_context"]
 
@@ -197,8 +199,4 @@ async def join_sheet_page(state: State) -> str:
 
 def ca_note(url: str, lang: str = "en") -> str:
     """What the join sheet prints under the codes when the server has a venue CA."""
-    if lang == "fr":
-        return (f"Avant de scanner, installez une fois le certificat du lieu : "
-                f"{html.escape(url)}/ca.crt (deploy/README.md, section 4).")
-    return (f"Before scanning, install the venue certificate once: {html.escape(url)}/ca.crt "
-            f"(deploy/README.md, section 4).")
+    return fill(section("join", lang)["ca_note"], {"url": html.escape(url)})

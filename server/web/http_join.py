@@ -19,6 +19,7 @@ from litestar import Controller, MediaType, Request, Response, post
 from litestar.params import JSONBody
 from typing import Literal
 
+from conteur.events.catalogue import LANGS, fill, section
 from conteur.server.web.door import ca_note
 from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 from conteur.server.web.http_sessions import base_url
@@ -56,28 +57,10 @@ CARD = """<div class="card"><div class="name">{name}</div><div>{player}</div>
 
 WIFI = """<div class="wifi" data-wifi>Wi-Fi: <b>{wifi}</b></div>"""
 
-# the sheet's words in the tablet's language (issue 14: every string in both languages);
-# "unreachable": the sheet was asked through this machine's loopback and no LAN address
-# was found
-TEXT = {
-    "en": {
-        "title": "{session}: join",
-        "hint": "scan with the phone's camera to join",
-        "unreachable": """<p class="warning" data-warning>Phones cannot open these links: this
-computer has no network address phones can reach. Join the venue Wi-Fi (or start
-deploy/hotspot.sh), or serve with <code>--public-url</code>, then print the sheet again.</p>
-""",
-    },
-    "fr": {
-        "title": "{session} : rejoindre la partie",
-        "hint": "scannez avec l'appareil photo du téléphone pour rejoindre",
-        "unreachable": """<p class="warning" data-warning>Les téléphones ne peuvent pas ouvrir ces
-liens : cet ordinateur n'a aucune adresse réseau qu'ils puissent joindre. Rejoignez le Wi-Fi du
-lieu (ou lancez deploy/hotspot.sh), ou servez avec <code>--public-url</code>, puis imprimez la
-fiche à nouveau.</p>
-""",
-    },
-}
+# the sheet's words in the tablet's language (issue 14: every string in both languages):
+# events/messages/<lang>.json, section "join"; "unreachable": the sheet was asked through
+# this machine's loopback and no LAN address was found
+TEXT = {lang: section("join", lang) for lang in LANGS}
 
 
 class JoinSheetOptions(msgspec.Struct, frozen=True, kw_only=True):
@@ -125,7 +108,7 @@ class JoinSheetController(Controller):
                 rt.tokens.revoke(session=session, character=cid)
             token = rt.tokens.issue("player", character=cid, session=session, name=character.name)
             entries.append((character.name, cid, join_link(base, token, session)))
-        title = TEXT[data.lang]["title"].format(session=state.session.name or session)
+        title = fill(TEXT[data.lang]["title"], {"session": state.session.name or session})
         page = render(title, entries, base=base, wifi=rt.settings.wifi, lang=data.lang)
         if rt.settings.ca_file:  # with --tls: where phones get the certificate to trust
             page = page.replace("</body>", f'<p class="ca">{ca_note(base, data.lang)}</p></body>')
