@@ -30,6 +30,7 @@ from conteur.server.audit.review import read_session
 from conteur.server.cli.simulate import play
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
+from tests.action_support import ROSTER, act
 from tests.client_support import ANNA as ANNA_SHEET, BRUNO as BRUNO_SHEET, SESSION
 from tests.review_support import ANNA, BRUNO, evening, run
 
@@ -93,11 +94,14 @@ def _pairs(store: SQLiteStore, sid: str) -> list[tuple[int, object]]:
 def _deaths() -> list[tuple[int, object]]:
     """ACT-8 with ACT-12 and ACT-2: a roll waits on a dead defender, a dead character's long
     action is under way; the storyteller settles one and cancels the other."""
-    from tests.test_simulate_settle import night_with_two_deaths
     from conteur.events import action
 
-    events = list(night_with_two_deaths())
+    rolled = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
+    (begun,) = act("louisa", [], given=rolled, characteristic="Science", difficulty=3, turns=3)
+    events = ROSTER + [*rolled, begun, action.CharacterSacrificed(character="nella", roll="a8"),
+                       action.CharacterSacrificed(character="louisa", roll="a9")]
     state = game.fold(events)
+    assert len(action.stuck(state)) == 2
     for actor, cmd in action.stuck(state):
         made = game.decide(state, cmd, ScriptedDraws(), actor=actor)
         events += made
