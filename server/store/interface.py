@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import msgspec
 
@@ -51,6 +51,7 @@ from conteur.server.store.chain import GENESIS, Row
 
 __all__ = [
     "GENESIS", "EventStore", "Outcome", "Pending", "Progress", "Row", "StoreError", "TokenRecord",
+    "append_events",
 ]
 
 class Pending(msgspec.Struct, kw_only=True):
@@ -240,3 +241,8 @@ class EventStore(Protocol):
     def __enter__(self) -> EventStore: ...
 
     def __exit__(self, *exc: object) -> None: ...
+
+
+def append_events(store: EventStore, session: str, events: Iterable[Event], **kwargs) -> Outcome:
+    """Appends one command's worth of events and waits for the commit (tools and tests)."""
+    return store.append_sync(Pending(session=session, events=list(events), **kwargs))
