@@ -380,7 +380,7 @@ def test_snapshots_are_found_at_or_before_a_seq_and_pruned_with_keep(night):
     assert store.latest_snapshot(sessions[1]) == (0, None)  # per session
 
 
-def test_load_states_gives_what_load_state_gives_one_by_one(night, backend, tmp_path, reopen):
+def test_load_states_gives_what_load_state_gives_one_by_one(night, reopen):
     store, _, sessions = night
     expected = {sid: store.load_state(sid, use_snapshots=False) for sid in sessions}
     assert store.load_states(use_snapshots=False, workers=1) == expected

@@ -8,7 +8,7 @@ command's events go in their own SAVEPOINT: a batch that fails leaves nothing of
 and does not take the others down.
 
 Tamper evidence: each row's ``hash`` is SHA-256 over the previous row's hash and the row's
-canonical bytes (``events.chain``); triggers refuse UPDATE and DELETE.
+canonical bytes (``chain.py``), chained per session; triggers refuse UPDATE and DELETE.
 
 ``EventStore`` (``interface.py``) is the interface the server and CLI use; ``SQLiteStore``
 is the venue's implementation, and the only module with SQL on the chronicle's tables
