@@ -430,7 +430,7 @@ def test_tokens_are_found_by_digest_until_revoked(store):
 
 def test_adding_tokens_is_all_or_nothing(store):
     store.add_tokens([token(1)])
-    with pytest.raises(Exception):
+    with pytest.raises(StoreError):
         store.add_tokens([token(2), token(1)])  # a digest already stored
     assert store.token(token(2).hash) is None and store.count_tokens() == 1
 

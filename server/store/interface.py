@@ -186,8 +186,10 @@ class EventStore(Protocol):
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
                    progress: Progress | None = None) -> GameState:
         """The session's folded state at ``at`` (None: its end), ``head`` set to the last
-        seq folded: the newest snapshot at or before it plus the events after. Saves a
-        snapshot when it folded ``snapshot_every`` events or more to the end."""
+        seq folded: the newest snapshot at or before it plus the events after (without
+        ``use_snapshots``: every event from the first). Folding to the end with snapshots,
+        it saves one when it folded ``snapshot_every`` events or more. ``progress`` is
+        called with the number of events of each chunk folded."""
         ...
 
     def load_states(self, sessions: Sequence[str] | None = None, *,
@@ -199,7 +201,8 @@ class EventStore(Protocol):
     # -- tokens --------------------------------------------------------------------------
 
     def add_tokens(self, records: Sequence[TokenRecord]) -> None:
-        """Stores the records in one transaction, stamped with the time: all or none."""
+        """Stores the records in one transaction, stamped with the time: all or none;
+        ``StoreError`` if a digest is already stored (nothing of the call is kept)."""
         ...
 
     def token(self, digest: str) -> TokenRecord | None:

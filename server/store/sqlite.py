@@ -577,6 +577,8 @@ class SQLiteStore:
                     "INSERT INTO tokens (hash, role, character, session, name, created) "
                     "VALUES (?,?,?,?,?,?)",
                     [(r.hash, r.role, r.character, r.session, r.name, now) for r in records])
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"no token was added: a digest is already stored ({exc})") from None
         finally:
             conn.close()
 
