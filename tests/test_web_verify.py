@@ -105,22 +105,17 @@ def test_fair_2_after_close_the_phone_shows_its_rolls_verified_over_plain_http(l
         d.close()
 
 
-def doctor(page, roll_id: str, found: dict) -> None:
-    """Nova's roll ``roll_id`` reaches this page with its first die raised by one, in its
-    shown dice and in its draw record alike (a forger's consistent lie)."""
+def route_events(page, change) -> None:
+    """Every event frame reaches ``page`` through ``change(event)``, which may alter the
+    decoded event in place (a batch's frames one by one); what the page sends goes as is."""
 
     def rewrite(message):
         if not isinstance(message, str):
             return message
         frame = json.loads(message)
         for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
-            event = f.get("event") if f.get("type") == "event" else None
-            if event and event.get("type") == "action.rolled" and event.get("roll") == roll_id:
-                record = event["draws"][0]  # array-like: counter, sides, face, entropy[, stream]
-                face = record[2] % record[1] + 1
-                found.update(record=dict(zip(("counter", "sides", "face", "entropy", "stream"), record)), forged=face)
-                record[2] = face
-                event["dice"] = [face, *event["dice"][1:]]
+            if f.get("type") == "event" and f.get("event"):
+                change(f["event"])
         return json.dumps(frame, ensure_ascii=False)
 
     def handler(ws):
@@ -129,6 +124,21 @@ def doctor(page, roll_id: str, found: dict) -> None:
         server.on_message(lambda m: ws.send(rewrite(m)))
 
     page.route_web_socket("**/*", handler)
+
+
+def doctor(page, roll_id: str, found: dict) -> None:
+    """Nova's roll ``roll_id`` reaches this page with its first die raised by one, in its
+    shown dice and in its draw record alike (a forger's consistent lie)."""
+
+    def change(event):
+        if event.get("type") == "action.rolled" and event.get("roll") == roll_id:
+            record = event["draws"][0]  # array-like: counter, sides, face, entropy[, stream]
+            face = record[2] % record[1] + 1
+            found.update(record=dict(zip(("counter", "sides", "face", "entropy", "stream"), record)), forged=face)
+            record[2] = face
+            event["dice"] = [face, *event["dice"][1:]]
+
+    route_events(page, change)
 
 
 def test_fair_2_a_doctored_record_is_flagged_with_the_draw_named(browser, demo):
@@ -168,21 +178,11 @@ def test_fair_2_a_dice_row_that_is_not_its_draws_is_flagged(browser, demo):
     server, db, storyteller, links = demo
 
     def shown_only(page):
-        def handler(ws):
-            server_ws = ws.connect_to_server()
-            ws.on_message(lambda m: server_ws.send(m))
+        def change(event):
+            if event.get("type") == "action.rolled":
+                event["dice"] = [event["dice"][0] % event["sides"] + 1, *event["dice"][1:]]
 
-            def rewrite(message):
-                frame = json.loads(message)
-                for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
-                    event = f.get("event") if f.get("type") == "event" else None
-                    if event and event.get("type") == "action.rolled":
-                        event["dice"] = [event["dice"][0] % event["sides"] + 1, *event["dice"][1:]]
-                return json.dumps(frame, ensure_ascii=False)
-
-            server_ws.on_message(lambda m: ws.send(rewrite(m) if isinstance(m, str) else m))
-
-        page.route_web_socket("**/*", handler)
+        route_events(page, change)
 
     nova = Device(browser, server.url, links["nova"], before=shown_only)
     roll(nova, "science")

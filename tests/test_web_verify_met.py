@@ -9,8 +9,6 @@ records doctored on their way to the phone (websocket frames rewritten by Playwr
 
 from __future__ import annotations
 
-import json
-
 import httpx
 import pytest
 
@@ -18,7 +16,7 @@ from tests.browser_support import NO_CHROMIUM
 from tests.client_support import events_of_type
 from tests.test_web import CHROMIUM, Device, start_challenge
 from tests.test_web import browser, lan_browser, playwright, server, setup  # noqa: F401 (fixtures)
-from tests.test_web_verify import no_subtle
+from tests.test_web_verify import no_subtle, route_events
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
@@ -91,27 +89,16 @@ def doctor_throw(page, found: dict, *, consistent: bool) -> None:
     its choice both moved to the next face (a forger's consistent lie); otherwise its choice
     alone (the record honest)."""
 
-    def rewrite(message):
-        if not isinstance(message, str):
-            return message
-        frame = json.loads(message)
-        for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
-            event = f.get("event") if f.get("type") == "event" else None
-            if event and event.get("type") == "met.throw_committed" and event.get("draws"):
-                record = event["draws"][0]  # array-like: counter, sides, face, entropy, stream
-                forged = record[2] % record[1] + 1
-                found.update(face=record[2], forged=forged, counter=record[0], stream=record[4])
-                if consistent:
-                    record[2] = forged
-                event["choice"] = DRAWN[forged - 1]
-        return json.dumps(frame, ensure_ascii=False)
+    def change(event):
+        if event.get("type") == "met.throw_committed" and event.get("draws"):
+            record = event["draws"][0]  # array-like: counter, sides, face, entropy, stream
+            forged = record[2] % record[1] + 1
+            found.update(face=record[2], forged=forged, counter=record[0], stream=record[4])
+            if consistent:
+                record[2] = forged
+            event["choice"] = DRAWN[forged - 1]
 
-    def handler(ws):
-        upstream = ws.connect_to_server()
-        ws.on_message(lambda m: upstream.send(m))
-        upstream.on_message(lambda m: ws.send(rewrite(m)))
-
-    page.route_web_socket("**/*", handler)
+    route_events(page, change)
 
 
 def test_fair_2_a_doctored_drawn_throw_is_flagged_with_the_draw_named(browser, server, setup):
