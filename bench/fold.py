@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from events import game  # noqa: E402
-from server.store import SQLiteStore, decode_events  # noqa: E402
+from conteur.events import game  # noqa: E402
+from conteur.server.store.sqlite import SQLiteStore, decode_events  # noqa: E402
 
 
 def main() -> None:

@@ -41,11 +41,11 @@ def prepare_venue(db: str | Path, session: str = "night", players: int = 20,
                   scene: str = "hall") -> Venue:
     """A MET session with ``players`` characters in one scene, their tokens and a
     storyteller's, written through the real command path (one group commit)."""
-    from events.sheets import MetSheet
-    from server.auth import Tokens
-    from server.roster import Roster, RosterCharacter, RosterScene, import_roster
-    from server.service import Chronicle
-    from server.store import SQLiteStore
+    from conteur.events.sheets import MetSheet
+    from conteur.server.core.auth import Tokens
+    from conteur.server.core.roster import Roster, RosterCharacter, RosterScene, import_roster
+    from conteur.server.core.service import Chronicle
+    from conteur.server.store.sqlite import SQLiteStore
 
     roster = Roster(
         session=session, name="load", ruleset="met", scenes=[RosterScene(id=scene, name=scene)],
@@ -71,7 +71,7 @@ def free_port() -> int:
 
 SERVE = """
 import sys, msgspec, uvicorn
-from server.app import Settings, create_app, uvicorn_config
+from conteur.server.web.app import Settings, create_app, uvicorn_config
 settings = msgspec.convert(msgspec.json.decode(sys.argv[3]), Settings)
 app = create_app(sys.argv[1], settings=settings, web_dir=None)
 uvicorn.Server(uvicorn_config(app, "127.0.0.1", int(sys.argv[2]))).run()

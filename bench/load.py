@@ -7,7 +7,7 @@ reach"); nothing is asserted (benchmarks, not timed tests).
     python bench/load.py --quick    # CI smoke run: 20 devices, small counts, a short night
     python bench/load.py --skip ws,onecore,store,replay   # the six-hour night alone (bench/night.py)
 
-The 1,000,000-event chronicle is made once by ``server.simulate`` and cached in
+The 1,000,000-event chronicle is made once by ``conteur.server.cli.simulate`` and cached in
 ``$TMPDIR/conteur-bench`` (``--cache``); the first full run takes about 15 minutes longer.
 """
 
@@ -187,18 +187,18 @@ NIGHT = 100_000  # events per simulated night (each night: one session per rules
 
 
 def _play_nights(path: str, nights: list[int]) -> int:
-    from server.simulate import simulate
+    from conteur.server.cli.simulate import simulate
 
     return sum(simulate(path, events=NIGHT, seed=n, session=f"night-{n}").events for n in nights)
 
 
 def chronicle(cache: Path, events: int) -> Path:
     """A simulated chronicle of about ``events`` events, made once and kept: nights of
-    ``NIGHT`` events played by ``server.simulate`` (a chronicle holds many sessions),
+    ``NIGHT`` events played by ``conteur.server.cli.simulate`` (a chronicle holds many sessions),
     played in parallel into part files, then appended in order into one chronicle."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from server.store import SNAPSHOT_VERSION
+    from conteur.server.store.sqlite import SNAPSHOT_VERSION
 
     cache.mkdir(parents=True, exist_ok=True)
     db = cache / f"chronicle-{events}-n{NIGHT}-s{SNAPSHOT_VERSION}.db"
@@ -224,8 +224,8 @@ def merge(parts: list[str], out: Path, exclude: tuple[str, ...] = ()) -> int:
     """Appends the events (and idempotency records) of chronicle files into one, with
     new seqs and each session's hash chain recomputed; snapshots are left behind (their
     seqs changed), so the first start-up on the result folds from zero."""
-    from server.chain import GENESIS, row_hash
-    from server.store import SQLiteStore
+    from conteur.server.store.chain import GENESIS, row_hash
+    from conteur.server.store.sqlite import SQLiteStore
 
     out.unlink(missing_ok=True)
     SQLiteStore(out).close()  # the schema
@@ -265,9 +265,9 @@ def merge(parts: list[str], out: Path, exclude: tuple[str, ...] = ()) -> int:
 def replay_figures(db: Path) -> dict:
     import gc
 
-    from events import game
-    from server import replay
-    from server.store import SQLiteStore, decode_events
+    from conteur.events import game
+    from conteur.server.store import replay
+    from conteur.server.store.sqlite import SQLiteStore, decode_events
 
     with SQLiteStore(db) as store:
         sessions = store.sessions()
@@ -277,7 +277,7 @@ def replay_figures(db: Path) -> dict:
         for sid in sessions:
             store.load_state(sid, use_snapshots=False)
         fold = n / (time.perf_counter() - t)
-        # every session over every core (server.replay, as a start-up does)
+        # every session over every core (conteur.server.store.replay, as a start-up does)
         gc.collect()
         t = time.perf_counter()
         replay.load_states(store, use_snapshots=False)
@@ -467,7 +467,7 @@ def _port() -> int:
 
 
 def _quick_chronicle(folder: Path, events: int) -> Path:
-    from server.simulate import simulate
+    from conteur.server.cli.simulate import simulate
 
     db = folder / "quick-chronicle.db"
     simulate(str(db), events=events, seed=7)

@@ -3,7 +3,7 @@ and the server's memory cost at each hour, against the first hour (issue 18).
 
 Each hour, a venue's rate of commands (``--rate`` per second, 20 by default: about 1.4
 events each) is played into one session through the real command path
-(``server.simulate``'s random players, ``Chronicle.submit``, fair draws, group commit).
+(``conteur.server.cli.simulate``'s random players, ``Chronicle.submit``, fair draws, group commit).
 Then a real server is started on the file, as a venue restarting or a spare laptop would,
 and asked what phones and the storyteller ask after a Wi-Fi drop:
 
@@ -38,9 +38,9 @@ RULESET = "met"
 
 def play_hour(db: Path, rng: random.Random, commands: int, first: bool) -> int:
     """Plays ``commands`` more commands into the night's session; returns its head."""
-    from server.service import Chronicle
-    from server.simulate import next_commands, setup_commands
-    from server.store import SQLiteStore
+    from conteur.server.core.service import Chronicle
+    from conteur.server.cli.simulate import next_commands, setup_commands
+    from conteur.server.store.sqlite import SQLiteStore
 
     with SQLiteStore(db) as store:
         chronicle = Chronicle(store)
@@ -70,9 +70,9 @@ def play_hour(db: Path, rng: random.Random, commands: int, first: bool) -> int:
 
 
 def tokens(db: Path) -> tuple[str, str]:
-    from server.auth import Tokens
-    from server.service import Chronicle
-    from server.store import SQLiteStore
+    from conteur.server.core.auth import Tokens
+    from conteur.server.core.service import Chronicle
+    from conteur.server.store.sqlite import SQLiteStore
 
     with SQLiteStore(db) as store:
         character = sorted(Chronicle(store).state(SESSION).session.characters)[0]

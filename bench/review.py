@@ -15,8 +15,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec  # noqa: E402
 
-from server import review as rv  # noqa: E402
-from server.store import SQLiteStore  # noqa: E402
+from conteur.server.audit import review as rv  # noqa: E402
+from conteur.server.store.sqlite import SQLiteStore  # noqa: E402
 
 
 def main() -> None:

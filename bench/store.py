@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec  # noqa: E402
 
-from events.game import CommandRejected  # noqa: E402
-from server.store import Pending, SQLiteStore  # noqa: E402
+from conteur.events.game import CommandRejected  # noqa: E402
+from conteur.server.store.sqlite import Pending, SQLiteStore  # noqa: E402
 
 EVENT = CommandRejected(command_type="bid", code="rule", message="bid 14 is above your cap of 12", character="anna")
 DATA = msgspec.json.encode(EVENT)
@@ -126,7 +126,7 @@ def eventsourcing_recorder(path: Path, n: int, appenders: int) -> tuple[float, f
 
 def store_replay(folder: Path, events: int) -> tuple[float, int]:
     """Folds a simulated session through load_state without snapshots."""
-    from server.simulate import simulate
+    from conteur.server.cli.simulate import simulate
 
     db = folder / "replay.db"
     summary = simulate(str(db), events=events, seed=1)

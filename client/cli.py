@@ -23,14 +23,14 @@ from urllib.parse import urlsplit
 
 import msgspec
 
-from client.client import Backoff, Client, ClientError, Delivered, Restarted
-from client.outbox import Outbox
-from events.game import EVENT_BY_TAG
-from server.dbfile import (
+from conteur.client.client import Backoff, Client, ClientError, Delivered, Restarted
+from conteur.client.outbox import Outbox
+from conteur.events.game import EVENT_BY_TAG
+from conteur.server.store.dbfile import (
     EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, EXIT_UNREACHABLE, NewerDatabase)
-from server.narrate import Teller, sentence
+from conteur.events.narrate import Teller, sentence
 
-# The exit statuses `conteur --help` lists (server.dbfile.EXIT_CODES): 1 a command
+# The exit statuses `conteur --help` lists (conteur.server.store.dbfile.EXIT_CODES): 1 a command
 # rejected, 2 what was given cannot be used (a bad link, a refused token), 3 the server
 # did not answer in time, 4 the state file is locked, 5 it is a newer client's.
 EXIT_REJECTED = EXIT_CHECK_FAILED
@@ -234,7 +234,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def add_command(sub) -> None:
-    """Plugs ``client`` into ``conteur``'s subcommands (``server.cli``'s extra commands)."""
+    """Plugs ``client`` into ``conteur``'s subcommands (``conteur.server.cli.main``'s extra commands)."""
     p = sub.add_parser("client", help="join, watch and command a session from a terminal",
                        add_help=False)
     p.add_argument("args", nargs=argparse.REMAINDER)

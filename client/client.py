@@ -27,10 +27,10 @@ import msgspec
 import websockets
 from websockets.asyncio.client import connect
 
-from client.commands import Commands
-from client.outbox import Entry, Outbox
-from events import game
-from events.model import Command
+from conteur.client.commands import Commands
+from conteur.client.outbox import Entry, Outbox
+from conteur.events import game
+from conteur.events.model import Command
 
 log = logging.getLogger("conteur.client")
 

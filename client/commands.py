@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from events import game, met, session, v5, action
-from events.sheets import AnySheet
+from conteur.events import game, met, session, v5, action
+from conteur.events.sheets import AnySheet
 
 Choice = Literal["rock", "paper", "scissors", "bomb"]
 Attribute = Literal["physical", "social", "mental"]

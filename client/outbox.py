@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from server.dbfile import NewerDatabase
+from conteur.server.store.dbfile import NewerDatabase
 
 # PRAGMA user_version of the state file; bumped when its tables change in a way an older
 # client would misread (files from before the stamp read 0: the same layout as 1).

@@ -67,12 +67,12 @@ from typing import Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from events import session, v5
-from events.bounds import Count, CountMap, Seconds
-from events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation,
+from conteur.events import session, v5
+from conteur.events.bounds import Count, CountMap, Seconds
+from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation,
                           audience_key, id_counted, id_known, id_scope, scoped_id, sees)
-from events.sheets import ActionSheet, V5Sheet
-from events.v5 import (Visible, Visibility, check_visibility, roster_characters, sheet_of,
+from conteur.events.sheets import ActionSheet, V5Sheet
+from conteur.events.v5 import (Visible, Visibility, check_visibility, roster_characters, sheet_of,
                        visible_owners)
 
 Option = Literal["none", "surpass", "sacrifice"]

@@ -36,7 +36,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from events.model import Actor, DrawRecord, sealed_stream_name, stream_name
+from conteur.events.model import Actor, DrawRecord, sealed_stream_name, stream_name
 
 SEED_BYTES = 32
 

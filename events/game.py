@@ -20,8 +20,8 @@ from typing import Any, Callable, Union
 import msgspec
 from msgspec.structs import replace
 
-from events import action, met, offline, session, v5
-from events.model import Actor, Command, Draws, Event, RuleViolation
+from conteur.events import action, met, offline, session, v5
+from conteur.events.model import Actor, Command, Draws, Event, RuleViolation
 
 MODULES = (session, met, v5, action, offline)
 

@@ -20,10 +20,10 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from events import met_rules as rules
-from events.bounds import Count
-from events.model import Command, DrawRecord, Event, RuleViolation
-from events.session import (
+from conteur.events import met_rules as rules
+from conteur.events.bounds import Count
+from conteur.events.model import Command, DrawRecord, Event, RuleViolation
+from conteur.events.session import (
     STORYTELLER_SIDE,
     TieDebt,
     check_in_game,
@@ -32,7 +32,7 @@ from events.session import (
     spend_action,
     traits,
 )
-from events.sheets import MetSheet
+from conteur.events.sheets import MetSheet
 
 Kind = Literal["classic", "static", "simple", "complex"]
 Attribute = Literal["physical", "social", "mental"]

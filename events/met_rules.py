@@ -3,9 +3,9 @@ what a character may declare (MET-3, MET-4, MET-10), how many retests it has (ME
 
 from __future__ import annotations
 
-from events.model import RuleViolation
-from events.sheets import MetSheet
-from events.session import ATTRIBUTES, traits
+from conteur.events.model import RuleViolation
+from conteur.events.sheets import MetSheet
+from conteur.events.session import ATTRIBUTES, traits
 
 CHOICES = ("rock", "paper", "scissors", "bomb")
 DRAWN = ("rock", "paper", "scissors")  # a server draw: d3, face 1..3 (bomb is never drawn)

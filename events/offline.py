@@ -28,9 +28,9 @@ from typing import Literal
 import msgspec
 from msgspec.structs import replace
 
-from events.bounds import Count, CountMap
-from events.model import Command, Event, RuleViolation, id_counted, scoped_id
-from events.session import ATTRIBUTES, character
+from conteur.events.bounds import Count, CountMap
+from conteur.events.model import Command, Event, RuleViolation, id_counted, scoped_id
+from conteur.events.session import ATTRIBUTES, character
 
 Status = Literal["recorded", "confirmed", "disputed", "ruled"]
 

@@ -20,9 +20,9 @@ from typing import Callable, Iterable, Literal
 import msgspec
 from msgspec.structs import replace
 
-from events.bounds import Count, Seconds
-from events.model import Command, Event, RuleViolation
-from events.sheets import AnySheet, MetSheet
+from conteur.events.bounds import Count, Seconds
+from conteur.events.model import Command, Event, RuleViolation
+from conteur.events.sheets import AnySheet, MetSheet
 
 STORYTELLER_SIDE = "storyteller"  # the side a storyteller plays in static/simple/complex tests
 ATTRIBUTES = ("physical", "social", "mental")

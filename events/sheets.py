@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from events.bounds import Count, CountMap
+from conteur.events.bounds import Count, CountMap
 
 
 class Sheet(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):

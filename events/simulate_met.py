@@ -21,11 +21,11 @@ from __future__ import annotations
 import random
 from typing import Iterator
 
-from events import met, session
-from events.met_rules import retest_sources, true_score
-from events.model import STORYTELLER, Actor, Command, DrawRecord, RuleViolation
-from events.session import STORYTELLER_SIDE
-from events.sheets import MetSheet
+from conteur.events import met, session
+from conteur.events.met_rules import retest_sources, true_score
+from conteur.events.model import STORYTELLER, Actor, Command, DrawRecord, RuleViolation
+from conteur.events.session import STORYTELLER_SIDE
+from conteur.events.sheets import MetSheet
 
 SCENE = "s1"
 ABILITIES = ("Melee", "Brawl", "Dodge", "Athletics", "Intimidation", "Occult")
@@ -269,7 +269,7 @@ def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
     """A whole simulated session, pure: returns (events, refusals, state) with refusals a
     list of (command, RuleViolation) and state the live GameState folded event by event.
     ``options`` go to OpenSession (bomb, retest_cancel, ...)."""
-    from events import game
+    from conteur.events import game
 
     state = game.initial()
     events: list = []

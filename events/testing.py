@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from events import game
-from events.model import STORYTELLER, Actor, Command, Event, RuleViolation, ScriptedDraws
+from conteur.events import game
+from conteur.events.model import STORYTELLER, Actor, Command, Event, RuleViolation, ScriptedDraws
 
 
 def decide_after(

@@ -46,8 +46,8 @@ from typing import Any, Iterator, Literal
 import msgspec
 from msgspec.structs import replace
 
-from events.bounds import Count
-from events.model import (
+from conteur.events.bounds import Count
+from conteur.events.model import (
     STORYTELLER,
     Actor,
     Command,
@@ -60,8 +60,8 @@ from events.model import (
     scoped_id,
     sees,
 )
-from events.session import check_player_bonus
-from events.sheets import V5Sheet
+from conteur.events.session import check_player_bonus
+from conteur.events.sheets import V5Sheet
 
 Visibility = Literal["open", "secret", "blind"]
 PoolKind = Literal["normal", "willpower", "humanity", "rouse"]

@@ -31,9 +31,9 @@ character's sheet, a bid's value redacted) is not guessed at: that check is skip
 
 from __future__ import annotations
 
-from events import action, met, v5
-from events import met_rules as rules
-from events.sheets import V5Sheet
+from conteur.events import action, met, v5
+from conteur.events import met_rules as rules
+from conteur.events.sheets import V5Sheet
 
 _V5_VERDICT = ("successes", "margin", "success", "critical", "messy", "bestial")
 

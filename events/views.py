@@ -20,9 +20,9 @@ from typing import Generic, Iterable, TypeVar
 
 import msgspec
 
-from events import game
-from events.game import GameState
-from events.model import Actor, Event
+from conteur.events import game
+from conteur.events.game import GameState
+from conteur.events.model import Actor, Event
 
 Viewer = Actor  # a viewer is whoever a token maps to: role and, for players, a character
 

@@ -186,7 +186,7 @@ class Venue:
         self.stop()
 
     def start(self) -> None:
-        from server.app import Served, create_app
+        from conteur.server.web.app import Served, create_app
 
         self.served = Served(create_app(self.path, settings=self.settings, web_dir=None))
         self.served.__enter__()

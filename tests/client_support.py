@@ -17,13 +17,13 @@ from typing import Iterator
 
 import msgspec
 
-from events import game
-from events.model import STORYTELLER
-from events.sheets import ActionSheet, MetSheet, V5Sheet
-from server.app import Served, create_app
-from server.auth import Tokens
-from server.service import Chronicle
-from server.store import SQLiteStore
+from conteur.events import game
+from conteur.events.model import STORYTELLER
+from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
+from conteur.server.web.app import Served, create_app
+from conteur.server.core.auth import Tokens
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
 
 SESSION = "demo"
 

@@ -31,7 +31,7 @@ import httpx
 import msgspec
 import websockets
 
-from server.testing import Venue
+from conteur.server.testing import Venue
 
 EXPORTS = ("jsonl", "csv", "md", "html")
 _TIME = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?|\b\d\d:\d\d\b|\d{4}-\d\d-\d\d")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from events.model import STORYTELLER, Actor
-from server.service import Chronicle
-from server.store import SQLiteStore
+from conteur.events.model import STORYTELLER, Actor
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import SESSION, Setup, command, make_chronicle
 
 ANNA = Actor(role="player", character="anna", name="anna")

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import action, game, views
-from events.action import (
+from conteur.events import action, game, views
+from conteur.events.action import (
     ActionBegun,
     ActionRevealed,
     ActionRolled,
@@ -28,10 +28,10 @@ from events.action import (
     TensionRaised,
     parse_test,
 )
-from events.model import STORYTELLER, Actor, DrawRecord
-from events.session import CharacterAdded, TimeSkipped, TurnAdvanced
-from events.sheets import ActionSheet
-from events.testing import assert_decides, assert_refuses, decide_after
+from conteur.events.model import STORYTELLER, Actor, DrawRecord
+from conteur.events.session import CharacterAdded, TimeSkipped, TurnAdvanced
+from conteur.events.sheets import ActionSheet
+from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from tests.examples import examples
 
 PLUS, MINUS, BLANK = 5, 1, 3
@@ -519,7 +519,7 @@ def test_act_12_a_sealed_roll_draws_from_a_stream_of_its_own(bonus):
     """FAIR-2 with the seal (issue 13): jaleel's sealed dice (3 + his bonus's D+/-) move no
     counter of his other streams, so his next open roll, before nella answers, tells nothing
     of them; and the sealed stream, once revealed, counts nothing but the sealed roll."""
-    from events import fair
+    from conteur.events import fair
 
     state = game.fold(ROSTER)
     draws = fair.FairDraws(bytes(range(32)), "night", nonce="n0nce")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from events import game
-from events.action import (
+from conteur.events import game
+from conteur.events.action import (
     ActionCancelled,
     ActionRevealed,
     CancelAction,
@@ -16,10 +16,10 @@ from events.action import (
     RollAction,
     SettleOpposition,
 )
-from events.model import STORYTELLER, Actor
-from events.session import TurnAdvanced
-from events.testing import assert_decides, assert_refuses
-from events.views import fold_view, view
+from conteur.events.model import STORYTELLER, Actor
+from conteur.events.session import TurnAdvanced
+from conteur.events.testing import assert_decides, assert_refuses
+from conteur.events.views import fold_view, view
 from tests.test_action import ROSTER, act, player
 
 JUDITH = player("judith")  # a third player, no side in the contest

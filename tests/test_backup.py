@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from server.backup import BackupError, DatabaseInUse, backup, restore
+from conteur.server.store.backup import BackupError, DatabaseInUse, backup, restore
 
 # The events table as the store declares it (DESIGN.md, "Event store").
 SCHEMA = """
@@ -63,8 +63,8 @@ FAKE_ROW = ("INSERT INTO events (session, type, data, actor, device, command_id,
 def make_db(path: Path, rows: int) -> Path:
     """A real chronicle of ``rows`` events (more, on an existing one): restore verifies
     the hash chain of what it puts back (issue 15), so the rows are the store's own."""
-    from events.session import SceneOpened
-    from server.store import SQLiteStore, append_events
+    from conteur.events.session import SceneOpened
+    from conteur.server.store.sqlite import SQLiteStore, append_events
 
     with SQLiteStore(path) as store:
         append_events(store, "s1", [SceneOpened(scene=f"sc{i}", name="x" * 900) for i in range(rows)],
@@ -269,7 +269,7 @@ def test_restore_refuses_a_damaged_backup_and_keeps_the_database(tmp_path):
 
 
 def test_cli_backup_into_a_folder_names_the_copy_by_time(tmp_path, capsys):
-    from server.backup import main
+    from conteur.server.store.backup import main
 
     db = make_db(tmp_path / "conteur.db", rows=7)
     stick = tmp_path / "stick"
@@ -284,7 +284,7 @@ def test_cli_backup_into_a_folder_names_the_copy_by_time(tmp_path, capsys):
 
 
 def test_cli_restore_tells_to_stop_the_server_then_force_works(tmp_path, capsys):
-    from server.backup import main
+    from conteur.server.store.backup import main
 
     db = make_db(tmp_path / "conteur.db", rows=3)
     main(["backup", "--db", str(db), "--to", str(tmp_path / "copy.db")])

@@ -8,11 +8,11 @@ import threading
 
 import pytest
 
-from events.game import CommandRejected
-from server.backup import DatabaseInUse, backup, restore
-from server.chain import verify_rows
-from server.store import Pending, SQLiteStore
-from server.verify import verify_path
+from conteur.events.game import CommandRejected
+from conteur.server.store.backup import DatabaseInUse, backup, restore
+from conteur.server.store.chain import verify_rows
+from conteur.server.store.sqlite import Pending, SQLiteStore
+from conteur.server.audit.verify import verify_path
 
 
 def ev(n: int) -> CommandRejected:

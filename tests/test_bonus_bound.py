@@ -7,13 +7,13 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from events.action import RollAction
-from events.model import STORYTELLER, Actor
-from events.session import CharacterAdded, MetOptions, OpenSession, SessionOpened
-from events.sheets import ActionSheet, V5Sheet
-from events.testing import assert_refuses, decide_after
-from events.v5 import RollPool
-from server.testing import Device, Venue
+from conteur.events.action import RollAction
+from conteur.events.model import STORYTELLER, Actor
+from conteur.events.session import CharacterAdded, MetOptions, OpenSession, SessionOpened
+from conteur.events.sheets import ActionSheet, V5Sheet
+from conteur.events.testing import assert_refuses, decide_after
+from conteur.events.v5 import RollPool
+from conteur.server.testing import Device, Venue
 
 VIC = Actor(role="player", character="vic", name="Vic")
 ADA = Actor(role="player", character="ada", name="Ada")

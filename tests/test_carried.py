@@ -9,7 +9,7 @@ import itertools
 import httpx
 import pytest
 
-from server.testing import Device, Venue
+from conteur.server.testing import Device, Venue
 
 SHEETS = {"anna": {"physical": 6, "social": 3, "mental": 4}, "bruno": {"physical": 7, "social": 5, "mental": 5}}
 _ids = itertools.count(1)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from server.dbfile import EXIT_BAD_INPUT, EXIT_CODES, EXIT_IN_USE, EXIT_NEWER, SCHEMA_VERSION
+from conteur.server.store.dbfile import EXIT_BAD_INPUT, EXIT_CODES, EXIT_IN_USE, EXIT_NEWER, SCHEMA_VERSION
 
 ROOT = Path(__file__).resolve().parent.parent
 CONDITIONS = ("missing folder", "locked", "not sqlite", "empty", "newer")
@@ -30,7 +30,7 @@ SKIP = {"type": "skip_time", "seconds": 60}
 
 
 def conteur(*args, cwd=None, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "server.cli", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "conteur.server.cli.main", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, timeout=timeout, env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
@@ -127,7 +127,7 @@ class PerThread(io.TextIOBase):
 def run_in_process(argv: list, err: PerThread, out: PerThread) -> tuple[int | str, str]:
     """The command as `conteur` runs it, in this process (the imports are done once);
     an exception escaping it is what a user would see as a traceback."""
-    from server.cli import main
+    from conteur.server.cli.main import main
 
     try:
         code = main([str(a) for a in argv])
@@ -187,7 +187,7 @@ def test_the_matrix_sees_a_traceback(tmp_path, monkeypatch):
     err, out = PerThread(), PerThread()
     monkeypatch.setattr(sys, "stderr", err)
     monkeypatch.setattr(sys, "stdout", out)
-    monkeypatch.setattr("server.cli.build_parser", _parser_with_broken_verify)
+    monkeypatch.setattr("conteur.server.cli.main.build_parser", _parser_with_broken_verify)
     code, _ = run_in_process(["verify", tmp_path / "x.db"], err, out)
     assert str(code).startswith("Traceback: ZeroDivisionError")
 
@@ -259,7 +259,7 @@ def test_verify_never_writes(good, tmp_path):
 
 def served(db: Path, tmp_path: Path) -> subprocess.Popen:
     out = tmp_path / "serve.out"
-    proc = subprocess.Popen([sys.executable, "-m", "server.cli", "serve", "--db", str(db), "--host",
+    proc = subprocess.Popen([sys.executable, "-m", "conteur.server.cli.main", "serve", "--db", str(db), "--host",
                              "127.0.0.1", "--port", "0"], stdout=open(out, "w"), stderr=subprocess.STDOUT,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     deadline = time.monotonic() + 60

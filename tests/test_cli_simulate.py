@@ -8,11 +8,11 @@ import json
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from events import action, game, session
-from server.cli import main
-from server.service import Chronicle
-from server.simulate import play, simulate
-from server.store import SQLiteStore, decode_events
+from conteur.events import action, game, session
+from conteur.server.cli.main import main
+from conteur.server.core.service import Chronicle
+from conteur.server.cli.simulate import play, simulate
+from conteur.server.store.sqlite import SQLiteStore, decode_events
 from tests.examples import examples
 
 

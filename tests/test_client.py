@@ -13,8 +13,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from client.client import Backoff, Client, ClientError, decode_event
-from client.outbox import Outbox
+from conteur.client.client import Backoff, Client, ClientError, decode_event
+from conteur.client.outbox import Outbox
 from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -190,7 +190,7 @@ async def test_dropout_throw_is_queued_then_acknowledged_exactly_once(server, se
 # throws while offline, prints the throw's id, and waits to be killed.
 CHILD = """
 import asyncio, sys
-from client.client import Client, Backoff
+from conteur.client.client import Client, Backoff
 url, token, session, outbox, flag = sys.argv[1:6]
 
 async def main():
@@ -311,10 +311,10 @@ async def test_a_restored_backup_played_on_past_the_clients_seq_is_caught_by_hel
 async def test_storyteller_fold_equals_server_state_after_a_simulated_evening(tmp_path, seed, batch):
     # every MET/TIME event kind the simulator plays, folded by the client from the wire;
     # with ``batch`` in hello the resync comes as a few messages (docs/protocol.md)
-    from server.auth import Tokens
-    from server.service import Chronicle
-    from server.simulate import play
-    from server.store import SQLiteStore
+    from conteur.server.core.auth import Tokens
+    from conteur.server.core.service import Chronicle
+    from conteur.server.cli.simulate import play
+    from conteur.server.store.sqlite import SQLiteStore
 
     db = str(tmp_path / "sim.db")
     with SQLiteStore(db) as store:

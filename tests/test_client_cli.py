@@ -7,8 +7,8 @@ import json
 import msgspec
 import pytest
 
-from client.cli import describe, main, parse_link
-from server.narrate import Teller
+from conteur.client.cli import describe, main, parse_link
+from conteur.events.narrate import Teller
 from tests.client_support import make_chronicle, served
 
 
@@ -32,7 +32,7 @@ def test_join_link_parts():
 
 def test_unknown_event_reads_as_key_values():
     assert describe({"type": "future.x", "a": 1}) == "future.x a=1"
-    # the web log's sentences (server/narrate.py), with the names this viewer knows
+    # the web log's sentences (events/narrate.py), with the names this viewer knows
     sealed = {"type": "met.bid_declared", "challenge": "c1", "round": 1, "character": "anna", "value": None}
     assert describe(sealed) == "c1: anna bid (sealed)"
     assert describe(sealed, Teller({"anna": "Anna"}, "fr")) == "c1 : Anna enchérit (scellé)"
@@ -71,7 +71,7 @@ def test_bad_token_exits_2(server, tmp_path, capsys):
 def test_plugs_into_the_conteur_command(server, setup, tmp_path, capsys):
     import argparse
 
-    from client.cli import add_command
+    from conteur.client.cli import add_command
 
     parser = argparse.ArgumentParser(prog="conteur")
     add_command(parser.add_subparsers(dest="command", required=True))

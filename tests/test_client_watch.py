@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import websockets
 
-from client.cli import main
-from client.client import Client
-from server.backup import backup, restore
+from conteur.client.cli import main
+from conteur.client.client import Client
+from conteur.server.store.backup import backup, restore
 from tests.client_support import Proxy, make_chronicle, served, stored_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +39,7 @@ class Watch:
     def __init__(self, state: str):
         self.lines: list[dict] = []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "client.cli", "watch", "--state", state, "--json",
+            [sys.executable, "-m", "conteur.client.cli", "watch", "--state", state, "--json",
              "--backoff-cap", "0.3"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "PYTHONPATH": str(ROOT)})

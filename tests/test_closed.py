@@ -10,9 +10,9 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from events import game
-from events.model import STORYTELLER, Actor, RuleViolation, ScriptedDraws
-from server.testing import Device, Venue
+from conteur.events import game
+from conteur.events.model import STORYTELLER, Actor, RuleViolation, ScriptedDraws
+from conteur.server.testing import Device, Venue
 
 MET = {"kind": "met", "physical": 6, "social": 4, "mental": 5}
 V5 = {"kind": "v5", "attributes": {"Dexterity": 3}, "skills": {"Stealth": 2}, "hunger": 1}
@@ -101,7 +101,7 @@ ROLES = [
 @pytest.mark.parametrize("actor", ROLES, ids=lambda a: a.role)
 def test_decide_refuses_every_command_type_after_close(actor):
     state = game.initial()
-    from events.session import CloseSession
+    from conteur.events.session import CloseSession
 
     for raw in SETUP + [{"type": "close_session"}]:
         cmd = msgspec.convert(raw, game.AnyCommand)

@@ -14,7 +14,7 @@ x509 = pytest.importorskip("cryptography.x509", reason="cryptography is not inst
 from cryptography.hazmat.primitives import hashes, serialization  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
 
-from server.tls import ca_certificate_path, default_hosts, ensure_certificate  # noqa: E402
+from conteur.server.web.tls import ca_certificate_path, default_hosts, ensure_certificate  # noqa: E402
 
 HOSTS = ["10.42.0.1", "192.168.1.20", "conteur", "conteur.local", "localhost"]
 

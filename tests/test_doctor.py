@@ -11,10 +11,10 @@ import stat
 
 import pytest
 
-from server import tls
-from server.cli import main
-from server.doctor import FAIL, PASS, SKIP, Doctor, report
-from server.testing import Venue
+from conteur.server.web import tls
+from conteur.server.cli.main import main
+from conteur.server.cli.doctor import FAIL, PASS, SKIP, Doctor, report
+from conteur.server.testing import Venue
 from tests.client_support import make_chronicle
 
 LOOPBACK = lambda: ["127.0.0.1"]  # noqa: E731  (tests talk only to 127.0.0.1)

@@ -10,12 +10,12 @@ import json
 import msgspec
 import pytest
 
-from server import export as ex
-from server.auth import Tokens
-from server.chain import read_jsonl
-from server.cli import main
-from server.store import SQLiteStore
-from server.verify import verify_path
+from conteur.server.audit import export as ex
+from conteur.server.core.auth import Tokens
+from conteur.server.store.chain import read_jsonl
+from conteur.server.cli.main import main
+from conteur.server.store.sqlite import SQLiteStore
+from conteur.server.audit.verify import verify_path
 from tests.review_support import evening
 
 
@@ -152,7 +152,7 @@ def test_a_session_id_out_of_form_is_refused_everywhere_and_nothing_is_written(t
     # row under it, and its export then answered 500 (the id is not latin-1 in a header)
     import httpx
 
-    from server.testing import Venue
+    from conteur.server.testing import Venue
 
     with Venue(tmp_path / "chronicle.db") as venue:
         http = httpx.Client(base_url=venue.url, headers={"Authorization": f"Bearer {venue.token()}"})
@@ -182,7 +182,7 @@ def test_an_export_header_carries_any_file_name_safely(name):
 def test_no_token_reads_as_a_command_line_option():
     # a token starting with "-" made `conteur export --as TOKEN` an argparse error, one
     # run in sixty-four
-    from server.auth import new_token
+    from conteur.server.core.auth import new_token
 
     assert not any(new_token().startswith("-") for _ in range(5000))
 
@@ -190,8 +190,8 @@ def test_no_token_reads_as_a_command_line_option():
 def test_a_storyteller_settling_an_opposed_roll_is_a_ruling_in_the_record(tmp_path):
     """ACT-12: a contest the storyteller settled stands out in the record like any other
     overrule, in either language."""
-    from events.action import OppositionRuled
-    from server.store import append_events
+    from conteur.events.action import OppositionRuled
+    from conteur.server.store.sqlite import append_events
     from tests.test_action import ROSTER
     from tests.test_action_settle import jaleel_against_nella, nella_dies
 
@@ -217,8 +217,8 @@ def test_a_storyteller_settling_an_opposed_roll_is_a_ruling_in_the_record(tmp_pa
 ])
 def test_a_disputed_record_is_told_as_disputed_with_both_claims_and_no_winner(tmp_path, lang, words):
     # issue 15: the record said "Anna won" of a challenge played by hand that Bruno disputed
-    from events.model import STORYTELLER
-    from server.service import Chronicle
+    from conteur.events.model import STORYTELLER
+    from conteur.server.core.service import Chronicle
     from tests.client_support import make_chronicle
     from tests.review_support import ANNA, BRUNO, run
 

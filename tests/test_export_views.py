@@ -1,4 +1,4 @@
-"""Property: over random simulated sessions (``server.simulate.play``) with challenges
+"""Property: over random simulated sessions (``conteur.server.cli.simulate.play``) with challenges
 played by hand between random pairs, no player's export, in any format, holds a secret
 of another character: not another's sealed throw, bid or overbid, not another's sheet,
 not the account of an offline challenge it took no part in."""
@@ -13,13 +13,13 @@ from pathlib import Path
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from events import views
-from events.model import STORYTELLER, Actor
-from server import export as ex
-from server import review as rv
-from server.service import Chronicle
-from server.simulate import play
-from server.store import SQLiteStore, decode_events
+from conteur.events import views
+from conteur.events.model import STORYTELLER, Actor
+from conteur.server.audit import export as ex
+from conteur.server.audit import review as rv
+from conteur.server.core.service import Chronicle
+from conteur.server.cli.simulate import play
+from conteur.server.store.sqlite import SQLiteStore, decode_events
 from tests.client_support import command
 from tests.examples import examples
 

@@ -13,11 +13,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from events import action, fair, game, v5
-from events.fair import FairDraws, commitment, derive_face, face_from_chunks, verify_draws
-from events.model import STORYTELLER, DrawRecord, RuleViolation, ScriptedDraws
-from events.session import CharacterAdded
-from events.sheets import ActionSheet, V5Sheet
+from conteur.events import action, fair, game, v5
+from conteur.events.fair import FairDraws, commitment, derive_face, face_from_chunks, verify_draws
+from conteur.events.model import STORYTELLER, DrawRecord, RuleViolation, ScriptedDraws
+from conteur.events.session import CharacterAdded
+from conteur.events.sheets import ActionSheet, V5Sheet
 from tests.examples import examples
 
 SEED = bytes(range(32))

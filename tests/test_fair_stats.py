@@ -14,9 +14,9 @@ from collections import Counter
 
 import pytest
 
-from events import action, game, v5
-from events.fair import FairDraws
-from events.model import STORYTELLER
+from conteur.events import action, game, v5
+from conteur.events.fair import FairDraws
+from conteur.events.model import STORYTELLER
 
 SEED = bytes.fromhex("5eed" * 16)
 Z_999 = 3.0902  # standard normal quantile 0.999

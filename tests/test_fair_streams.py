@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from events import fair, game, offline, v5
-from events.action import RollAction
-from events.fair import FairDraws, commitment, verify_draws
-from events.model import STORYTELLER, Actor, RuleViolation, sealed_stream_name, stream_name
-from events.session import CharacterAdded
-from events.sheets import ActionSheet, V5Sheet
+from conteur.events import fair, game, offline, v5
+from conteur.events.action import RollAction
+from conteur.events.fair import FairDraws, commitment, verify_draws
+from conteur.events.model import STORYTELLER, Actor, RuleViolation, sealed_stream_name, stream_name
+from conteur.events.session import CharacterAdded
+from conteur.events.sheets import ActionSheet, V5Sheet
 from tests.examples import examples
 
 SEED = bytes(range(32))

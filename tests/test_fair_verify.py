@@ -9,9 +9,9 @@ import json
 import msgspec
 import pytest
 
-from server.chain import Row, row_hash, row_to_line
-from server.cli import main
-from server.store import SQLiteStore
+from conteur.server.store.chain import Row, row_hash, row_to_line
+from conteur.server.cli.main import main
+from conteur.server.store.sqlite import SQLiteStore
 
 
 @pytest.fixture(scope="module")

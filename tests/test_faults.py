@@ -19,13 +19,13 @@ import msgspec
 import pytest
 
 from bench.harness import ServerProcess, Venue, prepare_venue
-from client.client import Backoff, Client
-from client.outbox import Outbox
-from events import views
-from events.model import Actor
-from server.chain import verify_rows
-from server.store import SQLiteStore, decode_events
-from server.testing import Device
+from conteur.client.client import Backoff, Client
+from conteur.client.outbox import Outbox
+from conteur.events import views
+from conteur.events.model import Actor
+from conteur.server.store.chain import verify_rows
+from conteur.server.store.sqlite import SQLiteStore, decode_events
+from conteur.server.testing import Device
 from tests.client_support import Proxy
 
 PARTITION_SECONDS = float(os.environ.get("CONTEUR_PARTITION_SECONDS", "6"))

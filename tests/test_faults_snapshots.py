@@ -17,20 +17,20 @@ from pathlib import Path
 
 import msgspec
 
-from events.model import STORYTELLER
-from events.session import CloseSession
-from server.service import Chronicle
-from server.simulate import play
-from server.store import SQLiteStore
+from conteur.events.model import STORYTELLER
+from conteur.events.session import CloseSession
+from conteur.server.core.service import Chronicle
+from conteur.server.cli.simulate import play
+from conteur.server.store.sqlite import SQLiteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
 PLAY_AND_DIE = textwrap.dedent(
     """
     import os, signal, sys
-    from server.service import Chronicle
-    from server.simulate import play
-    from server.store import SQLiteStore
+    from conteur.server.core.service import Chronicle
+    from conteur.server.cli.simulate import play
+    from conteur.server.store.sqlite import SQLiteStore
 
     store = SQLiteStore(sys.argv[1])
     chronicle = Chronicle(store, snapshot_every=int(sys.argv[2]))

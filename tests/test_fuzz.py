@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from websockets.sync.client import connect
 
-from events import game, views
-from events.model import Actor
-from server.app import Settings
-from server.chain import verify_rows
-from server.store import decode_events
-from server.testing import Venue
+from conteur.events import game, views
+from conteur.events.model import Actor
+from conteur.server.web.app import Settings
+from conteur.server.store.chain import verify_rows
+from conteur.server.store.sqlite import decode_events
+from conteur.server.testing import Venue
 from tests.examples import examples
 
 _sessions = itertools.count(1)

@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from events import game
-from server.app import Settings
-from server.nesting import MAX_DEPTH, too_deep
-from server.testing import Venue
+from conteur.events import game
+from conteur.server.web.app import Settings
+from conteur.events.nesting import MAX_DEPTH, too_deep
+from conteur.server.testing import Venue
 from tests.examples import examples
 from tests.test_closed import EXAMPLES, SETUP
 
@@ -111,7 +111,7 @@ def int_fields(kind, path=(), seen=frozenset()):
 
 def sheet_kind(tag: str, path: tuple) -> str | None:
     """Which sheet kind a path under ``sheet`` belongs to (the union's tag)."""
-    from events.sheets import ActionSheet, MetSheet, V5Sheet
+    from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
 
     if path[0] != "sheet":
         return None

@@ -8,8 +8,8 @@ import re
 import httpx
 import pytest
 
-from server.app import Served, create_app
-from server.testing import Device, Venue
+from conteur.server.web.app import Served, create_app
+from conteur.server.testing import Device, Venue
 
 ROSTER = {
     "name": "Elysium",

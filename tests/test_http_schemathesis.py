@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 
 from schemathesis.specs.openapi.checks import content_type_conformance, positive_data_acceptance
 
-from server.testing import Venue
+from conteur.server.testing import Venue
 from tests.examples import examples
 
 

@@ -12,11 +12,11 @@ from typing import Iterator
 import httpx
 import pytest
 
-from server.app import Settings
-from server.demo import announce
-from server.lan import is_loopback, reachable_base
-from server.store import SQLiteStore
-from server.testing import Venue
+from conteur.server.web.app import Settings
+from conteur.server.cli.demo import announce
+from conteur.server.web.lan import is_loopback, reachable_base
+from conteur.server.store.sqlite import SQLiteStore
+from conteur.server.testing import Venue
 
 ROSTER = {
     "name": "Elysium",

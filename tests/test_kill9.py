@@ -14,14 +14,14 @@ import textwrap
 import time
 from pathlib import Path
 
-from server.chain import verify_rows
-from server.store import SQLiteStore
+from conteur.server.store.chain import verify_rows
+from conteur.server.store.sqlite import SQLiteStore
 
 CHILD = textwrap.dedent(
     """
     import asyncio, sys
-    from events.game import CommandRejected
-    from server.store import Pending, SQLiteStore
+    from conteur.events.game import CommandRejected
+    from conteur.server.store.sqlite import Pending, SQLiteStore
 
     store = SQLiteStore(sys.argv[1])
 

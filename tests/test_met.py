@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from events import game
-from events.met import (
+from conteur.events import game
+from conteur.events.met import (
     Accept,
     BidDeclared,
     BidsCompared,
@@ -35,11 +35,11 @@ from events.met import (
     TieDebtPaid,
     open_windows,
 )
-from events.met_rules import beats
-from events.model import STORYTELLER, DrawRecord
-from events.session import Carried, CharacterAdded, MetOptions, NoSheetMarked, SessionOpened, TieDebt
-from events.sheets import MetSheet
-from events.testing import assert_decides, assert_refuses, decide_after
+from conteur.events.met_rules import beats
+from conteur.events.model import STORYTELLER, DrawRecord
+from conteur.events.session import Carried, CharacterAdded, MetOptions, NoSheetMarked, SessionOpened, TieDebt
+from conteur.events.sheets import MetSheet
+from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from test_met_support import A6, B7, classic, player, roster, static, thrown, won_on_throw
 
 A, B = player("a"), player("b")
@@ -536,7 +536,7 @@ def test_met_13_the_debt_is_not_owed_to_another_opponent():
 
 def test_met_13_the_debt_lasts_across_sessions_of_the_chronicle():
     last_night = game.fold(DUEL + DEBT)
-    from events.session import carry_over
+    from conteur.events.session import carry_over
 
     tonight = [SessionOpened(carried=carry_over(last_night))] + DUEL[1:] + [classic(challenge="c1")]
     events = decide_after(tonight + [ThrowCommitted(challenge="c1", round=1, character="a", choice="rock")],
@@ -698,7 +698,7 @@ def test_met_option_no_cancel_once_the_new_round_is_thrown():
 
 
 def test_met_16_no_timeout_during_a_time_out_but_a_storyteller_may_still_close():
-    from events.session import TimeOutCalled
+    from conteur.events.session import TimeOutCalled
 
     given = window() + [TimeOutCalled(scope="scene", scene="s1")]
     assert_refuses(given=given, when=CloseWindow(challenge="c1", timeout=True), code="frozen", match="TIME-5")
@@ -710,7 +710,7 @@ def test_met_16_no_window_to_close_while_throwing():
 
 
 def test_met_8_a_player_challenges_only_characters_of_the_roster_in_its_scene():
-    from events.session import SceneJoined, SceneOpened
+    from conteur.events.session import SceneJoined, SceneOpened
 
     assert_refuses(given=DUEL, when=IssueChallenge(character="a", defender="Ghoul", attribute="physical"), actor=A,
                    code="not_found")

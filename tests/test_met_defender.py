@@ -7,8 +7,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from events import game, views
-from events.met import (
+from conteur.events import game, views
+from conteur.events.met import (
     BidDeclared,
     BidsCompared,
     DeclareBid,
@@ -17,11 +17,11 @@ from events.met import (
     OverbidDeclared,
     RoundWon,
 )
-from events.model import STORYTELLER
-from events.session import WentOutOfGame
-from events.sheets import MetSheet
-from events.testing import assert_refuses, decide_after
-from server.store import decode_event, encode_event
+from conteur.events.model import STORYTELLER
+from conteur.events.session import WentOutOfGame
+from conteur.events.sheets import MetSheet
+from conteur.events.testing import assert_refuses, decide_after
+from conteur.server.store.sqlite import decode_event, encode_event
 from test_met_support import classic, player, roster, thrown, won_on_throw
 
 A = MetSheet(physical=6, social=3, mental=4, abilities={"Melee": 2})

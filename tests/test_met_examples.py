@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from events import game
-from events.met import (
+from conteur.events import game
+from conteur.events.met import (
     Accept,
     BidsCompared,
     ChallengeResolved,
@@ -13,9 +13,9 @@ from events.met import (
     RoundWon,
     Throw,
 )
-from events.model import STORYTELLER, ScriptedDraws
-from events.session import initiative_order
-from events.sheets import MetSheet
+from conteur.events.model import STORYTELLER, ScriptedDraws
+from conteur.events.session import initiative_order
+from conteur.events.sheets import MetSheet
 from test_met_support import player, roster
 
 A = MetSheet(physical=6, mental=3, abilities={"Melee": 2})

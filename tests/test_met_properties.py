@@ -8,11 +8,11 @@ from collections import Counter
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from events import game, met
-from events.met_rules import retests_allowed, true_score
-from events.session import traits
-from events.sheets import MetSheet
-from events.simulate_met import simulate
+from conteur.events import game, met
+from conteur.events.met_rules import retests_allowed, true_score
+from conteur.events.session import traits
+from conteur.events.sheets import MetSheet
+from conteur.events.simulate_met import simulate
 from tests.examples import examples
 
 sessions = st.builds(

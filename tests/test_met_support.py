@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from events.met import ChallengeIssued, RoundWon, ThrowCommitted, ThrowsRevealed
-from events.model import Actor
-from events.session import CharacterAdded, SceneJoined, SceneOpened, SessionOpened, MetOptions
-from events.sheets import MetSheet
+from conteur.events.met import ChallengeIssued, RoundWon, ThrowCommitted, ThrowsRevealed
+from conteur.events.model import Actor
+from conteur.events.session import CharacterAdded, SceneJoined, SceneOpened, SessionOpened, MetOptions
+from conteur.events.sheets import MetSheet
 
 
 def player(character: str) -> Actor:
@@ -42,7 +42,7 @@ def static(challenge="c1", tested="a", attribute="physical", difficulty=5, **fie
 
 def thrown(challenge: str, round: int, **throws: str) -> list:
     """Both sealed throws of a round and their reveal (winner from the rules)."""
-    from events.met_rules import throw_winner
+    from conteur.events.met_rules import throw_winner
 
     (a, ca), (b, cb) = throws.items()
     return [

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events.sheets import ActionSheet
-from server.testing import Venue
+from conteur.events.sheets import ActionSheet
+from conteur.server.testing import Venue
 from tests.examples import examples
 from tests.noninterference import Step, differences, observe
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from events import game
-from server import wire
+from conteur.events import game
+from conteur.events import wire
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 TEXT = DOC.read_text(encoding="utf-8")
@@ -80,7 +80,8 @@ def test_each_server_frame_is_documented_with_its_example(tag):
 
 
 def test_every_error_code_the_server_sends_is_in_the_table():
-    source = "".join(p.read_text() for p in (Path(wire.__file__).parent).glob("*.py"))
+    root = Path(__file__).resolve().parent.parent
+    source = "".join(p.read_text() for d in ("server", "events") for p in (root / d).rglob("*.py"))
     sent = set(re.findall(r'Error\(\s*code="([a-z_]+)"', source))
     sent |= set(re.findall(r'FrameError\("([a-z_]+)"', source))
     table = set(re.findall(r"^\| `([a-z_]+)` \|", TEXT, re.M))
@@ -90,7 +91,7 @@ def test_every_error_code_the_server_sends_is_in_the_table():
 def test_every_http_route_of_the_app_is_in_the_http_table():
     """The OpenAPI schema lists what the server answers; protocol.md must name each
     (method, path) in its HTTP table, query strings aside."""
-    from server.app import create_app
+    from conteur.server.web.app import create_app
 
     schema = create_app(":memory:", web_dir=None).openapi_schema
     routes = {(method.upper(), path) for path, item in schema.paths.items()
@@ -157,7 +158,7 @@ def test_the_documented_fields_of_a_client_are_shown():
 def test_the_roster_example_parses_and_lists_every_option_key():
     import tomllib
 
-    from server.roster import OPTION_KEYS, RosterError, parse_roster
+    from conteur.server.core.roster import OPTION_KEYS, RosterError, parse_roster
 
     toml = re.search(r"```toml\n(.*?)\n```", TEXT, re.S).group(1)
     roster = parse_roster(tomllib.loads(toml))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTEUR = [sys.executable, "-c", "import sys; from server.cli import main; sys.exit(main())"]
+CONTEUR = [sys.executable, "-c", "import sys; from conteur.server.cli.main import main; sys.exit(main())"]
 
 
 def readme_commands() -> list[list[str]]:

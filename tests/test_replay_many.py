@@ -1,4 +1,4 @@
-"""``server.replay``: many sessions folded over one scan of the log, in this process or in
+"""``conteur.server.store.replay``: many sessions folded over one scan of the log, in this process or in
 worker processes, give exactly what ``load_state`` gives session by session."""
 
 from __future__ import annotations
@@ -6,11 +6,11 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from server import replay
-from server.app import create_app
-from server.service import Chronicle
-from server.simulate import play
-from server.store import SQLiteStore, latest_snapshot
+from conteur.server.store import replay
+from conteur.server.web.app import create_app
+from conteur.server.core.service import Chronicle
+from conteur.server.cli.simulate import play
+from conteur.server.store.sqlite import SQLiteStore, latest_snapshot
 from tests.examples import examples
 
 

@@ -11,11 +11,11 @@ import httpx
 import msgspec
 import pytest
 
-from events import met, session
-from events.model import STORYTELLER, Actor
-from server import review as rv
-from server.service import Chronicle
-from server.store import SQLiteStore
+from conteur.events import met, session
+from conteur.events.model import STORYTELLER, Actor
+from conteur.server.audit import review as rv
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import make_chronicle, served
 from tests.review_support import ANNA, BRUNO, evening, run
 
@@ -265,8 +265,8 @@ def test_session_events_of_no_scene_stay_out_of_the_scene_of_others(review):
 def test_fairness_counts_a_contest_a_storyteller_settled_like_a_rolled_one(tmp_path, outcome, won, lost):
     """ACT-12: a settled contest has a winner and a loser in the tallies; a cancelled one
     has neither."""
-    from events.action import OppositionRuled
-    from server.store import append_events
+    from conteur.events.action import OppositionRuled
+    from conteur.server.store.sqlite import append_events
     from tests.test_action import ROSTER
     from tests.test_action_settle import jaleel_against_nella
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from server import export as ex
-from server.store import SQLiteStore
+from conteur.server.audit import export as ex
+from conteur.server.store.sqlite import SQLiteStore
 from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
 from tests.client_support import served
 from tests.review_support import evening
@@ -122,8 +122,8 @@ def test_the_review_page_answers_who_won_challenge_2_and_why(browser, setup):
 
 
 def test_a_storyteller_rules_on_a_disputed_offline_challenge_from_the_page(browser, tmp_path):
-    from events.model import STORYTELLER  # noqa: F401  (the ruling goes through the real command path)
-    from server.service import Chronicle
+    from conteur.events.model import STORYTELLER  # noqa: F401  (the ruling goes through the real command path)
+    from conteur.server.core.service import Chronicle
     from tests.review_support import BRUNO, run
     from tests.client_support import make_chronicle
 

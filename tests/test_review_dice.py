@@ -9,12 +9,12 @@ from collections import Counter
 import httpx
 import pytest
 
-from events.model import STORYTELLER, Actor
-from server import export as ex
-from server import review as rv
-from server.service import Chronicle
-from server.simulate import play
-from server.store import SQLiteStore
+from conteur.events.model import STORYTELLER, Actor
+from conteur.server.audit import export as ex
+from conteur.server.audit import review as rv
+from conteur.server.core.service import Chronicle
+from conteur.server.cli.simulate import play
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import make_chronicle, served
 from tests.review_support import evening, run
 
@@ -102,7 +102,7 @@ def test_storyteller_static_throw_uses_the_server_d3(tmp_path):
 
 
 def test_both_languages_have_every_sentence():
-    from server.narrate import T
+    from conteur.events.narrate import T
 
     assert set(T["en"]) == set(T["fr"])
 

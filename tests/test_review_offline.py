@@ -3,9 +3,9 @@ storyteller's ruling (DESIGN "Offline devices"), given events / when command / t
 
 from __future__ import annotations
 
-from events import game, views
-from events.model import STORYTELLER, Actor
-from events.offline import (
+from conteur.events import game, views
+from conteur.events.model import STORYTELLER, Actor
+from conteur.events.offline import (
     ConfirmOffline,
     DisputeOffline,
     OfflineChallengeConfirmed,
@@ -15,8 +15,8 @@ from events.offline import (
     RecordOfflineChallenge,
     RuleOffline,
 )
-from events.session import CharacterAdded, SessionClosed, SessionOpened, TimeOutCalled
-from events.testing import assert_decides, assert_refuses
+from conteur.events.session import CharacterAdded, SessionClosed, SessionOpened, TimeOutCalled
+from conteur.events.testing import assert_decides, assert_refuses
 
 ANNA = Actor(role="player", character="anna", name="anna")
 BRUNO = Actor(role="player", character="bruno", name="bruno")

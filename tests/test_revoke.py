@@ -14,10 +14,10 @@ import threading
 import httpx
 import pytest
 
-from client.cli import EXIT_REFUSED, main
-from client.client import Backoff, Client, ClientError
-from server.testing import Device, Venue
-from server.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
+from conteur.client.cli import EXIT_REFUSED, main
+from conteur.client.client import Backoff, Client, ClientError
+from conteur.server.testing import Device, Venue
+from conteur.server.web.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
 from tests import test_web as web
 from tests.client_support import make_chronicle, served
 from tests.browser_support import browser, playwright  # noqa: F401  (Chromium: skips without it)
@@ -98,7 +98,7 @@ async def test_a_revocation_by_another_process_closes_the_socket_on_the_next_rec
     nothing: the hub finds the revocation when it re-reads the tokens table (every 5 s)."""
     await characters(venue)
     async with Device(venue.ws_url, venue.token("player", "anna", "s1"), "s1") as phone:
-        revoke = ("import sys; from server.store import SQLiteStore; from server.auth import Tokens\n"
+        revoke = ("import sys; from conteur.server.store.sqlite import SQLiteStore; from conteur.server.core.auth import Tokens\n"
                   "store = SQLiteStore(sys.argv[1])\n"
                   "try: print(Tokens(store).revoke(session='s1', character='anna'))\n"
                   "finally: store.close()")

@@ -8,11 +8,11 @@ import asyncio
 import msgspec
 import pytest
 
-from events import session
-from events.model import Actor
-from events.sheets import MetSheet
-from server.hub import Connection, Hub
-from server.store import Pending, SQLiteStore
+from conteur.events import session
+from conteur.events.model import Actor
+from conteur.events.sheets import MetSheet
+from conteur.server.core.hub import Connection, Hub
+from conteur.server.store.sqlite import Pending, SQLiteStore
 
 ST = Actor(role="storyteller", name="st")
 ANNA = Actor(role="player", character="anna", name="anna")

@@ -21,11 +21,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from events import game, views
-from events.model import Actor
-from events.simulate_met import random_met_command, setup_met_session
-from server.store import decode_events
-from server.testing import Device, Venue
+from conteur.events import game, views
+from conteur.events.model import Actor
+from conteur.events.simulate_met import random_met_command, setup_met_session
+from conteur.server.store.sqlite import decode_events
+from conteur.server.testing import Device, Venue
 from tests.examples import examples
 
 _sessions = itertools.count(1)

@@ -9,10 +9,10 @@ import re
 
 import pytest
 
-from server.auth import Tokens
-from server.demo import DEMO, announce, create_demo
-from server.roster import RosterError, format_imported, init_from_roster, load_roster
-from server.store import SQLiteStore
+from conteur.server.core.auth import Tokens
+from conteur.server.cli.demo import DEMO, announce, create_demo
+from conteur.server.core.roster import RosterError, format_imported, init_from_roster, load_roster
+from conteur.server.store.sqlite import SQLiteStore
 
 TOML = """
 session = "night-1"
@@ -146,12 +146,12 @@ async def test_conteur_serve_demo_in_its_own_process_is_playable_from_its_printe
 
     import httpx
 
-    from server.testing import Device
+    from conteur.server.testing import Device
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    code = (f"from server.app import run; run({str(tmp_path / 'demo.db')!r}, '127.0.0.1', {port}, "
+    code = (f"from conteur.server.web.app import run; run({str(tmp_path / 'demo.db')!r}, '127.0.0.1', {port}, "
             "demo=True)")
     proc = subprocess.Popen([sys.executable, "-u", "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path),

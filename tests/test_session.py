@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from events import game, met
-from events.model import STORYTELLER
-from events.session import (
+from conteur.events import game, met
+from conteur.events.model import STORYTELLER
+from conteur.events.session import (
     ActionTaken,
     AddCharacter,
     BackInGame,
@@ -48,8 +48,8 @@ from events.session import (
     initiative_order,
     turns_for,
 )
-from events.sheets import MetSheet
-from events.testing import assert_decides, assert_refuses
+from conteur.events.sheets import MetSheet
+from conteur.events.testing import assert_decides, assert_refuses
 from test_met_support import A6, B7, player, roster
 
 A = player("a")
@@ -284,7 +284,7 @@ def test_time_5_a_session_time_out_stops_every_player_until_resume():
 
 
 def assert_decides_any(given, when, actor):
-    from events.testing import decide_after
+    from conteur.events.testing import decide_after
 
     return decide_after(given, when, actor=actor)
 

@@ -11,15 +11,15 @@ from hypothesis import HealthCheck, settings
 from hypothesis import given as for_all
 from hypothesis import strategies as st
 
-from events import game, views
-from events.action import RollAction
-from events.met import BidDeclared, IssueChallenge, DeclareBid
-from events.model import STORYTELLER, Actor
-from events.session import AddCharacter, AmendSheet, CharacterAdded, SessionClosed, SheetAmended
-from events.sheets import ActionSheet, MetSheet, V5Sheet
-from events.testing import assert_decides, assert_refuses, decide_after
-from events.v5 import HungerSet, RollPool, hunger_of
-from server.narrate import Teller, sentence
+from conteur.events import game, views
+from conteur.events.action import RollAction
+from conteur.events.met import BidDeclared, IssueChallenge, DeclareBid
+from conteur.events.model import STORYTELLER, Actor
+from conteur.events.session import AddCharacter, AmendSheet, CharacterAdded, SessionClosed, SheetAmended
+from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
+from conteur.events.testing import assert_decides, assert_refuses, decide_after
+from conteur.events.v5 import HungerSet, RollPool, hunger_of
+from conteur.events.narrate import Teller, sentence
 from tests.examples import examples
 from tests.test_met_support import B7, classic, player, roster, thrown
 
@@ -93,7 +93,7 @@ def test_add_character_refuses_a_python_built_sheet_that_does_not_validate_too()
 
 
 def test_the_wire_refuses_a_sheet_that_does_not_decode():
-    from server import wire
+    from conteur.events import wire
 
     frame = ('{"type": "command", "id": "x", "command": {"type": "amend_sheet", "character": "a",'
              ' "sheet": {"kind": "met", "physical": "six"}}}')
@@ -114,7 +114,7 @@ def test_time_2_a_closed_session_refuses_amendments():
 
 
 def test_amending_is_accepted_during_a_time_out():
-    from events.session import TimeOutCalled
+    from conteur.events.session import TimeOutCalled
 
     given = roster(a=STRONG) + [TimeOutCalled(scope="session")]
     assert_decides(given=given, when=AmendSheet(character="a", sheet=WOUNDED), then=[amended("a", WOUNDED)])
@@ -201,7 +201,7 @@ def test_v5_5_an_amended_hunger_sets_hunger_and_an_unchanged_one_keeps_play():
 
 
 def test_act_8_an_amended_tension_sets_it_and_an_unchanged_one_keeps_play():
-    from events.action import TensionRaised, tension_of
+    from conteur.events.action import TensionRaised, tension_of
 
     jake = ActionSheet(characteristics={"Motricité": 6}, tension=0)
     given = [CharacterAdded(character="jake", name="Jake", sheet=jake),
@@ -289,7 +289,7 @@ def test_replay_from_zero_equals_the_live_state(amendments):
 
 @pytest.fixture(scope="module")
 def venue(tmp_path_factory):
-    from server.testing import Venue
+    from conteur.server.testing import Venue
 
     with Venue(tmp_path_factory.mktemp("amend") / "chronicle.db") as v:
         yield v
@@ -321,8 +321,8 @@ def _leaks(viewer: str, raw: str, events: list[dict]) -> list[str]:
 async def _play(venue, session: str, amendments: list) -> None:
     import httpx
 
-    from server.store import decode_events
-    from server.testing import Device
+    from conteur.server.store.sqlite import decode_events
+    from conteur.server.testing import Device
 
     tokens = {c: venue.token("player", c, session) for c in CAST}
     tokens["wall"] = venue.token("observer", session=session)
@@ -388,7 +388,7 @@ def test_no_other_player_ever_sees_an_amended_sheet_or_its_reason_over_websocket
 
 
 async def test_the_python_client_amends_a_sheet_and_reads_a_refusal(venue, tmp_path):
-    from client.client import Client
+    from conteur.client.client import Client
 
     session = "amend-client"
     async with Client(venue.ws_url, venue.token(), session, outbox=tmp_path / "st.sqlite",
@@ -411,9 +411,9 @@ async def test_the_python_client_amends_a_sheet_and_reads_a_refusal(venue, tmp_p
 def test_met_15_a_challenge_story_in_the_review_shows_the_amendment_made_while_it_was_open(tmp_path):
     # a dispute about a refused bid: the story says the sheet changed, and why only to
     # storytellers and the character
-    from server import review
-    from server.service import Chronicle
-    from server.store import SQLiteStore
+    from conteur.server.audit import review
+    from conteur.server.core.service import Chronicle
+    from conteur.server.store.sqlite import SQLiteStore
     from tests.client_support import command
 
     with SQLiteStore(str(tmp_path / "c.db")) as store:
@@ -437,7 +437,7 @@ def test_met_15_a_challenge_story_in_the_review_shows_the_amendment_made_while_i
         seen_by_b = review.challenge_story(review.build(store, "s", viewer=B), "c1").steps
         assert seen_by_b[-1].text == "A storyteller amended Anna's sheet."
         # the chronicle record keeps it as a storyteller's ruling, in the reader's language
-        from server.export import chapters
+        from conteur.server.audit.export import chapters
 
         def rulings(viewer, lang):
             built = review.build(store, "s", viewer=viewer, lang=lang)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import random
 
-from events import action, game
-from events.action import CancelAction, CharacterSacrificed, SettleOpposition
-from events.model import STORYTELLER, ScriptedDraws
-from server.simulate import simulate
-from server.store import SQLiteStore
+from conteur.events import action, game
+from conteur.events.action import CancelAction, CharacterSacrificed, SettleOpposition
+from conteur.events.model import STORYTELLER, ScriptedDraws
+from conteur.server.cli.simulate import simulate
+from conteur.server.store.sqlite import SQLiteStore
 from tests.test_action import ROSTER, act
 
 

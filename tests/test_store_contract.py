@@ -9,9 +9,9 @@ import threading
 import msgspec
 import pytest
 
-from events.game import CommandRejected
-from server.chain import verify_rows
-from server.store import Outcome, Pending, SQLiteStore, StoreError
+from conteur.events.game import CommandRejected
+from conteur.server.store.chain import verify_rows
+from conteur.server.store.sqlite import Outcome, Pending, SQLiteStore, StoreError
 
 
 def ev(n: int) -> CommandRejected:

@@ -8,10 +8,10 @@ import sqlite3
 
 import pytest
 
-from events.game import CommandRejected
-from server.chain import row_to_line
-from server.cli import main
-from server.store import Pending, SQLiteStore
+from conteur.events.game import CommandRejected
+from conteur.server.store.chain import row_to_line
+from conteur.server.cli.main import main
+from conteur.server.store.sqlite import Pending, SQLiteStore
 
 
 def ev(n):
@@ -64,7 +64,7 @@ def test_deleted_event_is_named(db, capsys):
 
 def test_inserted_event_is_named(db, capsys):
     # shift the tail up by one and insert a forged row at 5, with a self-consistent hash
-    from server.chain import row_hash
+    from conteur.server.store.chain import row_hash
     conn = sqlite3.connect(db)
     conn.executescript("DROP TRIGGER events_no_update; DROP TRIGGER events_no_delete;")
     rows = conn.execute("SELECT * FROM events WHERE seq >= 5 ORDER BY seq DESC").fetchall()

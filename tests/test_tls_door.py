@@ -23,10 +23,10 @@ import pytest
 x509 = pytest.importorskip("cryptography.x509", reason="cryptography is not installed")
 from cryptography.hazmat.primitives import serialization  # noqa: E402
 
-from server.tls import ensure_certificate  # noqa: E402
+from conteur.server.web.tls import ensure_certificate  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-CONTEUR = [sys.executable, "-m", "server.cli"]
+CONTEUR = [sys.executable, "-m", "conteur.server.cli.main"]
 CURL = shutil.which("curl")
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 LAN_NAME = "conteur.local"  # what a phone reaches the machine by (README: HOSTNAME.local)

@@ -7,12 +7,12 @@ from hypothesis import given as for_all
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from events import game, v5
-from events.model import STORYTELLER, Actor, DrawRecord
-from events.session import CharacterAdded
-from events.sheets import V5Sheet
-from events.testing import assert_decides, assert_refuses, decide_after
-from events.v5 import (
+from conteur.events import game, v5
+from conteur.events.model import STORYTELLER, Actor, DrawRecord
+from conteur.events.session import CharacterAdded
+from conteur.events.sheets import V5Sheet
+from conteur.events.testing import assert_decides, assert_refuses, decide_after
+from conteur.events.v5 import (
     HungerSet,
     PoolRolled,
     RollPool,

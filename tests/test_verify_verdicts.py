@@ -15,11 +15,11 @@ import sqlite3
 import msgspec
 import pytest
 
-from events import verdicts
-from server.chain import GENESIS, Row, row_hash, row_to_line
-from server.cli import main
-from server.store import SQLiteStore, decode_event
-from server.verify import verify_path
+from conteur.events import verdicts
+from conteur.server.store.chain import GENESIS, Row, row_hash, row_to_line
+from conteur.server.cli.main import main
+from conteur.server.store.sqlite import SQLiteStore, decode_event
+from conteur.server.audit.verify import verify_path
 
 
 @pytest.fixture(scope="module")

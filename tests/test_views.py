@@ -7,10 +7,10 @@ from typing import ClassVar
 
 from msgspec.structs import replace
 
-from events import met, session, v5, views
-from events.game import CommandRejected
-from events.model import Actor, DrawRecord, Event
-from events.sheets import MetSheet
+from conteur.events import met, session, v5, views
+from conteur.events.game import CommandRejected
+from conteur.events.model import Actor, DrawRecord, Event
+from conteur.events.sheets import MetSheet
 
 STORYTELLER = Actor(role="storyteller", name="st")
 ANNA = Actor(role="player", character="anna", name="anna")
@@ -54,9 +54,9 @@ def test_a_blind_roll_leaves_no_trace_for_players_and_a_secret_one_only_for_its_
 
 def _roll(visibility: str) -> Event:
     """A real V5 roll event, built from its own decider so its fields stay current."""
-    from events import game
-    from events.model import ScriptedDraws
-    from events.sheets import V5Sheet
+    from conteur.events import game
+    from conteur.events.model import ScriptedDraws
+    from conteur.events.sheets import V5Sheet
 
     state = game.fold([
         session.SessionOpened(name="n"),

@@ -451,10 +451,10 @@ def test_storyteller_runs_the_clock_reads_initiative_and_cancels(browser, server
 
 @pytest.mark.parametrize("seed", [3, 11])
 def test_js_fold_matches_the_server_after_a_simulated_evening(browser, tmp_path, seed):
-    from server.auth import Tokens
-    from server.service import Chronicle
-    from server.simulate import play
-    from server.store import SQLiteStore
+    from conteur.server.core.auth import Tokens
+    from conteur.server.core.service import Chronicle
+    from conteur.server.cli.simulate import play
+    from conteur.server.store.sqlite import SQLiteStore
 
     db = str(tmp_path / "sim.db")
     with SQLiteStore(db) as store:
@@ -520,9 +520,9 @@ def test_met_12_the_loser_retests_from_the_phone_and_a_new_round_starts(browser,
 
 def test_the_demo_links_open_on_a_phone_for_every_ruleset(browser, tmp_path):
     # what a new user does first: `conteur serve --demo`, then a link per tab
-    from server.demo import create_demo
-    from server.roster import join_link
-    from server.store import SQLiteStore
+    from conteur.server.cli.demo import create_demo
+    from conteur.server.core.roster import join_link
+    from conteur.server.store.sqlite import SQLiteStore
 
     db = str(tmp_path / "demo.db")
     with SQLiteStore(db) as store:
@@ -702,10 +702,10 @@ def test_secret_rolls_reach_the_roller_and_storytellers_only(browser, server, se
 def test_the_log_tells_every_dice_and_met_event_of_a_mixed_evening(browser, tmp_path):
     # the three rulesets side by side, as the simulator plays them: every event type it
     # makes has an English and a French sentence in narrate.js
-    from server.auth import Tokens
-    from server.service import Chronicle
-    from server.simulate import play
-    from server.store import SQLiteStore
+    from conteur.server.core.auth import Tokens
+    from conteur.server.core.service import Chronicle
+    from conteur.server.cli.simulate import play
+    from conteur.server.store.sqlite import SQLiteStore
 
     db = str(tmp_path / "mixed.db")
     with SQLiteStore(db) as store:

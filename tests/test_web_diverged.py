@@ -14,7 +14,7 @@ from contextlib import ExitStack
 import httpx
 import pytest
 
-from server.backup import backup, restore
+from conteur.server.store.backup import backup, restore
 from tests.client_support import Proxy, make_chronicle, served
 from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, Device, start_challenge

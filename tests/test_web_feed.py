@@ -8,11 +8,11 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from events.model import STORYTELLER
-from events.sheets import ActionSheet
-from server.auth import Tokens
-from server.service import Chronicle
-from server.store import SQLiteStore
+from conteur.events.model import STORYTELLER
+from conteur.events.sheets import ActionSheet
+from conteur.server.core.auth import Tokens
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import command, events_of_type, served
 from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device, start_challenge

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.auth import Tokens
-from server.roster import join_link
-from server.store import SQLiteStore
+from conteur.server.core.auth import Tokens
+from conteur.server.core.roster import join_link
+from conteur.server.store.sqlite import SQLiteStore
 from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
 from tests.client_support import events_of_type, served
 

@@ -11,8 +11,8 @@ from contextlib import ExitStack
 
 import pytest
 
-from server.app import Served, create_app
-from server.store import SQLiteStore
+from conteur.server.web.app import Served, create_app
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
 from tests.test_web import CHROMIUM, TABLET, TIMEOUT, Device
 from tests.test_web import browser, playwright  # noqa: F401 (fixtures)

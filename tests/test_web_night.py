@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from server.demo import create_demo
-from server.store import SQLiteStore
+from conteur.server.cli.demo import create_demo
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
 from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 

@@ -1,7 +1,7 @@
 """Action dice between two phones, in real Chromium against a real server: a roll against
 another player character and its answer from a card (ACT-12), a refused answer that
 leaves the card, and an action over several turns rolled at its last turn (ACT-2).
-The demo chronicle's action-demo session: Nova and Rook (server/demo.py)."""
+The demo chronicle's action-demo session: Nova and Rook (server/cli/demo.py)."""
 
 from __future__ import annotations
 

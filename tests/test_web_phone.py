@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 import httpx
 import pytest
 
-from server.store import SQLiteStore
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
 from tests.review_support import evening
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
@@ -337,7 +337,7 @@ def test_item_13_the_wall_the_card_and_the_tablet(browser, server, setup):
 
 
 def test_item_13_a_power_named_as_a_retest_source_is_on_the_card(browser, tmp_path):
-    from server.demo import create_demo
+    from conteur.server.cli.demo import create_demo
 
     db = str(tmp_path / "demo.db")
     with SQLiteStore(db) as store:

@@ -1,7 +1,7 @@
 """A storyteller overrules from the tablet, in real Chromium against a real server: an
 opposed roll left waiting for its defender (ACT-12) is settled, and a long action under way
 (ACT-2) is cancelled; the phones' card and pending list empty as the server's state does.
-The demo chronicle's action-demo session: Nova and Rook (server/demo.py)."""
+The demo chronicle's action-demo session: Nova and Rook (server/cli/demo.py)."""
 
 from __future__ import annotations
 

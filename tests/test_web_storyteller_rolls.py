@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from server.demo import create_demo
-from server.store import SQLiteStore
+from conteur.server.cli.demo import create_demo
+from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import events_of_type, served
 from tests.browser_support import NO_CHROMIUM
 from tests.test_web import CHROMIUM, TABLET, Device
@@ -25,7 +25,7 @@ SMALL_TABLET = {"width": 768, "height": 1024}
 
 @pytest.fixture
 def demo(tmp_path):
-    """The demo chronicle (server/demo.py): v5-demo (Iris, Viktor), action-demo (Nova, Rook)."""
+    """The demo chronicle (server/cli/demo.py): v5-demo (Iris, Viktor), action-demo (Nova, Rook)."""
     db = str(tmp_path / "demo.db")
     with SQLiteStore(db) as store:
         storyteller, imported = create_demo(store)

@@ -20,7 +20,7 @@ import random
 import httpx
 import pytest
 
-from events import fair
+from conteur.events import fair
 from tests.client_support import events_of_type
 from tests.examples import examples
 from tests.test_web import CHROMIUM, Device

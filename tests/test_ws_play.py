@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from server.app import Settings
-from server.testing import Device, Venue
+from conteur.server.web.app import Settings
+from conteur.server.testing import Device, Venue
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import websockets
 
-from server.app import Settings
-from server.testing import Device, Venue
+from conteur.server.web.app import Settings
+from conteur.server.testing import Device, Venue
 
 
 @pytest.fixture
@@ -166,7 +166,7 @@ async def test_a_token_revoked_by_another_process_stops_working_without_a_restar
     async with Device(venue.ws_url, token, "s1") as before:
         assert before.frames[-1]["type"] == "live"
     assert httpx.get(f"{venue.url}/me", headers={"Authorization": f"Bearer {token}"}).status_code == 200
-    revoke = ("import sys; from server.store import SQLiteStore; from server.auth import Tokens\n"
+    revoke = ("import sys; from conteur.server.store.sqlite import SQLiteStore; from conteur.server.core.auth import Tokens\n"
               "store = SQLiteStore(sys.argv[1])\n"
               "try: print(Tokens(store).revoke(session='s1', character='anna'))\n"
               "finally: store.close()")

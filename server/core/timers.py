@@ -16,9 +16,9 @@ import asyncio
 import logging
 import threading
 
-from events import met
-from events.model import Actor
-from server.service import Chronicle, Executed
+from conteur.events import met
+from conteur.events.model import Actor
+from conteur.server.core.service import Chronicle, Executed
 
 log = logging.getLogger("conteur.timers")
 

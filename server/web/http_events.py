@@ -10,11 +10,11 @@ import msgspec
 from litestar import Controller, Request, get
 from litestar.params import Parameter
 
-from events import game, views
-from server import wire
-from server.auth import Grant
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, SessionPath
-from server.store import decode_events
+from conteur.events import game, views
+from conteur.events import wire
+from conteur.server.core.auth import Grant
+from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, SessionPath
+from conteur.server.store.sqlite import decode_events
 
 MAX_PAGE = 5000
 MAX_SEQ = wire.MAX_SEQ

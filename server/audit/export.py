@@ -3,7 +3,7 @@ Lines log that `conteur verify` checks, or as CSV for a spreadsheet; in English 
 
 Who the export is for decides what it holds: without a token (the CLI holder has the
 database file) or with a storyteller's, everything; with a player's token, only what that
-player was sent (``events.views``, through ``server.review``). A player's JSON Lines
+player was sent (``events.views``, through ``conteur.server.audit.review``). A player's JSON Lines
 cannot verify as a chain, since the chain covers the events it may not see: its lines are
 ``{"seq", "at", "type", "event"}`` in the player's forms, and only a full log carries the
 hashes (docs/review.md).
@@ -20,13 +20,13 @@ from urllib.parse import quote
 
 import msgspec
 
-from events import action, met, offline, session, v5
-from events.game import CommandRejected
-from events.model import STORYTELLER, Actor
-from server import review as rv
-from server import venue_time
-from server.chain import row_to_line
-from server.narrate import challenge_sentence, offline_sentence
+from conteur.events import action, met, offline, session, v5
+from conteur.events.game import CommandRejected
+from conteur.events.model import STORYTELLER, Actor
+from conteur.server.audit import review as rv
+from conteur.server.core import venue_time
+from conteur.server.store.chain import row_to_line
+from conteur.events.narrate import challenge_sentence, offline_sentence
 
 FORMATS = ("md", "html", "jsonl", "csv")
 MEDIA_TYPES = {
@@ -314,8 +314,8 @@ def export(store, session_id: str, fmt: str, *, lang: str = "en", viewer: Actor 
 
 
 def viewer_of_token(store, token: str, session_id: str) -> Actor:
-    """The viewer a token stands for (``server.auth``), refused if it is not for this session."""
-    from server.auth import Tokens
+    """The viewer a token stands for (``conteur.server.core.auth``), refused if it is not for this session."""
+    from conteur.server.core.auth import Tokens
 
     grant = Tokens(store).check(token)
     if grant is None:
@@ -344,8 +344,8 @@ def content_disposition(disposition: str, name: str) -> str:
 
 
 def cmd_export(args) -> int:
-    from server.dbfile import check_database
-    from server.store import SQLiteStore
+    from conteur.server.store.dbfile import check_database
+    from conteur.server.store.sqlite import SQLiteStore
 
     check_database(args.db)  # a mistyped --db is an error, never a new empty chronicle
     with SQLiteStore(args.db) as store:

@@ -19,11 +19,11 @@ from litestar import Controller, MediaType, Request, Response, post
 from litestar.params import JSONBody
 from typing import Literal
 
-from server.door import ca_note
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
-from server.http_sessions import base_url
-from server.lan import is_loopback
-from server.roster import join_link
+from conteur.server.web.door import ca_note
+from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
+from conteur.server.web.http_sessions import base_url
+from conteur.server.web.lan import is_loopback
+from conteur.server.core.roster import join_link
 
 
 def qr_svg(data: str) -> str:

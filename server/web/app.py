@@ -26,15 +26,16 @@ from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
-from server.auth import Tokens
-from server import nesting
-from server.hub import Hub
-from server.service import Chronicle
-from server.store import SQLiteStore
-from server.timers import WindowTimers
-from server.ws import ws_endpoint
+import conteur.client
+from conteur.server.core.auth import Tokens
+from conteur.events import nesting
+from conteur.server.core.hub import Hub
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
+from conteur.server.core.timers import WindowTimers
+from conteur.server.web.ws import ws_endpoint
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "client" / "web"
+WEB_DIR = Path(conteur.client.__file__).resolve().parent / "web"
 HARD_FRAME_LIMIT = 1 << 20  # above this uvicorn closes with 1009; below, the app answers
 
 
@@ -50,7 +51,7 @@ class Settings(msgspec.Struct, kw_only=True):
     # how the join sheet finds this machine's LAN addresses (server.lan; tests pass their own)
     lan_addresses: Callable[[], list[str]] | None = None
     window_timers: bool = True  # MET-16: close retest/overbid windows after accept_timeout
-    ca_file: str = ""  # with --tls: the venue CA served at /ca.crt (server.door)
+    ca_file: str = ""  # with --tls: the venue CA served at /ca.crt (conteur.server.web.door)
 
 
 class Runtime:
@@ -111,9 +112,9 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
             if owned:
                 store.close()
 
-    from server.door import ca_certificate, join_sheet_page
-    from server.http_api import CONTROLLERS
-    from server.http_review import ReviewController
+    from conteur.server.web.door import ca_certificate, join_sheet_page
+    from conteur.server.web.http_api import CONTROLLERS
+    from conteur.server.web.http_review import ReviewController
 
     handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController, ca_certificate,
                       join_sheet_page]
@@ -203,12 +204,12 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
         key: str | Path | None = None, out=None) -> None:
     """``conteur serve``: prints the addresses, the storyteller's link and QR code (and,
     with ``demo``, creates the demo chronicle and prints every join link), then serves
-    until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (server.tls),
+    until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (conteur.server.web.tls),
     ``cert``/``key`` with one given; either way plain http on the port is redirected
-    (server.door). The database is refused before anything is written if it is not one
-    (server.dbfile), and held for the server's life: a second server is refused."""
-    from server import demo as demo_mod
-    from server.dbfile import WriterLock, check_database
+    (conteur.server.web.door). The database is refused before anything is written if it is not one
+    (conteur.server.store.dbfile), and held for the server's life: a second server is refused."""
+    from conteur.server.cli import demo as demo_mod
+    from conteur.server.store.dbfile import WriterLock, check_database
 
     out = out or sys.stdout
     check_database(db, create=True)
@@ -243,11 +244,11 @@ def _tls(host: str, tls_dir, cert, key) -> tuple[dict, str]:
     from uvicorn.config import HTTP_PROTOCOLS
     from uvicorn.importer import import_from_string
 
-    from server import door
+    from conteur.server.web import door
 
     ca_file = ""
     if cert is None:
-        from server import tls
+        from conteur.server.web import tls
 
         hosts = tls.default_hosts() if host in ("0.0.0.0", "::", "") else [host]
         cert, key = tls.ensure_certificate(tls_dir, hosts)
@@ -258,7 +259,7 @@ def _tls(host: str, tls_dir, cert, key) -> tuple[dict, str]:
 
 
 def _announce_tls(settings: Settings, host: str, port: int, public_url: str, out) -> None:
-    from server import demo as demo_mod
+    from conteur.server.cli import demo as demo_mod
 
     base = public_url.rstrip("/") or demo_mod.base_urls(host, port, "https")[0]
     if settings.ca_file:
@@ -287,9 +288,9 @@ def cmd_serve(args) -> int:
 
 def cmd_init(args) -> int:
     """``conteur init``: the roster's session, characters and tokens, printed once."""
-    from server import demo as demo_mod
-    from server.dbfile import WriterLock, check_database
-    from server.roster import RosterError, format_imported, init_from_roster
+    from conteur.server.cli import demo as demo_mod
+    from conteur.server.store.dbfile import WriterLock, check_database
+    from conteur.server.core.roster import RosterError, format_imported, init_from_roster
 
     check_database(args.db, create=True)
     with WriterLock(args.db):  # never beside a running server: it would append stale seqs
@@ -311,7 +312,7 @@ def cmd_init(args) -> int:
 
 
 def add_commands(sub) -> None:
-    """``conteur serve`` and ``conteur init``, for server.cli."""
+    """``conteur serve`` and ``conteur init``, for conteur.server.cli.main."""
     p = sub.add_parser("serve", help="run the session server (phones join over the venue network)")
     p.add_argument("--db", default="conteur.db", help="the chronicle database (created if missing)")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: every interface)")

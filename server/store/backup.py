@@ -27,7 +27,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from server.dbfile import (
+from conteur.server.store.dbfile import (
     EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError, WriterLock, check_database,
     open_readonly)
 
@@ -176,7 +176,7 @@ def _check(path: Path) -> int:
 
 
 def _usable(path: Path, **options) -> None:
-    """server.dbfile's refusals, as this module's errors (their exit status kept)."""
+    """conteur.server.store.dbfile's refusals, as this module's errors (their exit status kept)."""
     try:
         check_database(path, **options)
     except DatabaseFileError as exc:
@@ -187,7 +187,7 @@ def _usable(path: Path, **options) -> None:
 
 def _check_chain(path: Path) -> None:
     """A backup that does not verify (a broken chain, a bad draw) is never put back."""
-    from server.verify import verify_path
+    from conteur.server.audit.verify import verify_path
 
     report = verify_path(path)
     if not report.ok:
@@ -282,7 +282,7 @@ def cmd_backup(args) -> int:
     if target.is_dir():
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         target = target / f"{Path(args.db).stem}-{stamp}.db"
-    count = backup(args.db, target)  # errors: one line from server.cli
+    count = backup(args.db, target)  # errors: one line from conteur.server.cli.main
     print(f"backed up {count} events from {args.db} to {target}")
     return 0
 
@@ -295,8 +295,8 @@ def cmd_restore(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m server.backup backup|restore ...`, the same as `conteur backup|restore`."""
-    from server.cli import main as conteur
+    """`python -m conteur.server.store.backup backup|restore ...`, the same as `conteur backup|restore`."""
+    from conteur.server.cli.main import main as conteur
 
     return conteur(sys.argv[1:] if argv is None else argv)
 

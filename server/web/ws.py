@@ -17,12 +17,12 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from events import views
-from server import wire
-from server.hub import YIELD_EVERY, Connection
+from conteur.events import views
+from conteur.events import wire
+from conteur.server.core.hub import YIELD_EVERY, Connection
 
 if TYPE_CHECKING:
-    from server.app import Runtime
+    from conteur.server.web.app import Runtime
 
 log = logging.getLogger("conteur.ws")
 

@@ -28,14 +28,14 @@ import logging
 import threading
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterable
 
-from events import views
-from events.model import Actor, Event
-from server import wire
-from server.service import Executed
-from server.store import SQLiteStore, decode_events
+from conteur.events import views
+from conteur.events.model import Actor, Event
+from conteur.events import wire
+from conteur.server.core.service import Executed
+from conteur.server.store.sqlite import SQLiteStore, decode_events
 
 if TYPE_CHECKING:
-    from server.auth import Tokens
+    from conteur.server.core.auth import Tokens
 
 log = logging.getLogger("conteur.hub")
 

@@ -36,8 +36,8 @@ class Progress:
 
 
 def cmd_verify(args) -> int:
-    from server.dbfile import DatabaseFileError, check_database
-    from server.verify import verify_path
+    from conteur.server.store.dbfile import DatabaseFileError, check_database
+    from conteur.server.audit.verify import verify_path
 
     path = Path(args.path)
     if not path.is_file():
@@ -61,8 +61,8 @@ def cmd_verify(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from server.dbfile import check_database
-    from server.store import SQLiteStore
+    from conteur.server.store.dbfile import check_database
+    from conteur.server.store.sqlite import SQLiteStore
 
     check_database(args.db)  # a mistyped --db is an error, never a new empty chronicle
     with SQLiteStore(args.db) as store:
@@ -78,8 +78,8 @@ def cmd_replay(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from server.dbfile import WriterLock, check_database
-    from server.simulate import simulate
+    from conteur.server.store.dbfile import WriterLock, check_database
+    from conteur.server.cli.simulate import simulate
 
     check_database(args.db, create=True)
     with WriterLock(args.db):
@@ -94,7 +94,7 @@ def cmd_simulate(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from server.dbfile import EXIT_CODES
+    from conteur.server.store.dbfile import EXIT_CODES
 
     parser = argparse.ArgumentParser(
         prog="conteur",
@@ -133,11 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extra_commands() -> list:
-    from client.cli import add_command as client_commands
-    from server.app import add_commands as serve_commands
-    from server.backup import add_commands as backup_commands
-    from server.doctor import add_commands as doctor_commands
-    from server.export import add_commands as export_commands
+    from conteur.client.cli import add_command as client_commands
+    from conteur.server.web.app import add_commands as serve_commands
+    from conteur.server.store.backup import add_commands as backup_commands
+    from conteur.server.cli.doctor import add_commands as doctor_commands
+    from conteur.server.audit.export import add_commands as export_commands
 
     return [serve_commands, export_commands, backup_commands, client_commands, doctor_commands]
 
@@ -148,7 +148,7 @@ _EXTRA_COMMANDS: list = _extra_commands()
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["client"]:  # its own parser, options and all (argparse's REMAINDER drops them)
-        from client.cli import main as client_main
+        from conteur.client.cli import main as client_main
 
         return client_main(argv[1:] or ["--help"])
     parser = build_parser()
@@ -168,9 +168,9 @@ def cli_error(exc: BaseException) -> tuple[int | None, str]:
     import sqlite3
     import ssl
 
-    from server.backup import BackupError
-    from server.dbfile import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError
-    from server.store import StoreError
+    from conteur.server.store.backup import BackupError
+    from conteur.server.store.dbfile import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError
+    from conteur.server.store.sqlite import StoreError
 
     if isinstance(exc, DatabaseFileError):
         return exc.exit_code, str(exc)

@@ -13,9 +13,9 @@ from typing import Annotated, Union
 import msgspec
 from msgspec import Meta
 
-from events import game
-from events.model import Event
-from server import nesting
+from conteur.events import game
+from conteur.events.model import Event
+from conteur.events import nesting
 
 MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsense, not a crash
 Id = Annotated[str, Meta(min_length=1, max_length=128)]

@@ -20,8 +20,8 @@ from typing import Callable, Iterable
 
 import msgspec
 
-from events.model import Actor, Role
-from server.store import SQLiteStore, utc_now
+from conteur.events.model import Actor, Role
+from conteur.server.store.sqlite import SQLiteStore, utc_now
 
 TOKEN_BYTES = 15  # 120 bits, 20 URL-safe characters: short enough for a small QR code
 

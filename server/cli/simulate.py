@@ -15,11 +15,11 @@ import random
 
 import msgspec
 
-from events import action, session, simulate_met, v5
-from events.model import STORYTELLER, Actor
-from events.sheets import ActionSheet, V5Sheet
-from server.service import Chronicle
-from server.store import SQLiteStore
+from conteur.events import action, session, simulate_met, v5
+from conteur.events.model import STORYTELLER, Actor
+from conteur.events.sheets import ActionSheet, V5Sheet
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
 
 
 class Summary(msgspec.Struct, kw_only=True):

@@ -13,8 +13,8 @@ from litestar.handlers import BaseRouteHandler
 
 from litestar.params import Parameter
 
-from server.auth import Grant
-from server.wire import SESSION_ID_PATTERN
+from conteur.server.core.auth import Grant
+from conteur.events.wire import SESSION_ID_PATTERN
 
 SECURITY = [{"token": []}]
 

@@ -29,11 +29,11 @@ from typing import Iterable, Iterator, Protocol, Sequence
 import msgspec
 import sqlite_utils
 
-from events import game
-from events.game import GameState
-from events.model import Event
-from server.chain import GENESIS, Row, row_hash
-from server.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
+from conteur.events import game
+from conteur.events.game import GameState
+from conteur.events.model import Event
+from conteur.server.store.chain import GENESIS, Row, row_hash
+from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 
 # Bumped whenever GameState's shape changes: older snapshots are then ignored, never
 # misread (replay from zero is always the truth).

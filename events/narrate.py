@@ -13,8 +13,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Iterable
 
-from events import action, met, offline, session, v5
-from events.game import CommandRejected
+from conteur.events import action, met, offline, session, v5
+from conteur.events.game import CommandRejected
 
 LANGS = ("en", "fr")
 

@@ -16,12 +16,12 @@ from typing import TextIO
 
 import qrcode
 
-from events.sheets import ActionSheet, MetSheet, V5Sheet
-from server.auth import Tokens
-from server.lan import lan_addresses
-from server.roster import Imported, Roster, RosterCharacter, RosterScene, import_roster_sync, join_link
-from server.service import Chronicle
-from server.store import SQLiteStore
+from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
+from conteur.server.core.auth import Tokens
+from conteur.server.web.lan import lan_addresses
+from conteur.server.core.roster import Imported, Roster, RosterCharacter, RosterScene, import_roster_sync, join_link
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
 
 DEMO: tuple[Roster, ...] = (
     Roster(

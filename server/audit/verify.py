@@ -8,8 +8,8 @@ from typing import Iterable
 
 import msgspec
 
-from server.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
-from server.dbfile import open_readonly
+from conteur.server.store.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
+from conteur.server.store.dbfile import open_readonly
 
 
 class DrawMismatch(msgspec.Struct, frozen=True):
@@ -97,9 +97,9 @@ def check_verdicts(rows: list[Row], report: Report) -> None:
     """Every verdict (successes, PS, a round's or a contest's winner...) derived again from
     the inputs its event records, on the state folded up to it; the first seq whose
     recorded verdict the rules do not give is named."""
-    from events import game
-    from events.verdicts import Verdicts
-    from server.store import decode_event
+    from conteur.events import game
+    from conteur.events.verdicts import Verdicts
+    from conteur.server.store.sqlite import decode_event
 
     states: dict[str, object] = {}
     checkers: dict[str, Verdicts] = {}
@@ -126,8 +126,8 @@ def check_verdicts(rows: list[Row], report: Report) -> None:
 def check_draws(rows: list[Row], report: Report) -> None:
     """FAIR-2: recompute every recorded draw of each session whose seed was revealed."""
     try:
-        from events import fair
-        from server.store import decode_event
+        from conteur.events import fair
+        from conteur.server.store.sqlite import decode_event
     except ImportError:  # pragma: no cover - the fair module arrives with issue 4
         return
     by_session: dict[str, list[Row]] = {}

@@ -17,11 +17,11 @@ from litestar import Controller, Request, Response, get
 from litestar.exceptions import NotAuthorizedException, NotFoundException, PermissionDeniedException
 from litestar.params import FromPath, FromQuery, Parameter
 
-from server import export as ex
-from server import review as rv
-from server import wire
-from server.auth import Grant
-from server.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
+from conteur.server.audit import export as ex
+from conteur.server.audit import review as rv
+from conteur.events import wire
+from conteur.server.core.auth import Grant
+from conteur.server.web.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 
 RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException]  # 401, 403, 404
 Lang = Literal["en", "fr"]

@@ -11,14 +11,14 @@ from litestar.exceptions import NotFoundException, ValidationException
 from litestar.params import JSONBody
 from msgspec import Meta
 
-from events import game
-from events import session as session_events
-from events.model import Command
-from server import wire
-from server.auth import Grant
-from server.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
-from server.lan import lan_addresses, reachable_base
-from server.roster import Imported, RosterError, import_roster, join_link, parse_roster
+from conteur.events import game
+from conteur.events import session as session_events
+from conteur.events.model import Command
+from conteur.events import wire
+from conteur.server.core.auth import Grant
+from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
+from conteur.server.web.lan import lan_addresses, reachable_base
+from conteur.server.core.roster import Imported, RosterError, import_roster, join_link, parse_roster
 
 SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=wire.SESSION_ID_PATTERN)]
 

@@ -41,11 +41,11 @@ from typing import Any, Literal
 
 import msgspec
 
-from events import action, session, v5
-from events.model import STORYTELLER, Command
-from events.sheets import AnySheet
-from server.auth import Tokens
-from server.service import Chronicle
+from conteur.events import action, session, v5
+from conteur.events.model import STORYTELLER, Command
+from conteur.events.sheets import AnySheet
+from conteur.server.core.auth import Tokens
+from conteur.server.core.service import Chronicle
 
 Ruleset = Literal["met", "v5", "action"]
 

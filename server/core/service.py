@@ -17,15 +17,15 @@ from typing import Callable
 
 import msgspec
 
-from events import game
-from events.game import CommandRejected, GameState
-from events.model import Actor, Command, Event, RuleViolation
-from events.session import Carried, carry_over
-from server import replay
-from server.store import Outcome, Pending, SQLiteStore
+from conteur.events import game
+from conteur.events.game import CommandRejected, GameState
+from conteur.events.model import Actor, Command, Event, RuleViolation
+from conteur.events.session import Carried, carry_over
+from conteur.server.store import replay
+from conteur.server.store.sqlite import Outcome, Pending, SQLiteStore
 
 try:  # the fair-draw source arrives with issue 4; until then draws are refused
-    from events import fair as _fair
+    from conteur.events import fair as _fair
 except ImportError:  # pragma: no cover
     _fair = None
 
@@ -102,7 +102,7 @@ class Chronicle:
 
     def preload(self, sessions: list[str] | None = None) -> None:
         """Loads the states of many sessions at once (start-up), folded over the cores
-        when there is much to fold (``server.replay``)."""
+        when there is much to fold (``conteur.server.store.replay``)."""
         missing = [s for s in (self.store.sessions() if sessions is None else sessions)
                    if s not in self._states]
         for session, state in replay.load_states(self.store, missing).items():
@@ -154,7 +154,7 @@ class Chronicle:
                                     streams=state.streams,
                                     nonce="" if entropy else _fair.new_nonce())
         else:
-            from events.model import ScriptedDraws
+            from conteur.events.model import ScriptedDraws
 
             draws = ScriptedDraws(start=state.draw_counter)  # no seed yet: a draw is refused
         return command, draws

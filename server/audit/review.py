@@ -21,13 +21,13 @@ from typing import Any, Iterable
 
 import msgspec
 
-from events import action, game, met, offline, session, views
-from events.game import GameState
-from events.model import STORYTELLER, Actor, Event
-from server.chain import Row, verify_rows
-from server import venue_time
-from server.narrate import Teller, challenge_sentence, offline_sentence, sentence
-from server.store import SQLiteStore, decode_events
+from conteur.events import action, game, met, offline, session, views
+from conteur.events.game import GameState
+from conteur.events.model import STORYTELLER, Actor, Event
+from conteur.server.store.chain import Row, verify_rows
+from conteur.server.core import venue_time
+from conteur.events.narrate import Teller, challenge_sentence, offline_sentence, sentence
+from conteur.server.store.sqlite import SQLiteStore, decode_events
 
 _PEOPLE = ("character", "initiator", "defender", "tested", "opponent", "recorder", "winner", "loser",
            "debtor", "creditor", "cancelled")
@@ -431,8 +431,8 @@ class Verification(msgspec.Struct, kw_only=True):
 def _draws_seen(rows: list[Row], viewer: Actor) -> int:
     """How many draws ``viewer`` holds: a count over every row would tell a player the
     size of the secret pools it may not see (issue 13)."""
-    from events import views
-    from server.store import decode_event
+    from conteur.events import views
+    from conteur.server.store.sqlite import decode_event
 
     seen = (views.view(decode_event(row.data), viewer) for row in rows)
     return sum(len(getattr(e, "draws", ()) or ()) for e in seen if e is not None)
@@ -441,7 +441,7 @@ def _draws_seen(rows: list[Row], viewer: Actor) -> int:
 def verify(rows: list[Row], path: str = "", viewer: Actor | None = None) -> Verification:
     """The session's hash chain, then (once its seed is revealed) every fair draw. For a
     ``viewer`` other than a storyteller, ``draws_checked`` counts the draws it sees."""
-    from server.verify import Report, check_draws, check_verdicts
+    from conteur.server.audit.verify import Report, check_draws, check_verdicts
 
     count, broken = verify_rows(rows)
     if broken is not None:
@@ -597,7 +597,7 @@ def bundle(review: Review) -> dict:
         "challenges": [msgspec.to_builtins(_brief(st)) for st in all_stories],
         "fairness": msgspec.to_builtins(fairness(review)),
         "items": [item_dict(i, event=False) for i in review.items],  # the timeline endpoint has the events
-        # the page shows the venue's time (server/venue_time.py); the stamps stay UTC
+        # the page shows the venue's time (server/core/venue_time.py); the stamps stay UTC
         "utc_offset_minutes": venue_time.offset_minutes(review.items[0].at) if review.items else 0,
         "zone": venue_time.offset_label(review.items[0].at) if review.items else "UTC",
     }

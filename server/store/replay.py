@@ -22,8 +22,8 @@ from typing import Sequence
 
 import msgspec
 
-from events.game import GameState
-from server.store import SNAPSHOT_VERSION, SQLiteStore, fold_session
+from conteur.events.game import GameState
+from conteur.server.store.sqlite import SNAPSHOT_VERSION, SQLiteStore, fold_session
 
 log = logging.getLogger("conteur.replay")
 
@@ -121,14 +121,14 @@ def load_states(store: SQLiteStore, sessions: Sequence[str] | None = None, *,
 
 
 def _fold_in_processes(path: str, parts: list[list[str]], use_snapshots: bool) -> dict[str, Folded]:
-    # Worker processes started as ``python -m server.replay``, not through multiprocessing:
+    # Worker processes started as ``python -m conteur.server.store.replay``, not through multiprocessing:
     # a fork would copy the server's threads mid-flight, and a spawn re-runs the caller's
     # main script, which breaks any script without a ``__main__`` guard.
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH"))))}
     workers = []
     for part in parts:
-        worker = subprocess.Popen([sys.executable, "-m", "server.replay"], stdin=subprocess.PIPE,
+        worker = subprocess.Popen([sys.executable, "-m", "conteur.server.store.replay"], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, env=env)
         worker.stdin.write(_job_encoder.encode(Job(path=path, sessions=part, use_snapshots=use_snapshots)))
         worker.stdin.close()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from server.lan import Discover, lan_addresses
+from conteur.server.web.lan import Discover, lan_addresses
 
 PASS, FAIL, SKIP, NOTE = "pass", "fail", "skip", "note"
 MARK = {PASS: "[ OK ]", FAIL: "[FAIL]", SKIP: "[ -- ]", NOTE: "[NOTE]"}  # a note is no failure
@@ -229,7 +229,7 @@ class Doctor:
                      self.say("clock" if sane else "clock_bad", now=now.strftime("%Y-%m-%d %H:%M"), zone=zone))
 
     def database(self) -> Check:
-        from server.verify import verify_path
+        from conteur.server.audit.verify import verify_path
 
         if not self.db.exists():
             return Check("database", FAIL, self.say("db_missing", db=self.db))
@@ -241,7 +241,7 @@ class Doctor:
                      self.say("db" if report.ok else "db_bad", report=report.text()))
 
     def tls(self) -> Check:
-        from server import tls
+        from conteur.server.web import tls
 
         given = self.cert is not None
         cert_path = Path(self.cert) if given else Path(self.tls_dir) / "server.crt"
@@ -291,7 +291,7 @@ def report(checks: list[Check], lang: str = "en") -> tuple[str, int]:
 
 
 def cmd_doctor(args) -> int:
-    from server.app import tls_folder
+    from conteur.server.web.app import tls_folder
 
     if (args.cert is None) != (args.key is None):
         print("conteur doctor: --cert and --key go together", file=sys.stderr)

@@ -1,0 +1,1 @@
+"""Settling disputes: the review, the chronicle exports, and `conteur verify`."""

@@ -1,0 +1,1 @@
+"""The command path every front shares: decide and append, tokens, fan-out, timers, rosters."""
