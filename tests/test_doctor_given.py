@@ -10,10 +10,10 @@ import datetime as dt
 
 import pytest
 
-from server import tls
-from server.app import tls_folder
-from server.cli import main
-from server.doctor import FAIL, NOTE, PASS, Doctor
+from conteur.server.cli.doctor import FAIL, NOTE, PASS, Doctor
+from conteur.server.cli.main import main
+from conteur.server.web import tls
+from conteur.server.web.app import tls_folder
 from tests.client_support import make_chronicle
 from tests.test_doctor import free_port
 

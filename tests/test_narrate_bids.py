@@ -1,11 +1,11 @@
 """Issue 14: a bid's and an overbid's sentence names the abilities declared with it (MET-3),
-once the bid is revealed to the viewer; a sealed copy names none (server/narrate.py: the
+once the bid is revealed to the viewer; a sealed copy names none (events/narrate.py: the
 review's timeline and the exports)."""
 
 from __future__ import annotations
 
-from events import met
-from server.narrate import Teller, sentence
+from conteur.events import met
+from conteur.events.narrate import Teller, sentence
 
 NAMES = {"anna": "Anna", "bruno": "Bruno"}
 

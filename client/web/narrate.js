@@ -1,5 +1,5 @@
 // Events as sentences for the storyteller's log, in English or French: a port of the
-// common cases of server/narrate.py (the review's timeline), so the tablet and the review
+// common cases of events/narrate.py (the review's timeline), so the tablet and the review
 // tell an evening the same way. It reads only the event as received: a sealed bid or
 // throw is told as sealed, never guessed. An event type it does not know is told as its
 // type, so a newer server never breaks the log.
