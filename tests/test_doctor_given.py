@@ -7,6 +7,7 @@ code, one expired, made with cryptography), the real command line."""
 from __future__ import annotations
 
 import datetime as dt
+import socket
 
 import pytest
 
@@ -15,9 +16,13 @@ from conteur.server.cli.main import main
 from conteur.server.web import tls
 from conteur.server.web.app import tls_folder
 from tests.client_support import make_chronicle
-from tests.test_doctor import free_port
 
 LOOPBACK = lambda: ["127.0.0.1"]  # noqa: E731  (tests talk only to 127.0.0.1)
+
+
+def free_port() -> int:
+    with socket.create_server(("127.0.0.1", 0)) as s:
+        return s.getsockname()[1]
 
 
 def self_signed(folder, *, start: dt.datetime, end: dt.datetime, host: str = "127.0.0.1"):

@@ -9,8 +9,7 @@ import pytest
 
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
 from tests.client_support import Proxy
-from tests.test_web import PHONE, Device, start_challenge
-from tests.test_web import server, setup  # noqa: F401 (fixtures)
+from tests.web_support import PHONE, Device, start_challenge
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 

@@ -23,9 +23,8 @@ import pytest
 from conteur.events import fair
 from tests.client_support import events_of_type
 from tests.examples import examples
-from tests.test_web import CHROMIUM, Device
-from tests.test_web import browser, lan_browser, playwright  # noqa: F401 (fixtures)
-from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
+from tests.browser_support import CHROMIUM
+from tests.web_support import Device, no_subtle, route_events, NO_SUBTLE
 
 pytestmark = [
     pytest.mark.browser,
@@ -33,20 +32,6 @@ pytestmark = [
 ]
 
 SESSION = "action-demo"
-
-# Any touch of crypto.subtle is recorded and throws: the check must not need it.
-NO_SUBTLE = """
-(() => {
-  window.__subtle = 0;
-  Object.defineProperty(Crypto.prototype, "subtle", { configurable: true,
-    get() { window.__subtle += 1; throw new Error("crypto.subtle is not there on plain HTTP"); } });
-})();
-"""
-
-
-def no_subtle(page) -> None:
-    page.add_init_script(NO_SUBTLE)
-
 
 def roll(device: Device, characteristic: str, difficulty: int = 2, visibility: str = "open") -> None:
     page = device.page
@@ -103,27 +88,6 @@ def test_fair_2_after_close_the_phone_shows_its_rolls_verified_over_plain_http(l
     nova.shot("player-dice-verified-360x740", focus="[data-testid=dice-check]")
     for d in (nova, rook):
         d.close()
-
-
-def route_events(page, change) -> None:
-    """Every event frame reaches ``page`` through ``change(event)``, which may alter the
-    decoded event in place (a batch's frames one by one); what the page sends goes as is."""
-
-    def rewrite(message):
-        if not isinstance(message, str):
-            return message
-        frame = json.loads(message)
-        for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
-            if f.get("type") == "event" and f.get("event"):
-                change(f["event"])
-        return json.dumps(frame, ensure_ascii=False)
-
-    def handler(ws):
-        server = ws.connect_to_server()
-        ws.on_message(lambda m: server.send(m))
-        server.on_message(lambda m: ws.send(rewrite(m)))
-
-    page.route_web_socket("**/*", handler)
 
 
 def doctor(page, roll_id: str, found: dict) -> None:

@@ -12,11 +12,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.browser_support import NO_CHROMIUM
+from tests.browser_support import CHROMIUM, NO_CHROMIUM
 from tests.client_support import events_of_type
-from tests.test_web import CHROMIUM, Device, start_challenge
-from tests.test_web import browser, lan_browser, playwright, server, setup  # noqa: F401 (fixtures)
-from tests.test_web_verify import no_subtle, route_events
+from tests.web_support import Device, no_subtle, route_events, start_challenge
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
