@@ -48,6 +48,13 @@ class Teller:
     def num(self, value) -> str:
         return self.t["sealed"] if value is None else str(value)
 
+    def abilities(self, e) -> str:
+        """MET-3: the abilities a bidder declared, named once its bid is revealed to this
+        viewer; a sealed bid (``value`` None) names none, whatever its copy holds."""
+        if e.value is None or not e.abilities:
+            return ""
+        return self("with_abilities", list=", ".join(e.abilities))
+
     def throw(self, choice: str | None) -> str:
         return self.t.get(choice, choice) if choice else self.t["sealed"]
 
@@ -98,7 +105,7 @@ def _met_sentences(t: Teller) -> dict[type, Callable]:
         m.ThrowsRevealed: lambda e: t("ev_revealed", c=e.challenge, r=e.round, throws=", ".join(
             f"{t.who(k)} {t.throw(v)}" for k, v in e.throws.items()),
             result=t("won", w=t.who(e.winner)) if e.winner else t("tie")),
-        m.BidDeclared: lambda e: t("ev_bid", c=e.challenge, x=t.who(e.character), v=t.num(e.value)),
+        m.BidDeclared: lambda e: t("ev_bid", c=e.challenge, x=t.who(e.character), v=t.num(e.value), ab=t.abilities(e)),
         m.BidsCompared: lambda e: t("ev_compared", c=e.challenge,
                                     result=t("won", w=t.who(e.winner)) if e.winner else t("tie")),
         m.RoundWon: lambda e: t("ev_round", c=e.challenge, w=t.who(e.winner), r=e.round, by=t.code(e.by)),
@@ -108,7 +115,8 @@ def _met_sentences(t: Teller) -> dict[type, Callable]:
         m.RetestTaken: lambda e: t("ev_retest", c=e.challenge, x=t.who(e.character), source=e.source),
         m.RetestCancelled: lambda e: t("ev_retest_cancelled", c=e.challenge, x=t.who(e.character),
                                        y=t.who(e.cancelled), source=e.source),
-        m.OverbidDeclared: lambda e: t("ev_overbid", c=e.challenge, x=t.who(e.character), v=t.num(e.value)),
+        m.OverbidDeclared: lambda e: t("ev_overbid", c=e.challenge, x=t.who(e.character), v=t.num(e.value),
+                                       ab=t.abilities(e)),
         m.OverbidSettled: lambda e: t("ev_overbid_settled", c=e.challenge, x=t.who(e.character),
                                       result=t("granted" if e.granted else "refused")),
         m.ChallengeConceded: lambda e: t("ev_conceded", c=e.challenge, x=t.who(e.character)),

@@ -17,6 +17,9 @@ export function teller(vm, lang = "en") {
   const scene = (id) => (id && vm.scenes[id] && vm.scenes[id].name) || id || "?";
   const attr = (a) => table[a] || a || "?";
   const num = (v) => (v == null ? table.sealed : String(v));
+  // MET-3: a bid's declared abilities, named once the bid is revealed to this viewer (a sealed
+  // bid names none, whatever its copy holds)
+  const abilities = (e) => (e.value == null || !(e.abilities || []).length ? "" : say("with_abilities", { list: e.abilities.join(", ") }));
   const choice = (c) => (c ? table[c] || c : table.sealed);
   const why = (r) => (r ? ` (${r})` : "");
   const code = (r) => (r ? table[`r_${r}`] || r : r); // a reason the rules write as a code
@@ -47,7 +50,7 @@ export function teller(vm, lang = "en") {
       c: e.challenge, r: e.round, throws: Object.entries(e.throws || {}).map(([k, v]) => `${who(k)} ${choice(v)}`).join(", "),
       result: e.winner ? say("won", { w: who(e.winner) }) : say("tie"),
     }),
-    bid_declared: (e) => say("ev_bid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
+    bid_declared: (e) => say("ev_bid", { c: e.challenge, x: who(e.character), v: num(e.value), ab: abilities(e) }),
     bids_compared: (e) => say("ev_compared", { c: e.challenge, result: e.winner ? say("won", { w: who(e.winner) }) : say("tie") }),
     round_won: (e) => say("ev_round", { c: e.challenge, w: who(e.winner), r: e.round, by: code(e.by) }),
     round_started: (e) => say("ev_started", { c: e.challenge, r: e.round, reason: code(e.reason) }),
@@ -55,7 +58,7 @@ export function teller(vm, lang = "en") {
     tie_debt_incurred: (e) => say("ev_debt", { c: e.challenge, x: who(e.debtor), y: who(e.creditor) }),
     retest_taken: (e) => say("ev_retest", { c: e.challenge, x: who(e.character), source: e.source }),
     retest_cancelled: (e) => say("ev_retest_cancelled", { c: e.challenge, x: who(e.character), y: who(e.cancelled), source: e.source }),
-    overbid_declared: (e) => say("ev_overbid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
+    overbid_declared: (e) => say("ev_overbid", { c: e.challenge, x: who(e.character), v: num(e.value), ab: abilities(e) }),
     overbid_settled: (e) => say("ev_overbid_settled", { c: e.challenge, x: who(e.character), result: say(e.granted ? "granted" : "refused") }),
     challenge_conceded: (e) => say("ev_conceded", { c: e.challenge, x: who(e.character) }),
     challenge_resolved: (e) => say("ev_resolved", { c: e.challenge, w: who(e.winner), l: who(e.loser), reason: code(e.reason) }),
