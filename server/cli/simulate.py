@@ -11,6 +11,7 @@ recomputes every draw.
 
 from __future__ import annotations
 
+import os
 import random
 
 import msgspec
@@ -136,7 +137,12 @@ def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progr
 
 
 def simulate(db: str, *, events: int, seed: int, session: str | None = None, progress=None,
-             ruleset: str = "mixed") -> Summary:
+             ruleset: str = "mixed", fixed_secrets: bool = False) -> Summary:
+    """``fixed_secrets``: the sessions' draw seeds and hidden rolls' nonces come from
+    ``seed`` too, so the same arguments write the same log, byte for byte (the ``at``
+    times and the hashes over them aside): how a change to the rules is shown to change
+    no behaviour. Never for a real night: its seeds would be guessable."""
+    randbytes = random.Random(f"secrets-{seed}").randbytes if fixed_secrets else os.urandom
     with SQLiteStore(db) as store:
-        return play(Chronicle(store), session or f"sim-{seed}", events=events, seed=seed,
-                    progress=progress, ruleset=ruleset)
+        return play(Chronicle(store, randbytes=randbytes), session or f"sim-{seed}", events=events,
+                    seed=seed, progress=progress, ruleset=ruleset)

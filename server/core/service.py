@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 from typing import Callable
 
 import msgspec
@@ -24,10 +25,7 @@ from conteur.events.session import Carried, carry_over
 from conteur.server.store import replay
 from conteur.server.store.sqlite import Outcome, Pending, SQLiteStore
 
-try:  # the fair-draw source arrives with issue 4; until then draws are refused
-    from conteur.events import fair as _fair
-except ImportError:  # pragma: no cover
-    _fair = None
+from conteur.events import fair as _fair
 
 
 log = logging.getLogger("conteur.service")
@@ -48,8 +46,9 @@ Listener = Callable[[Executed], None]
 class SecretSeeds:
     """FAIR-2 seeds, kept outside the append-only log until the session reveals them."""
 
-    def __init__(self, store: SQLiteStore):
+    def __init__(self, store: SQLiteStore, randbytes: Callable[[int], bytes] = os.urandom):
         self._store = store
+        self._randbytes = randbytes
         self._known: dict[str, bytes] = {}  # a seed never changes once made: read it once
         conn = store._connect()
         conn.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
@@ -67,7 +66,7 @@ class SecretSeeds:
         existing = self.get(session)
         if existing is not None:
             return existing
-        seed = _fair.new_seed()
+        seed = _fair.new_seed(self._randbytes)
         conn = self._store._connect()
         conn.execute("INSERT OR IGNORE INTO secrets VALUES (?, ?)", (session, seed))
         conn.close()
@@ -77,9 +76,13 @@ class SecretSeeds:
 class Chronicle:
     """The sessions of one chronicle database, and the one way commands become events."""
 
-    def __init__(self, store: SQLiteStore, *, snapshot_every: int | None = None):
+    def __init__(self, store: SQLiteStore, *, snapshot_every: int | None = None,
+                 randbytes: Callable[[int], bytes] = os.urandom):
+        """``randbytes`` makes the session seeds and the nonces of hidden rolls; only a
+        reproducible simulation (``conteur simulate --fixed-secrets``) passes another."""
         self.store = store
-        self.seeds = SecretSeeds(store)
+        self._randbytes = randbytes
+        self.seeds = SecretSeeds(store, randbytes)
         self._states: dict[str, GameState] = {}
         self._inflight: dict[tuple[str, str], concurrent.futures.Future] = {}
         self.listeners: list[Listener] = []
@@ -139,7 +142,7 @@ class Chronicle:
         tag = command.__struct_config__.tag
         if tag == "open_session" and hasattr(command, "carried") and self.state(session).session.status == "pending":
             command = msgspec.structs.replace(command, carried=self.carried_into(session, command))
-        if tag == "open_session" and _fair is not None and hasattr(command, "seed_commitment"):
+        if tag == "open_session" and hasattr(command, "seed_commitment"):
             seed = self.seeds.create(session)
             command = msgspec.structs.replace(command, seed_commitment=_fair.commitment(seed))
         elif tag == "close_session" and hasattr(command, "seed"):
@@ -147,12 +150,12 @@ class Chronicle:
             command = msgspec.structs.replace(command, seed=seed.hex() if seed else "")
         seed = self.seeds.get(session)
         state = self.state(session)
-        if _fair is not None and seed is not None:
+        if seed is not None:
             # a hidden roll sent without entropy draws with a nonce of the server's, which
             # only its viewers receive: the revealed seed alone cannot recompute it
             draws = _fair.FairDraws(seed, session, start=state.draw_counter, entropy=entropy,
                                     streams=state.streams,
-                                    nonce="" if entropy else _fair.new_nonce())
+                                    nonce="" if entropy else _fair.new_nonce(self._randbytes))
         else:
             from conteur.events.model import ScriptedDraws
 
