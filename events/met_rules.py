@@ -1,11 +1,44 @@
 """Mind's Eye Theatre arithmetic, free of commands and events: who beats whom (MET-2),
-what a character may declare (MET-3, MET-4, MET-10), how many retests it has (MET-12)."""
+what a character may declare (MET-3, MET-4, MET-10), how many retests it has (MET-12);
+and the MET values the session carries (its options, MET-13 tie debts), which the session
+module holds without knowing MET's commands."""
 
 from __future__ import annotations
 
+from typing import Literal
+
+import msgspec
+
 from conteur.events.model import RuleViolation
-from conteur.events.sheets import MetSheet
-from conteur.events.session import ATTRIBUTES, traits
+from conteur.events.sheets import AnySheet, MetSheet
+
+ATTRIBUTES = ("physical", "social", "mental")
+Attribute = Literal["physical", "social", "mental"]
+
+
+class MetOptions(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Per-chronicle Mind's Eye Theatre options (issue 3, Deliver 3), off by default."""
+
+    bomb: bool = False  # a "bomb" throw for characters whose powers grant it
+    retest_cancel: bool = False  # an opponent may cancel a retest with a retest of its own
+    accept_timeout: int = 60  # MET-16 (choice): seconds before the server closes a window
+    celerity_extra_actions: bool = True  # TIME-4 (choice): +1 action per Celerity level
+    # issue 13: the most bonus dice (V5) or D+/- (action) a player may declare on a roll
+    max_player_bonus: int = 3
+
+
+class TieDebt(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """MET-13: ``debtor`` loses its next tie against ``creditor``, with no time limit."""
+
+    debtor: str
+    creditor: str
+    challenge: str = ""  # the failed overbid that made the debt (may be from a past session)
+
+
+def traits(sheet: AnySheet | None, attribute: str | None) -> int:
+    if not isinstance(sheet, MetSheet) or attribute not in ATTRIBUTES:
+        return 0
+    return getattr(sheet, attribute)
 
 CHOICES = ("rock", "paper", "scissors", "bomb")
 DRAWN = ("rock", "paper", "scissors")  # a server draw: d3, face 1..3 (bomb is never drawn)

@@ -23,14 +23,18 @@ Choices where the rule texts are silent:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 from msgspec.structs import replace
 
 from conteur.events.bounds import Count, CountMap
-from conteur.events.model import Command, Event, RuleViolation, id_counted, scoped_id
-from conteur.events.session import ATTRIBUTES, character
+from conteur.events.met_rules import ATTRIBUTES
+from conteur.events.model import Actor, Command, Draws, Event, RuleViolation, id_counted, scoped_id
+from conteur.events.session import character
+
+if TYPE_CHECKING:
+    from conteur.events.game import Decider, Evolver, GameState
 
 Status = Literal["recorded", "confirmed", "disputed", "ruled"]
 
@@ -153,19 +157,19 @@ class OfflineChallengeRuled(_BetweenTwo, frozen=True, kw_only=True, tag="offline
 # ---------------------------------------------------------------- deciders
 
 
-def get(state, record_id: str) -> Record:
+def get(state: GameState, record_id: str) -> Record:
     found = state.offline.records.get(record_id)
     if found is None:
         raise RuleViolation(f"no offline challenge {record_id!r}", code="not_found")
     return found
 
 
-def _check_open(state) -> None:
+def _check_open(state: GameState) -> None:
     if state.session.status == "closed":
         raise RuleViolation("the session is closed (TIME-2)")
 
 
-def _record(state, cmd: RecordOfflineChallenge, draws, actor) -> list[Event]:
+def decide_record_offline_challenge(state: GameState, cmd: RecordOfflineChallenge, draws: Draws, actor: Actor) -> list[Event]:
     _check_open(state)
     character(state.session, cmd.character)
     if cmd.opponent == cmd.character:
@@ -202,7 +206,7 @@ def _record(state, cmd: RecordOfflineChallenge, draws, actor) -> list[Event]:
     ]
 
 
-def _answerable(state, record_id: str, who: str, verb: str, actor) -> Record:
+def _answerable(state: GameState, record_id: str, who: str, verb: str, actor: Actor) -> Record:
     _check_open(state)
     found = state.offline.records.get(record_id)
     if found is None or (not actor.is_storyteller and who not in found.sides):
@@ -216,12 +220,12 @@ def _answerable(state, record_id: str, who: str, verb: str, actor) -> Record:
     return found
 
 
-def _confirm(state, cmd: ConfirmOffline, draws, actor) -> list[Event]:
+def decide_confirm_offline(state: GameState, cmd: ConfirmOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = _answerable(state, cmd.record, cmd.character, "confirm", actor)
     return [OfflineChallengeConfirmed(record=found.id, recorder=found.recorder, opponent=found.opponent)]
 
 
-def _dispute(state, cmd: DisputeOffline, draws, actor) -> list[Event]:
+def decide_dispute_offline(state: GameState, cmd: DisputeOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = _answerable(state, cmd.record, cmd.character, "dispute", actor)
     if cmd.winner is not None and cmd.winner not in found.sides:
         raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
@@ -229,7 +233,7 @@ def _dispute(state, cmd: DisputeOffline, draws, actor) -> list[Event]:
                                      reason=cmd.reason, winner=cmd.winner)]
 
 
-def _rule(state, cmd: RuleOffline, draws, actor) -> list[Event]:
+def decide_rule_offline(state: GameState, cmd: RuleOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = get(state, cmd.record)
     if cmd.winner not in found.sides:
         raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
@@ -240,38 +244,50 @@ def _rule(state, cmd: RuleOffline, draws, actor) -> list[Event]:
 
 
 # ---------------------------------------------------------------- evolvers
+# fn(own: State, event, state: GameState) -> State: the offline records only (events.game
+# composes them).
 
 
-def _put(state, record: Record, **changes):
-    offline = state.offline
-    return replace(state, offline=replace(offline, records={**offline.records, record.id: record}, **changes))
+def _put(own: State, record: Record, **changes) -> State:
+    return replace(own, records={**own.records, record.id: record}, **changes)
 
 
-def _update(state, record_id: str, **changes):
-    return _put(state, replace(state.offline.records[record_id], **changes))
+def _update(own: State, record_id: str, **changes) -> State:
+    return _put(own, replace(own.records[record_id], **changes))
 
 
-def _recorded(state, e: OfflineChallengeRecorded):
+def evolve_offline_challenge_recorded(own: State, e: OfflineChallengeRecorded, state: GameState) -> State:
     record = Record(id=e.record, recorder=e.recorder, opponent=e.opponent, winner=e.winner,
                     attribute=e.attribute, played_at=e.played_at, account=e.account,
                     throws=e.throws, bids=e.bids)
-    _, ids = id_counted(e.record, state.offline.counter + 1, state.offline.ids)
-    return _put(state, record, counter=state.offline.counter + 1, ids=ids)
+    _, ids = id_counted(e.record, own.counter + 1, own.ids)
+    return _put(own, record, counter=own.counter + 1, ids=ids)
 
 
-DECIDERS: dict = {
-    RecordOfflineChallenge: _record,
-    ConfirmOffline: _confirm,
-    DisputeOffline: _dispute,
-    RuleOffline: _rule,
+def evolve_offline_challenge_confirmed(own: State, e: OfflineChallengeConfirmed, state: GameState) -> State:
+    return _update(own, e.record, status="confirmed")
+
+
+def evolve_offline_challenge_disputed(own: State, e: OfflineChallengeDisputed, state: GameState) -> State:
+    return _update(own, e.record, status="disputed", dispute=e.reason, claimed_winner=e.winner)
+
+
+def evolve_offline_challenge_ruled(own: State, e: OfflineChallengeRuled, state: GameState) -> State:
+    return _update(own, e.record, status="ruled", winner=e.winner, ruling=e.reason)
+
+
+DECIDERS: dict[type[Command], Decider] = {
+    RecordOfflineChallenge: decide_record_offline_challenge,
+    ConfirmOffline: decide_confirm_offline,
+    DisputeOffline: decide_dispute_offline,
+    RuleOffline: decide_rule_offline,
 }
 
-EVOLVERS: dict = {
-    OfflineChallengeRecorded: _recorded,
-    OfflineChallengeConfirmed: lambda s, e: _update(s, e.record, status="confirmed"),
-    OfflineChallengeDisputed: lambda s, e: _update(s, e.record, status="disputed", dispute=e.reason,
-                                                   claimed_winner=e.winner),
-    OfflineChallengeRuled: lambda s, e: _update(s, e.record, status="ruled", winner=e.winner, ruling=e.reason),
+EVOLVERS: dict[type[Event], Evolver[State]] = {
+    OfflineChallengeRecorded: evolve_offline_challenge_recorded,
+    OfflineChallengeConfirmed: evolve_offline_challenge_confirmed,
+    OfflineChallengeDisputed: evolve_offline_challenge_disputed,
+    OfflineChallengeRuled: evolve_offline_challenge_ruled,
 }
 
 EVENTS: tuple = tuple(EVOLVERS)

@@ -21,7 +21,8 @@ import msgspec
 from conteur.events import game
 from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
-from conteur.events.session import Carried, carry_over
+from conteur.events.met import carry_over
+from conteur.events.session import Carried
 from conteur.server.store import replay
 from conteur.server.store.sqlite import Outcome, Pending, SQLiteStore
 
