@@ -65,7 +65,7 @@ import msgspec
 from msgspec.structs import replace
 
 from conteur.events.bounds import Count, CountMap, Seconds
-from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation,
+from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, refuse,
                                   audience_key, id_counted, id_known, id_scope, scoped_id, sees)
 from conteur.events.session import (SheetAmended, TimeSkipped, TurnAdvanced, check_player_bonus, clock,
                                     sheet_of)
@@ -163,10 +163,10 @@ def parse_test(text: str) -> tuple[str, int | str]:
     ``Test (Motricité, Difficile)`` -> ("Motricité", "Difficile")."""
     match = _TEST.match(text)
     if not match:
-        raise RuleViolation(
+        raise refuse(
             f"{text!r} is not a test: write it Test (Characteristic, Difficulty) (ACT-13)",
-            code="invalid",
-            rule="ACT-13",
+            "ACT-13",
+            "invalid",
         )
     characteristic, difficulty = match.groups()
     return characteristic, int(difficulty) if difficulty.lstrip("-").isdigit() else difficulty
@@ -188,11 +188,7 @@ def parse_modifier(text: str) -> tuple[int, int, Unit]:
     ``Bonus (30 min) de 2`` -> (2, 30, "minutes"); ``Malus (1 h) de 1`` -> (-1, 1, "hours")."""
     match = _MODIFIER.match(text)
     if not match:
-        raise RuleViolation(
-            f"{text!r} is not a modifier: write it Malus (2 Tours) de 1 (ACT-7)",
-            code="invalid",
-            rule="ACT-7",
-        )
+        raise refuse(f"{text!r} is not a modifier: write it Malus (2 Tours) de 1 (ACT-7)", "ACT-7", "invalid")
     kind, duration, unit, value = match.groups()
     unit_name: Unit = (
         "turns" if unit[0].lower() == "t" else "minutes" if unit[0].lower() == "m" else "hours"
@@ -621,19 +617,15 @@ class ActionConfigured(Event, frozen=True, kw_only=True, tag="action.configured"
 # ---------------------------------------------------------------- deciders
 
 
-def _refuse(message: str, rule: str, code: str = "rule") -> RuleViolation:
-    return RuleViolation(f"{message} ({rule})", code=code, rule=rule)
-
-
 def _check_player_character(state: GameState, character: str, who: str = "",
                             actor: Actor | None = None) -> None:
     """ACT-1: only player characters roll; checked when a roster is on record. ACT-8: the
     dead roll no more, nor are rolled against by whoever ``actor`` is, if it saw the death."""
     roster = state.session.characters
     if roster and character not in roster:
-        raise _refuse(f"{who or character} is not a player character: only they roll", "ACT-1")
+        raise refuse(f"{who or character} is not a player character: only they roll (ACT-1)", "ACT-1")
     if character in state.action.dead and (actor is None or _saw_death(state, actor, character)):
-        raise _refuse(f"{character} died sacrificing itself", "ACT-8")
+        raise refuse(f"{character} died sacrificing itself (ACT-8)", "ACT-8")
 
 
 def _saw_death(state: GameState, actor: Actor, character: str) -> bool:
@@ -656,7 +648,7 @@ def _difficulty(state: GameState, value: int | str | None) -> tuple[int | None, 
         if fold_name(name) == fold_name(value):
             return number, name
     table = ", ".join(f"{n} ({v})" for n, v in sorted(levels.items(), key=lambda kv: kv[1]))
-    raise _refuse(f"unknown difficulty {value!r}: the table names {table}", "ACT-11", "invalid")
+    raise refuse(f"unknown difficulty {value!r}: the table names {table} (ACT-11)", "ACT-11", "invalid")
 
 
 def _threshold(state: GameState, cmd: RollAction, actor: Actor, characteristic: str) -> int:
@@ -664,27 +656,29 @@ def _threshold(state: GameState, cmd: RollAction, actor: Actor, characteristic: 
     sheet = sheet if isinstance(sheet, ActionSheet) else None
     if cmd.threshold is not None:
         if sheet is not None and not actor.is_storyteller:
-            raise _refuse(
-                f"{cmd.character}'s sheet is on record: name the characteristic, not a threshold",
+            raise refuse(
+                f"{cmd.character}'s sheet is on record: name the characteristic, not a threshold (ACT-3)",
                 "ACT-3",
                 "invalid",
             )
         threshold = cmd.threshold
     elif sheet is None:
-        raise _refuse(
-            f"no action sheet for {cmd.character}: give the characteristic's threshold",
+        raise refuse(
+            f"no action sheet for {cmd.character}: give the characteristic's threshold (ACT-3)",
             "ACT-3",
             "invalid",
         )
     else:
         found = [v for k, v in sheet.characteristics.items() if fold_name(k) == fold_name(characteristic)]
         if not found:
-            raise _refuse(
-                f"{cmd.character}'s sheet has no characteristic {characteristic!r}", "ACT-3", "invalid"
+            raise refuse(
+                f"{cmd.character}'s sheet has no characteristic {characteristic!r} (ACT-3)",
+                "ACT-3",
+                "invalid",
             )
         threshold = found[0]
     if not 1 <= threshold <= state.action.settings.expert_die:
-        raise _refuse(f"threshold {threshold}+ is not on the dice", "ACT-3", "invalid")
+        raise refuse(f"threshold {threshold}+ is not on the dice (ACT-3)", "ACT-3", "invalid")
     return threshold
 
 
@@ -698,9 +692,9 @@ def _expertise(state: GameState, cmd: RollAction, actor: Actor) -> tuple[bool, s
         for name in sheet.expertises:
             if fold_name(name) == fold_name(cmd.expertise):
                 return True, name
-        raise _refuse(f"{cmd.character} has no Expertise {cmd.expertise!r}", "ACT-3", "invalid")
+        raise refuse(f"{cmd.character} has no Expertise {cmd.expertise!r} (ACT-3)", "ACT-3", "invalid")
     if isinstance(sheet, ActionSheet) and not actor.is_storyteller:
-        raise _refuse("name the Expertise from your sheet that fits the action", "ACT-3", "invalid")
+        raise refuse("name the Expertise from your sheet that fits the action (ACT-3)", "ACT-3", "invalid")
     return True, ""
 
 
@@ -711,7 +705,7 @@ def _group_key(character: str, turn: int, together: str) -> str:
 def _check_group(state: GameState, character: str, simultaneous: int, together: str, option: str) -> None:
     """ACT-10 count, and ACT-8: an option on one of the simultaneous actions only."""
     if simultaneous < 1:
-        raise _refuse(f"{simultaneous} simultaneous actions is not a count", "ACT-10", "invalid")
+        raise refuse(f"{simultaneous} simultaneous actions is not a count (ACT-10)", "ACT-10", "invalid")
     if simultaneous == 1:
         return
     turn, _ = clock(state)
@@ -719,21 +713,21 @@ def _check_group(state: GameState, character: str, simultaneous: int, together: 
     if group is None:
         return
     if group.declared != simultaneous:
-        raise _refuse(
+        raise refuse(
             f"{character} declared {group.declared} simultaneous actions this turn, not "
-            f"{simultaneous}",
+            f"{simultaneous} (ACT-10)",
             "ACT-10",
             "invalid",
         )
     if group.actions >= group.declared:
-        raise _refuse(
-            f"{character} already attempted its {group.declared} simultaneous actions this turn",
+        raise refuse(
+            f"{character} already attempted its {group.declared} simultaneous actions this turn (ACT-10)",
             "ACT-10",
         )
     if option != "none" and group.option != "none":
-        raise _refuse(
+        raise refuse(
             f"{character} already used {group.option} on one of these simultaneous actions: "
-            "an option goes on one of them only",
+            "an option goes on one of them only (ACT-8)",
             "ACT-8",
         )
 
@@ -746,30 +740,37 @@ def decide_roll_action(state: GameState, cmd: RollAction, draws: Draws, actor: A
     characteristic, difficulty_value = cmd.characteristic, cmd.difficulty
     if cmd.test is not None:
         if cmd.characteristic is not None or cmd.difficulty is not None:
-            raise _refuse("give the test notation or the characteristic and difficulty, not both",
-                          "ACT-13", "invalid")
+            raise refuse(
+                "give the test notation or the characteristic and difficulty, not both (ACT-13)",
+                "ACT-13",
+                "invalid",
+            )
         characteristic, difficulty_value = parse_test(cmd.test)
     if not characteristic:
-        raise _refuse("name the characteristic the action uses", "ACT-3", "invalid")
+        raise refuse("name the characteristic the action uses (ACT-3)", "ACT-3", "invalid")
     difficulty, difficulty_name = _difficulty(state, difficulty_value)
     opposed = cmd.opponent is not None or cmd.against is not None
     if opposed and difficulty is not None:
-        raise _refuse("a roll against another player character has no difficulty: "
-                      "more PS wins", "ACT-12", "invalid")
+        raise refuse(
+            "a roll against another player character has no difficulty: "
+            "more PS wins (ACT-12)",
+            "ACT-12",
+            "invalid",
+        )
     if cmd.opponent is not None and cmd.against is not None:
-        raise _refuse("a roll either opposes a character or answers a roll", "ACT-12", "invalid")
+        raise refuse("a roll either opposes a character or answers a roll (ACT-12)", "ACT-12", "invalid")
     if not opposed:
         if difficulty is None:
-            raise _refuse("a test needs a difficulty", "ACT-11", "invalid")
+            raise refuse("a test needs a difficulty (ACT-11)", "ACT-11", "invalid")
         if difficulty < 1:
-            raise _refuse(
+            raise refuse(
                 f"difficulty {difficulty} needs no roll: the director rules a trivial action "
-                "successful (rule_action)",
+                "successful (rule_action) (ACT-1)",
                 "ACT-1",
             )
     if cmd.opponent is not None:
         if cmd.opponent == cmd.character:
-            raise _refuse("a character cannot oppose itself", "ACT-12", "invalid")
+            raise refuse("a character cannot oppose itself (ACT-12)", "ACT-12", "invalid")
         _check_player_character(state, cmd.opponent, actor=actor)
     initiator = None
     if cmd.against is not None:
@@ -777,16 +778,22 @@ def decide_roll_action(state: GameState, cmd: RollAction, draws: Draws, actor: A
         # a player naming a roll that does not call its character is told what it would be
         # told of a roll that does not exist: a secret contest of others stays unknown
         if initiator is None or (initiator.opponent != cmd.character and not actor.is_storyteller):
-            raise _refuse(f"no opposed roll {cmd.against!r} waits for {cmd.character}'s answer",
-                          "ACT-12", "not_found")
+            raise refuse(
+                f"no opposed roll {cmd.against!r} waits for {cmd.character}'s answer (ACT-12)",
+                "ACT-12",
+                "not_found",
+            )
         if initiator.opponent != cmd.character:
-            raise _refuse(f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character}",
-                          "ACT-12", "invalid")
+            raise refuse(
+                f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character} (ACT-12)",
+                "ACT-12",
+                "invalid",
+            )
     if cmd.bonus < 0 or cmd.malus < 0:
-        raise _refuse("bonus and malus are counts of D+/-, 0 or more", "ACT-5", "invalid")
+        raise refuse("bonus and malus are counts of D+/-, 0 or more (ACT-5)", "ACT-5", "invalid")
     check_player_bonus(state, actor, cmd.bonus, "D+/-")
     if cmd.turns < 1:
-        raise _refuse(f"an action lasts at least one turn, not {cmd.turns}", "ACT-2", "invalid")
+        raise refuse(f"an action lasts at least one turn, not {cmd.turns} (ACT-2)", "ACT-2", "invalid")
     _check_group(state, cmd.character, cmd.simultaneous, cmd.together, cmd.option)
     threshold = _threshold(state, cmd, actor, characteristic)
     expertise, expertise_name = _expertise(state, cmd, actor)
@@ -844,14 +851,14 @@ def _resume_action(state: GameState, cmd: RollAction, draws: Draws, actor: Actor
     if begun is not None and not sees(actor, begun.owners()):
         begun = None  # answered as if it did not exist (issue 13)
     if begun is None:
-        raise RuleViolation(f"no multi-turn action {cmd.resume!r} under way", code="not_found")
+        raise refuse(f"no multi-turn action {cmd.resume!r} under way", "ACT-2", "not_found")
     if begun.character != cmd.character:
-        raise RuleViolation(f"action {cmd.resume} is {begun.character}'s", code="forbidden")
+        raise refuse(f"action {cmd.resume} is {begun.character}'s", "ACT-2", "forbidden")
     turn, _ = clock(state)
     if turn < begun.last_turn:
-        raise _refuse(
+        raise refuse(
             f"{begun.character}'s action lasts {begun.turns} turns: it is rolled at turn "
-            f"{begun.last_turn}, and this is turn {turn}",
+            f"{begun.last_turn}, and this is turn {turn} (ACT-2)",
             "ACT-2",
         )
     spec = replace(begun.command, turns=1)
@@ -878,7 +885,7 @@ def _roll(state: GameState, cmd: RollAction, draws: Draws, roll_id: str, charact
     net = net_modifier(cmd.bonus, cmd.malus, cmd.cooperation, cmd.option, cmd.simultaneous,
                        [m.value for m in modifiers])  # ACT-5
     if abs(net) > MAX_PLUSMINUS:
-        raise _refuse(f"a net modifier of {net} is beyond {MAX_PLUSMINUS} D+/-", "ACT-6", "invalid")
+        raise refuse(f"a net modifier of {net} is beyond {MAX_PLUSMINUS} D+/- (ACT-6)", "ACT-6", "invalid")
     sides = settings.expert_die if expertise else settings.die
     action_records = tuple(draws.roll(sides) for _ in range(settings.dice))
     pm_records = tuple(draws.roll(6) for _ in range(abs(net)))
@@ -989,9 +996,9 @@ def decide_apply_modifier(state: GameState, cmd: ApplyModifier, draws: Draws, ac
     if cmd.notation is not None:
         value, duration, unit = parse_modifier(cmd.notation)
     if value == 0:
-        raise _refuse("a modifier of 0 changes nothing", "ACT-7", "invalid")
+        raise refuse("a modifier of 0 changes nothing (ACT-7)", "ACT-7", "invalid")
     if duration < 1:
-        raise _refuse(f"a temporary modifier lasts at least 1 {unit}", "ACT-7", "invalid")
+        raise refuse(f"a temporary modifier lasts at least 1 {unit} (ACT-7)", "ACT-7", "invalid")
     turn, seconds = clock(state)
     expires_turn = turn + duration if unit == "turns" else None
     expires_seconds = seconds + duration * SECONDS[unit] if unit != "turns" else None
@@ -1031,9 +1038,9 @@ def decide_rule_action(state: GameState, cmd: RuleAction, draws: Draws, actor: A
 
 def decide_configure_action(state: GameState, cmd: ConfigureAction, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.dice < 1 or cmd.die < 2 or cmd.expert_die < 2:
-        raise _refuse("at least one action die of two sides or more", "ACT-3", "invalid")
+        raise refuse("at least one action die of two sides or more (ACT-3)", "ACT-3", "invalid")
     if any(v < 1 for v in cmd.levels.values()):
-        raise _refuse("a named difficulty needs at least 1 PS", "ACT-11", "invalid")
+        raise refuse("a named difficulty needs at least 1 PS (ACT-11)", "ACT-11", "invalid")
     settings = Settings(dice=cmd.dice, die=cmd.die, expert_die=cmd.expert_die, levels=cmd.levels)
     return [ActionConfigured(settings=settings)]
 
@@ -1050,14 +1057,20 @@ def _known(state: GameState, roll: str) -> bool:
 def decide_settle_opposition(state: GameState, cmd: SettleOpposition, draws: Draws,
                              actor: Actor) -> list[Event]:
     if cmd.outcome not in OUTCOMES:
-        raise _refuse(f"outcome {cmd.outcome!r} is not one of {', '.join(OUTCOMES)}", "ACT-12",
-                      "invalid")
+        raise refuse(
+            f"outcome {cmd.outcome!r} is not one of {', '.join(OUTCOMES)} (ACT-12)",
+            "ACT-12",
+            "invalid",
+        )
     waiting = state.action.waiting.get(cmd.roll)
     if waiting is None:
         if not _known(state, cmd.roll):
-            raise _refuse(f"no roll {cmd.roll!r} in this session", "ACT-12", "not_found")
-        raise _refuse(f"roll {cmd.roll} waits for no answer: it was answered or settled "
-                      "already, or opposed nobody", "ACT-12")
+            raise refuse(f"no roll {cmd.roll!r} in this session (ACT-12)", "ACT-12", "not_found")
+        raise refuse(
+            f"roll {cmd.roll} waits for no answer: it was answered or settled "
+            "already, or opposed nobody (ACT-12)",
+            "ACT-12",
+        )
     winner = ruled_winner(cmd.outcome, waiting.character, waiting.opponent)
     ruled = OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
                             outcome=cmd.outcome, winner=winner, initiator_ps=waiting.ps,
@@ -1069,12 +1082,18 @@ def decide_cancel_action(state: GameState, cmd: CancelAction, draws: Draws, acto
     begun = state.action.pending.get(cmd.roll)
     if begun is None:
         if cmd.roll in state.action.waiting:
-            raise _refuse(f"roll {cmd.roll} is an opposed roll waiting for its answer: settle it "
-                          "with settle_opposition", "ACT-12")
+            raise refuse(
+                f"roll {cmd.roll} is an opposed roll waiting for its answer: settle it "
+                "with settle_opposition (ACT-12)",
+                "ACT-12",
+            )
         if not _known(state, cmd.roll):
-            raise _refuse(f"no action {cmd.roll!r} in this session", "ACT-2", "not_found")
-        raise _refuse(f"action {cmd.roll} is not under way: it was rolled or cancelled already, "
-                      "or lasted one turn", "ACT-2")
+            raise refuse(f"no action {cmd.roll!r} in this session (ACT-2)", "ACT-2", "not_found")
+        raise refuse(
+            f"action {cmd.roll} is not under way: it was rolled or cancelled already, "
+            "or lasted one turn (ACT-2)",
+            "ACT-2",
+        )
     return [ActionCancelled(roll=cmd.roll, character=begun.character, turns=begun.turns,
                             started_turn=begun.started_turn, last_turn=begun.last_turn,
                             notation=begun.notation, reason=cmd.reason,

@@ -32,7 +32,7 @@ import msgspec
 from msgspec.structs import replace
 
 from conteur.events import action, met, offline, session, v5
-from conteur.events.model import Actor, Command, Draws, Event, RuleViolation
+from conteur.events.model import Actor, Command, Draws, Event, refuse
 
 RULESETS = {"session": session, "met": met, "v5": v5, "action": action, "offline": offline}
 MODULES = tuple(RULESETS.values())
@@ -144,19 +144,17 @@ def decide(state: GameState, command: Command, draws: Draws, *, actor: Actor) ->
     """Pure: the events a command produces, or one ``RuleViolation``."""
     handler = DECIDERS.get(type(command))
     if handler is None:
-        raise RuleViolation(f"unknown command {type(command).__name__}", code="invalid")
+        raise refuse(f"unknown command {type(command).__name__}", "command", "invalid")
     session.check_open(state, command)  # TIME-2: first, for every role
     if actor.role == "observer":
-        raise RuleViolation("an observer display cannot act", code="forbidden")
+        raise refuse("an observer display cannot act", "roles", "forbidden")
     if not actor.is_storyteller:
         if command.storyteller_only:
             tag = command.__struct_config__.tag
-            raise RuleViolation(f"only a storyteller may {tag}", code="forbidden")
+            raise refuse(f"only a storyteller may {tag}", "roles", "forbidden")
         acting_for = getattr(command, "character", None)
         if acting_for is not None and acting_for != actor.character:
-            raise RuleViolation(
-                f"you play {actor.character}, not {acting_for}", code="forbidden"
-            )
+            raise refuse(f"you play {actor.character}, not {acting_for}", "roles", "forbidden")
         if command.play:
             session.check_playable(state, command, actor)  # TIME-5, TIME-6
     return handler(state, command, draws, actor)

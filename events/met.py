@@ -23,7 +23,7 @@ from msgspec.structs import replace
 from conteur.events import met_rules as rules
 from conteur.events.bounds import Count
 from conteur.events.met_rules import ATTRIBUTES, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
-from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation
+from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation, refuse
 from conteur.events.session import (
     STORYTELLER_SIDE,
     Carried,
@@ -378,7 +378,7 @@ class ChallengeOverruled(Event, frozen=True, kw_only=True, tag="met.challenge_ov
 def get(state: GameState, challenge_id: str) -> Challenge:
     found = state.met.get(challenge_id)
     if found is None:
-        raise RuleViolation(f"no challenge {challenge_id!r}", code="not_found")
+        raise refuse(f"no challenge {challenge_id!r}", "MET-1", "not_found")
     return found
 
 
@@ -447,13 +447,13 @@ def _on_roster(state: GameState, side: str) -> bool:
 def _live(state: GameState, challenge_id: str) -> Challenge:
     ch = get(state, challenge_id)
     if ch.status not in OPEN:
-        raise RuleViolation(f"challenge {ch.id} is {ch.status} (MET-16)")
+        raise refuse(f"challenge {ch.id} is {ch.status} (MET-16)", "MET-16")
     return ch
 
 
 def _side(ch: Challenge, character: str) -> None:
     if character not in ch.sides:
-        raise RuleViolation(f"{character} takes no part in challenge {ch.id}", code="forbidden")
+        raise refuse(f"{character} takes no part in challenge {ch.id}", "MET-1", "forbidden")
 
 
 def _own_abilities(state: GameState, ch: Challenge, side: str, declared: tuple[str, ...]) -> tuple[str, ...]:
@@ -464,10 +464,11 @@ def _own_abilities(state: GameState, ch: Challenge, side: str, declared: tuple[s
         missing = [a for a in declared if a not in sheet.abilities]
         if missing:
             held = ", ".join(sorted(sheet.abilities)) or "none"
-            raise RuleViolation(
+            raise refuse(
                 f"{', '.join(missing)}: not an ability on {state.session.characters[side].name}'s sheet "
                 f"(abilities held: {held}) (MET-3, MET-15)",
-                code="invalid",
+                "MET-3",
+                "invalid",
             )
     return tuple(dict.fromkeys(ch.abilities_of(side) + tuple(declared)))
 
@@ -476,15 +477,13 @@ def _check_declared(state: GameState, ch: Challenge, side: str, value: int, what
                     declared: tuple[str, ...] = ()) -> None:
     """MET-4, MET-15: the server knows the true sheet and checks every declaration."""
     if value < 0:
-        raise RuleViolation(f"a {what} counts traits: {value} is below 0 (MET-3)", code="invalid")
+        raise refuse(f"a {what} counts traits: {value} is below 0 (MET-3)", "MET-3", "invalid")
     abilities = _own_abilities(state, ch, side, declared)
     sheet = _sheet(state, side)
     if sheet is not None:
         rules.check_score(sheet, ch.attribute_of(side), abilities, value, what)
     elif not actor.is_storyteller:
-        raise RuleViolation(
-            f"no sheet on file for {side}: a storyteller declares for it (MET-15)", code="rule"
-        )
+        raise refuse(f"no sheet on file for {side}: a storyteller declares for it (MET-15)", "MET-15")
 
 
 # ---------------------------------------------------------------- outcomes
@@ -570,52 +569,61 @@ def decide_issue_challenge(state: GameState, cmd: IssueChallenge, draws: Draws, 
     tested = None
     if cmd.kind in ("simple", "complex"):
         if not _on_roster(state, initiator):
-            raise RuleViolation(f"a {cmd.kind} test is for a character of the roster (MET-11)", code="invalid")
+            raise refuse(f"a {cmd.kind} test is for a character of the roster (MET-11)", "MET-11", "invalid")
         if cmd.attribute is not None:
-            raise RuleViolation(f"a {cmd.kind} test uses no traits (MET-11)", code="invalid")
+            raise refuse(f"a {cmd.kind} test uses no traits (MET-11)", "MET-11", "invalid")
         tested, defender = initiator, STORYTELLER_SIDE
     elif cmd.attribute is None:
-        raise RuleViolation("a challenge names Physical, Social or Mental (MET-1)", code="invalid")
+        raise refuse("a challenge names Physical, Social or Mental (MET-1)", "MET-1", "invalid")
     elif cmd.kind == "static":
         if cmd.difficulty < 0:
-            raise RuleViolation("a difficulty counts traits, 0 or more (MET-10)", code="invalid")
+            raise refuse("a difficulty counts traits, 0 or more (MET-10)", "MET-10", "invalid")
         if _on_roster(state, initiator):
             tested, defender = initiator, STORYTELLER_SIDE
         elif defender and _on_roster(state, defender):
             tested = defender  # a storyteller's static against a character (trap, power)
         else:
-            raise RuleViolation("a static challenge tests one character of the roster (MET-10)", code="invalid")
+            raise refuse("a static challenge tests one character of the roster (MET-10)", "MET-10", "invalid")
     else:
         if not defender or defender == STORYTELLER_SIDE:
-            raise RuleViolation(
+            raise refuse(
                 "a classic challenge names its defender; against the storyteller use a static test (MET-8)",
-                code="invalid",
+                "MET-8",
+                "invalid",
             )
         if not actor.is_storyteller and not _on_roster(state, defender):
-            raise RuleViolation(f"no character {defender!r} in this session", code="not_found")
+            raise refuse(f"no character {defender!r} in this session", "MET-1", "not_found")
     if defender == initiator:
-        raise RuleViolation("a character cannot challenge itself (MET-1)", code="invalid")
+        raise refuse("a character cannot challenge itself (MET-1)", "MET-1", "invalid")
     if cmd.tests < 1 or (cmd.tests > 1 and cmd.kind == "classic"):
-        raise RuleViolation("successive tests are for static, simple and complex tests (MET-10, MET-11)", code="invalid")
+        raise refuse(
+            "successive tests are for static, simple and complex tests (MET-10, MET-11)",
+            "MET-10",
+            "invalid",
+        )
     if cmd.mutual and (cmd.kind != "classic" or cmd.defender_attribute not in (None, cmd.attribute)):
-        raise RuleViolation(
-            "one challenge settles both actions only when both use the same attribute (MET-8)", code="invalid"
+        raise refuse(
+            "one challenge settles both actions only when both use the same attribute (MET-8)",
+            "MET-8",
+            "invalid",
         )
     if not _on_roster(state, initiator) and (not actor.is_storyteller or initiator == ""):
-        raise RuleViolation(f"no character {initiator!r} in this session", code="not_found")
+        raise refuse(f"no character {initiator!r} in this session", "MET-1", "not_found")
     if cmd.defender_abilities and not actor.is_storyteller:
-        raise RuleViolation(
+        raise refuse(
             "the defender declares its own abilities with its bid; the initiator names only its own (MET-3)",
-            code="invalid",
+            "MET-3",
+            "invalid",
         )
     for side in (initiator, defender):
         found = session.characters.get(side)
         if found is not None and found.sheet is not None and not isinstance(found.sheet, MetSheet):
-            raise RuleViolation(f"{found.name} has no Mind's Eye Theatre sheet", code="invalid")
+            raise refuse(f"{found.name} has no Mind's Eye Theatre sheet", "MET-1", "invalid")
     initiator_sheet = _sheet(state, initiator)
     if initiator_sheet is not None and initiator_sheet.cannot_initiate:
-        raise RuleViolation(
-            f"{session.characters[initiator].name} can initiate no challenge, only defend (MET-1)"
+        raise refuse(
+            f"{session.characters[initiator].name} can initiate no challenge, only defend (MET-1)",
+            "MET-1",
         )
     for side in (initiator, defender):
         # TIME-6: out of game, a character is no one's target, a storyteller's neither
@@ -624,7 +632,7 @@ def decide_issue_challenge(state: GameState, cmd: IssueChallenge, draws: Draws, 
     if not actor.is_storyteller and defender in session.characters:
         check_not_frozen(session, defender)  # TIME-5
         if session.characters[defender].scene != session.characters[initiator].scene:
-            raise RuleViolation(f"{session.characters[defender].name} is not in your scene (TIME-2)")
+            raise refuse(f"{session.characters[defender].name} is not in your scene (TIME-2)", "TIME-2")
     for side in (initiator, defender) if cmd.mutual else (initiator,):
         if _on_roster(state, side):
             spend_action(state, side)  # TIME-4
@@ -674,25 +682,26 @@ def decide_throw(state: GameState, cmd: Throw, draws: Draws, actor: Actor) -> li
     ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if ch.status != "throwing" or cmd.round != ch.round:
-        raise RuleViolation(
-            f"round {cmd.round} of challenge {ch.id} takes no throw now (it is at round {ch.round}, {ch.status}) (MET-2)"
+        raise refuse(
+            f"round {cmd.round} of challenge {ch.id} takes no throw now (it is at round {ch.round}, {ch.status}) (MET-2)",
+            "MET-2",
         )
     if cmd.character in ch.throws:
-        raise RuleViolation("your throw for this round is already sealed (MET-2)")
+        raise refuse("your throw for this round is already sealed (MET-2)", "MET-2")
     records: tuple[DrawRecord, ...] = ()
     choice = cmd.choice
     if choice is None:
         if not actor.is_storyteller:
-            raise RuleViolation("choose rock, paper or scissors (MET-2)", code="invalid")
+            raise refuse("choose rock, paper or scissors (MET-2)", "MET-2", "invalid")
         # in the thrower's stream: ThrowCommitted is seen whole by its thrower alone
         record = draws.stream(actor, frozenset((cmd.character,))).roll(len(rules.DRAWN))  # d3: 1 rock, 2 paper, 3 scissors
         choice, records = rules.DRAWN[record.face - 1], (record,)
     if choice == "bomb":
         sheet = _sheet(state, cmd.character)
         if not state.session.options.bomb:
-            raise RuleViolation("this chronicle plays without the bomb (MET-2)")
+            raise refuse("this chronicle plays without the bomb (MET-2)", "MET-2")
         if _on_roster(state, cmd.character) and not (sheet and sheet.bomb):
-            raise RuleViolation("only a character whose power grants it may throw the bomb (MET-2)")
+            raise refuse("only a character whose power grants it may throw the bomb (MET-2)", "MET-2")
     committed = ThrowCommitted(
         challenge=ch.id, round=ch.round, character=cmd.character, choice=choice, draws=records
     )
@@ -711,10 +720,10 @@ def decide_declare_bid(state: GameState, cmd: DeclareBid, draws: Draws, actor: A
     ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if cmd.round != ch.round:
-        raise RuleViolation(f"challenge {ch.id} is at round {ch.round}, not {cmd.round} (MET-3)")
+        raise refuse(f"challenge {ch.id} is at round {ch.round}, not {cmd.round} (MET-3)", "MET-3")
     if ch.status == "overbid":
         if cmd.character != ch.winner:
-            raise RuleViolation("the winner answers the overbid; the loser announced first (MET-13)")
+            raise refuse("the winner answers the overbid; the loser announced first (MET-13)", "MET-13")
         _check_declared(state, ch, cmd.character, cmd.value, "score", actor, cmd.abilities)
         overbidder = ch.loser
         granted = rules.overbid_granted(ch.overbid_value, cmd.value)  # MET-13
@@ -732,14 +741,14 @@ def decide_declare_bid(state: GameState, cmd: DeclareBid, draws: Draws, actor: A
             ),
         ]
     if ch.status != "bidding":
-        raise RuleViolation(f"challenge {ch.id} takes bids only after a tie of throws (MET-3)")
+        raise refuse(f"challenge {ch.id} takes bids only after a tie of throws (MET-3)", "MET-3")
     bidders = (ch.tested,) if ch.kind == "static" else ch.sides
     if cmd.character not in bidders:
-        raise RuleViolation("against a difficulty only the tested character declares (MET-10)")
+        raise refuse("against a difficulty only the tested character declares (MET-10)", "MET-10")
     if cmd.character in ch.bids:
-        raise RuleViolation("your bid for this round is already declared (MET-3)")
+        raise refuse("your bid for this round is already declared (MET-3)", "MET-3")
     if ch.kind == "classic" and cmd.character == ch.defender and ch.initiator not in ch.bids:
-        raise RuleViolation("the initiator declares its traits first (MET-3)")
+        raise refuse("the initiator declares its traits first (MET-3)", "MET-3")
     _check_declared(state, ch, cmd.character, cmd.value, "bid", actor, cmd.abilities)
     declared = BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value,
                            abilities=cmd.abilities)
@@ -751,14 +760,15 @@ def decide_declare_bid(state: GameState, cmd: DeclareBid, draws: Draws, actor: A
 
 def _check_source(state: GameState, ch: Challenge, character: str, source: str, actor: Actor) -> None:
     if not source.strip():
-        raise RuleViolation("a retest names its source: ability, power or merit (MET-12)", code="invalid")
+        raise refuse("a retest names its source: ability, power or merit (MET-12)", "MET-12", "invalid")
     sheet = _sheet(state, character)
     if sheet is not None and not actor.is_storyteller and source not in rules.retest_sources(sheet):
-        raise RuleViolation(f"{source!r} is not an ability, power or merit on your sheet (MET-12, MET-15)")
+        raise refuse(f"{source!r} is not an ability, power or merit on your sheet (MET-12, MET-15)", "MET-12")
     allowed = rules.retests_allowed(sheet, ch.kind)
     if ch.retests.get(character, 0) >= allowed:
-        raise RuleViolation(
-            "one retest per character per challenge; Lucky allows a second on a static challenge only (MET-12)"
+        raise refuse(
+            "one retest per character per challenge; Lucky allows a second on a static challenge only (MET-12)",
+            "MET-12",
         )
 
 
@@ -767,9 +777,9 @@ def decide_retest(state: GameState, cmd: Retest, draws: Draws, actor: Actor) -> 
     _side(ch, cmd.character)
     if cmd.cancels:
         if not state.session.options.retest_cancel:
-            raise RuleViolation("this chronicle does not let a retest cancel a retest (MET-12 option)")
+            raise refuse("this chronicle does not let a retest cancel a retest (MET-12 option)", "MET-12")
         if ch.cancellable is None or ch.cancellable == cmd.character or ch.throws or ch.previous is None:
-            raise RuleViolation("there is no opponent's retest to cancel now (MET-12 option)")
+            raise refuse("there is no opponent's retest to cancel now (MET-12 option)", "MET-12")
         _check_source(state, ch, cmd.character, cmd.source, actor)
         winner, loser, by, round = ch.previous
         cancelled = RetestCancelled(
@@ -777,7 +787,7 @@ def decide_retest(state: GameState, cmd: Retest, draws: Draws, actor: Actor) -> 
         )
         return [cancelled] + _won(state, ch, winner, loser, by, round=round)
     if ch.status != "window" or cmd.character != ch.loser:
-        raise RuleViolation("only the loser of the challenge may retest, before it is accepted (MET-12)")
+        raise refuse("only the loser of the challenge may retest, before it is accepted (MET-12)", "MET-12")
     _check_source(state, ch, cmd.character, cmd.source, actor)
     return [
         RetestTaken(challenge=ch.id, character=cmd.character, source=cmd.source, round=ch.round),
@@ -789,13 +799,13 @@ def decide_overbid(state: GameState, cmd: Overbid, draws: Draws, actor: Actor) -
     ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if ch.kind != "classic":
-        raise RuleViolation("an overbid answers an opponent's score: classic challenges only (MET-13)")
+        raise refuse("an overbid answers an opponent's score: classic challenges only (MET-13)", "MET-13")
     if ch.status != "window" or cmd.character != ch.loser:
-        raise RuleViolation("only the loser may overbid, before the effects are resolved (MET-13)")
+        raise refuse("only the loser may overbid, before the effects are resolved (MET-13)", "MET-13")
     if ch.by != "throw":
-        raise RuleViolation("an overbid is for a challenge lost on the throw (MET-13)")
+        raise refuse("an overbid is for a challenge lost on the throw (MET-13)", "MET-13")
     if cmd.character in ch.overbids:
-        raise RuleViolation("one overbid per character per challenge (MET-14)")
+        raise refuse("one overbid per character per challenge (MET-14)", "MET-14")
     _check_declared(state, ch, cmd.character, cmd.value, "score", actor, cmd.abilities)
     return [OverbidDeclared(challenge=ch.id, character=cmd.character, value=cmd.value, abilities=cmd.abilities)]
 
@@ -804,7 +814,7 @@ def decide_concede(state: GameState, cmd: Concede, draws: Draws, actor: Actor) -
     ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if ch.kind == "static" and cmd.character == ch.defender:
-        raise RuleViolation("the defender of a static challenge cannot choose to lose (MET-7)")
+        raise refuse("the defender of a static challenge cannot choose to lose (MET-7)", "MET-7")
     winner = ch.other(cmd.character)
     return [
         ChallengeConceded(challenge=ch.id, character=cmd.character),
@@ -815,16 +825,20 @@ def decide_concede(state: GameState, cmd: Concede, draws: Draws, actor: Actor) -
 def decide_accept(state: GameState, cmd: Accept, draws: Draws, actor: Actor) -> list[Event]:
     ch = _live(state, cmd.challenge)
     if ch.status != "window" or cmd.character != ch.loser:
-        raise RuleViolation("only the loser accepts a result, once it is known (MET-16)")
+        raise refuse("only the loser accepts a result, once it is known (MET-16)", "MET-16")
     return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason="accepted", mutual=ch.mutual)]
 
 
 def decide_close_window(state: GameState, cmd: CloseWindow, draws: Draws, actor: Actor) -> list[Event]:
     ch = _live(state, cmd.challenge)
     if ch.status not in ("window", "overbid"):
-        raise RuleViolation(f"challenge {ch.id} has no open window for a retest or an overbid (MET-16)")
+        raise refuse(f"challenge {ch.id} has no open window for a retest or an overbid (MET-16)", "MET-16")
     if cmd.timeout and window_paused(state, ch.id):
-        raise RuleViolation("Time Out: the acceptance window waits for the resume (TIME-5, MET-16)", code="frozen")
+        raise refuse(
+            "Time Out: the acceptance window waits for the resume (TIME-5, MET-16)",
+            "TIME-5",
+            "frozen",
+        )
     reason = "timeout" if cmd.timeout else "window_closed"
     return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason=reason, mutual=ch.mutual)]
 
@@ -832,14 +846,14 @@ def decide_close_window(state: GameState, cmd: CloseWindow, draws: Draws, actor:
 def decide_cancel_challenge(state: GameState, cmd: CancelChallenge, draws: Draws, actor: Actor) -> list[Event]:
     ch = get(state, cmd.challenge)
     if ch.status == "cancelled":
-        raise RuleViolation(f"challenge {ch.id} is already cancelled (MET-16)")
+        raise refuse(f"challenge {ch.id} is already cancelled (MET-16)", "MET-16")
     return [ChallengeCancelled(challenge=ch.id, reason=cmd.reason)]
 
 
 def decide_overrule(state: GameState, cmd: Overrule, draws: Draws, actor: Actor) -> list[Event]:
     ch = get(state, cmd.challenge)
     if ch.status == "cancelled":
-        raise RuleViolation(f"challenge {ch.id} is cancelled (MET-16)")
+        raise refuse(f"challenge {ch.id} is cancelled (MET-16)", "MET-16")
     _side(ch, cmd.winner)
     return [
         ChallengeOverruled(

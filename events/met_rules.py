@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from conteur.events.model import RuleViolation
+from conteur.events.model import refuse
 from conteur.events.sheets import AnySheet, MetSheet
 
 ATTRIBUTES = ("physical", "social", "mental")
@@ -91,22 +91,22 @@ def score_breakdown(sheet: MetSheet, attribute: str, abilities: tuple[str, ...])
 def check_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...], value: int, what: str) -> None:
     """MET-4: never above twice the attribute; lying downward only (MET-15: checked)."""
     if attribute not in ATTRIBUTES:
-        raise RuleViolation(f"no attribute to declare traits in (MET-3)", code="invalid")
+        raise refuse(f"no attribute to declare traits in (MET-3)", "MET-3", "invalid")
     if value < 0:
-        raise RuleViolation(f"a {what} counts traits: {value} is below 0 (MET-3)", code="invalid")
+        raise refuse(f"a {what} counts traits: {value} is below 0 (MET-3)", "MET-3", "invalid")
     base = traits(sheet, attribute)
     cap = 2 * base
     if value > cap:
-        raise RuleViolation(
+        raise refuse(
             f"{what} {value} is above your cap of {cap} (twice your {base} {label(attribute)} traits) (MET-4)",
-            rule="MET-4",
+            "MET-4",
         )
     truth = true_score(sheet, attribute, abilities)
     if value > truth:
-        raise RuleViolation(
+        raise refuse(
             f"{what} {value} is above your true {truth} ({score_breakdown(sheet, attribute, abilities)}):"
             " you may declare less than the truth, never more (MET-4, MET-15)",
-            rule="MET-4",
+            "MET-4",
         )
 
 

@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import Count, CountMap
+from conteur.events.bounds import CountMap
 from conteur.events.met_rules import ATTRIBUTES
-from conteur.events.model import Actor, Command, Draws, Event, RuleViolation, id_counted, scoped_id
+from conteur.events.model import Actor, Command, Draws, Event, refuse, id_counted, scoped_id
 from conteur.events.session import character
 
 if TYPE_CHECKING:
@@ -160,35 +160,43 @@ class OfflineChallengeRuled(_BetweenTwo, frozen=True, kw_only=True, tag="offline
 def get(state: GameState, record_id: str) -> Record:
     found = state.offline.records.get(record_id)
     if found is None:
-        raise RuleViolation(f"no offline challenge {record_id!r}", code="not_found")
+        raise refuse(f"no offline challenge {record_id!r}", "offline", "not_found")
     return found
 
 
 def _check_open(state: GameState) -> None:
     if state.session.status == "closed":
-        raise RuleViolation("the session is closed (TIME-2)")
+        raise refuse("the session is closed (TIME-2)", "TIME-2")
 
 
 def decide_record_offline_challenge(state: GameState, cmd: RecordOfflineChallenge, draws: Draws, actor: Actor) -> list[Event]:
     _check_open(state)
     character(state.session, cmd.character)
     if cmd.opponent == cmd.character:
-        raise RuleViolation("a character cannot challenge itself (MET-1)", code="invalid")
+        raise refuse("a character cannot challenge itself (MET-1)", "MET-1", "invalid")
     character(state.session, cmd.opponent)
     if cmd.winner not in (cmd.character, cmd.opponent):
-        raise RuleViolation(f"the winner is {cmd.character} or {cmd.opponent}, not {cmd.winner!r}", code="invalid")
+        raise refuse(
+            f"the winner is {cmd.character} or {cmd.opponent}, not {cmd.winner!r}",
+            "offline",
+            "invalid",
+        )
     if cmd.attribute is not None and cmd.attribute not in ATTRIBUTES:
-        raise RuleViolation("a challenge names Physical, Social or Mental (MET-1)", code="invalid")
+        raise refuse("a challenge names Physical, Social or Mental (MET-1)", "MET-1", "invalid")
     strangers = (set(cmd.throws) | set(cmd.bids)) - {cmd.character, cmd.opponent}
     if strangers:
-        raise RuleViolation(f"{sorted(strangers)} took no part in this challenge", code="invalid")
+        raise refuse(f"{sorted(strangers)} took no part in this challenge", "offline", "invalid")
     if any(v < 0 for v in cmd.bids.values()):
-        raise RuleViolation("a bid counts traits, 0 or more (MET-3)", code="invalid")
+        raise refuse("a bid counts traits, 0 or more (MET-3)", "MET-3", "invalid")
     if cmd.played_at:
         try:
             datetime.fromisoformat(cmd.played_at)
         except ValueError:
-            raise RuleViolation(f"played_at {cmd.played_at!r} is not an ISO 8601 time", code="invalid") from None
+            raise refuse(
+                f"played_at {cmd.played_at!r} is not an ISO 8601 time",
+                "offline",
+                "invalid",
+            ) from None
     return [
         OfflineChallengeRecorded(
             # numbered within the pair, who alone see the records (issue 13)
@@ -211,12 +219,15 @@ def _answerable(state: GameState, record_id: str, who: str, verb: str, actor: Ac
     found = state.offline.records.get(record_id)
     if found is None or (not actor.is_storyteller and who not in found.sides):
         # a player outside the record gets the answer for a record that never was
-        raise RuleViolation(f"no offline challenge {record_id!r}", code="not_found")
+        raise refuse(f"no offline challenge {record_id!r}", "offline", "not_found")
     if who != found.opponent:
-        raise RuleViolation(f"only {found.opponent}, the opponent, may {verb} offline challenge {found.id}",
-                            code="forbidden")
+        raise refuse(
+            f"only {found.opponent}, the opponent, may {verb} offline challenge {found.id}",
+            "offline",
+            "forbidden",
+        )
     if found.status != "recorded":
-        raise RuleViolation(f"offline challenge {found.id} is already {found.status}")
+        raise refuse(f"offline challenge {found.id} is already {found.status}", "offline")
     return found
 
 
@@ -228,7 +239,7 @@ def decide_confirm_offline(state: GameState, cmd: ConfirmOffline, draws: Draws, 
 def decide_dispute_offline(state: GameState, cmd: DisputeOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = _answerable(state, cmd.record, cmd.character, "dispute", actor)
     if cmd.winner is not None and cmd.winner not in found.sides:
-        raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
+        raise refuse(f"the winner is {found.recorder} or {found.opponent}", "offline", "invalid")
     return [OfflineChallengeDisputed(record=found.id, recorder=found.recorder, opponent=found.opponent,
                                      reason=cmd.reason, winner=cmd.winner)]
 
@@ -236,7 +247,7 @@ def decide_dispute_offline(state: GameState, cmd: DisputeOffline, draws: Draws, 
 def decide_rule_offline(state: GameState, cmd: RuleOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = get(state, cmd.record)
     if cmd.winner not in found.sides:
-        raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
+        raise refuse(f"the winner is {found.recorder} or {found.opponent}", "offline", "invalid")
     loser = found.opponent if cmd.winner == found.recorder else found.recorder
     return [OfflineChallengeRuled(record=found.id, recorder=found.recorder, opponent=found.opponent,
                                   winner=cmd.winner, loser=loser, previous_winner=found.winner,

@@ -25,7 +25,7 @@ from msgspec.structs import replace
 
 from conteur.events.bounds import Count, Seconds
 from conteur.events.met_rules import MetOptions, TieDebt
-from conteur.events.model import Actor, Command, Draws, Event, RuleViolation
+from conteur.events.model import Actor, Command, Draws, Event, refuse
 from conteur.events.sheets import AnySheet, MetSheet
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def initial() -> State:
 def turns_for(seconds: float, turn_seconds: float = 4) -> int:
     """TIME-3: a duration in seconds lasts ceil(seconds / turn length) turns (15 s -> 4)."""
     if turn_seconds <= 0:
-        raise RuleViolation("a turn lasts more than 0 seconds (TIME-3)", code="invalid")
+        raise refuse("a turn lasts more than 0 seconds (TIME-3)", "TIME-3", "invalid")
     return max(0, math.ceil(seconds / turn_seconds))
 
 
@@ -113,28 +113,33 @@ def sheet_of(state: GameState, character_id: str | None) -> AnySheet | None:
 def character(session: State, character_id: str) -> Character:
     found = session.characters.get(character_id)
     if found is None:
-        raise RuleViolation(f"no character {character_id!r} in this session", code="not_found")
+        raise refuse(f"no character {character_id!r} in this session", "TIME-2", "not_found")
     return found
 
 
 def _scene(session: State, scene_id: str) -> Scene:
     found = session.scenes.get(scene_id)
     if found is None:
-        raise RuleViolation(f"no scene {scene_id!r}", code="not_found")
+        raise refuse(f"no scene {scene_id!r}", "TIME-2", "not_found")
     return found
 
 
 def check_not_frozen(session: State, character_id: str) -> None:
     """TIME-5: refused when the session or the character's scene is in Time Out."""
     if session.frozen:
-        raise RuleViolation("Time Out: the session is frozen until a storyteller resumes (TIME-5)", code="frozen")
+        raise refuse(
+            "Time Out: the session is frozen until a storyteller resumes (TIME-5)",
+            "TIME-5",
+            "frozen",
+        )
     found = session.characters.get(character_id)
     if found is not None and found.scene is not None:
         scene = session.scenes.get(found.scene)
         if scene is not None and scene.frozen:
-            raise RuleViolation(
+            raise refuse(
                 f"Time Out: scene {scene.name!r} is frozen until a storyteller resumes (TIME-5)",
-                code="frozen",
+                "TIME-5",
+                "frozen",
             )
 
 
@@ -143,9 +148,10 @@ def check_in_game(session: State, character_id: str, *, target: bool = False) ->
     found = session.characters.get(character_id)
     if found is not None and found.out_of_game:
         who = f"{found.name} is" if target else "you are"
-        raise RuleViolation(
+        raise refuse(
             f"{who} out of game and interact{'s' if target else ''} with no other player (TIME-6)",
-            code="out_of_game",
+            "TIME-6",
+            "out_of_game",
         )
 
 
@@ -155,11 +161,10 @@ def check_open(state: GameState, command: Command) -> None:
     included). Reading (events, state, exports, review, verify) goes on."""
     if state.session.status == "closed":
         tag = command.__struct_config__.tag
-        raise RuleViolation(
+        raise refuse(
             f"the session is already closed (TIME-2): {tag} is refused, a closed session changes no "
             "more (its draw seed is public); play on in a new session",
-            code="rule",
-            rule="TIME-2",
+            "TIME-2",
         )
 
 
@@ -170,11 +175,10 @@ def check_player_bonus(state: GameState, actor: Actor, bonus: int, what: str) ->
     are unbounded; the bonus is logged in the roll either way."""
     limit = state.session.options.max_player_bonus
     if bonus > limit and not actor.is_storyteller:
-        raise RuleViolation(
+        raise refuse(
             f"a bonus of {bonus} {what} is above this session's max_player_bonus of {limit}: "
             "ask a storyteller for more",
-            code="rule",
-            rule="max_player_bonus",
+            "max_player_bonus",
         )
 
 
@@ -182,7 +186,7 @@ def check_playable(state: GameState, command: Command, actor: Actor) -> None:
     """TIME-5 / TIME-6: raise RuleViolation(code="frozen" | "out_of_game") if refused."""
     session: State = state.session
     if session.status == "closed":
-        raise RuleViolation("the session is closed (TIME-2)", code="rule")
+        raise refuse("the session is closed (TIME-2)", "TIME-2")
     if actor.character is None:
         return
     check_not_frozen(session, actor.character)
@@ -437,7 +441,7 @@ class SheetAmended(Event, frozen=True, kw_only=True, tag="session.sheet_amended"
 def decide_open_session(state: GameState, cmd: OpenSession, draws: Draws, actor: Actor) -> list[Event]:
     if state.session.status != "pending":
         # a closed session revealed its seed (FAIR-2): the next evening is a new session
-        raise RuleViolation(f"the session is already {state.session.status} (TIME-2)", code="rule")
+        raise refuse(f"the session is already {state.session.status} (TIME-2)", "TIME-2")
     turns_for(1, cmd.turn_seconds)  # TIME-3: a positive turn length
     options = MetOptions(
         bomb=cmd.bomb,
@@ -447,7 +451,7 @@ def decide_open_session(state: GameState, cmd: OpenSession, draws: Draws, actor:
         max_player_bonus=cmd.max_player_bonus,
     )
     if cmd.max_player_bonus < 0:
-        raise RuleViolation("max_player_bonus counts dice, 0 or more", code="invalid")
+        raise refuse("max_player_bonus counts dice, 0 or more", "max_player_bonus", "invalid")
     return [
         SessionOpened(
             name=cmd.name,
@@ -463,15 +467,15 @@ def decide_open_session(state: GameState, cmd: OpenSession, draws: Draws, actor:
 
 def decide_close_session(state: GameState, cmd: CloseSession, draws: Draws, actor: Actor) -> list[Event]:
     if state.session.status == "closed":
-        raise RuleViolation("the session is already closed (TIME-2)", code="rule")
+        raise refuse("the session is already closed (TIME-2)", "TIME-2")
     return [SessionClosed(seed=cmd.seed)]
 
 
 def decide_add_character(state: GameState, cmd: AddCharacter, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.character in state.session.characters:
-        raise RuleViolation(f"character {cmd.character!r} is already on the roster", code="invalid")
+        raise refuse(f"character {cmd.character!r} is already on the roster", "TIME-2", "invalid")
     if not cmd.character or cmd.character == STORYTELLER_SIDE:
-        raise RuleViolation(f"{cmd.character!r} cannot be a character id", code="invalid")
+        raise refuse(f"{cmd.character!r} cannot be a character id", "TIME-2", "invalid")
     if cmd.sheet is not None:
         check_sheet(cmd.sheet)
     return [CharacterAdded(character=cmd.character, name=cmd.name, sheet=cmd.sheet)]
@@ -480,13 +484,13 @@ def decide_add_character(state: GameState, cmd: AddCharacter, draws: Draws, acto
 def decide_open_scene(state: GameState, cmd: OpenScene, draws: Draws, actor: Actor) -> list[Event]:
     found = state.session.scenes.get(cmd.scene)
     if found is not None and found.open:
-        raise RuleViolation(f"scene {found.name!r} is already open (TIME-2)", code="rule")
+        raise refuse(f"scene {found.name!r} is already open (TIME-2)", "TIME-2")
     return [SceneOpened(scene=cmd.scene, name=cmd.name or cmd.scene)]
 
 
 def decide_close_scene(state: GameState, cmd: CloseScene, draws: Draws, actor: Actor) -> list[Event]:
     if not _scene(state.session, cmd.scene).open:
-        raise RuleViolation(f"scene {cmd.scene!r} is already closed (TIME-2)", code="rule")
+        raise refuse(f"scene {cmd.scene!r} is already closed (TIME-2)", "TIME-2")
     return [SceneClosed(scene=cmd.scene)]
 
 
@@ -494,13 +498,13 @@ def decide_join_scene(state: GameState, cmd: JoinScene, draws: Draws, actor: Act
     found = character(state.session, cmd.character)
     scene = _scene(state.session, cmd.scene)
     if not scene.open:
-        raise RuleViolation(f"scene {scene.name!r} is closed (TIME-2)", code="rule")
+        raise refuse(f"scene {scene.name!r} is closed (TIME-2)", "TIME-2")
     if found.scene == cmd.scene:
-        raise RuleViolation(f"{found.name} is already in scene {scene.name!r}", code="rule")
+        raise refuse(f"{found.name} is already in scene {scene.name!r}", "TIME-2")
     if not actor.is_storyteller:
         check_not_frozen(state.session, cmd.character)  # entering a frozen scene: no
         if scene.frozen:
-            raise RuleViolation(f"Time Out: scene {scene.name!r} is frozen (TIME-5)", code="frozen")
+            raise refuse(f"Time Out: scene {scene.name!r} is frozen (TIME-5)", "TIME-5", "frozen")
     left = [SceneLeft(character=cmd.character, scene=found.scene)] if found.scene else []
     return left + [SceneJoined(character=cmd.character, scene=cmd.scene)]
 
@@ -508,7 +512,7 @@ def decide_join_scene(state: GameState, cmd: JoinScene, draws: Draws, actor: Act
 def decide_leave_scene(state: GameState, cmd: LeaveScene, draws: Draws, actor: Actor) -> list[Event]:
     found = character(state.session, cmd.character)
     if found.scene is None:
-        raise RuleViolation(f"{found.name} is in no scene", code="rule")
+        raise refuse(f"{found.name} is in no scene", "TIME-2")
     return [SceneLeft(character=cmd.character, scene=found.scene)]
 
 
@@ -516,7 +520,7 @@ def _scope_scene(state: GameState, cmd: Freeze | Resume) -> Scene | None:
     if cmd.scope == "session":
         return None
     if cmd.scene is None:
-        raise RuleViolation("a scene Time Out names its scene (TIME-5)", code="invalid")
+        raise refuse("a scene Time Out names its scene (TIME-5)", "TIME-5", "invalid")
     return _scene(state.session, cmd.scene)
 
 
@@ -524,7 +528,7 @@ def decide_freeze(state: GameState, cmd: Freeze, draws: Draws, actor: Actor) -> 
     scene = _scope_scene(state, cmd)
     already = state.session.frozen if scene is None else scene.frozen
     if already:
-        raise RuleViolation("already in Time Out (TIME-5)", code="rule")
+        raise refuse("already in Time Out (TIME-5)", "TIME-5")
     return [TimeOutCalled(scope=cmd.scope, scene=scene.id if scene else None)]
 
 
@@ -532,19 +536,19 @@ def decide_resume(state: GameState, cmd: Resume, draws: Draws, actor: Actor) -> 
     scene = _scope_scene(state, cmd)
     frozen = state.session.frozen if scene is None else scene.frozen
     if not frozen:
-        raise RuleViolation("there is no Time Out to end here (TIME-5)", code="rule")
+        raise refuse("there is no Time Out to end here (TIME-5)", "TIME-5")
     return [TimeOutEnded(scope=cmd.scope, scene=scene.id if scene else None)]
 
 
 def decide_out_of_game(state: GameState, cmd: OutOfGame, draws: Draws, actor: Actor) -> list[Event]:
     if character(state.session, cmd.character).out_of_game:
-        raise RuleViolation("already out of game (TIME-6)", code="rule")
+        raise refuse("already out of game (TIME-6)", "TIME-6")
     return [WentOutOfGame(character=cmd.character, reason=cmd.reason)]
 
 
 def decide_back_in_game(state: GameState, cmd: BackInGame, draws: Draws, actor: Actor) -> list[Event]:
     if not character(state.session, cmd.character).out_of_game:
-        raise RuleViolation("not out of game (TIME-6)", code="rule")
+        raise refuse("not out of game (TIME-6)", "TIME-6")
     return [CameBackInGame(character=cmd.character)]
 
 
@@ -563,7 +567,7 @@ def decide_next_turn(state: GameState, cmd: NextTurn, draws: Draws, actor: Actor
 
 def decide_skip_time(state: GameState, cmd: SkipTime, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.seconds <= 0:
-        raise RuleViolation("time only moves forward (TIME-1)", code="invalid")
+        raise refuse("time only moves forward (TIME-1)", "TIME-1", "invalid")
     session = state.session
     return [
         TimeSkipped(
@@ -593,20 +597,22 @@ def spend_action(state: GameState, character_id: str) -> None:
     if scene is None or not scene.paced:
         return  # real-time play: no turn budget (choice)
     if found.busy_until > session.turn:
-        raise RuleViolation(
-            f"{found.name} is busy with a longer action until turn {found.busy_until} (TIME-4)"
+        raise refuse(
+            f"{found.name} is busy with a longer action until turn {found.busy_until} (TIME-4)",
+            "TIME-4",
         )
     allowed = actions_per_turn(found.sheet, session.options)
     used = found.actions_used if found.actions_turn == session.turn else 0
     if used >= allowed:
-        raise RuleViolation(
-            f"{found.name} has used its {allowed} action{'s' if allowed > 1 else ''} this turn (TIME-4)"
+        raise refuse(
+            f"{found.name} has used its {allowed} action{'s' if allowed > 1 else ''} this turn (TIME-4)",
+            "TIME-4",
         )
 
 
 def decide_take_action(state: GameState, cmd: TakeAction, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.actions < 1:
-        raise RuleViolation("an action takes at least one action (TIME-4)", code="invalid")
+        raise refuse("an action takes at least one action (TIME-4)", "TIME-4", "invalid")
     session = state.session
     spend_action(state, cmd.character)
     found = character(session, cmd.character)
@@ -623,7 +629,7 @@ def check_sheet(sheet: AnySheet) -> None:
     try:
         msgspec.convert(msgspec.to_builtins(sheet), type=AnySheet)
     except (msgspec.ValidationError, TypeError) as exc:
-        raise RuleViolation(f"the sheet does not validate: {exc}", code="invalid") from None
+        raise refuse(f"the sheet does not validate: {exc}", "sheet", "invalid") from None
 
 
 def _kind(sheet: AnySheet | None) -> str:
@@ -633,17 +639,16 @@ def _kind(sheet: AnySheet | None) -> str:
 def decide_amend_sheet(state: GameState, cmd: AmendSheet, draws: Draws, actor: Actor) -> list[Event]:
     found = character(state.session, cmd.character)
     if state.session.status == "closed":
-        raise RuleViolation(
-            "the session is closed (TIME-2): amend the sheet on the next session's roster", code="rule"
-        )
+        raise refuse("the session is closed (TIME-2): amend the sheet on the next session's roster", "TIME-2")
     if cmd.sheet is None:
-        raise RuleViolation("amend_sheet needs the whole new sheet", code="invalid")
+        raise refuse("amend_sheet needs the whole new sheet", "sheet", "invalid")
     check_sheet(cmd.sheet)
     if found.sheet is not None and type(cmd.sheet) is not type(found.sheet):
-        raise RuleViolation(
+        raise refuse(
             f"{found.name} has a {_kind(found.sheet)} sheet: a {_kind(cmd.sheet)} sheet cannot replace it"
             f" (send a {_kind(found.sheet)} sheet)",
-            code="invalid",
+            "sheet",
+            "invalid",
         )
     return [SheetAmended(character=cmd.character, sheet=cmd.sheet, reason=cmd.reason)]
 

@@ -52,7 +52,7 @@ from conteur.events.model import (
     DrawRecord,
     Draws,
     Event,
-    RuleViolation,
+    refuse,
     id_counted,
     id_known,
     scoped_id,
@@ -102,10 +102,7 @@ def visible_owners(visibility: str, character: str | None) -> frozenset[str] | N
 
 def check_visibility(visibility: str, actor: Actor) -> None:
     if visibility == "blind" and not actor.is_storyteller:
-        raise RuleViolation(
-            "only a storyteller may roll blind; choose an open or secret roll",
-            code="forbidden",
-        )
+        raise refuse("only a storyteller may roll blind; choose an open or secret roll", "roles", "forbidden")
 
 
 # ---------------------------------------------------------------- outcome
@@ -185,15 +182,12 @@ def reroll_choice(
     else:
         outcome = score(normal, hunger, 0, messy_rule)
         if not outcome.messy:
-            raise RuleViolation(
-                "this roll is not a messy critical: nothing to avoid (V5-7)", code="invalid"
-            )
+            raise refuse("this roll is not a messy critical: nothing to avoid (V5-7)", "V5-7", "invalid")
         if messy_rule == "text" or sum(1 for f in hunger if f == 10) >= 2:
-            raise RuleViolation(
+            raise refuse(
                 "this messy critical comes from the Hunger dice alone, which Willpower "
                 "cannot reroll (V5-7, V5-9)",
-                code="rule",
-                rule="V5-9",
+                "V5-9",
             )
         picked = [i for i in order if normal[i] == 10] + failures
     return tuple(sorted(picked[:MAX_REROLL]))
@@ -383,9 +377,7 @@ def _trait(sheet: V5Sheet, name: str, character: str) -> int:
         for key, value in table.items():
             if key.casefold() == name.casefold():
                 return value
-    raise RuleViolation(
-        f"{character}'s sheet has no trait {name!r} (V5-1)", code="invalid", rule="V5-1"
-    )
+    raise refuse(f"{character}'s sheet has no trait {name!r} (V5-1)", "V5-1", "invalid")
 
 
 def _resolve_pool(state: GameState, cmd: RollPool, actor: Actor) -> tuple[int, str]:
@@ -393,34 +385,34 @@ def _resolve_pool(state: GameState, cmd: RollPool, actor: Actor) -> tuple[int, s
     sheet = sheet if isinstance(sheet, V5Sheet) else None
     if cmd.kind != "normal" and cmd.attribute is not None:
         # otherwise "willpower" would strip the Hunger dice from any attribute roll
-        raise RuleViolation(
+        raise refuse(
             f"a {cmd.kind} roll has no attribute or skill: it is the {cmd.kind} pool alone "
             "(V5-1, V5-5)",
-            code="invalid",
-            rule="V5-5",
+            "V5-5",
+            "invalid",
         )
     if cmd.kind == "rouse" and not actor.is_storyteller:
-        raise RuleViolation(
+        raise refuse(
             "a player's Rouse check is the rouse command; only a storyteller rolls a pool "
             "of Rouse dice (V5-9)",
-            code="forbidden",
-            rule="V5-9",
+            "V5-9",
+            "forbidden",
         )
     if cmd.pool is not None:
         if sheet is not None and not actor.is_storyteller:
-            raise RuleViolation(
+            raise refuse(
                 f"{cmd.character}'s sheet is on record: name the attribute and skill "
                 "(or Willpower, Humanity) instead of a number of dice (V5-1)",
-                code="invalid",
-                rule="V5-1",
+                "V5-1",
+                "invalid",
             )
         pool, source = cmd.pool, f"declared {cmd.pool}"
     elif sheet is None:
-        raise RuleViolation(
+        raise refuse(
             f"no V5 sheet for {cmd.character or 'this roll'}: give the pool as a number "
             "of dice (V5-1)",
-            code="invalid",
-            rule="V5-1",
+            "V5-1",
+            "invalid",
         )
     elif cmd.attribute is not None:
         pool = _trait(sheet, cmd.attribute, cmd.character or "")
@@ -433,11 +425,7 @@ def _resolve_pool(state: GameState, cmd: RollPool, actor: Actor) -> tuple[int, s
         pool = getattr(sheet, cmd.kind)
         source = f"{cmd.kind.capitalize()} {pool}"
     else:
-        raise RuleViolation(
-            "name the pool: an attribute and a skill, or a number of dice (V5-1)",
-            code="invalid",
-            rule="V5-1",
-        )
+        raise refuse("name the pool: an attribute and a skill, or a number of dice (V5-1)", "V5-1", "invalid")
     if cmd.bonus:
         pool += cmd.bonus
         source += f" {cmd.bonus:+d}"
@@ -447,31 +435,23 @@ def _resolve_pool(state: GameState, cmd: RollPool, actor: Actor) -> tuple[int, s
 def decide_roll_pool(state: GameState, cmd: RollPool, draws: Draws, actor: Actor) -> list[Event]:
     check_visibility(cmd.visibility, actor)
     if cmd.character is None and not actor.is_storyteller:
-        raise RuleViolation("name the character who rolls", code="invalid")
+        raise refuse("name the character who rolls", "V5-1", "invalid")
     if cmd.hunger is not None and not actor.is_storyteller:
-        raise RuleViolation(
-            "Hunger comes from your sheet; only a storyteller sets it (V5-9)",
-            code="forbidden",
-            rule="V5-9",
-        )
+        raise refuse("Hunger comes from your sheet; only a storyteller sets it (V5-9)", "V5-9", "forbidden")
     check_player_bonus(state, actor, cmd.bonus, "dice")
     pool, source = _resolve_pool(state, cmd, actor)
     if pool <= 0:  # V5-1 (choice)
-        raise RuleViolation(
-            f"a pool of {pool} dice cannot be rolled (V5-1)", code="rule", rule="V5-1"
-        )
+        raise refuse(f"a pool of {pool} dice cannot be rolled (V5-1)", "V5-1")
     if pool > MAX_POOL:
-        raise RuleViolation(f"a pool of {pool} dice is above {MAX_POOL} (V5-1)", code="invalid")
+        raise refuse(f"a pool of {pool} dice is above {MAX_POOL} (V5-1)", "V5-1", "invalid")
     if cmd.difficulty < 0:
-        raise RuleViolation(
-            f"difficulty {cmd.difficulty} is below 0 (V5-3)", code="invalid", rule="V5-3"
-        )
+        raise refuse(f"difficulty {cmd.difficulty} is below 0 (V5-3)", "V5-3", "invalid")
     if cmd.hunger is not None:
         current = cmd.hunger
     else:
         current = hunger_of(state, cmd.character) if cmd.character else 0
     if not 0 <= current <= MAX_HUNGER:
-        raise RuleViolation(f"Hunger {current} is not in 0-5 (V5-5)", code="invalid", rule="V5-5")
+        raise refuse(f"Hunger {current} is not in 0-5 (V5-5)", "V5-5", "invalid")
     n_hunger = hunger_dice_count(pool, current, cmd.kind)
     owners = visible_owners(cmd.visibility, cmd.character)
     draws = draws.stream(actor, owners)
@@ -531,55 +511,37 @@ def decide_willpower_reroll(
         roll = None
     if roll is None:
         if id_known(actor, cmd.roll, state.v5.next_roll, state.v5.next_hidden):
-            raise RuleViolation(
+            raise refuse(
                 f"roll {cmd.roll} is no longer its character's latest pool roll: Willpower "
                 "rerolls the roll just made (V5-9)",
-                code="rule",
-                rule="V5-9",
+                "V5-9",
             )
-        raise RuleViolation(f"no pool roll {cmd.roll!r} to reroll", code="not_found")
+        raise refuse(f"no pool roll {cmd.roll!r} to reroll", "V5-9", "not_found")
     if not actor.is_storyteller and roll.character != actor.character:
-        raise RuleViolation(
-            f"roll {cmd.roll} is not {actor.character}'s to reroll", code="forbidden"
-        )
+        raise refuse(f"roll {cmd.roll} is not {actor.character}'s to reroll", "V5-9", "forbidden")
     if cmd.character is not None and cmd.character != roll.character:
-        raise RuleViolation(f"roll {cmd.roll} was made by {roll.character}", code="invalid")
+        raise refuse(f"roll {cmd.roll} was made by {roll.character}", "V5-9", "invalid")
     if roll.rerolled:
-        raise RuleViolation(
-            f"roll {cmd.roll} was already rerolled with Willpower: once per roll (V5-9)",
-            code="rule",
-            rule="V5-9",
-        )
+        raise refuse(f"roll {cmd.roll} was already rerolled with Willpower: once per roll (V5-9)", "V5-9")
     rule = state.v5.messy_rule
     if (cmd.strategy is None) == (not cmd.dice):
-        raise RuleViolation(
-            "give either the dice to reroll or a strategy (V5-9)", code="invalid", rule="V5-9"
-        )
+        raise refuse("give either the dice to reroll or a strategy (V5-9)", "V5-9", "invalid")
     if cmd.strategy is not None:
         dice = reroll_choice(roll.normal, roll.hunger, cmd.strategy, rule)
     else:
         dice = tuple(sorted(set(cmd.dice)))
         if len(dice) != len(cmd.dice):
-            raise RuleViolation("each die is rerolled at most once (V5-9)", code="invalid")
+            raise refuse("each die is rerolled at most once (V5-9)", "V5-9", "invalid")
     if not dice:
-        raise RuleViolation(
-            f"strategy {cmd.strategy} finds no normal die to reroll (V5-9)",
-            code="rule",
-            rule="V5-9",
-        )
+        raise refuse(f"strategy {cmd.strategy} finds no normal die to reroll (V5-9)", "V5-9")
     if len(dice) > MAX_REROLL:
-        raise RuleViolation(
-            f"Willpower rerolls at most three dice, not {len(dice)} (V5-9)",
-            code="rule",
-            rule="V5-9",
-        )
+        raise refuse(f"Willpower rerolls at most three dice, not {len(dice)} (V5-9)", "V5-9")
     for i in dice:
         if not 0 <= i < len(roll.normal):
-            raise RuleViolation(
+            raise refuse(
                 f"die {i} is not one of the {len(roll.normal)} normal dice; Hunger dice "
                 "are never rerolled (V5-9)",
-                code="rule",
-                rule="V5-9",
+                "V5-9",
             )
     draws = draws.stream(actor, visible_owners(roll.visibility, roll.character))
     records = tuple(draws.roll(10) for _ in dice)
@@ -608,9 +570,7 @@ def decide_willpower_reroll(
 
 def decide_set_hunger(state: GameState, cmd: SetHunger, draws: Draws, actor: Actor) -> list[Event]:
     if not 0 <= cmd.hunger <= MAX_HUNGER:
-        raise RuleViolation(
-            f"Hunger {cmd.hunger} is not in 0-5 (V5-5)", code="invalid", rule="V5-5"
-        )
+        raise refuse(f"Hunger {cmd.hunger} is not in 0-5 (V5-5)", "V5-5", "invalid")
     previous = hunger_of(state, cmd.character)
     return [
         HungerSet(character=cmd.character, hunger=cmd.hunger, previous=previous, reason=cmd.reason)
