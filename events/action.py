@@ -66,9 +66,9 @@ from msgspec.structs import replace
 
 from conteur.events.bounds import Count, CountMap, Seconds
 from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, refuse,
-                                  audience_key, id_counted, id_known, id_scope, scoped_id, sees)
+                                  audience_key, id_counted, id_known, id_scope, scoped_id, sees, unchanged)
 from conteur.events.session import (SheetAmended, TimeSkipped, TurnAdvanced, check_player_bonus, clock,
-                                    sheet_of)
+                                    sheet_of, starting_value_changed)
 from conteur.events.sheets import ActionSheet
 from conteur.events.v5 import Visible, Visibility, check_visibility, visible_owners
 
@@ -1203,17 +1203,9 @@ def evolve_clock_moved(own: State, e: TurnAdvanced | TimeSkipped, state: GameSta
 
 
 def evolve_sheet_amended(own: State, e: SheetAmended, state: GameState) -> State:
-    """ACT-8: tension starts at the sheet's value and lives here once it moved; an amended
-    sheet with another starting tension sets it again (choice)."""
-    if e.sheet is None or e.character not in own.tension:
-        return own  # the redacted form, or a tension that never moved
-    old = state.session.characters[e.character].sheet
-    if getattr(old, "tension", None) == getattr(e.sheet, "tension", None):
-        return own
-    return replace(own, tension=_without(own.tension, e.character))
-
-
-def _unchanged(own: State, e: Event, state: GameState) -> State:
+    """ACT-8: tension starts at the sheet's value and lives here once it moved."""
+    if e.character in own.tension and starting_value_changed(state, e, "tension"):
+        return replace(own, tension=_without(own.tension, e.character))
     return own
 
 
@@ -1229,7 +1221,7 @@ EVOLVERS: dict[type[Event], Evolver[State]] = {
     ActionRolled: evolve_action_rolled,
     ActionBegun: evolve_action_begun,
     ActionRuled: evolve_action_ruled,
-    OppositionSettled: _unchanged,
+    OppositionSettled: unchanged,
     TensionRaised: evolve_tension_raised,
     CharacterSacrificed: evolve_character_sacrificed,
     ModifierApplied: evolve_modifier_applied,
@@ -1237,7 +1229,7 @@ EVOLVERS: dict[type[Event], Evolver[State]] = {
     OppositionRuled: evolve_opposition_ruled,
     ActionCancelled: evolve_action_cancelled,
     OppositionOpened: evolve_opposition_opened,
-    ActionRevealed: _unchanged,
+    ActionRevealed: unchanged,
 }
 EVENTS = (ActionRolled, ActionBegun, ActionRuled, OppositionSettled, TensionRaised,
           CharacterSacrificed, ModifierApplied, ActionConfigured, OppositionRuled, ActionCancelled,

@@ -22,8 +22,8 @@ from msgspec.structs import replace
 
 from conteur.events import met_rules as rules
 from conteur.events.bounds import Count
-from conteur.events.met_rules import ATTRIBUTES, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
-from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation, refuse
+from conteur.events.met_rules import ATTRIBUTES, Attribute, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
+from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation, refuse, unchanged
 from conteur.events.session import (
     STORYTELLER_SIDE,
     Carried,
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from conteur.events.game import Decider, Evolver, GameState
 
 Kind = Literal["classic", "static", "simple", "complex"]
-Attribute = Literal["physical", "social", "mental"]
 Choice = Literal["rock", "paper", "scissors", "bomb"]
 OPEN = ("throwing", "bidding", "window", "overbid")
 
@@ -987,10 +986,6 @@ def evolve_debts_carried(own: State, e: SessionOpened, state: GameState) -> Stat
     return replace(own, debts=debts)
 
 
-def _unchanged(own: State, e: Event, state: GameState) -> State:
-    return own
-
-
 DECIDERS: dict[type[Command], Decider] = {
     IssueChallenge: decide_issue_challenge,
     Throw: decide_throw,
@@ -1009,7 +1004,7 @@ EVOLVERS: dict[type[Event], Evolver[State]] = {
     ThrowCommitted: evolve_throw_committed,
     ThrowsRevealed: evolve_throws_revealed,
     BidDeclared: evolve_bid_declared,
-    BidsCompared: _unchanged,
+    BidsCompared: unchanged,
     RoundWon: evolve_round_won,
     RoundStarted: evolve_round_started,
     TieDebtPaid: evolve_tie_debt_paid,
@@ -1017,8 +1012,8 @@ EVOLVERS: dict[type[Event], Evolver[State]] = {
     RetestTaken: evolve_retest_taken,
     RetestCancelled: evolve_retest_cancelled,
     OverbidDeclared: evolve_overbid_declared,
-    OverbidSettled: _unchanged,
-    ChallengeConceded: _unchanged,
+    OverbidSettled: unchanged,
+    ChallengeConceded: unchanged,
     ChallengeResolved: evolve_challenge_resolved,
     ChallengeCancelled: evolve_challenge_cancelled,
     ChallengeOverruled: evolve_challenge_overruled,

@@ -40,7 +40,6 @@ def traits(sheet: AnySheet | None, attribute: str | None) -> int:
         return 0
     return getattr(sheet, attribute)
 
-CHOICES = ("rock", "paper", "scissors", "bomb")
 DRAWN = ("rock", "paper", "scissors")  # a server draw: d3, face 1..3 (bomb is never drawn)
 
 # MET-2: rock beats scissors, scissors beat paper, paper beats rock. The chronicle option
@@ -91,7 +90,7 @@ def score_breakdown(sheet: MetSheet, attribute: str, abilities: tuple[str, ...])
 def check_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...], value: int, what: str) -> None:
     """MET-4: never above twice the attribute; lying downward only (MET-15: checked)."""
     if attribute not in ATTRIBUTES:
-        raise refuse(f"no attribute to declare traits in (MET-3)", "MET-3", "invalid")
+        raise refuse("no attribute to declare traits in (MET-3)", "MET-3", "invalid")
     if value < 0:
         raise refuse(f"a {what} counts traits: {value} is below 0 (MET-3)", "MET-3", "invalid")
     base = traits(sheet, attribute)

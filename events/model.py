@@ -90,6 +90,12 @@ def refuse(message: str, rule: str, code: str = "rule") -> RuleViolation:
     return RuleViolation(message, code=code, rule=rule)
 
 
+def unchanged(own, event, state):
+    """The evolver of an event its ruleset records but whose part it leaves as it was (a
+    comparison, a concession: what the next event settles)."""
+    return own
+
+
 class DrawRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):
     """One random draw as recorded in its event (FAIR-1): replay folds it, never redraws.
 
@@ -194,9 +200,6 @@ class ScriptedDraws:
     @property
     def left(self) -> int:
         return len(self._faces)
-
-
-NO_DRAWS = ScriptedDraws()
 
 
 # ---------------------------------------------------------------- ids by audience

@@ -164,13 +164,7 @@ def get(state: GameState, record_id: str) -> Record:
     return found
 
 
-def _check_open(state: GameState) -> None:
-    if state.session.status == "closed":
-        raise refuse("the session is closed (TIME-2)", "TIME-2")
-
-
 def decide_record_offline_challenge(state: GameState, cmd: RecordOfflineChallenge, draws: Draws, actor: Actor) -> list[Event]:
-    _check_open(state)
     character(state.session, cmd.character)
     if cmd.opponent == cmd.character:
         raise refuse("a character cannot challenge itself (MET-1)", "MET-1", "invalid")
@@ -215,7 +209,6 @@ def decide_record_offline_challenge(state: GameState, cmd: RecordOfflineChalleng
 
 
 def _answerable(state: GameState, record_id: str, who: str, verb: str, actor: Actor) -> Record:
-    _check_open(state)
     found = state.offline.records.get(record_id)
     if found is None or (not actor.is_storyteller and who not in found.sides):
         # a player outside the record gets the answer for a record that never was

@@ -184,9 +184,7 @@ def check_player_bonus(state: GameState, actor: Actor, bonus: int, what: str) ->
 
 def check_playable(state: GameState, command: Command, actor: Actor) -> None:
     """TIME-5 / TIME-6: raise RuleViolation(code="frozen" | "out_of_game") if refused."""
-    session: State = state.session
-    if session.status == "closed":
-        raise refuse("the session is closed (TIME-2)", "TIME-2")
+    session: State = state.session  # a closed one was refused first (check_open)
     if actor.character is None:
         return
     check_not_frozen(session, actor.character)
@@ -466,8 +464,6 @@ def decide_open_session(state: GameState, cmd: OpenSession, draws: Draws, actor:
 
 
 def decide_close_session(state: GameState, cmd: CloseSession, draws: Draws, actor: Actor) -> list[Event]:
-    if state.session.status == "closed":
-        raise refuse("the session is already closed (TIME-2)", "TIME-2")
     return [SessionClosed(seed=cmd.seed)]
 
 
@@ -638,8 +634,6 @@ def _kind(sheet: AnySheet | None) -> str:
 
 def decide_amend_sheet(state: GameState, cmd: AmendSheet, draws: Draws, actor: Actor) -> list[Event]:
     found = character(state.session, cmd.character)
-    if state.session.status == "closed":
-        raise refuse("the session is closed (TIME-2): amend the sheet on the next session's roster", "TIME-2")
     if cmd.sheet is None:
         raise refuse("amend_sheet needs the whole new sheet", "sheet", "invalid")
     check_sheet(cmd.sheet)
@@ -774,6 +768,16 @@ def evolve_actions_counted(own: State, characters: Iterable[str]) -> State:
 
 def evolve_action_taken(own: State, e: ActionTaken, state: GameState) -> State:
     return _action_counted(own, e.character, e.turn, busy_until=e.ends_turn)
+
+
+def starting_value_changed(state: GameState, e: SheetAmended, field: str) -> bool:
+    """Whether amended sheet ``e`` gives its character another starting ``field`` (V5-5
+    Hunger, ACT-8 tension): a value a ruleset keeps once it moved, set again then (choice).
+    ``state`` is the state before the amendment; a redacted amendment changes nothing."""
+    if e.sheet is None:
+        return False
+    old = state.session.characters[e.character].sheet
+    return getattr(old, field, None) != getattr(e.sheet, field, None)
 
 
 def evolve_sheet_amended(own: State, e: SheetAmended, state: GameState) -> State:

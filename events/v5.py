@@ -58,7 +58,7 @@ from conteur.events.model import (
     scoped_id,
     sees,
 )
-from conteur.events.session import SheetAmended, check_player_bonus, sheet_of
+from conteur.events.session import SheetAmended, check_player_bonus, sheet_of, starting_value_changed
 from conteur.events.sheets import V5Sheet
 
 if TYPE_CHECKING:
@@ -633,14 +633,10 @@ def evolve_v5_configured(own: State, e: V5Configured, state: GameState) -> State
 
 
 def evolve_sheet_amended(own: State, e: SheetAmended, state: GameState) -> State:
-    """V5-5: Hunger starts at the sheet's value and lives here once it moved; an amended
-    sheet with another starting Hunger sets it again (choice)."""
-    if e.sheet is None or e.character not in own.hunger:
-        return own  # the redacted form, or a Hunger that never moved
-    old = state.session.characters[e.character].sheet
-    if getattr(old, "hunger", None) == getattr(e.sheet, "hunger", None):
-        return own
-    return replace(own, hunger={k: v for k, v in own.hunger.items() if k != e.character})
+    """V5-5: Hunger starts at the sheet's value and lives here once it moved."""
+    if e.character in own.hunger and starting_value_changed(state, e, "hunger"):
+        return replace(own, hunger={k: v for k, v in own.hunger.items() if k != e.character})
+    return own
 
 
 DECIDERS: dict[type[Command], Decider] = {

@@ -29,7 +29,7 @@ def test_deciders_and_evolvers_are_named_after_their_command_and_event(part):
     for command, decider in module.DECIDERS.items():
         assert decider.__name__ == f"decide_{snake(command.__name__)}", (part, command)
     for event, evolver in module.EVOLVERS.items():
-        assert evolver.__name__ in (f"evolve_{snake(event.__name__)}", "_unchanged"), (part, event)
+        assert evolver.__name__ in (f"evolve_{snake(event.__name__)}", "unchanged"), (part, event)
 
 
 def test_every_event_folds_through_the_composition_and_only_there():
