@@ -9,9 +9,7 @@ bonus or malus rolls that many D+/- (ACT-5, ACT-6). The D+/- is a d6 read as
 Roll ids ("a1", "a2.nova" secret, "a1.nova+rook" secret opposed, "a1.*" blind) and
 modifier ids ("m1.nova") come from the state, numbered within their audience
 (``events.model.scoped_id``); dice are drawn in the roller's stream for the roll's audience
-(``events.model.stream_name``). The game clock
-(``state.session.turn``, ``state.session.game_seconds``) is read defensively: the session
-module is written alongside this one.
+(``events.model.stream_name``). The game clock is the session's (``session.clock``).
 
 Choices where the text is silent (RULES marks some **(choice)**):
 
@@ -59,21 +57,23 @@ Choices where the text is silent (RULES marks some **(choice)**):
 
 from __future__ import annotations
 
-import random
 import re
 import unicodedata
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events import session, v5
 from conteur.events.bounds import Count, CountMap, Seconds
-from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, RuleViolation,
-                          audience_key, id_counted, id_known, id_scope, scoped_id, sees)
-from conteur.events.sheets import ActionSheet, V5Sheet
-from conteur.events.v5 import (Visible, Visibility, check_visibility, roster_characters, sheet_of,
-                       visible_owners)
+from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, refuse,
+                                  audience_key, id_counted, id_known, id_scope, scoped_id, sees, unchanged)
+from conteur.events.session import (SheetAmended, TimeSkipped, TurnAdvanced, check_player_bonus, clock,
+                                    sheet_of, starting_value_changed)
+from conteur.events.sheets import ActionSheet
+from conteur.events.v5 import Visible, Visibility, check_visibility, visible_owners
+
+if TYPE_CHECKING:
+    from conteur.events.game import Decider, Evolver, GameState
 
 Option = Literal["none", "surpass", "sacrifice"]
 Unit = Literal["turns", "minutes", "hours"]
@@ -163,10 +163,10 @@ def parse_test(text: str) -> tuple[str, int | str]:
     ``Test (Motricité, Difficile)`` -> ("Motricité", "Difficile")."""
     match = _TEST.match(text)
     if not match:
-        raise RuleViolation(
+        raise refuse(
             f"{text!r} is not a test: write it Test (Characteristic, Difficulty) (ACT-13)",
-            code="invalid",
-            rule="ACT-13",
+            "ACT-13",
+            "invalid",
         )
     characteristic, difficulty = match.groups()
     return characteristic, int(difficulty) if difficulty.lstrip("-").isdigit() else difficulty
@@ -188,11 +188,7 @@ def parse_modifier(text: str) -> tuple[int, int, Unit]:
     ``Bonus (30 min) de 2`` -> (2, 30, "minutes"); ``Malus (1 h) de 1`` -> (-1, 1, "hours")."""
     match = _MODIFIER.match(text)
     if not match:
-        raise RuleViolation(
-            f"{text!r} is not a modifier: write it Malus (2 Tours) de 1 (ACT-7)",
-            code="invalid",
-            rule="ACT-7",
-        )
+        raise refuse(f"{text!r} is not a modifier: write it Malus (2 Tours) de 1 (ACT-7)", "ACT-7", "invalid")
     kind, duration, unit, value = match.groups()
     unit_name: Unit = (
         "turns" if unit[0].lower() == "t" else "minutes" if unit[0].lower() == "m" else "hours"
@@ -287,12 +283,6 @@ def initial() -> State:
     return State()
 
 
-def clock(state: Any) -> tuple[int, int]:
-    """(turn, game_seconds) of the session's game clock, 0 when it has none."""
-    session = getattr(state, "session", None)
-    return int(getattr(session, "turn", 0) or 0), int(getattr(session, "game_seconds", 0) or 0)
-
-
 def running(modifier: Modifier, turn: int, seconds: int) -> bool:
     """ACT-7: a modifier in turns applies up to and including its last turn; one in
     minutes or hours until that much game time has passed."""
@@ -301,40 +291,21 @@ def running(modifier: Modifier, turn: int, seconds: int) -> bool:
     )
 
 
-def active_modifiers(state: Any, character: str) -> tuple[Modifier, ...]:
+def active_modifiers(state: GameState, character: str) -> tuple[Modifier, ...]:
     turn, seconds = clock(state)
     return tuple(
         m for m in state.action.modifiers if m.character == character and running(m, turn, seconds)
     )
 
 
-def drop_expired(state: Any) -> Any:
-    """Called by the session after every clock move (TIME-1): expired modifiers leave the
-    state. Rolls check expiry themselves too, so this only keeps the state small."""
-    modifiers = state.action.modifiers
-    if not modifiers:
-        return state
-    turn, seconds = clock(state)
-    expiry = state.action.expiry
-    if expiry is not None and turn <= expiry[0] and seconds < expiry[1]:
-        return state  # running() holds for every one of them
-    kept = tuple(m for m in modifiers if running(m, turn, seconds))
-    return replace(state, action=replace(state.action, modifiers=kept, expiry=_expiry(kept)))
-
-
-_hooks = getattr(session, "ON_CLOCK", None)
-if isinstance(_hooks, list) and drop_expired not in _hooks:
-    _hooks.append(drop_expired)
-
-
-def tension_of(state: Any, character: str) -> int:
+def tension_of(state: GameState, character: str) -> int:
     if character in state.action.tension:
         return state.action.tension[character]
     sheet = sheet_of(state, character)
     return sheet.tension if isinstance(sheet, ActionSheet) else 0
 
 
-def cooperation_succeeded(state: Any, label: str) -> bool:
+def cooperation_succeeded(state: GameState, label: str) -> bool:
     """ACT-9: the cooperative action succeeds if one of its rolls reached the difficulty."""
     return state.action.cooperations.get(label, False)
 
@@ -646,22 +617,18 @@ class ActionConfigured(Event, frozen=True, kw_only=True, tag="action.configured"
 # ---------------------------------------------------------------- deciders
 
 
-def _refuse(message: str, rule: str, code: str = "rule") -> RuleViolation:
-    return RuleViolation(f"{message} ({rule})", code=code, rule=rule)
-
-
-def _check_player_character(state: Any, character: str, who: str = "",
+def _check_player_character(state: GameState, character: str, who: str = "",
                             actor: Actor | None = None) -> None:
     """ACT-1: only player characters roll; checked when a roster is on record. ACT-8: the
     dead roll no more, nor are rolled against by whoever ``actor`` is, if it saw the death."""
-    roster = roster_characters(state)
+    roster = state.session.characters
     if roster and character not in roster:
-        raise _refuse(f"{who or character} is not a player character: only they roll", "ACT-1")
+        raise refuse(f"{who or character} is not a player character: only they roll (ACT-1)", "ACT-1")
     if character in state.action.dead and (actor is None or _saw_death(state, actor, character)):
-        raise _refuse(f"{character} died sacrificing itself", "ACT-8")
+        raise refuse(f"{character} died sacrificing itself (ACT-8)", "ACT-8")
 
 
-def _saw_death(state: Any, actor: Actor, character: str) -> bool:
+def _saw_death(state: GameState, actor: Actor, character: str) -> bool:
     """Whether ``actor`` saw ``character``'s sacrifice: its roll id names the audience
     (issue 13). One who did not is answered as if the character lived (a refusal would tell
     it of a secret death); the contest then waits, and a storyteller settles it (ACT-12)."""
@@ -671,7 +638,7 @@ def _saw_death(state: Any, actor: Actor, character: str) -> bool:
     return actor.character is not None and audience_key(frozenset((actor.character,))) in scope[1].split("+")
 
 
-def _difficulty(state: Any, value: int | str | None) -> tuple[int | None, str]:
+def _difficulty(state: GameState, value: int | str | None) -> tuple[int | None, str]:
     if value is None or isinstance(value, int):
         return value, ""
     if value.strip().isdigit():
@@ -681,39 +648,41 @@ def _difficulty(state: Any, value: int | str | None) -> tuple[int | None, str]:
         if fold_name(name) == fold_name(value):
             return number, name
     table = ", ".join(f"{n} ({v})" for n, v in sorted(levels.items(), key=lambda kv: kv[1]))
-    raise _refuse(f"unknown difficulty {value!r}: the table names {table}", "ACT-11", "invalid")
+    raise refuse(f"unknown difficulty {value!r}: the table names {table} (ACT-11)", "ACT-11", "invalid")
 
 
-def _threshold(state: Any, cmd: RollAction, actor: Actor, characteristic: str) -> int:
+def _threshold(state: GameState, cmd: RollAction, actor: Actor, characteristic: str) -> int:
     sheet = sheet_of(state, cmd.character)
     sheet = sheet if isinstance(sheet, ActionSheet) else None
     if cmd.threshold is not None:
         if sheet is not None and not actor.is_storyteller:
-            raise _refuse(
-                f"{cmd.character}'s sheet is on record: name the characteristic, not a threshold",
+            raise refuse(
+                f"{cmd.character}'s sheet is on record: name the characteristic, not a threshold (ACT-3)",
                 "ACT-3",
                 "invalid",
             )
         threshold = cmd.threshold
     elif sheet is None:
-        raise _refuse(
-            f"no action sheet for {cmd.character}: give the characteristic's threshold",
+        raise refuse(
+            f"no action sheet for {cmd.character}: give the characteristic's threshold (ACT-3)",
             "ACT-3",
             "invalid",
         )
     else:
         found = [v for k, v in sheet.characteristics.items() if fold_name(k) == fold_name(characteristic)]
         if not found:
-            raise _refuse(
-                f"{cmd.character}'s sheet has no characteristic {characteristic!r}", "ACT-3", "invalid"
+            raise refuse(
+                f"{cmd.character}'s sheet has no characteristic {characteristic!r} (ACT-3)",
+                "ACT-3",
+                "invalid",
             )
         threshold = found[0]
     if not 1 <= threshold <= state.action.settings.expert_die:
-        raise _refuse(f"threshold {threshold}+ is not on the dice", "ACT-3", "invalid")
+        raise refuse(f"threshold {threshold}+ is not on the dice (ACT-3)", "ACT-3", "invalid")
     return threshold
 
 
-def _expertise(state: Any, cmd: RollAction, actor: Actor) -> tuple[bool, str]:
+def _expertise(state: GameState, cmd: RollAction, actor: Actor) -> tuple[bool, str]:
     if cmd.expertise is None or cmd.expertise is False:
         return False, ""
     sheet = sheet_of(state, cmd.character)
@@ -723,9 +692,9 @@ def _expertise(state: Any, cmd: RollAction, actor: Actor) -> tuple[bool, str]:
         for name in sheet.expertises:
             if fold_name(name) == fold_name(cmd.expertise):
                 return True, name
-        raise _refuse(f"{cmd.character} has no Expertise {cmd.expertise!r}", "ACT-3", "invalid")
+        raise refuse(f"{cmd.character} has no Expertise {cmd.expertise!r} (ACT-3)", "ACT-3", "invalid")
     if isinstance(sheet, ActionSheet) and not actor.is_storyteller:
-        raise _refuse("name the Expertise from your sheet that fits the action", "ACT-3", "invalid")
+        raise refuse("name the Expertise from your sheet that fits the action (ACT-3)", "ACT-3", "invalid")
     return True, ""
 
 
@@ -733,10 +702,10 @@ def _group_key(character: str, turn: int, together: str) -> str:
     return f"{character}\x1f{turn}\x1f{together}"
 
 
-def _check_group(state: Any, character: str, simultaneous: int, together: str, option: str) -> None:
+def _check_group(state: GameState, character: str, simultaneous: int, together: str, option: str) -> None:
     """ACT-10 count, and ACT-8: an option on one of the simultaneous actions only."""
     if simultaneous < 1:
-        raise _refuse(f"{simultaneous} simultaneous actions is not a count", "ACT-10", "invalid")
+        raise refuse(f"{simultaneous} simultaneous actions is not a count (ACT-10)", "ACT-10", "invalid")
     if simultaneous == 1:
         return
     turn, _ = clock(state)
@@ -744,57 +713,64 @@ def _check_group(state: Any, character: str, simultaneous: int, together: str, o
     if group is None:
         return
     if group.declared != simultaneous:
-        raise _refuse(
+        raise refuse(
             f"{character} declared {group.declared} simultaneous actions this turn, not "
-            f"{simultaneous}",
+            f"{simultaneous} (ACT-10)",
             "ACT-10",
             "invalid",
         )
     if group.actions >= group.declared:
-        raise _refuse(
-            f"{character} already attempted its {group.declared} simultaneous actions this turn",
+        raise refuse(
+            f"{character} already attempted its {group.declared} simultaneous actions this turn (ACT-10)",
             "ACT-10",
         )
     if option != "none" and group.option != "none":
-        raise _refuse(
+        raise refuse(
             f"{character} already used {group.option} on one of these simultaneous actions: "
-            "an option goes on one of them only",
+            "an option goes on one of them only (ACT-8)",
             "ACT-8",
         )
 
 
-def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
+def decide_roll_action(state: GameState, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.resume is not None:
-        return _resume(state, cmd, draws, actor)
+        return _resume_action(state, cmd, draws, actor)
     check_visibility(cmd.visibility, actor)
     _check_player_character(state, cmd.character)
     characteristic, difficulty_value = cmd.characteristic, cmd.difficulty
     if cmd.test is not None:
         if cmd.characteristic is not None or cmd.difficulty is not None:
-            raise _refuse("give the test notation or the characteristic and difficulty, not both",
-                          "ACT-13", "invalid")
+            raise refuse(
+                "give the test notation or the characteristic and difficulty, not both (ACT-13)",
+                "ACT-13",
+                "invalid",
+            )
         characteristic, difficulty_value = parse_test(cmd.test)
     if not characteristic:
-        raise _refuse("name the characteristic the action uses", "ACT-3", "invalid")
+        raise refuse("name the characteristic the action uses (ACT-3)", "ACT-3", "invalid")
     difficulty, difficulty_name = _difficulty(state, difficulty_value)
     opposed = cmd.opponent is not None or cmd.against is not None
     if opposed and difficulty is not None:
-        raise _refuse("a roll against another player character has no difficulty: "
-                      "more PS wins", "ACT-12", "invalid")
+        raise refuse(
+            "a roll against another player character has no difficulty: "
+            "more PS wins (ACT-12)",
+            "ACT-12",
+            "invalid",
+        )
     if cmd.opponent is not None and cmd.against is not None:
-        raise _refuse("a roll either opposes a character or answers a roll", "ACT-12", "invalid")
+        raise refuse("a roll either opposes a character or answers a roll (ACT-12)", "ACT-12", "invalid")
     if not opposed:
         if difficulty is None:
-            raise _refuse("a test needs a difficulty", "ACT-11", "invalid")
+            raise refuse("a test needs a difficulty (ACT-11)", "ACT-11", "invalid")
         if difficulty < 1:
-            raise _refuse(
+            raise refuse(
                 f"difficulty {difficulty} needs no roll: the director rules a trivial action "
-                "successful (rule_action)",
+                "successful (rule_action) (ACT-1)",
                 "ACT-1",
             )
     if cmd.opponent is not None:
         if cmd.opponent == cmd.character:
-            raise _refuse("a character cannot oppose itself", "ACT-12", "invalid")
+            raise refuse("a character cannot oppose itself (ACT-12)", "ACT-12", "invalid")
         _check_player_character(state, cmd.opponent, actor=actor)
     initiator = None
     if cmd.against is not None:
@@ -802,16 +778,22 @@ def decide_roll_action(state: Any, cmd: RollAction, draws: Draws, actor: Actor) 
         # a player naming a roll that does not call its character is told what it would be
         # told of a roll that does not exist: a secret contest of others stays unknown
         if initiator is None or (initiator.opponent != cmd.character and not actor.is_storyteller):
-            raise _refuse(f"no opposed roll {cmd.against!r} waits for {cmd.character}'s answer",
-                          "ACT-12", "not_found")
+            raise refuse(
+                f"no opposed roll {cmd.against!r} waits for {cmd.character}'s answer (ACT-12)",
+                "ACT-12",
+                "not_found",
+            )
         if initiator.opponent != cmd.character:
-            raise _refuse(f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character}",
-                          "ACT-12", "invalid")
+            raise refuse(
+                f"roll {cmd.against} opposes {initiator.opponent}, not {cmd.character} (ACT-12)",
+                "ACT-12",
+                "invalid",
+            )
     if cmd.bonus < 0 or cmd.malus < 0:
-        raise _refuse("bonus and malus are counts of D+/-, 0 or more", "ACT-5", "invalid")
-    session.check_player_bonus(state, actor, cmd.bonus, "D+/-")
+        raise refuse("bonus and malus are counts of D+/-, 0 or more (ACT-5)", "ACT-5", "invalid")
+    check_player_bonus(state, actor, cmd.bonus, "D+/-")
     if cmd.turns < 1:
-        raise _refuse(f"an action lasts at least one turn, not {cmd.turns}", "ACT-2", "invalid")
+        raise refuse(f"an action lasts at least one turn, not {cmd.turns} (ACT-2)", "ACT-2", "invalid")
     _check_group(state, cmd.character, cmd.simultaneous, cmd.together, cmd.option)
     threshold = _threshold(state, cmd, actor, characteristic)
     expertise, expertise_name = _expertise(state, cmd, actor)
@@ -855,28 +837,28 @@ def _roll_owners(cmd: RollAction) -> frozenset[str] | None:
     return visible_owners(cmd.visibility, cmd.character)
 
 
-def _roll_id(state: Any, owners: frozenset[str] | None) -> str:
+def _roll_id(state: GameState, owners: frozenset[str] | None) -> str:
     return scoped_id("a", owners, state.action.next_roll, state.action.next_hidden)
 
 
-def _roll_counted(state: Any, roll: str) -> dict[str, Any]:
-    public_next, hidden = id_counted(roll, state.action.next_roll, state.action.next_hidden)
+def _roll_counted(own: State, roll: str) -> dict[str, Any]:
+    public_next, hidden = id_counted(roll, own.next_roll, own.next_hidden)
     return {"next_roll": public_next, "next_hidden": hidden}
 
 
-def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
+def _resume_action(state: GameState, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
     begun = state.action.pending.get(cmd.resume)
     if begun is not None and not sees(actor, begun.owners()):
         begun = None  # answered as if it did not exist (issue 13)
     if begun is None:
-        raise RuleViolation(f"no multi-turn action {cmd.resume!r} under way", code="not_found")
+        raise refuse(f"no multi-turn action {cmd.resume!r} under way", "ACT-2", "not_found")
     if begun.character != cmd.character:
-        raise RuleViolation(f"action {cmd.resume} is {begun.character}'s", code="forbidden")
+        raise refuse(f"action {cmd.resume} is {begun.character}'s", "ACT-2", "forbidden")
     turn, _ = clock(state)
     if turn < begun.last_turn:
-        raise _refuse(
+        raise refuse(
             f"{begun.character}'s action lasts {begun.turns} turns: it is rolled at turn "
-            f"{begun.last_turn}, and this is turn {turn}",
+            f"{begun.last_turn}, and this is turn {turn} (ACT-2)",
             "ACT-2",
         )
     spec = replace(begun.command, turns=1)
@@ -895,14 +877,15 @@ def _resume(state: Any, cmd: RollAction, draws: Draws, actor: Actor) -> list[Eve
     return events
 
 
-def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expertise_name,
-          difficulty, difficulty_name, shown, initiator) -> list[Event]:
+def _roll(state: GameState, cmd: RollAction, draws: Draws, roll_id: str, characteristic: str,
+          threshold: int, expertise: bool, expertise_name: str, difficulty: int | None,
+          difficulty_name: str, shown: str, initiator: Rolled | None) -> list[Event]:
     settings = state.action.settings
     modifiers = active_modifiers(state, cmd.character)
     net = net_modifier(cmd.bonus, cmd.malus, cmd.cooperation, cmd.option, cmd.simultaneous,
                        [m.value for m in modifiers])  # ACT-5
     if abs(net) > MAX_PLUSMINUS:
-        raise _refuse(f"a net modifier of {net} is beyond {MAX_PLUSMINUS} D+/-", "ACT-6", "invalid")
+        raise refuse(f"a net modifier of {net} is beyond {MAX_PLUSMINUS} D+/- (ACT-6)", "ACT-6", "invalid")
     sides = settings.expert_die if expertise else settings.die
     action_records = tuple(draws.roll(sides) for _ in range(settings.dice))
     pm_records = tuple(draws.roll(6) for _ in range(abs(net)))
@@ -973,7 +956,7 @@ def _roll(state, cmd, draws, roll_id, characteristic, threshold, expertise, expe
     return events
 
 
-def _option_events(state: Any, option: str, character: str, roll_id: str,
+def _option_events(state: GameState, option: str, character: str, roll_id: str,
                    visibility: str) -> list[Event]:
     if option == "surpass":  # ACT-8
         return [TensionRaised(character=character, tension=tension_of(state, character) + 1,
@@ -999,7 +982,7 @@ def _reveal(waiting: Rolled, roll_id: str) -> list[Event]:
                            rolled=rolled, visibility=rolled.visibility)]
 
 
-def _sealed_option(state: Any, waiting: Rolled, roll_id: str) -> list[Event]:
+def _sealed_option(state: GameState, waiting: Rolled, roll_id: str) -> list[Event]:
     """ACT-8: the sealed initiator's Surpass or Sacrifice, held back with its roll so the
     defender could not answer knowing it, takes effect once the contest is over."""
     rolled = _sealed(waiting)
@@ -1008,14 +991,14 @@ def _sealed_option(state: Any, waiting: Rolled, roll_id: str) -> list[Event]:
     return _option_events(state, rolled.option, rolled.character, roll_id, rolled.visibility)
 
 
-def decide_apply_modifier(state: Any, cmd: ApplyModifier, draws: Draws, actor: Actor) -> list[Event]:
+def decide_apply_modifier(state: GameState, cmd: ApplyModifier, draws: Draws, actor: Actor) -> list[Event]:
     value, duration, unit = cmd.value, cmd.duration, cmd.unit
     if cmd.notation is not None:
         value, duration, unit = parse_modifier(cmd.notation)
     if value == 0:
-        raise _refuse("a modifier of 0 changes nothing", "ACT-7", "invalid")
+        raise refuse("a modifier of 0 changes nothing (ACT-7)", "ACT-7", "invalid")
     if duration < 1:
-        raise _refuse(f"a temporary modifier lasts at least 1 {unit}", "ACT-7", "invalid")
+        raise refuse(f"a temporary modifier lasts at least 1 {unit} (ACT-7)", "ACT-7", "invalid")
     turn, seconds = clock(state)
     expires_turn = turn + duration if unit == "turns" else None
     expires_seconds = seconds + duration * SECONDS[unit] if unit != "turns" else None
@@ -1036,7 +1019,7 @@ def decide_apply_modifier(state: Any, cmd: ApplyModifier, draws: Draws, actor: A
     ]
 
 
-def decide_rule_action(state: Any, cmd: RuleAction, draws: Draws, actor: Actor) -> list[Event]:
+def decide_rule_action(state: GameState, cmd: RuleAction, draws: Draws, actor: Actor) -> list[Event]:
     _check_group(state, cmd.character, cmd.simultaneous, cmd.together, "none")
     turn, _ = clock(state)
     return [
@@ -1053,11 +1036,11 @@ def decide_rule_action(state: Any, cmd: RuleAction, draws: Draws, actor: Actor) 
     ]
 
 
-def decide_configure(state: Any, cmd: ConfigureAction, draws: Draws, actor: Actor) -> list[Event]:
+def decide_configure_action(state: GameState, cmd: ConfigureAction, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.dice < 1 or cmd.die < 2 or cmd.expert_die < 2:
-        raise _refuse("at least one action die of two sides or more", "ACT-3", "invalid")
+        raise refuse("at least one action die of two sides or more (ACT-3)", "ACT-3", "invalid")
     if any(v < 1 for v in cmd.levels.values()):
-        raise _refuse("a named difficulty needs at least 1 PS", "ACT-11", "invalid")
+        raise refuse("a named difficulty needs at least 1 PS (ACT-11)", "ACT-11", "invalid")
     settings = Settings(dice=cmd.dice, die=cmd.die, expert_die=cmd.expert_die, levels=cmd.levels)
     return [ActionConfigured(settings=settings)]
 
@@ -1065,23 +1048,29 @@ def decide_configure(state: Any, cmd: ConfigureAction, draws: Draws, actor: Acto
 OUTCOMES = ("initiator", "defender", "cancelled")
 
 
-def _known(state: Any, roll: str) -> bool:
+def _known(state: GameState, roll: str) -> bool:
     """A roll id this session has handed out (storytellers see every audience)."""
     return roll.startswith("a") and id_known(STORYTELLER, roll, state.action.next_roll,
                                               state.action.next_hidden)
 
 
-def decide_settle_opposition(state: Any, cmd: SettleOpposition, draws: Draws,
+def decide_settle_opposition(state: GameState, cmd: SettleOpposition, draws: Draws,
                              actor: Actor) -> list[Event]:
     if cmd.outcome not in OUTCOMES:
-        raise _refuse(f"outcome {cmd.outcome!r} is not one of {', '.join(OUTCOMES)}", "ACT-12",
-                      "invalid")
+        raise refuse(
+            f"outcome {cmd.outcome!r} is not one of {', '.join(OUTCOMES)} (ACT-12)",
+            "ACT-12",
+            "invalid",
+        )
     waiting = state.action.waiting.get(cmd.roll)
     if waiting is None:
         if not _known(state, cmd.roll):
-            raise _refuse(f"no roll {cmd.roll!r} in this session", "ACT-12", "not_found")
-        raise _refuse(f"roll {cmd.roll} waits for no answer: it was answered or settled "
-                      "already, or opposed nobody", "ACT-12")
+            raise refuse(f"no roll {cmd.roll!r} in this session (ACT-12)", "ACT-12", "not_found")
+        raise refuse(
+            f"roll {cmd.roll} waits for no answer: it was answered or settled "
+            "already, or opposed nobody (ACT-12)",
+            "ACT-12",
+        )
     winner = ruled_winner(cmd.outcome, waiting.character, waiting.opponent)
     ruled = OppositionRuled(roll=cmd.roll, character=waiting.character, opponent=waiting.opponent,
                             outcome=cmd.outcome, winner=winner, initiator_ps=waiting.ps,
@@ -1089,16 +1078,22 @@ def decide_settle_opposition(state: Any, cmd: SettleOpposition, draws: Draws,
     return [*_reveal(waiting, cmd.roll), ruled, *_sealed_option(state, waiting, cmd.roll)]
 
 
-def decide_cancel_action(state: Any, cmd: CancelAction, draws: Draws, actor: Actor) -> list[Event]:
+def decide_cancel_action(state: GameState, cmd: CancelAction, draws: Draws, actor: Actor) -> list[Event]:
     begun = state.action.pending.get(cmd.roll)
     if begun is None:
         if cmd.roll in state.action.waiting:
-            raise _refuse(f"roll {cmd.roll} is an opposed roll waiting for its answer: settle it "
-                          "with settle_opposition", "ACT-12")
+            raise refuse(
+                f"roll {cmd.roll} is an opposed roll waiting for its answer: settle it "
+                "with settle_opposition (ACT-12)",
+                "ACT-12",
+            )
         if not _known(state, cmd.roll):
-            raise _refuse(f"no action {cmd.roll!r} in this session", "ACT-2", "not_found")
-        raise _refuse(f"action {cmd.roll} is not under way: it was rolled or cancelled already, "
-                      "or lasted one turn", "ACT-2")
+            raise refuse(f"no action {cmd.roll!r} in this session (ACT-2)", "ACT-2", "not_found")
+        raise refuse(
+            f"action {cmd.roll} is not under way: it was rolled or cancelled already, "
+            "or lasted one turn (ACT-2)",
+            "ACT-2",
+        )
     return [ActionCancelled(roll=cmd.roll, character=begun.character, turns=begun.turns,
                             started_turn=begun.started_turn, last_turn=begun.last_turn,
                             notation=begun.notation, reason=cmd.reason,
@@ -1106,18 +1101,16 @@ def decide_cancel_action(state: Any, cmd: CancelAction, draws: Draws, actor: Act
 
 
 # ---------------------------------------------------------------- evolvers
+# fn(own: State, event, state: GameState) -> State: the action dice's part only; ``state``
+# is the whole state before the event, to read (events.game composes them).
 
 
-def _action(state: Any, **changes: Any) -> Any:
-    return replace(state, action=replace(state.action, **changes))
-
-
-def _count_in_group(state: Any, character: str, simultaneous: int, together: str,
+def _count_in_group(own: State, character: str, simultaneous: int, together: str,
                     turn: int, option: str) -> dict[str, Group]:
     if simultaneous <= 1:
-        return state.action.groups
+        return own.groups
     # groups of past turns can take no more actions: dropped to keep the state small
-    groups = {k: g for k, g in state.action.groups.items() if g.turn >= turn}
+    groups = {k: g for k, g in own.groups.items() if g.turn >= turn}
     key = _group_key(character, turn, together)
     group = groups.get(key, Group(declared=simultaneous, turn=turn))
     group = replace(group, actions=group.actions + 1,
@@ -1125,237 +1118,120 @@ def _count_in_group(state: Any, character: str, simultaneous: int, together: str
     return {**groups, key: group}
 
 
-def evolve_rolled(state: Any, e: ActionRolled) -> Any:
-    waiting = state.action.waiting
+def evolve_action_rolled(own: State, e: ActionRolled, state: GameState) -> State:
+    waiting = own.waiting
     if e.opponent is not None:
         waiting = {**waiting, e.roll: Rolled(character=e.character, ps=e.ps, opponent=e.opponent,
                                              visibility=e.visibility,
                                              rolled=e if e.sealed else None)}
     if e.against is not None:
         waiting = _without(waiting, e.against)
-    pending = _without(state.action.pending, e.roll)
-    cooperations = state.action.cooperations
+    pending = _without(own.pending, e.roll)
+    cooperations = own.cooperations
     if e.cooperation:
         cooperations = {**cooperations, e.cooperation: bool(e.cooperation_success)}
-    groups = _count_in_group(state, e.character, e.simultaneous, e.together, e.turn, e.option)
-    return _action(state, waiting=waiting, pending=pending, cooperations=cooperations,
-                   groups=groups, **_roll_counted(state, e.roll))
+    groups = _count_in_group(own, e.character, e.simultaneous, e.together, e.turn, e.option)
+    return replace(own, waiting=waiting, pending=pending, cooperations=cooperations,
+                   groups=groups, **_roll_counted(own, e.roll))
 
 
-def evolve_begun(state: Any, e: ActionBegun) -> Any:
-    return _action(state, pending={**state.action.pending, e.roll: e}, **_roll_counted(state, e.roll))
+def evolve_action_begun(own: State, e: ActionBegun, state: GameState) -> State:
+    return replace(own, pending={**own.pending, e.roll: e}, **_roll_counted(own, e.roll))
 
 
-def evolve_ruled(state: Any, e: ActionRuled) -> Any:
-    groups = _count_in_group(state, e.character, e.simultaneous, e.together, e.turn, "none")
-    return _action(state, groups=groups, **_roll_counted(state, e.roll))
+def evolve_action_ruled(own: State, e: ActionRuled, state: GameState) -> State:
+    groups = _count_in_group(own, e.character, e.simultaneous, e.together, e.turn, "none")
+    return replace(own, groups=groups, **_roll_counted(own, e.roll))
 
 
-def evolve_tension(state: Any, e: TensionRaised) -> Any:
-    return _action(state, tension={**state.action.tension, e.character: e.tension})
+def evolve_tension_raised(own: State, e: TensionRaised, state: GameState) -> State:
+    return replace(own, tension={**own.tension, e.character: e.tension})
 
 
-def evolve_sacrificed(state: Any, e: CharacterSacrificed) -> Any:
-    return _action(state, dead={**state.action.dead, e.character: e.roll})
+def evolve_character_sacrificed(own: State, e: CharacterSacrificed, state: GameState) -> State:
+    return replace(own, dead={**own.dead, e.character: e.roll})
 
 
-def evolve_modifier(state: Any, e: ModifierApplied) -> Any:
+def evolve_modifier_applied(own: State, e: ModifierApplied, state: GameState) -> State:
     modifier = Modifier(id=e.modifier, character=e.character, value=e.value, unit=e.unit,
                         duration=e.duration, expires_turn=e.expires_turn,
                         expires_seconds=e.expires_seconds, reason=e.reason)
-    modifiers = state.action.modifiers + (modifier,)
-    known, own = state.action.expiry, _expiry((modifier,))
-    expiry = _expiry(modifiers) if known is None else (min(known[0], own[0]), min(known[1], own[1]))
-    next_modifier, modifier_ids = id_counted(e.modifier, state.action.next_modifier,
-                                             state.action.modifier_ids)
-    return _action(state, modifiers=modifiers, expiry=expiry, next_modifier=next_modifier,
+    modifiers = own.modifiers + (modifier,)
+    known, new = own.expiry, _expiry((modifier,))
+    expiry = _expiry(modifiers) if known is None else (min(known[0], new[0]), min(known[1], new[1]))
+    next_modifier, modifier_ids = id_counted(e.modifier, own.next_modifier,
+                                             own.modifier_ids)
+    return replace(own, modifiers=modifiers, expiry=expiry, next_modifier=next_modifier,
                    modifier_ids=modifier_ids)
 
 
-def evolve_configured(state: Any, e: ActionConfigured) -> Any:
-    return _action(state, settings=e.settings)
+def evolve_action_configured(own: State, e: ActionConfigured, state: GameState) -> State:
+    return replace(own, settings=e.settings)
 
 
-def evolve_opened(state: Any, e: OppositionOpened) -> Any:
+def evolve_opposition_opened(own: State, e: OppositionOpened, state: GameState) -> State:
     """Whoever saw the sealed roll has it waiting already; a defender or a bystander learns
     here that the roll waits (its PS unknown to them: 0 stands in) and that its id is taken."""
-    counted = _roll_counted(state, e.roll)
-    if e.roll in state.action.waiting:
-        return _action(state, **counted)
-    waiting = {**state.action.waiting, e.roll: Rolled(character=e.character, ps=0,
-                                                     opponent=e.opponent, visibility=e.visibility)}
-    return _action(state, waiting=waiting, **counted)
+    counted = _roll_counted(own, e.roll)
+    if e.roll in own.waiting:
+        return replace(own, **counted)
+    waiting = {**own.waiting, e.roll: Rolled(character=e.character, ps=0,
+                                             opponent=e.opponent, visibility=e.visibility)}
+    return replace(own, waiting=waiting, **counted)
 
 
-def evolve_opposition_ruled(state: Any, e: OppositionRuled) -> Any:
-    return _action(state, waiting=_without(state.action.waiting, e.roll))
+def evolve_opposition_ruled(own: State, e: OppositionRuled, state: GameState) -> State:
+    return replace(own, waiting=_without(own.waiting, e.roll))
 
 
-def evolve_cancelled(state: Any, e: ActionCancelled) -> Any:
-    return _action(state, pending=_without(state.action.pending, e.roll))
+def evolve_action_cancelled(own: State, e: ActionCancelled, state: GameState) -> State:
+    return replace(own, pending=_without(own.pending, e.roll))
 
 
-DECIDERS = {
+def evolve_clock_moved(own: State, e: TurnAdvanced | TimeSkipped, state: GameState) -> State:
+    """ACT-7: expired modifiers leave once the game clock moved (TIME-1). Rolls check
+    expiry themselves too, so this only keeps the state small."""
+    modifiers = own.modifiers
+    if not modifiers:
+        return own
+    turn, seconds = e.turn, e.game_seconds
+    expiry = own.expiry
+    if expiry is not None and turn <= expiry[0] and seconds < expiry[1]:
+        return own  # running() holds for every one of them
+    kept = tuple(m for m in modifiers if running(m, turn, seconds))
+    return replace(own, modifiers=kept, expiry=_expiry(kept))
+
+
+def evolve_sheet_amended(own: State, e: SheetAmended, state: GameState) -> State:
+    """ACT-8: tension starts at the sheet's value and lives here once it moved."""
+    if e.character in own.tension and starting_value_changed(state, e, "tension"):
+        return replace(own, tension=_without(own.tension, e.character))
+    return own
+
+
+DECIDERS: dict[type[Command], Decider] = {
     RollAction: decide_roll_action,
     ApplyModifier: decide_apply_modifier,
     RuleAction: decide_rule_action,
-    ConfigureAction: decide_configure,
+    ConfigureAction: decide_configure_action,
     SettleOpposition: decide_settle_opposition,
     CancelAction: decide_cancel_action,
 }
-EVOLVERS = {
-    ActionRolled: evolve_rolled,
-    ActionBegun: evolve_begun,
-    ActionRuled: evolve_ruled,
-    OppositionSettled: lambda state, e: state,
-    TensionRaised: evolve_tension,
-    CharacterSacrificed: evolve_sacrificed,
-    ModifierApplied: evolve_modifier,
-    ActionConfigured: evolve_configured,
+EVOLVERS: dict[type[Event], Evolver[State]] = {
+    ActionRolled: evolve_action_rolled,
+    ActionBegun: evolve_action_begun,
+    ActionRuled: evolve_action_ruled,
+    OppositionSettled: unchanged,
+    TensionRaised: evolve_tension_raised,
+    CharacterSacrificed: evolve_character_sacrificed,
+    ModifierApplied: evolve_modifier_applied,
+    ActionConfigured: evolve_action_configured,
     OppositionRuled: evolve_opposition_ruled,
-    ActionCancelled: evolve_cancelled,
-    OppositionOpened: evolve_opened,
-    ActionRevealed: lambda state, e: state,
+    ActionCancelled: evolve_action_cancelled,
+    OppositionOpened: evolve_opposition_opened,
+    ActionRevealed: unchanged,
 }
 EVENTS = (ActionRolled, ActionBegun, ActionRuled, OppositionSettled, TensionRaised,
           CharacterSacrificed, ModifierApplied, ActionConfigured, OppositionRuled, ActionCancelled,
           OppositionOpened, ActionRevealed)
 COMMANDS = (RollAction, ApplyModifier, RuleAction, ConfigureAction, SettleOpposition, CancelAction)
-
-
-# ---------------------------------------------------------------- simulation
-
-
-def _order(roll: str) -> tuple[int, str]:
-    """Roll ids by number, then audience: ids of different audiences have no common order."""
-    return id_scope(roll) or (0, roll)
-
-
-def stuck(state: Any) -> list[tuple[Actor, Command]]:
-    """The storyteller's rulings that end what a death left stuck, oldest first: an opposed
-    roll waiting on a dead defender (ACT-8: it can no longer answer; the initiator wins) and
-    a dead character's multi-turn action (it will never be rolled). For the simulator, at
-    random during the night and all at once before the session closes."""
-    dead = state.action.dead
-    if not dead:
-        return []
-    rulings: list[tuple[Actor, Command]] = [
-        (STORYTELLER, SettleOpposition(roll=roll, outcome="initiator",
-                                       reason=f"{r.opponent} died before answering"))
-        for roll, r in sorted(state.action.waiting.items(), key=lambda kv: _order(kv[0]))
-        if r.opponent in dead
-    ]
-    rulings += [
-        (STORYTELLER, CancelAction(roll=roll, reason=f"{b.character} died"))
-        for roll, b in sorted(state.action.pending.items(), key=lambda kv: _order(kv[0]))
-        if b.character in dead
-    ]
-    return rulings
-
-
-def random_command(rng: random.Random, state: Any,
-                   characters: list[str] | None = None) -> tuple[Actor, Command]:
-    """One random action-dice command against the current state, as on a venue night: a
-    defender answers an opposed roll at once, a multi-turn action is rolled when it is due,
-    the storyteller moves the clock and now and then skips 10 to 60 minutes (so minute and
-    hour modifiers expire), a sacrifice is rare, and about one command in twenty is wrong
-    on purpose (the rules refuse it, as a player's slip would be)."""
-    characters = characters or [
-        c for c in roster_characters(state)
-        if isinstance(sheet_of(state, c), ActionSheet) and c not in state.action.dead
-    ]
-    # ACT-8 with ACT-12 and ACT-2: what a death left stuck, the storyteller soon overrules
-    overdue = stuck(state)
-    if overdue and rng.random() < 0.5:
-        actor, command = overdue[0]
-        if isinstance(command, SettleOpposition) and rng.random() < 0.3:
-            command = replace(command, outcome="cancelled")
-        return actor, command
-    if not characters:
-        return STORYTELLER, RollAction(character="pc", characteristic="Motricité",
-                                       threshold=rng.randint(4, 8), difficulty=rng.randint(1, 4))
-    # ACT-12: the defender answers the oldest roll waiting on it before anything else; a roll
-    # on a character who died since waits for the storyteller (``stuck``).
-    answer = min(((_order(k), k, r.opponent) for k, r in state.action.waiting.items()
-                  if r.opponent in characters), default=None)
-    who = answer[2] if answer is not None and rng.random() < 0.85 else rng.choice(characters)
-    player = Actor(role="player", character=who, name=who)
-    sheet = sheet_of(state, who)
-    names = sorted(sheet.characteristics) if isinstance(sheet, ActionSheet) else []
-    characteristic = rng.choice(names) if names else "Motricité"
-    threshold = None if names else rng.randint(4, 8)
-    if answer is not None and who == answer[2]:
-        return player, RollAction(character=who, characteristic=characteristic,
-                                  threshold=threshold, against=answer[1])
-    pick = rng.random()
-    turn, _ = clock(state)
-    due = sorted(k for k, b in state.action.pending.items()
-                 if b.character == who and b.last_turn <= turn)
-    if due:
-        return player, RollAction(character=who, resume=due[0])
-    if pick < 0.02 and hasattr(session, "SkipTime"):  # "an hour later": modifiers expire
-        minutes = rng.randint(10, 60)
-        return STORYTELLER, session.SkipTime(seconds=minutes * 60, note=f"{minutes} minutes later")
-    if pick < 0.07 and hasattr(session, "NextTurn"):
-        return STORYTELLER, session.NextTurn()
-    if pick < 0.11:
-        return STORYTELLER, ApplyModifier(character=who, value=rng.choice((-2, -1, 1, 2)),
-                                          duration=rng.randint(1, 3),
-                                          unit=rng.choice(("turns", "minutes", "hours")))
-    if pick < 0.16:
-        return STORYTELLER, RuleAction(character=who, ruling=rng.choice(("trivial", "impossible")))
-    others = [c for c in characters if c != who]
-    if pick < 0.21:  # a slip the rules refuse (ACT-1, ACT-12, ACT-12, ACT-8)
-        slips = [
-            (player, RollAction(character=who, characteristic=characteristic, threshold=threshold,
-                                difficulty=0)),
-            (player, RollAction(character=who, characteristic=characteristic, threshold=threshold,
-                                opponent=who)),
-            (player, RollAction(character=who, characteristic=characteristic, threshold=threshold,
-                                difficulty=2, opponent=rng.choice(others or [who]))),
-        ]
-        if state.action.dead:  # the player of a dead character rolls for it once more
-            ghost = rng.choice(sorted(state.action.dead))
-            slips.append((Actor(role="player", character=ghost, name=ghost),
-                          RollAction(character=ghost, characteristic=characteristic,
-                                     threshold=threshold, difficulty=2)))
-        return rng.choice(slips)
-    if pick < 0.31 and others:
-        return player, RollAction(character=who, characteristic=characteristic,
-                                  threshold=threshold, opponent=rng.choice(others))
-    difficulty: int | str = rng.choice((1, 2, 3, "Difficile", "Extrême"))
-    if pick < 0.36:
-        return player, RollAction(character=who, characteristic=characteristic,
-                                  threshold=threshold, difficulty=difficulty,
-                                  turns=rng.randint(2, 3))
-    # ACT-8: a sacrifice is a night's rare event, and a night holds only so many deaths
-    sacrifice = 0.002 if len(state.action.dead) < 20 else 0.0
-    option = rng.choices(("none", "surpass", "sacrifice"), (0.92 - sacrifice, 0.08, sacrifice))[0]
-    expertise = rng.choice(sheet.expertises) if isinstance(sheet, ActionSheet) and \
-        sheet.expertises and rng.random() < 0.3 else None
-    return player, RollAction(
-        character=who, characteristic=characteristic, threshold=threshold,
-        difficulty=difficulty, expertise=expertise, bonus=rng.choice((0, 0, 0, 1, 2)),
-        malus=rng.choice((0, 0, 0, 1)), option=option,
-        visibility=rng.choice(("open", "open", "secret")),
-    )
-
-
-def random_dice_command(rng: random.Random, state: Any) -> tuple[Actor, Command]:
-    """For ``conteur simulate``: a random dice command for a random character of the
-    roster, V5 or action dice after its sheet; storyteller rolls without a roster."""
-    characters = roster_characters(state)
-    if characters:
-        who = rng.choice(characters)
-        if isinstance(sheet_of(state, who), V5Sheet):
-            return v5.random_command(rng, state)
-        if isinstance(sheet_of(state, who), ActionSheet):
-            return random_command(rng, state)
-    return (v5.random_command if rng.random() < 0.5 else random_command)(rng, state)
-
-
-def random_dice_commands(rng: random.Random, state: Any):
-    """Endless ``random_dice_command``s against one state (use ``random_dice_command``
-    with each new state when folding as you go)."""
-    while True:
-        yield random_dice_command(rng, state)

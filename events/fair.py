@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import msgspec
 
@@ -41,13 +41,14 @@ from conteur.events.model import Actor, DrawRecord, sealed_stream_name, stream_n
 SEED_BYTES = 32
 
 
-def new_seed() -> bytes:
-    return os.urandom(SEED_BYTES)
+def new_seed(randbytes: Callable[[int], bytes] = os.urandom) -> bytes:
+    """``randbytes`` is the OS's; only a reproducible simulation passes another."""
+    return randbytes(SEED_BYTES)
 
 
-def new_nonce() -> str:
+def new_nonce(randbytes: Callable[[int], bytes] = os.urandom) -> str:
     """Entropy for a hidden roll whose command brought none (16 random bytes, hex)."""
-    return os.urandom(16).hex()
+    return randbytes(16).hex()
 
 
 def commitment(seed: bytes) -> str:

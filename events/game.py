@@ -1,11 +1,22 @@
-"""One session's whole state, and the composed decider over every ruleset module.
+"""One session's whole state, and the composition of every ruleset's Decider.
 
-Each ruleset module (``session``, ``met``, ``v5``, ``action``) exposes:
+Each ruleset module (``session``, ``met``, ``v5``, ``action``, ``offline``) is a Decider
+that owns one typed part of ``GameState`` (its ``State``, at the field of its name):
 
-- ``State`` and ``initial() -> State``: its part of ``GameState``;
-- ``DECIDERS``: ``{CommandType: fn(state: GameState, cmd, draws, actor) -> list[Event]}``;
-- ``EVOLVERS``: ``{EventType: fn(state: GameState, event) -> GameState}``;
+- ``initial() -> State``;
+- ``DECIDERS``: ``{CommandType: decide_<command>(state: GameState, cmd, draws, actor) ->
+  list[Event]}``; a decider reads the whole state (the roster, the clock) and refuses
+  with ``model.refuse``;
+- ``EVOLVERS``: ``{EventType: evolve_<event>(own: State, event, state: GameState) ->
+  State}`` for its own events: it returns its part only, and reads ``state``, the whole
+  state before the event, at most;
 - ``EVENTS`` and ``COMMANDS``: tuples of its types, for the wire and store decoders.
+
+An event one ruleset records and others must fold too (a session opened, a sheet
+amended, the clock moved, a challenge issued) reaches their own evolvers through
+``SHARED`` below: the one place where rulesets meet, written out, never registered at
+import time. Every evolver of one event gets the same state from before it, so their order
+does not matter.
 
 ``decide`` here applies the checks every command shares (roles, acting for one's own
 character, Time Out, out of game), then dispatches by type; ``evolve`` dispatches by event
@@ -15,15 +26,16 @@ type through a dict (2.7x faster than a long ``match`` when folding a chronicle)
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable, Union
+from typing import Any, Callable, TypeVar, Union
 
 import msgspec
 from msgspec.structs import replace
 
 from conteur.events import action, met, offline, session, v5
-from conteur.events.model import Actor, Command, Draws, Event, RuleViolation
+from conteur.events.model import Actor, Command, Draws, Event, refuse
 
-MODULES = (session, met, v5, action, offline)
+RULESETS = {"session": session, "met": met, "v5": v5, "action": action, "offline": offline}
+MODULES = tuple(RULESETS.values())
 
 
 class CommandRejected(Event, frozen=True, kw_only=True, tag="command_rejected"):
@@ -62,12 +74,60 @@ def initial() -> GameState:
     )
 
 
-DECIDERS: dict[type, Callable[..., list[Event]]] = {}
-EVOLVERS: dict[type, Callable[[GameState, Any], GameState]] = {}
+S = TypeVar("S")
+Decider = Callable[[GameState, Any, Draws, Actor], list[Event]]
+Evolver = Callable[[S, Any, GameState], S]
+
+# Events of one ruleset that others fold too, each into its own part: (part, evolver).
+SHARED: dict[type[Event], tuple[tuple[str, Evolver], ...]] = {
+    # MET-13: the tie debts carried from the chronicle's previous session
+    session.SessionOpened: (("met", met.evolve_debts_carried),),
+    # V5-5, ACT-8: a sheet amended with another starting Hunger or tension sets it again
+    session.SheetAmended: (("v5", v5.evolve_sheet_amended), ("action", action.evolve_sheet_amended)),
+    # ACT-7 on TIME-1: modifiers that ran out leave when the clock moves
+    session.TurnAdvanced: (("action", action.evolve_clock_moved),),
+    session.TimeSkipped: (("action", action.evolve_clock_moved),),
+    # TIME-4: initiating is an action of the turn, the defender's too when mutual (MET-8)
+    met.ChallengeIssued: (("session", lambda own, e, state: session.evolve_actions_counted(own, met.acting(e))),),
+}
+
+
+def _handlers() -> dict[type[Event], tuple[tuple[str, Evolver], ...]]:
+    handlers: dict[type[Event], tuple[tuple[str, Evolver], ...]] = {CommandRejected: ()}
+    for part, module in RULESETS.items():
+        for kind, evolver in module.EVOLVERS.items():
+            handlers[kind] = handlers.get(kind, ()) + ((part, evolver),)
+    for kind, more in SHARED.items():
+        handlers[kind] = handlers[kind] + more
+    return handlers
+
+
+def _composed(handlers: tuple[tuple[str, Evolver], ...]) -> Callable[[GameState, Any], GameState]:
+    """One event's evolve over the whole state: each part from its own evolver. An event
+    of one part (nearly all) gets a closure naming its field: ``replace`` with a built
+    ``**{part: ...}`` took twice as long, and replay folds every event of a night."""
+    if not handlers:
+        return lambda s, e: s
+    if len(handlers) > 1:
+        return lambda s, e: replace(s, **{part: evolver(getattr(s, part), e, s) for part, evolver in handlers})
+    ((part, f),) = handlers
+    one = {
+        "session": lambda s, e: replace(s, session=f(s.session, e, s)),
+        "met": lambda s, e: replace(s, met=f(s.met, e, s)),
+        "v5": lambda s, e: replace(s, v5=f(s.v5, e, s)),
+        "action": lambda s, e: replace(s, action=f(s.action, e, s)),
+        "offline": lambda s, e: replace(s, offline=f(s.offline, e, s)),
+    }
+    return one[part]
+
+
+HANDLERS = _handlers()
+DECIDERS: dict[type[Command], Decider] = {}
 for _m in MODULES:
     DECIDERS.update(_m.DECIDERS)
-    EVOLVERS.update(_m.EVOLVERS)
-EVOLVERS[CommandRejected] = lambda state, event: state
+EVOLVERS: dict[type[Event], Callable[[GameState, Any], GameState]] = {
+    kind: _composed(handlers) for kind, handlers in HANDLERS.items()
+}
 
 EVENT_TYPES: tuple[type[Event], ...] = (CommandRejected,) + tuple(
     t for m in MODULES for t in m.EVENTS
@@ -84,19 +144,17 @@ def decide(state: GameState, command: Command, draws: Draws, *, actor: Actor) ->
     """Pure: the events a command produces, or one ``RuleViolation``."""
     handler = DECIDERS.get(type(command))
     if handler is None:
-        raise RuleViolation(f"unknown command {type(command).__name__}", code="invalid")
+        raise refuse(f"unknown command {type(command).__name__}", "command", "invalid")
     session.check_open(state, command)  # TIME-2: first, for every role
     if actor.role == "observer":
-        raise RuleViolation("an observer display cannot act", code="forbidden")
+        raise refuse("an observer display cannot act", "roles", "forbidden")
     if not actor.is_storyteller:
         if command.storyteller_only:
             tag = command.__struct_config__.tag
-            raise RuleViolation(f"only a storyteller may {tag}", code="forbidden")
+            raise refuse(f"only a storyteller may {tag}", "roles", "forbidden")
         acting_for = getattr(command, "character", None)
         if acting_for is not None and acting_for != actor.character:
-            raise RuleViolation(
-                f"you play {actor.character}, not {acting_for}", code="forbidden"
-            )
+            raise refuse(f"you play {actor.character}, not {acting_for}", "roles", "forbidden")
         if command.play:
             session.check_playable(state, command, actor)  # TIME-5, TIME-6
     return handler(state, command, draws, actor)

@@ -15,27 +15,29 @@ after ``accept_timeout`` seconds, with ``timeout=True``) makes the result stand.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Iterable, Literal
 
 import msgspec
 from msgspec.structs import replace
 
 from conteur.events import met_rules as rules
 from conteur.events.bounds import Count
-from conteur.events.model import Command, DrawRecord, Event, RuleViolation
+from conteur.events.met_rules import ATTRIBUTES, Attribute, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
+from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation, refuse, unchanged
 from conteur.events.session import (
     STORYTELLER_SIDE,
-    TieDebt,
+    Carried,
+    SessionOpened,
     check_in_game,
     check_not_frozen,
-    count_action,
     spend_action,
-    traits,
 )
 from conteur.events.sheets import MetSheet
 
+if TYPE_CHECKING:
+    from conteur.events.game import Decider, Evolver, GameState
+
 Kind = Literal["classic", "static", "simple", "complex"]
-Attribute = Literal["physical", "social", "mental"]
 Choice = Literal["rock", "paper", "scissors", "bomb"]
 OPEN = ("throwing", "bidding", "window", "overbid")
 
@@ -372,20 +374,20 @@ class ChallengeOverruled(Event, frozen=True, kw_only=True, tag="met.challenge_ov
 # ---------------------------------------------------------------- queries
 
 
-def get(state, challenge_id: str) -> Challenge:
+def get(state: GameState, challenge_id: str) -> Challenge:
     found = state.met.get(challenge_id)
     if found is None:
-        raise RuleViolation(f"no challenge {challenge_id!r}", code="not_found")
+        raise refuse(f"no challenge {challenge_id!r}", "MET-1", "not_found")
     return found
 
 
-def open_windows(state) -> tuple[str, ...]:
+def open_windows(state: GameState) -> tuple[str, ...]:
     """Challenges waiting for their loser (MET-16): the server closes each with
     ``CloseWindow(timeout=True)`` after ``state.session.options.accept_timeout`` s."""
     return tuple(c.id for c in state.met.live.values() if c.status in ("window", "overbid"))
 
 
-def window_paused(state, challenge_id: str) -> bool:
+def window_paused(state: GameState, challenge_id: str) -> bool:
     """A Time Out over either side stops the acceptance clock (TIME-5, MET-16 choice):
     ``CloseWindow(timeout=True)`` is refused meanwhile; a timer should wait for resume."""
     ch = get(state, challenge_id)
@@ -397,33 +399,63 @@ def window_paused(state, challenge_id: str) -> bool:
     return False
 
 
-def debts_between(state, a: str, b: str) -> tuple[TieDebt, ...]:
+def carry_over(state: GameState) -> Carried:
+    """What the next session of the chronicle inherits: the unpaid MET-13 tie debts."""
+    return Carried(tie_debts=tuple(state.met.debts))
+
+
+def initiative_order(state: GameState, actions: Iterable[tuple[str, str]]) -> list[tuple[tuple[str, str], ...]]:
+    """MET-9: the order in which ``(character, attribute)`` actions of one turn resolve.
+
+    Celerity first, higher level first (choice); then more traits in the attribute used.
+    Equal on both: one group, acting simultaneously (each attribute still its own throw).
+    A storyteller may decree another order: this is only what the storyteller view shows.
+    """
+
+    def key(action: tuple[str, str]) -> tuple[int, int]:
+        character = state.session.characters.get(action[0])
+        sheet = character.sheet if character else None
+        celerity = sheet.celerity if isinstance(sheet, MetSheet) else 0
+        return (celerity, traits(sheet, action[1]))
+
+    groups: list[tuple[tuple[str, str], ...]] = []
+    last = None
+    for action in sorted(actions, key=key, reverse=True):
+        if groups and key(action) == last:
+            groups[-1] = groups[-1] + (action,)
+        else:
+            groups.append((action,))
+        last = key(action)
+    return groups
+
+
+def debts_between(state: GameState, a: str, b: str) -> tuple[TieDebt, ...]:
     return tuple(d for d in state.met.debts if {d.debtor, d.creditor} == {a, b})
 
 
-def _sheet(state, side: str) -> MetSheet | None:
+def _sheet(state: GameState, side: str) -> MetSheet | None:
     found = state.session.characters.get(side)
     sheet = found.sheet if found else None
     return sheet if isinstance(sheet, MetSheet) else None
 
 
-def _on_roster(state, side: str) -> bool:
+def _on_roster(state: GameState, side: str) -> bool:
     return side in state.session.characters
 
 
-def _open(state, challenge_id: str) -> Challenge:
+def _live(state: GameState, challenge_id: str) -> Challenge:
     ch = get(state, challenge_id)
     if ch.status not in OPEN:
-        raise RuleViolation(f"challenge {ch.id} is {ch.status} (MET-16)")
+        raise refuse(f"challenge {ch.id} is {ch.status} (MET-16)", "MET-16")
     return ch
 
 
 def _side(ch: Challenge, character: str) -> None:
     if character not in ch.sides:
-        raise RuleViolation(f"{character} takes no part in challenge {ch.id}", code="forbidden")
+        raise refuse(f"{character} takes no part in challenge {ch.id}", "MET-1", "forbidden")
 
 
-def _own_abilities(state, ch: Challenge, side: str, declared: tuple[str, ...]) -> tuple[str, ...]:
+def _own_abilities(state: GameState, ch: Challenge, side: str, declared: tuple[str, ...]) -> tuple[str, ...]:
     """MET-3: the abilities that count for ``side``: those the challenge named for it and
     those it declares itself, each on its sheet (MET-15)."""
     sheet = _sheet(state, side)
@@ -431,33 +463,32 @@ def _own_abilities(state, ch: Challenge, side: str, declared: tuple[str, ...]) -
         missing = [a for a in declared if a not in sheet.abilities]
         if missing:
             held = ", ".join(sorted(sheet.abilities)) or "none"
-            raise RuleViolation(
+            raise refuse(
                 f"{', '.join(missing)}: not an ability on {state.session.characters[side].name}'s sheet "
                 f"(abilities held: {held}) (MET-3, MET-15)",
-                code="invalid",
+                "MET-3",
+                "invalid",
             )
     return tuple(dict.fromkeys(ch.abilities_of(side) + tuple(declared)))
 
 
-def _check_declared(state, ch: Challenge, side: str, value: int, what: str, actor,
+def _check_declared(state: GameState, ch: Challenge, side: str, value: int, what: str, actor: Actor,
                     declared: tuple[str, ...] = ()) -> None:
     """MET-4, MET-15: the server knows the true sheet and checks every declaration."""
     if value < 0:
-        raise RuleViolation(f"a {what} counts traits: {value} is below 0 (MET-3)", code="invalid")
+        raise refuse(f"a {what} counts traits: {value} is below 0 (MET-3)", "MET-3", "invalid")
     abilities = _own_abilities(state, ch, side, declared)
     sheet = _sheet(state, side)
     if sheet is not None:
         rules.check_score(sheet, ch.attribute_of(side), abilities, value, what)
     elif not actor.is_storyteller:
-        raise RuleViolation(
-            f"no sheet on file for {side}: a storyteller declares for it (MET-15)", code="rule"
-        )
+        raise refuse(f"no sheet on file for {side}: a storyteller declares for it (MET-15)", "MET-15")
 
 
 # ---------------------------------------------------------------- outcomes
 
 
-def _loser_can_act(state, ch: Challenge, loser: str, by: str) -> bool:
+def _loser_can_act(state: GameState, ch: Challenge, loser: str, by: str) -> bool:
     """Whether the loser still has a window (MET-12, MET-13); else the result stands."""
     if loser == STORYTELLER_SIDE or by == "zero_traits":
         return False
@@ -468,7 +499,7 @@ def _loser_can_act(state, ch: Challenge, loser: str, by: str) -> bool:
     return ch.kind == "classic" and by == "throw" and loser not in ch.overbids
 
 
-def _won(state, ch: Challenge, winner: str, loser: str, by: str, round: int | None = None) -> list[Event]:
+def _won(state: GameState, ch: Challenge, winner: str, loser: str, by: str, round: int | None = None) -> list[Event]:
     events: list[Event] = [
         RoundWon(challenge=ch.id, round=ch.round if round is None else round, winner=winner, loser=loser, by=by)
     ]
@@ -482,7 +513,7 @@ def _won(state, ch: Challenge, winner: str, loser: str, by: str, round: int | No
     return events
 
 
-def _tie(state, ch: Challenge) -> list[Event]:
+def _tie(state: GameState, ch: Challenge) -> list[Event]:
     """A tie of throws: MET-11 for simple/complex, MET-6 and MET-13 handicaps, else bids."""
     if ch.kind == "simple":
         return _won(state, ch, ch.tested, STORYTELLER_SIDE, "simple_tie")
@@ -517,7 +548,7 @@ def bids_winner(ch: Challenge, bids: dict[str, int]) -> str | None:
     return a if bids[a] > bids[b] else b
 
 
-def _compare_bids(state, ch: Challenge, bids: dict[str, int]) -> list[Event]:
+def _compare_bids(state: GameState, ch: Challenge, bids: dict[str, int]) -> list[Event]:
     winner = bids_winner(ch, bids)
     compared = BidsCompared(challenge=ch.id, round=ch.round, winner=winner)
     if winner is None:  # MET-3: a perfect tie redoes the throw
@@ -530,59 +561,68 @@ def _compare_bids(state, ch: Challenge, bids: dict[str, int]) -> list[Event]:
 # ---------------------------------------------------------------- deciders
 
 
-def _issue(state, cmd: IssueChallenge, draws, actor) -> list[Event]:
+def decide_issue_challenge(state: GameState, cmd: IssueChallenge, draws: Draws, actor: Actor) -> list[Event]:
     session = state.session
     initiator = cmd.character
     defender = cmd.defender
     tested = None
     if cmd.kind in ("simple", "complex"):
         if not _on_roster(state, initiator):
-            raise RuleViolation(f"a {cmd.kind} test is for a character of the roster (MET-11)", code="invalid")
+            raise refuse(f"a {cmd.kind} test is for a character of the roster (MET-11)", "MET-11", "invalid")
         if cmd.attribute is not None:
-            raise RuleViolation(f"a {cmd.kind} test uses no traits (MET-11)", code="invalid")
+            raise refuse(f"a {cmd.kind} test uses no traits (MET-11)", "MET-11", "invalid")
         tested, defender = initiator, STORYTELLER_SIDE
     elif cmd.attribute is None:
-        raise RuleViolation("a challenge names Physical, Social or Mental (MET-1)", code="invalid")
+        raise refuse("a challenge names Physical, Social or Mental (MET-1)", "MET-1", "invalid")
     elif cmd.kind == "static":
         if cmd.difficulty < 0:
-            raise RuleViolation("a difficulty counts traits, 0 or more (MET-10)", code="invalid")
+            raise refuse("a difficulty counts traits, 0 or more (MET-10)", "MET-10", "invalid")
         if _on_roster(state, initiator):
             tested, defender = initiator, STORYTELLER_SIDE
         elif defender and _on_roster(state, defender):
             tested = defender  # a storyteller's static against a character (trap, power)
         else:
-            raise RuleViolation("a static challenge tests one character of the roster (MET-10)", code="invalid")
+            raise refuse("a static challenge tests one character of the roster (MET-10)", "MET-10", "invalid")
     else:
         if not defender or defender == STORYTELLER_SIDE:
-            raise RuleViolation(
+            raise refuse(
                 "a classic challenge names its defender; against the storyteller use a static test (MET-8)",
-                code="invalid",
+                "MET-8",
+                "invalid",
             )
         if not actor.is_storyteller and not _on_roster(state, defender):
-            raise RuleViolation(f"no character {defender!r} in this session", code="not_found")
+            raise refuse(f"no character {defender!r} in this session", "MET-1", "not_found")
     if defender == initiator:
-        raise RuleViolation("a character cannot challenge itself (MET-1)", code="invalid")
+        raise refuse("a character cannot challenge itself (MET-1)", "MET-1", "invalid")
     if cmd.tests < 1 or (cmd.tests > 1 and cmd.kind == "classic"):
-        raise RuleViolation("successive tests are for static, simple and complex tests (MET-10, MET-11)", code="invalid")
+        raise refuse(
+            "successive tests are for static, simple and complex tests (MET-10, MET-11)",
+            "MET-10",
+            "invalid",
+        )
     if cmd.mutual and (cmd.kind != "classic" or cmd.defender_attribute not in (None, cmd.attribute)):
-        raise RuleViolation(
-            "one challenge settles both actions only when both use the same attribute (MET-8)", code="invalid"
+        raise refuse(
+            "one challenge settles both actions only when both use the same attribute (MET-8)",
+            "MET-8",
+            "invalid",
         )
     if not _on_roster(state, initiator) and (not actor.is_storyteller or initiator == ""):
-        raise RuleViolation(f"no character {initiator!r} in this session", code="not_found")
+        raise refuse(f"no character {initiator!r} in this session", "MET-1", "not_found")
     if cmd.defender_abilities and not actor.is_storyteller:
-        raise RuleViolation(
+        raise refuse(
             "the defender declares its own abilities with its bid; the initiator names only its own (MET-3)",
-            code="invalid",
+            "MET-3",
+            "invalid",
         )
     for side in (initiator, defender):
         found = session.characters.get(side)
         if found is not None and found.sheet is not None and not isinstance(found.sheet, MetSheet):
-            raise RuleViolation(f"{found.name} has no Mind's Eye Theatre sheet", code="invalid")
+            raise refuse(f"{found.name} has no Mind's Eye Theatre sheet", "MET-1", "invalid")
     initiator_sheet = _sheet(state, initiator)
     if initiator_sheet is not None and initiator_sheet.cannot_initiate:
-        raise RuleViolation(
-            f"{session.characters[initiator].name} can initiate no challenge, only defend (MET-1)"
+        raise refuse(
+            f"{session.characters[initiator].name} can initiate no challenge, only defend (MET-1)",
+            "MET-1",
         )
     for side in (initiator, defender):
         # TIME-6: out of game, a character is no one's target, a storyteller's neither
@@ -591,7 +631,7 @@ def _issue(state, cmd: IssueChallenge, draws, actor) -> list[Event]:
     if not actor.is_storyteller and defender in session.characters:
         check_not_frozen(session, defender)  # TIME-5
         if session.characters[defender].scene != session.characters[initiator].scene:
-            raise RuleViolation(f"{session.characters[defender].name} is not in your scene (TIME-2)")
+            raise refuse(f"{session.characters[defender].name} is not in your scene (TIME-2)", "TIME-2")
     for side in (initiator, defender) if cmd.mutual else (initiator,):
         if _on_roster(state, side):
             spend_action(state, side)  # TIME-4
@@ -637,29 +677,30 @@ def _issue(state, cmd: IssueChallenge, draws, actor) -> list[Event]:
     ]
 
 
-def _throw(state, cmd: Throw, draws, actor) -> list[Event]:
-    ch = _open(state, cmd.challenge)
+def decide_throw(state: GameState, cmd: Throw, draws: Draws, actor: Actor) -> list[Event]:
+    ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if ch.status != "throwing" or cmd.round != ch.round:
-        raise RuleViolation(
-            f"round {cmd.round} of challenge {ch.id} takes no throw now (it is at round {ch.round}, {ch.status}) (MET-2)"
+        raise refuse(
+            f"round {cmd.round} of challenge {ch.id} takes no throw now (it is at round {ch.round}, {ch.status}) (MET-2)",
+            "MET-2",
         )
     if cmd.character in ch.throws:
-        raise RuleViolation("your throw for this round is already sealed (MET-2)")
+        raise refuse("your throw for this round is already sealed (MET-2)", "MET-2")
     records: tuple[DrawRecord, ...] = ()
     choice = cmd.choice
     if choice is None:
         if not actor.is_storyteller:
-            raise RuleViolation("choose rock, paper or scissors (MET-2)", code="invalid")
+            raise refuse("choose rock, paper or scissors (MET-2)", "MET-2", "invalid")
         # in the thrower's stream: ThrowCommitted is seen whole by its thrower alone
         record = draws.stream(actor, frozenset((cmd.character,))).roll(len(rules.DRAWN))  # d3: 1 rock, 2 paper, 3 scissors
         choice, records = rules.DRAWN[record.face - 1], (record,)
     if choice == "bomb":
         sheet = _sheet(state, cmd.character)
         if not state.session.options.bomb:
-            raise RuleViolation("this chronicle plays without the bomb (MET-2)")
+            raise refuse("this chronicle plays without the bomb (MET-2)", "MET-2")
         if _on_roster(state, cmd.character) and not (sheet and sheet.bomb):
-            raise RuleViolation("only a character whose power grants it may throw the bomb (MET-2)")
+            raise refuse("only a character whose power grants it may throw the bomb (MET-2)", "MET-2")
     committed = ThrowCommitted(
         challenge=ch.id, round=ch.round, character=cmd.character, choice=choice, draws=records
     )
@@ -674,14 +715,14 @@ def _throw(state, cmd: Throw, draws, actor) -> list[Event]:
     return [committed, revealed] + _tie(state, ch)
 
 
-def _bid(state, cmd: DeclareBid, draws, actor) -> list[Event]:
-    ch = _open(state, cmd.challenge)
+def decide_declare_bid(state: GameState, cmd: DeclareBid, draws: Draws, actor: Actor) -> list[Event]:
+    ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if cmd.round != ch.round:
-        raise RuleViolation(f"challenge {ch.id} is at round {ch.round}, not {cmd.round} (MET-3)")
+        raise refuse(f"challenge {ch.id} is at round {ch.round}, not {cmd.round} (MET-3)", "MET-3")
     if ch.status == "overbid":
         if cmd.character != ch.winner:
-            raise RuleViolation("the winner answers the overbid; the loser announced first (MET-13)")
+            raise refuse("the winner answers the overbid; the loser announced first (MET-13)", "MET-13")
         _check_declared(state, ch, cmd.character, cmd.value, "score", actor, cmd.abilities)
         overbidder = ch.loser
         granted = rules.overbid_granted(ch.overbid_value, cmd.value)  # MET-13
@@ -699,14 +740,14 @@ def _bid(state, cmd: DeclareBid, draws, actor) -> list[Event]:
             ),
         ]
     if ch.status != "bidding":
-        raise RuleViolation(f"challenge {ch.id} takes bids only after a tie of throws (MET-3)")
+        raise refuse(f"challenge {ch.id} takes bids only after a tie of throws (MET-3)", "MET-3")
     bidders = (ch.tested,) if ch.kind == "static" else ch.sides
     if cmd.character not in bidders:
-        raise RuleViolation("against a difficulty only the tested character declares (MET-10)")
+        raise refuse("against a difficulty only the tested character declares (MET-10)", "MET-10")
     if cmd.character in ch.bids:
-        raise RuleViolation("your bid for this round is already declared (MET-3)")
+        raise refuse("your bid for this round is already declared (MET-3)", "MET-3")
     if ch.kind == "classic" and cmd.character == ch.defender and ch.initiator not in ch.bids:
-        raise RuleViolation("the initiator declares its traits first (MET-3)")
+        raise refuse("the initiator declares its traits first (MET-3)", "MET-3")
     _check_declared(state, ch, cmd.character, cmd.value, "bid", actor, cmd.abilities)
     declared = BidDeclared(challenge=ch.id, round=ch.round, character=cmd.character, value=cmd.value,
                            abilities=cmd.abilities)
@@ -716,27 +757,28 @@ def _bid(state, cmd: DeclareBid, draws, actor) -> list[Event]:
     return [declared] + _compare_bids(state, ch, bids)
 
 
-def _check_source(state, ch: Challenge, character: str, source: str, actor) -> None:
+def _check_source(state: GameState, ch: Challenge, character: str, source: str, actor: Actor) -> None:
     if not source.strip():
-        raise RuleViolation("a retest names its source: ability, power or merit (MET-12)", code="invalid")
+        raise refuse("a retest names its source: ability, power or merit (MET-12)", "MET-12", "invalid")
     sheet = _sheet(state, character)
     if sheet is not None and not actor.is_storyteller and source not in rules.retest_sources(sheet):
-        raise RuleViolation(f"{source!r} is not an ability, power or merit on your sheet (MET-12, MET-15)")
+        raise refuse(f"{source!r} is not an ability, power or merit on your sheet (MET-12, MET-15)", "MET-12")
     allowed = rules.retests_allowed(sheet, ch.kind)
     if ch.retests.get(character, 0) >= allowed:
-        raise RuleViolation(
-            "one retest per character per challenge; Lucky allows a second on a static challenge only (MET-12)"
+        raise refuse(
+            "one retest per character per challenge; Lucky allows a second on a static challenge only (MET-12)",
+            "MET-12",
         )
 
 
-def _retest(state, cmd: Retest, draws, actor) -> list[Event]:
-    ch = _open(state, cmd.challenge)
+def decide_retest(state: GameState, cmd: Retest, draws: Draws, actor: Actor) -> list[Event]:
+    ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if cmd.cancels:
         if not state.session.options.retest_cancel:
-            raise RuleViolation("this chronicle does not let a retest cancel a retest (MET-12 option)")
+            raise refuse("this chronicle does not let a retest cancel a retest (MET-12 option)", "MET-12")
         if ch.cancellable is None or ch.cancellable == cmd.character or ch.throws or ch.previous is None:
-            raise RuleViolation("there is no opponent's retest to cancel now (MET-12 option)")
+            raise refuse("there is no opponent's retest to cancel now (MET-12 option)", "MET-12")
         _check_source(state, ch, cmd.character, cmd.source, actor)
         winner, loser, by, round = ch.previous
         cancelled = RetestCancelled(
@@ -744,7 +786,7 @@ def _retest(state, cmd: Retest, draws, actor) -> list[Event]:
         )
         return [cancelled] + _won(state, ch, winner, loser, by, round=round)
     if ch.status != "window" or cmd.character != ch.loser:
-        raise RuleViolation("only the loser of the challenge may retest, before it is accepted (MET-12)")
+        raise refuse("only the loser of the challenge may retest, before it is accepted (MET-12)", "MET-12")
     _check_source(state, ch, cmd.character, cmd.source, actor)
     return [
         RetestTaken(challenge=ch.id, character=cmd.character, source=cmd.source, round=ch.round),
@@ -752,26 +794,26 @@ def _retest(state, cmd: Retest, draws, actor) -> list[Event]:
     ]
 
 
-def _overbid(state, cmd: Overbid, draws, actor) -> list[Event]:
-    ch = _open(state, cmd.challenge)
+def decide_overbid(state: GameState, cmd: Overbid, draws: Draws, actor: Actor) -> list[Event]:
+    ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if ch.kind != "classic":
-        raise RuleViolation("an overbid answers an opponent's score: classic challenges only (MET-13)")
+        raise refuse("an overbid answers an opponent's score: classic challenges only (MET-13)", "MET-13")
     if ch.status != "window" or cmd.character != ch.loser:
-        raise RuleViolation("only the loser may overbid, before the effects are resolved (MET-13)")
+        raise refuse("only the loser may overbid, before the effects are resolved (MET-13)", "MET-13")
     if ch.by != "throw":
-        raise RuleViolation("an overbid is for a challenge lost on the throw (MET-13)")
+        raise refuse("an overbid is for a challenge lost on the throw (MET-13)", "MET-13")
     if cmd.character in ch.overbids:
-        raise RuleViolation("one overbid per character per challenge (MET-14)")
+        raise refuse("one overbid per character per challenge (MET-14)", "MET-14")
     _check_declared(state, ch, cmd.character, cmd.value, "score", actor, cmd.abilities)
     return [OverbidDeclared(challenge=ch.id, character=cmd.character, value=cmd.value, abilities=cmd.abilities)]
 
 
-def _concede(state, cmd: Concede, draws, actor) -> list[Event]:
-    ch = _open(state, cmd.challenge)
+def decide_concede(state: GameState, cmd: Concede, draws: Draws, actor: Actor) -> list[Event]:
+    ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
     if ch.kind == "static" and cmd.character == ch.defender:
-        raise RuleViolation("the defender of a static challenge cannot choose to lose (MET-7)")
+        raise refuse("the defender of a static challenge cannot choose to lose (MET-7)", "MET-7")
     winner = ch.other(cmd.character)
     return [
         ChallengeConceded(challenge=ch.id, character=cmd.character),
@@ -779,34 +821,38 @@ def _concede(state, cmd: Concede, draws, actor) -> list[Event]:
     ]
 
 
-def _accept(state, cmd: Accept, draws, actor) -> list[Event]:
-    ch = _open(state, cmd.challenge)
+def decide_accept(state: GameState, cmd: Accept, draws: Draws, actor: Actor) -> list[Event]:
+    ch = _live(state, cmd.challenge)
     if ch.status != "window" or cmd.character != ch.loser:
-        raise RuleViolation("only the loser accepts a result, once it is known (MET-16)")
+        raise refuse("only the loser accepts a result, once it is known (MET-16)", "MET-16")
     return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason="accepted", mutual=ch.mutual)]
 
 
-def _close_window(state, cmd: CloseWindow, draws, actor) -> list[Event]:
-    ch = _open(state, cmd.challenge)
+def decide_close_window(state: GameState, cmd: CloseWindow, draws: Draws, actor: Actor) -> list[Event]:
+    ch = _live(state, cmd.challenge)
     if ch.status not in ("window", "overbid"):
-        raise RuleViolation(f"challenge {ch.id} has no open window for a retest or an overbid (MET-16)")
+        raise refuse(f"challenge {ch.id} has no open window for a retest or an overbid (MET-16)", "MET-16")
     if cmd.timeout and window_paused(state, ch.id):
-        raise RuleViolation("Time Out: the acceptance window waits for the resume (TIME-5, MET-16)", code="frozen")
+        raise refuse(
+            "Time Out: the acceptance window waits for the resume (TIME-5, MET-16)",
+            "TIME-5",
+            "frozen",
+        )
     reason = "timeout" if cmd.timeout else "window_closed"
     return [ChallengeResolved(challenge=ch.id, winner=ch.winner, loser=ch.loser, reason=reason, mutual=ch.mutual)]
 
 
-def _cancel(state, cmd: CancelChallenge, draws, actor) -> list[Event]:
+def decide_cancel_challenge(state: GameState, cmd: CancelChallenge, draws: Draws, actor: Actor) -> list[Event]:
     ch = get(state, cmd.challenge)
     if ch.status == "cancelled":
-        raise RuleViolation(f"challenge {ch.id} is already cancelled (MET-16)")
+        raise refuse(f"challenge {ch.id} is already cancelled (MET-16)", "MET-16")
     return [ChallengeCancelled(challenge=ch.id, reason=cmd.reason)]
 
 
-def _overrule(state, cmd: Overrule, draws, actor) -> list[Event]:
+def decide_overrule(state: GameState, cmd: Overrule, draws: Draws, actor: Actor) -> list[Event]:
     ch = get(state, cmd.challenge)
     if ch.status == "cancelled":
-        raise RuleViolation(f"challenge {ch.id} is cancelled (MET-16)")
+        raise refuse(f"challenge {ch.id} is cancelled (MET-16)", "MET-16")
     _side(ch, cmd.winner)
     return [
         ChallengeOverruled(
@@ -820,24 +866,25 @@ def _overrule(state, cmd: Overrule, draws, actor) -> list[Event]:
 
 
 # ---------------------------------------------------------------- evolvers
+# fn(own: State, event, state: GameState) -> State: MET's part only; ``state`` is the whole
+# state before the event, to read (events.game composes them).
 
 
-def _put(state, ch: Challenge, **met_changes):
-    met = state.met
+def _put(own: State, ch: Challenge, **changes) -> State:
     if ch.status in OPEN:
-        return replace(state, met=replace(met, live={**met.live, ch.id: ch}, **met_changes))
-    live = {k: v for k, v in met.live.items() if k != ch.id} if ch.id in met.live else met.live
+        return replace(own, live={**own.live, ch.id: ch}, **changes)
+    live = {k: v for k, v in own.live.items() if k != ch.id} if ch.id in own.live else own.live
     n = _page(ch.id)
-    done = met.done + ({},) * (n + 1 - len(met.done))
+    done = own.done + ({},) * (n + 1 - len(own.done))
     done = done[:n] + ({**done[n], ch.id: ch},) + done[n + 1 :]
-    return replace(state, met=replace(met, live=live, done=done, **met_changes))
+    return replace(own, live=live, done=done, **changes)
 
 
-def _update(state, challenge_id: str, **changes):
-    return _put(state, replace(state.met.get(challenge_id), **changes))
+def _update(own: State, challenge_id: str, **changes) -> State:
+    return _put(own, replace(own.get(challenge_id), **changes))
 
 
-def _issued(state, e: ChallengeIssued):
+def evolve_challenge_issued(own: State, e: ChallengeIssued, state: GameState) -> State:
     ch = Challenge(
         id=e.challenge,
         kind=e.kind,
@@ -852,110 +899,124 @@ def _issued(state, e: ChallengeIssued):
         defender_abilities=e.defender_abilities,
         mutual=e.mutual,
     )
-    state = _put(state, ch, counter=state.met.counter + 1)
-    # TIME-4: initiating is an action of this turn; so is the defender's, when the
-    # challenge settles both (MET-8)
-    state = count_action(state, e.initiator)
-    return count_action(state, e.defender) if e.mutual else state
+    return _put(own, ch, counter=own.counter + 1)
 
 
-def _committed(state, e: ThrowCommitted):
-    ch = state.met.get(e.challenge)
-    return _update(state, e.challenge, throws={**ch.throws, e.character: e.choice}, cancellable=None)
+def acting(e: ChallengeIssued) -> tuple[str, ...]:
+    """TIME-4: whose action of the turn a challenge is: its initiator's, and its defender's
+    too when it settles both actions (MET-8)."""
+    return (e.initiator, e.defender) if e.mutual else (e.initiator,)
 
 
-def _revealed(state, e: ThrowsRevealed):
-    return _update(state, e.challenge, status="throwing" if e.winner else "bidding", bids={})
+def evolve_throw_committed(own: State, e: ThrowCommitted, state: GameState) -> State:
+    ch = own.get(e.challenge)
+    return _update(own, e.challenge, throws={**ch.throws, e.character: e.choice}, cancellable=None)
 
 
-def _bid_declared(state, e: BidDeclared):
-    ch = state.met.get(e.challenge)
-    return _update(state, e.challenge, bids={**ch.bids, e.character: e.value})
+def evolve_throws_revealed(own: State, e: ThrowsRevealed, state: GameState) -> State:
+    return _update(own, e.challenge, status="throwing" if e.winner else "bidding", bids={})
 
 
-def _round_won(state, e: RoundWon):
-    return _update(state, e.challenge, status="window", winner=e.winner, loser=e.loser, by=e.by)
+def evolve_bid_declared(own: State, e: BidDeclared, state: GameState) -> State:
+    ch = own.get(e.challenge)
+    return _update(own, e.challenge, bids={**ch.bids, e.character: e.value})
 
 
-def _round_started(state, e: RoundStarted):
+def evolve_round_won(own: State, e: RoundWon, state: GameState) -> State:
+    return _update(own, e.challenge, status="window", winner=e.winner, loser=e.loser, by=e.by)
+
+
+def evolve_round_started(own: State, e: RoundStarted, state: GameState) -> State:
     return _update(
-        state, e.challenge, status="throwing", round=e.round, test=e.test, throws={}, bids={}, overbid_value=None
+        own, e.challenge, status="throwing", round=e.round, test=e.test, throws={}, bids={}, overbid_value=None
     )
 
 
-def _retest_taken(state, e: RetestTaken):
-    ch = state.met.get(e.challenge)
+def evolve_retest_taken(own: State, e: RetestTaken, state: GameState) -> State:
+    ch = own.get(e.challenge)
     retests = {**ch.retests, e.character: ch.retests.get(e.character, 0) + 1}
     if not state.session.options.retest_cancel:
-        return _update(state, ch.id, retests=retests)
+        return _update(own, ch.id, retests=retests)
     previous = (ch.winner, ch.loser, ch.by, e.round)
-    return _update(state, ch.id, retests=retests, cancellable=e.character, previous=previous)
+    return _update(own, ch.id, retests=retests, cancellable=e.character, previous=previous)
 
 
-def _retest_cancelled(state, e: RetestCancelled):
-    ch = state.met.get(e.challenge)
+def evolve_retest_cancelled(own: State, e: RetestCancelled, state: GameState) -> State:
+    ch = own.get(e.challenge)
     retests = {**ch.retests, e.character: ch.retests.get(e.character, 0) + 1}
-    return _update(state, ch.id, retests=retests, cancellable=None, previous=None)
+    return _update(own, ch.id, retests=retests, cancellable=None, previous=None)
 
 
-def _overbid_declared(state, e: OverbidDeclared):
-    ch = state.met.get(e.challenge)
+def evolve_overbid_declared(own: State, e: OverbidDeclared, state: GameState) -> State:
+    ch = own.get(e.challenge)
     return _update(
-        state, ch.id, status="overbid", overbids=ch.overbids + (e.character,), overbid_value=e.value, bids={}
+        own, ch.id, status="overbid", overbids=ch.overbids + (e.character,), overbid_value=e.value, bids={}
     )
 
 
-def _resolved(state, e: ChallengeResolved):
-    return _update(state, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason=e.reason)
+def evolve_challenge_resolved(own: State, e: ChallengeResolved, state: GameState) -> State:
+    return _update(own, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason=e.reason)
 
 
-def _debt_paid(state, e: TieDebtPaid):
-    debts = list(state.met.debts)
+def evolve_challenge_cancelled(own: State, e: ChallengeCancelled, state: GameState) -> State:
+    return _update(own, e.challenge, status="cancelled", reason=e.reason or "cancelled")
+
+
+def evolve_challenge_overruled(own: State, e: ChallengeOverruled, state: GameState) -> State:
+    return _update(own, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason="overruled")
+
+
+def evolve_tie_debt_paid(own: State, e: TieDebtPaid, state: GameState) -> State:
+    debts = list(own.debts)
     for i, d in enumerate(debts):
         if (d.debtor, d.creditor) == (e.debtor, e.creditor):
             del debts[i]
             break
-    return replace(state, met=replace(state.met, debts=tuple(debts)))
+    return replace(own, debts=tuple(debts))
 
 
-def _debt_incurred(state, e: TieDebtIncurred):
+def evolve_tie_debt_incurred(own: State, e: TieDebtIncurred, state: GameState) -> State:
     debt = TieDebt(debtor=e.debtor, creditor=e.creditor, challenge=e.challenge)
-    return replace(state, met=replace(state.met, debts=state.met.debts + (debt,)))
+    return replace(own, debts=own.debts + (debt,))
 
 
-DECIDERS: dict = {
-    IssueChallenge: _issue,
-    Throw: _throw,
-    DeclareBid: _bid,
-    Retest: _retest,
-    Overbid: _overbid,
-    Concede: _concede,
-    Accept: _accept,
-    CancelChallenge: _cancel,
-    Overrule: _overrule,
-    CloseWindow: _close_window,
+def evolve_debts_carried(own: State, e: SessionOpened, state: GameState) -> State:
+    """MET-13: debts from earlier sessions of the chronicle, merged with any already known."""
+    debts = tuple(own.debts) + tuple(d for d in e.carried.tie_debts if d not in own.debts)
+    return replace(own, debts=debts)
+
+
+DECIDERS: dict[type[Command], Decider] = {
+    IssueChallenge: decide_issue_challenge,
+    Throw: decide_throw,
+    DeclareBid: decide_declare_bid,
+    Retest: decide_retest,
+    Overbid: decide_overbid,
+    Concede: decide_concede,
+    Accept: decide_accept,
+    CancelChallenge: decide_cancel_challenge,
+    Overrule: decide_overrule,
+    CloseWindow: decide_close_window,
 }
 
-EVOLVERS: dict = {
-    ChallengeIssued: _issued,
-    ThrowCommitted: _committed,
-    ThrowsRevealed: _revealed,
-    BidDeclared: _bid_declared,
-    BidsCompared: lambda s, e: s,
-    RoundWon: _round_won,
-    RoundStarted: _round_started,
-    TieDebtPaid: _debt_paid,
-    TieDebtIncurred: _debt_incurred,
-    RetestTaken: _retest_taken,
-    RetestCancelled: _retest_cancelled,
-    OverbidDeclared: _overbid_declared,
-    OverbidSettled: lambda s, e: s,
-    ChallengeConceded: lambda s, e: s,
-    ChallengeResolved: _resolved,
-    ChallengeCancelled: lambda s, e: _update(s, e.challenge, status="cancelled", reason=e.reason or "cancelled"),
-    ChallengeOverruled: lambda s, e: _update(
-        s, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason="overruled"
-    ),
+EVOLVERS: dict[type[Event], Evolver[State]] = {
+    ChallengeIssued: evolve_challenge_issued,
+    ThrowCommitted: evolve_throw_committed,
+    ThrowsRevealed: evolve_throws_revealed,
+    BidDeclared: evolve_bid_declared,
+    BidsCompared: unchanged,
+    RoundWon: evolve_round_won,
+    RoundStarted: evolve_round_started,
+    TieDebtPaid: evolve_tie_debt_paid,
+    TieDebtIncurred: evolve_tie_debt_incurred,
+    RetestTaken: evolve_retest_taken,
+    RetestCancelled: evolve_retest_cancelled,
+    OverbidDeclared: evolve_overbid_declared,
+    OverbidSettled: unchanged,
+    ChallengeConceded: unchanged,
+    ChallengeResolved: evolve_challenge_resolved,
+    ChallengeCancelled: evolve_challenge_cancelled,
+    ChallengeOverruled: evolve_challenge_overruled,
 }
 
 EVENTS: tuple = tuple(EVOLVERS)

@@ -1,13 +1,45 @@
 """Mind's Eye Theatre arithmetic, free of commands and events: who beats whom (MET-2),
-what a character may declare (MET-3, MET-4, MET-10), how many retests it has (MET-12)."""
+what a character may declare (MET-3, MET-4, MET-10), how many retests it has (MET-12);
+and the MET values the session carries (its options, MET-13 tie debts), which the session
+module holds without knowing MET's commands."""
 
 from __future__ import annotations
 
-from conteur.events.model import RuleViolation
-from conteur.events.sheets import MetSheet
-from conteur.events.session import ATTRIBUTES, traits
+from typing import Literal
 
-CHOICES = ("rock", "paper", "scissors", "bomb")
+import msgspec
+
+from conteur.events.model import refuse
+from conteur.events.sheets import AnySheet, MetSheet
+
+ATTRIBUTES = ("physical", "social", "mental")
+Attribute = Literal["physical", "social", "mental"]
+
+
+class MetOptions(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """Per-chronicle Mind's Eye Theatre options (issue 3, Deliver 3), off by default."""
+
+    bomb: bool = False  # a "bomb" throw for characters whose powers grant it
+    retest_cancel: bool = False  # an opponent may cancel a retest with a retest of its own
+    accept_timeout: int = 60  # MET-16 (choice): seconds before the server closes a window
+    celerity_extra_actions: bool = True  # TIME-4 (choice): +1 action per Celerity level
+    # issue 13: the most bonus dice (V5) or D+/- (action) a player may declare on a roll
+    max_player_bonus: int = 3
+
+
+class TieDebt(msgspec.Struct, frozen=True, kw_only=True, gc=False):
+    """MET-13: ``debtor`` loses its next tie against ``creditor``, with no time limit."""
+
+    debtor: str
+    creditor: str
+    challenge: str = ""  # the failed overbid that made the debt (may be from a past session)
+
+
+def traits(sheet: AnySheet | None, attribute: str | None) -> int:
+    if not isinstance(sheet, MetSheet) or attribute not in ATTRIBUTES:
+        return 0
+    return getattr(sheet, attribute)
+
 DRAWN = ("rock", "paper", "scissors")  # a server draw: d3, face 1..3 (bomb is never drawn)
 
 # MET-2: rock beats scissors, scissors beat paper, paper beats rock. The chronicle option
@@ -58,22 +90,22 @@ def score_breakdown(sheet: MetSheet, attribute: str, abilities: tuple[str, ...])
 def check_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...], value: int, what: str) -> None:
     """MET-4: never above twice the attribute; lying downward only (MET-15: checked)."""
     if attribute not in ATTRIBUTES:
-        raise RuleViolation(f"no attribute to declare traits in (MET-3)", code="invalid")
+        raise refuse("no attribute to declare traits in (MET-3)", "MET-3", "invalid")
     if value < 0:
-        raise RuleViolation(f"a {what} counts traits: {value} is below 0 (MET-3)", code="invalid")
+        raise refuse(f"a {what} counts traits: {value} is below 0 (MET-3)", "MET-3", "invalid")
     base = traits(sheet, attribute)
     cap = 2 * base
     if value > cap:
-        raise RuleViolation(
+        raise refuse(
             f"{what} {value} is above your cap of {cap} (twice your {base} {label(attribute)} traits) (MET-4)",
-            rule="MET-4",
+            "MET-4",
         )
     truth = true_score(sheet, attribute, abilities)
     if value > truth:
-        raise RuleViolation(
+        raise refuse(
             f"{what} {value} is above your true {truth} ({score_breakdown(sheet, attribute, abilities)}):"
             " you may declare less than the truth, never more (MET-4, MET-15)",
-            rule="MET-4",
+            "MET-4",
         )
 
 

@@ -79,6 +79,23 @@ class RuleViolation(Exception):
         self.rule = rule
 
 
+def refuse(message: str, rule: str, code: str = "rule") -> RuleViolation:
+    """The one way a decider refuses a command: ``raise refuse(...)``. ``message`` is for
+    the player, written whole (it cites the rule in parentheses where a player would look
+    it up); ``rule`` lands in ``CommandRejected.rule``: the RULES.md number it applies
+    (``MET-4``), or, for a refusal no game rule covers, what it guards: ``roles`` (who may
+    send what), ``command`` (an unknown command), ``sheet`` (a sheet's shape), ``offline``
+    (DESIGN "Offline devices"), ``max_player_bonus`` (the session option). ``code`` sorts
+    refusals for clients: rule | frozen | forbidden | not_found | invalid | out_of_game."""
+    return RuleViolation(message, code=code, rule=rule)
+
+
+def unchanged(own, event, state):
+    """The evolver of an event its ruleset records but whose part it leaves as it was (a
+    comparison, a concession: what the next event settles)."""
+    return own
+
+
 class DrawRecord(msgspec.Struct, frozen=True, kw_only=True, gc=False, array_like=True):
     """One random draw as recorded in its event (FAIR-1): replay folds it, never redraws.
 
@@ -183,9 +200,6 @@ class ScriptedDraws:
     @property
     def left(self) -> int:
         return len(self._faces)
-
-
-NO_DRAWS = ScriptedDraws()
 
 
 # ---------------------------------------------------------------- ids by audience

@@ -23,14 +23,18 @@ Choices where the rule texts are silent:
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import Count, CountMap
-from conteur.events.model import Command, Event, RuleViolation, id_counted, scoped_id
-from conteur.events.session import ATTRIBUTES, character
+from conteur.events.bounds import CountMap
+from conteur.events.met_rules import ATTRIBUTES
+from conteur.events.model import Actor, Command, Draws, Event, refuse, id_counted, scoped_id
+from conteur.events.session import character
+
+if TYPE_CHECKING:
+    from conteur.events.game import Decider, Evolver, GameState
 
 Status = Literal["recorded", "confirmed", "disputed", "ruled"]
 
@@ -153,38 +157,40 @@ class OfflineChallengeRuled(_BetweenTwo, frozen=True, kw_only=True, tag="offline
 # ---------------------------------------------------------------- deciders
 
 
-def get(state, record_id: str) -> Record:
+def get(state: GameState, record_id: str) -> Record:
     found = state.offline.records.get(record_id)
     if found is None:
-        raise RuleViolation(f"no offline challenge {record_id!r}", code="not_found")
+        raise refuse(f"no offline challenge {record_id!r}", "offline", "not_found")
     return found
 
 
-def _check_open(state) -> None:
-    if state.session.status == "closed":
-        raise RuleViolation("the session is closed (TIME-2)")
-
-
-def _record(state, cmd: RecordOfflineChallenge, draws, actor) -> list[Event]:
-    _check_open(state)
+def decide_record_offline_challenge(state: GameState, cmd: RecordOfflineChallenge, draws: Draws, actor: Actor) -> list[Event]:
     character(state.session, cmd.character)
     if cmd.opponent == cmd.character:
-        raise RuleViolation("a character cannot challenge itself (MET-1)", code="invalid")
+        raise refuse("a character cannot challenge itself (MET-1)", "MET-1", "invalid")
     character(state.session, cmd.opponent)
     if cmd.winner not in (cmd.character, cmd.opponent):
-        raise RuleViolation(f"the winner is {cmd.character} or {cmd.opponent}, not {cmd.winner!r}", code="invalid")
+        raise refuse(
+            f"the winner is {cmd.character} or {cmd.opponent}, not {cmd.winner!r}",
+            "offline",
+            "invalid",
+        )
     if cmd.attribute is not None and cmd.attribute not in ATTRIBUTES:
-        raise RuleViolation("a challenge names Physical, Social or Mental (MET-1)", code="invalid")
+        raise refuse("a challenge names Physical, Social or Mental (MET-1)", "MET-1", "invalid")
     strangers = (set(cmd.throws) | set(cmd.bids)) - {cmd.character, cmd.opponent}
     if strangers:
-        raise RuleViolation(f"{sorted(strangers)} took no part in this challenge", code="invalid")
+        raise refuse(f"{sorted(strangers)} took no part in this challenge", "offline", "invalid")
     if any(v < 0 for v in cmd.bids.values()):
-        raise RuleViolation("a bid counts traits, 0 or more (MET-3)", code="invalid")
+        raise refuse("a bid counts traits, 0 or more (MET-3)", "MET-3", "invalid")
     if cmd.played_at:
         try:
             datetime.fromisoformat(cmd.played_at)
         except ValueError:
-            raise RuleViolation(f"played_at {cmd.played_at!r} is not an ISO 8601 time", code="invalid") from None
+            raise refuse(
+                f"played_at {cmd.played_at!r} is not an ISO 8601 time",
+                "offline",
+                "invalid",
+            ) from None
     return [
         OfflineChallengeRecorded(
             # numbered within the pair, who alone see the records (issue 13)
@@ -202,37 +208,39 @@ def _record(state, cmd: RecordOfflineChallenge, draws, actor) -> list[Event]:
     ]
 
 
-def _answerable(state, record_id: str, who: str, verb: str, actor) -> Record:
-    _check_open(state)
+def _answerable(state: GameState, record_id: str, who: str, verb: str, actor: Actor) -> Record:
     found = state.offline.records.get(record_id)
     if found is None or (not actor.is_storyteller and who not in found.sides):
         # a player outside the record gets the answer for a record that never was
-        raise RuleViolation(f"no offline challenge {record_id!r}", code="not_found")
+        raise refuse(f"no offline challenge {record_id!r}", "offline", "not_found")
     if who != found.opponent:
-        raise RuleViolation(f"only {found.opponent}, the opponent, may {verb} offline challenge {found.id}",
-                            code="forbidden")
+        raise refuse(
+            f"only {found.opponent}, the opponent, may {verb} offline challenge {found.id}",
+            "offline",
+            "forbidden",
+        )
     if found.status != "recorded":
-        raise RuleViolation(f"offline challenge {found.id} is already {found.status}")
+        raise refuse(f"offline challenge {found.id} is already {found.status}", "offline")
     return found
 
 
-def _confirm(state, cmd: ConfirmOffline, draws, actor) -> list[Event]:
+def decide_confirm_offline(state: GameState, cmd: ConfirmOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = _answerable(state, cmd.record, cmd.character, "confirm", actor)
     return [OfflineChallengeConfirmed(record=found.id, recorder=found.recorder, opponent=found.opponent)]
 
 
-def _dispute(state, cmd: DisputeOffline, draws, actor) -> list[Event]:
+def decide_dispute_offline(state: GameState, cmd: DisputeOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = _answerable(state, cmd.record, cmd.character, "dispute", actor)
     if cmd.winner is not None and cmd.winner not in found.sides:
-        raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
+        raise refuse(f"the winner is {found.recorder} or {found.opponent}", "offline", "invalid")
     return [OfflineChallengeDisputed(record=found.id, recorder=found.recorder, opponent=found.opponent,
                                      reason=cmd.reason, winner=cmd.winner)]
 
 
-def _rule(state, cmd: RuleOffline, draws, actor) -> list[Event]:
+def decide_rule_offline(state: GameState, cmd: RuleOffline, draws: Draws, actor: Actor) -> list[Event]:
     found = get(state, cmd.record)
     if cmd.winner not in found.sides:
-        raise RuleViolation(f"the winner is {found.recorder} or {found.opponent}", code="invalid")
+        raise refuse(f"the winner is {found.recorder} or {found.opponent}", "offline", "invalid")
     loser = found.opponent if cmd.winner == found.recorder else found.recorder
     return [OfflineChallengeRuled(record=found.id, recorder=found.recorder, opponent=found.opponent,
                                   winner=cmd.winner, loser=loser, previous_winner=found.winner,
@@ -240,38 +248,50 @@ def _rule(state, cmd: RuleOffline, draws, actor) -> list[Event]:
 
 
 # ---------------------------------------------------------------- evolvers
+# fn(own: State, event, state: GameState) -> State: the offline records only (events.game
+# composes them).
 
 
-def _put(state, record: Record, **changes):
-    offline = state.offline
-    return replace(state, offline=replace(offline, records={**offline.records, record.id: record}, **changes))
+def _put(own: State, record: Record, **changes) -> State:
+    return replace(own, records={**own.records, record.id: record}, **changes)
 
 
-def _update(state, record_id: str, **changes):
-    return _put(state, replace(state.offline.records[record_id], **changes))
+def _update(own: State, record_id: str, **changes) -> State:
+    return _put(own, replace(own.records[record_id], **changes))
 
 
-def _recorded(state, e: OfflineChallengeRecorded):
+def evolve_offline_challenge_recorded(own: State, e: OfflineChallengeRecorded, state: GameState) -> State:
     record = Record(id=e.record, recorder=e.recorder, opponent=e.opponent, winner=e.winner,
                     attribute=e.attribute, played_at=e.played_at, account=e.account,
                     throws=e.throws, bids=e.bids)
-    _, ids = id_counted(e.record, state.offline.counter + 1, state.offline.ids)
-    return _put(state, record, counter=state.offline.counter + 1, ids=ids)
+    _, ids = id_counted(e.record, own.counter + 1, own.ids)
+    return _put(own, record, counter=own.counter + 1, ids=ids)
 
 
-DECIDERS: dict = {
-    RecordOfflineChallenge: _record,
-    ConfirmOffline: _confirm,
-    DisputeOffline: _dispute,
-    RuleOffline: _rule,
+def evolve_offline_challenge_confirmed(own: State, e: OfflineChallengeConfirmed, state: GameState) -> State:
+    return _update(own, e.record, status="confirmed")
+
+
+def evolve_offline_challenge_disputed(own: State, e: OfflineChallengeDisputed, state: GameState) -> State:
+    return _update(own, e.record, status="disputed", dispute=e.reason, claimed_winner=e.winner)
+
+
+def evolve_offline_challenge_ruled(own: State, e: OfflineChallengeRuled, state: GameState) -> State:
+    return _update(own, e.record, status="ruled", winner=e.winner, ruling=e.reason)
+
+
+DECIDERS: dict[type[Command], Decider] = {
+    RecordOfflineChallenge: decide_record_offline_challenge,
+    ConfirmOffline: decide_confirm_offline,
+    DisputeOffline: decide_dispute_offline,
+    RuleOffline: decide_rule_offline,
 }
 
-EVOLVERS: dict = {
-    OfflineChallengeRecorded: _recorded,
-    OfflineChallengeConfirmed: lambda s, e: _update(s, e.record, status="confirmed"),
-    OfflineChallengeDisputed: lambda s, e: _update(s, e.record, status="disputed", dispute=e.reason,
-                                                   claimed_winner=e.winner),
-    OfflineChallengeRuled: lambda s, e: _update(s, e.record, status="ruled", winner=e.winner, ruling=e.reason),
+EVOLVERS: dict[type[Event], Evolver[State]] = {
+    OfflineChallengeRecorded: evolve_offline_challenge_recorded,
+    OfflineChallengeConfirmed: evolve_offline_challenge_confirmed,
+    OfflineChallengeDisputed: evolve_offline_challenge_disputed,
+    OfflineChallengeRuled: evolve_offline_challenge_ruled,
 }
 
 EVENTS: tuple = tuple(EVOLVERS)

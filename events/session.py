@@ -2,53 +2,39 @@
 
 Units of play (TIME-2): a chronicle holds scenarios, a scenario sessions; this module
 decides one session (one evening), its scenes and its turns. What must outlive the
-session (MET-13 tie debts) leaves through ``carry_over`` and comes back in the next
-session's ``OpenSession.carried``.
+session (MET-13 tie debts, ``met.carry_over``) comes back in the next session's
+``OpenSession.carried``.
 
 The game clock (TIME-1, TIME-3) only moves through events: ``next_turn`` adds one turn
-of ``turn_seconds``; ``skip_time`` adds seconds and the turns they make. Modules with
-timed effects compare their expiry with ``game_seconds`` / ``turn``, and may register a
-pure function in ``ON_CLOCK`` that ``evolve`` calls after every clock move to drop what
-ran out (the dice module's temporary modifiers, for instance).
+of ``turn_seconds``; ``skip_time`` adds seconds and the turns they make. Rulesets with
+timed effects compare their expiry with ``clock(state)``; those that drop what ran out
+when the clock moves fold ``TurnAdvanced`` and ``TimeSkipped`` too, as ``events.game``
+composes them.
+
+The options of ``OpenSession`` are kept here for every ruleset (``met_rules.MetOptions``,
+named after the first of them: Celerity's actions, MET-16's timeout, the bonus bound).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable, Iterable, Literal
+from typing import TYPE_CHECKING, Iterable, Literal
 
 import msgspec
 from msgspec.structs import replace
 
 from conteur.events.bounds import Count, Seconds
-from conteur.events.model import Command, Event, RuleViolation
+from conteur.events.met_rules import MetOptions, TieDebt
+from conteur.events.model import Actor, Command, Draws, Event, refuse
 from conteur.events.sheets import AnySheet, MetSheet
 
+if TYPE_CHECKING:
+    from conteur.events.game import Decider, Evolver, GameState
+
 STORYTELLER_SIDE = "storyteller"  # the side a storyteller plays in static/simple/complex tests
-ATTRIBUTES = ("physical", "social", "mental")
-Attribute = Literal["physical", "social", "mental"]
 
 
 # ---------------------------------------------------------------- state
-
-
-class MetOptions(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """Per-chronicle Mind's Eye Theatre options (issue 3, Deliver 3), off by default."""
-
-    bomb: bool = False  # a "bomb" throw for characters whose powers grant it
-    retest_cancel: bool = False  # an opponent may cancel a retest with a retest of its own
-    accept_timeout: int = 60  # MET-16 (choice): seconds before the server closes a window
-    celerity_extra_actions: bool = True  # TIME-4 (choice): +1 action per Celerity level
-    # issue 13: the most bonus dice (V5) or D+/- (action) a player may declare on a roll
-    max_player_bonus: int = 3
-
-
-class TieDebt(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """MET-13: ``debtor`` loses its next tie against ``creditor``, with no time limit."""
-
-    debtor: str
-    creditor: str
-    challenge: str = ""  # the failed overbid that made the debt (may be from a past session)
 
 
 class Carried(msgspec.Struct, frozen=True, kw_only=True, gc=False):
@@ -103,7 +89,7 @@ def initial() -> State:
 def turns_for(seconds: float, turn_seconds: float = 4) -> int:
     """TIME-3: a duration in seconds lasts ceil(seconds / turn length) turns (15 s -> 4)."""
     if turn_seconds <= 0:
-        raise RuleViolation("a turn lasts more than 0 seconds (TIME-3)", code="invalid")
+        raise refuse("a turn lasts more than 0 seconds (TIME-3)", "TIME-3", "invalid")
     return max(0, math.ceil(seconds / turn_seconds))
 
 
@@ -113,73 +99,47 @@ def actions_per_turn(sheet: AnySheet | None, options: MetOptions = MetOptions())
     return 1 + (max(0, celerity) if options.celerity_extra_actions else 0)
 
 
-def traits(sheet: AnySheet | None, attribute: str | None) -> int:
-    if not isinstance(sheet, MetSheet) or attribute not in ATTRIBUTES:
-        return 0
-    return getattr(sheet, attribute)
+def clock(state: GameState) -> tuple[int, int]:
+    """(turn, game_seconds): the game clock (TIME-1) that timed effects compare with."""
+    return state.session.turn, state.session.game_seconds
 
 
-def initiative_order(state, actions: Iterable[tuple[str, str]]) -> list[tuple[tuple[str, str], ...]]:
-    """MET-9: the order in which ``(character, attribute)`` actions of one turn resolve.
-
-    Celerity first, higher level first (choice); then more traits in the attribute used.
-    Equal on both: one group, acting simultaneously (each attribute still its own throw).
-    A storyteller may decree another order: this is only what the storyteller view shows.
-    ``state`` is a GameState or a session State.
-    """
-    session = getattr(state, "session", state)
-
-    def key(action: tuple[str, str]) -> tuple[int, int]:
-        character = session.characters.get(action[0])
-        sheet = character.sheet if character else None
-        celerity = sheet.celerity if isinstance(sheet, MetSheet) else 0
-        return (celerity, traits(sheet, action[1]))
-
-    groups: list[tuple[tuple[str, str], ...]] = []
-    last = None
-    for action in sorted(actions, key=key, reverse=True):
-        if groups and key(action) == last:
-            groups[-1] = groups[-1] + (action,)
-        else:
-            groups.append((action,))
-        last = key(action)
-    return groups
-
-
-def carry_over(state) -> Carried:
-    """What the next session of the chronicle inherits: the unpaid MET-13 tie debts."""
-    return Carried(tie_debts=tuple(state.met.debts))
-
-
-ON_CLOCK: list[Callable] = []
-"""Pure ``fn(game_state) -> game_state`` called after the clock moves (TIME-1)."""
+def sheet_of(state: GameState, character_id: str | None) -> AnySheet | None:
+    """The sheet of a character of the roster, or None (no such character, no sheet)."""
+    found = state.session.characters.get(character_id) if character_id is not None else None
+    return found.sheet if found is not None else None
 
 
 def character(session: State, character_id: str) -> Character:
     found = session.characters.get(character_id)
     if found is None:
-        raise RuleViolation(f"no character {character_id!r} in this session", code="not_found")
+        raise refuse(f"no character {character_id!r} in this session", "TIME-2", "not_found")
     return found
 
 
 def _scene(session: State, scene_id: str) -> Scene:
     found = session.scenes.get(scene_id)
     if found is None:
-        raise RuleViolation(f"no scene {scene_id!r}", code="not_found")
+        raise refuse(f"no scene {scene_id!r}", "TIME-2", "not_found")
     return found
 
 
 def check_not_frozen(session: State, character_id: str) -> None:
     """TIME-5: refused when the session or the character's scene is in Time Out."""
     if session.frozen:
-        raise RuleViolation("Time Out: the session is frozen until a storyteller resumes (TIME-5)", code="frozen")
+        raise refuse(
+            "Time Out: the session is frozen until a storyteller resumes (TIME-5)",
+            "TIME-5",
+            "frozen",
+        )
     found = session.characters.get(character_id)
     if found is not None and found.scene is not None:
         scene = session.scenes.get(found.scene)
         if scene is not None and scene.frozen:
-            raise RuleViolation(
+            raise refuse(
                 f"Time Out: scene {scene.name!r} is frozen until a storyteller resumes (TIME-5)",
-                code="frozen",
+                "TIME-5",
+                "frozen",
             )
 
 
@@ -188,46 +148,43 @@ def check_in_game(session: State, character_id: str, *, target: bool = False) ->
     found = session.characters.get(character_id)
     if found is not None and found.out_of_game:
         who = f"{found.name} is" if target else "you are"
-        raise RuleViolation(
+        raise refuse(
             f"{who} out of game and interact{'s' if target else ''} with no other player (TIME-6)",
-            code="out_of_game",
+            "TIME-6",
+            "out_of_game",
         )
 
 
-def check_open(state, command) -> None:
+def check_open(state: GameState, command: Command) -> None:
     """TIME-2, FAIR-2: a closed session has revealed its seed, so any dice rolled after it
     could be searched for offline; nothing changes it any more, for any role (storytellers
     included). Reading (events, state, exports, review, verify) goes on."""
     if state.session.status == "closed":
         tag = command.__struct_config__.tag
-        raise RuleViolation(
+        raise refuse(
             f"the session is already closed (TIME-2): {tag} is refused, a closed session changes no "
             "more (its draw seed is public); play on in a new session",
-            code="rule",
-            rule="TIME-2",
+            "TIME-2",
         )
 
 
-def check_player_bonus(state, actor, bonus: int, what: str) -> None:
+def check_player_bonus(state: GameState, actor: Actor, bonus: int, what: str) -> None:
     """A player's declared bonus is bounded by the session option ``max_player_bonus``
     (default 3, the largest bonus the action text shows, ACT-5; V5-1 has the storyteller
     name the pool, so extra dice beyond that are the storyteller's to give). Storytellers
     are unbounded; the bonus is logged in the roll either way."""
     limit = state.session.options.max_player_bonus
     if bonus > limit and not actor.is_storyteller:
-        raise RuleViolation(
+        raise refuse(
             f"a bonus of {bonus} {what} is above this session's max_player_bonus of {limit}: "
             "ask a storyteller for more",
-            code="rule",
-            rule="max_player_bonus",
+            "max_player_bonus",
         )
 
 
-def check_playable(state, command, actor) -> None:
+def check_playable(state: GameState, command: Command, actor: Actor) -> None:
     """TIME-5 / TIME-6: raise RuleViolation(code="frozen" | "out_of_game") if refused."""
-    session: State = state.session
-    if session.status == "closed":
-        raise RuleViolation("the session is closed (TIME-2)", code="rule")
+    session: State = state.session  # a closed one was refused first (check_open)
     if actor.character is None:
         return
     check_not_frozen(session, actor.character)
@@ -479,10 +436,10 @@ class SheetAmended(Event, frozen=True, kw_only=True, tag="session.sheet_amended"
 # ---------------------------------------------------------------- deciders
 
 
-def _open(state, cmd: OpenSession, draws, actor) -> list[Event]:
+def decide_open_session(state: GameState, cmd: OpenSession, draws: Draws, actor: Actor) -> list[Event]:
     if state.session.status != "pending":
         # a closed session revealed its seed (FAIR-2): the next evening is a new session
-        raise RuleViolation(f"the session is already {state.session.status} (TIME-2)", code="rule")
+        raise refuse(f"the session is already {state.session.status} (TIME-2)", "TIME-2")
     turns_for(1, cmd.turn_seconds)  # TIME-3: a positive turn length
     options = MetOptions(
         bomb=cmd.bomb,
@@ -492,7 +449,7 @@ def _open(state, cmd: OpenSession, draws, actor) -> list[Event]:
         max_player_bonus=cmd.max_player_bonus,
     )
     if cmd.max_player_bonus < 0:
-        raise RuleViolation("max_player_bonus counts dice, 0 or more", code="invalid")
+        raise refuse("max_player_bonus counts dice, 0 or more", "max_player_bonus", "invalid")
     return [
         SessionOpened(
             name=cmd.name,
@@ -506,94 +463,92 @@ def _open(state, cmd: OpenSession, draws, actor) -> list[Event]:
     ]
 
 
-def _close(state, cmd: CloseSession, draws, actor) -> list[Event]:
-    if state.session.status == "closed":
-        raise RuleViolation("the session is already closed (TIME-2)", code="rule")
+def decide_close_session(state: GameState, cmd: CloseSession, draws: Draws, actor: Actor) -> list[Event]:
     return [SessionClosed(seed=cmd.seed)]
 
 
-def _add_character(state, cmd: AddCharacter, draws, actor) -> list[Event]:
+def decide_add_character(state: GameState, cmd: AddCharacter, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.character in state.session.characters:
-        raise RuleViolation(f"character {cmd.character!r} is already on the roster", code="invalid")
+        raise refuse(f"character {cmd.character!r} is already on the roster", "TIME-2", "invalid")
     if not cmd.character or cmd.character == STORYTELLER_SIDE:
-        raise RuleViolation(f"{cmd.character!r} cannot be a character id", code="invalid")
+        raise refuse(f"{cmd.character!r} cannot be a character id", "TIME-2", "invalid")
     if cmd.sheet is not None:
         check_sheet(cmd.sheet)
     return [CharacterAdded(character=cmd.character, name=cmd.name, sheet=cmd.sheet)]
 
 
-def _open_scene(state, cmd: OpenScene, draws, actor) -> list[Event]:
+def decide_open_scene(state: GameState, cmd: OpenScene, draws: Draws, actor: Actor) -> list[Event]:
     found = state.session.scenes.get(cmd.scene)
     if found is not None and found.open:
-        raise RuleViolation(f"scene {found.name!r} is already open (TIME-2)", code="rule")
+        raise refuse(f"scene {found.name!r} is already open (TIME-2)", "TIME-2")
     return [SceneOpened(scene=cmd.scene, name=cmd.name or cmd.scene)]
 
 
-def _close_scene(state, cmd: CloseScene, draws, actor) -> list[Event]:
+def decide_close_scene(state: GameState, cmd: CloseScene, draws: Draws, actor: Actor) -> list[Event]:
     if not _scene(state.session, cmd.scene).open:
-        raise RuleViolation(f"scene {cmd.scene!r} is already closed (TIME-2)", code="rule")
+        raise refuse(f"scene {cmd.scene!r} is already closed (TIME-2)", "TIME-2")
     return [SceneClosed(scene=cmd.scene)]
 
 
-def _join(state, cmd: JoinScene, draws, actor) -> list[Event]:
+def decide_join_scene(state: GameState, cmd: JoinScene, draws: Draws, actor: Actor) -> list[Event]:
     found = character(state.session, cmd.character)
     scene = _scene(state.session, cmd.scene)
     if not scene.open:
-        raise RuleViolation(f"scene {scene.name!r} is closed (TIME-2)", code="rule")
+        raise refuse(f"scene {scene.name!r} is closed (TIME-2)", "TIME-2")
     if found.scene == cmd.scene:
-        raise RuleViolation(f"{found.name} is already in scene {scene.name!r}", code="rule")
+        raise refuse(f"{found.name} is already in scene {scene.name!r}", "TIME-2")
     if not actor.is_storyteller:
         check_not_frozen(state.session, cmd.character)  # entering a frozen scene: no
         if scene.frozen:
-            raise RuleViolation(f"Time Out: scene {scene.name!r} is frozen (TIME-5)", code="frozen")
+            raise refuse(f"Time Out: scene {scene.name!r} is frozen (TIME-5)", "TIME-5", "frozen")
     left = [SceneLeft(character=cmd.character, scene=found.scene)] if found.scene else []
     return left + [SceneJoined(character=cmd.character, scene=cmd.scene)]
 
 
-def _leave(state, cmd: LeaveScene, draws, actor) -> list[Event]:
+def decide_leave_scene(state: GameState, cmd: LeaveScene, draws: Draws, actor: Actor) -> list[Event]:
     found = character(state.session, cmd.character)
     if found.scene is None:
-        raise RuleViolation(f"{found.name} is in no scene", code="rule")
+        raise refuse(f"{found.name} is in no scene", "TIME-2")
     return [SceneLeft(character=cmd.character, scene=found.scene)]
 
 
-def _scope_scene(state, cmd) -> Scene | None:
+def _scope_scene(state: GameState, cmd: Freeze | Resume) -> Scene | None:
     if cmd.scope == "session":
         return None
     if cmd.scene is None:
-        raise RuleViolation("a scene Time Out names its scene (TIME-5)", code="invalid")
+        raise refuse("a scene Time Out names its scene (TIME-5)", "TIME-5", "invalid")
     return _scene(state.session, cmd.scene)
 
 
-def _freeze(state, cmd: Freeze, draws, actor) -> list[Event]:
+def decide_freeze(state: GameState, cmd: Freeze, draws: Draws, actor: Actor) -> list[Event]:
     scene = _scope_scene(state, cmd)
     already = state.session.frozen if scene is None else scene.frozen
     if already:
-        raise RuleViolation("already in Time Out (TIME-5)", code="rule")
+        raise refuse("already in Time Out (TIME-5)", "TIME-5")
     return [TimeOutCalled(scope=cmd.scope, scene=scene.id if scene else None)]
 
 
-def _resume(state, cmd: Resume, draws, actor) -> list[Event]:
+def decide_resume(state: GameState, cmd: Resume, draws: Draws, actor: Actor) -> list[Event]:
     scene = _scope_scene(state, cmd)
     frozen = state.session.frozen if scene is None else scene.frozen
     if not frozen:
-        raise RuleViolation("there is no Time Out to end here (TIME-5)", code="rule")
+        raise refuse("there is no Time Out to end here (TIME-5)", "TIME-5")
     return [TimeOutEnded(scope=cmd.scope, scene=scene.id if scene else None)]
 
 
-def _out(state, cmd: OutOfGame, draws, actor) -> list[Event]:
+def decide_out_of_game(state: GameState, cmd: OutOfGame, draws: Draws, actor: Actor) -> list[Event]:
     if character(state.session, cmd.character).out_of_game:
-        raise RuleViolation("already out of game (TIME-6)", code="rule")
+        raise refuse("already out of game (TIME-6)", "TIME-6")
     return [WentOutOfGame(character=cmd.character, reason=cmd.reason)]
 
 
-def _back(state, cmd: BackInGame, draws, actor) -> list[Event]:
+def decide_back_in_game(state: GameState, cmd: BackInGame, draws: Draws, actor: Actor) -> list[Event]:
     if not character(state.session, cmd.character).out_of_game:
-        raise RuleViolation("not out of game (TIME-6)", code="rule")
+        raise refuse("not out of game (TIME-6)", "TIME-6")
     return [CameBackInGame(character=cmd.character)]
 
 
-def _next_turn(state, cmd: NextTurn, draws, actor) -> list[Event]:
+def decide_next_turn(state: GameState, cmd: NextTurn, draws: Draws, actor: Actor) -> list[Event]:
     session = state.session
     if cmd.scene is not None:
         _scene(session, cmd.scene)
@@ -606,9 +561,9 @@ def _next_turn(state, cmd: NextTurn, draws, actor) -> list[Event]:
     ]
 
 
-def _skip(state, cmd: SkipTime, draws, actor) -> list[Event]:
+def decide_skip_time(state: GameState, cmd: SkipTime, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.seconds <= 0:
-        raise RuleViolation("time only moves forward (TIME-1)", code="invalid")
+        raise refuse("time only moves forward (TIME-1)", "TIME-1", "invalid")
     session = state.session
     return [
         TimeSkipped(
@@ -620,17 +575,17 @@ def _skip(state, cmd: SkipTime, draws, actor) -> list[Event]:
     ]
 
 
-def _turn_length(state, cmd: SetTurnLength, draws, actor) -> list[Event]:
+def decide_set_turn_length(state: GameState, cmd: SetTurnLength, draws: Draws, actor: Actor) -> list[Event]:
     turns_for(1, cmd.seconds)
     return [TurnLengthSet(seconds=cmd.seconds)]
 
 
-def _no_sheet(state, cmd: MarkNoSheet, draws, actor) -> list[Event]:
+def decide_mark_no_sheet(state: GameState, cmd: MarkNoSheet, draws: Draws, actor: Actor) -> list[Event]:
     character(state.session, cmd.character)
     return [NoSheetMarked(character=cmd.character, no_sheet=cmd.no_sheet)]
 
 
-def spend_action(state, character_id: str) -> None:
+def spend_action(state: GameState, character_id: str) -> None:
     """TIME-4: refuse an action beyond the turn's budget in a scene played turn by turn."""
     session: State = state.session
     found = character(session, character_id)
@@ -638,20 +593,22 @@ def spend_action(state, character_id: str) -> None:
     if scene is None or not scene.paced:
         return  # real-time play: no turn budget (choice)
     if found.busy_until > session.turn:
-        raise RuleViolation(
-            f"{found.name} is busy with a longer action until turn {found.busy_until} (TIME-4)"
+        raise refuse(
+            f"{found.name} is busy with a longer action until turn {found.busy_until} (TIME-4)",
+            "TIME-4",
         )
     allowed = actions_per_turn(found.sheet, session.options)
     used = found.actions_used if found.actions_turn == session.turn else 0
     if used >= allowed:
-        raise RuleViolation(
-            f"{found.name} has used its {allowed} action{'s' if allowed > 1 else ''} this turn (TIME-4)"
+        raise refuse(
+            f"{found.name} has used its {allowed} action{'s' if allowed > 1 else ''} this turn (TIME-4)",
+            "TIME-4",
         )
 
 
-def _take_action(state, cmd: TakeAction, draws, actor) -> list[Event]:
+def decide_take_action(state: GameState, cmd: TakeAction, draws: Draws, actor: Actor) -> list[Event]:
     if cmd.actions < 1:
-        raise RuleViolation("an action takes at least one action (TIME-4)", code="invalid")
+        raise refuse("an action takes at least one action (TIME-4)", "TIME-4", "invalid")
     session = state.session
     spend_action(state, cmd.character)
     found = character(session, cmd.character)
@@ -661,65 +618,54 @@ def _take_action(state, cmd: TakeAction, draws, actor) -> list[Event]:
     return [ActionTaken(character=cmd.character, turn=session.turn, description=cmd.description, ends_turn=ends)]
 
 
-def check_sheet(sheet) -> None:
+def check_sheet(sheet: AnySheet) -> None:
     """A sheet is valid when it decodes as a sheet from its wire form: what the wire
     decoder enforces for ``add_character`` and ``amend_sheet``, applied here too for a
     command built in Python, which msgspec does not type-check."""
     try:
         msgspec.convert(msgspec.to_builtins(sheet), type=AnySheet)
     except (msgspec.ValidationError, TypeError) as exc:
-        raise RuleViolation(f"the sheet does not validate: {exc}", code="invalid") from None
+        raise refuse(f"the sheet does not validate: {exc}", "sheet", "invalid") from None
 
 
-def _kind(sheet) -> str:
+def _kind(sheet: AnySheet | None) -> str:
     return sheet.__struct_config__.tag if sheet is not None else "no"
 
 
-def _amend_sheet(state, cmd: AmendSheet, draws, actor) -> list[Event]:
+def decide_amend_sheet(state: GameState, cmd: AmendSheet, draws: Draws, actor: Actor) -> list[Event]:
     found = character(state.session, cmd.character)
-    if state.session.status == "closed":
-        raise RuleViolation(
-            "the session is closed (TIME-2): amend the sheet on the next session's roster", code="rule"
-        )
     if cmd.sheet is None:
-        raise RuleViolation("amend_sheet needs the whole new sheet", code="invalid")
+        raise refuse("amend_sheet needs the whole new sheet", "sheet", "invalid")
     check_sheet(cmd.sheet)
     if found.sheet is not None and type(cmd.sheet) is not type(found.sheet):
-        raise RuleViolation(
+        raise refuse(
             f"{found.name} has a {_kind(found.sheet)} sheet: a {_kind(cmd.sheet)} sheet cannot replace it"
             f" (send a {_kind(found.sheet)} sheet)",
-            code="invalid",
+            "sheet",
+            "invalid",
         )
     return [SheetAmended(character=cmd.character, sheet=cmd.sheet, reason=cmd.reason)]
 
 
 # ---------------------------------------------------------------- evolvers
+# fn(own: State, event, state: GameState) -> State: the session's part only; ``state`` is
+# the whole state before the event, to read (events.game composes them).
 
 
-def _set(state, **changes):
-    return replace(state, session=replace(state.session, **changes))
-
-
-def _with_character(state, character_id: str, **changes):
-    characters = state.session.characters
+def _with_character(own: State, character_id: str, **changes) -> State:
+    characters = own.characters
     updated = replace(characters[character_id], **changes)
-    return _set(state, characters={**characters, character_id: updated})
+    return replace(own, characters={**characters, character_id: updated})
 
 
-def _with_scene(state, scene_id: str, **changes):
-    scenes = state.session.scenes
-    return _set(state, scenes={**scenes, scene_id: replace(scenes[scene_id], **changes)})
+def _with_scene(own: State, scene_id: str, **changes) -> State:
+    scenes = own.scenes
+    return replace(own, scenes={**scenes, scene_id: replace(scenes[scene_id], **changes)})
 
 
-def _clock_moved(state):
-    for hook in ON_CLOCK:
-        state = hook(state)
-    return state
-
-
-def _opened(state, e: SessionOpened):
-    state = _set(
-        state,
+def evolve_session_opened(own: State, e: SessionOpened, state: GameState) -> State:
+    return replace(
+        own,
         name=e.name,
         status="open",
         chronicle=e.chronicle,
@@ -728,122 +674,156 @@ def _opened(state, e: SessionOpened):
         options=e.options,
         seed_commitment=e.seed_commitment,
     )
-    # MET-13: debts from earlier sessions of the chronicle, merged with any already known
-    debts = tuple(state.met.debts) + tuple(d for d in e.carried.tie_debts if d not in state.met.debts)
-    return replace(state, met=replace(state.met, debts=debts))
 
 
-def _added(state, e: CharacterAdded):
+def evolve_session_closed(own: State, e: SessionClosed, state: GameState) -> State:
+    return replace(own, status="closed", seed=e.seed)
+
+
+def evolve_character_added(own: State, e: CharacterAdded, state: GameState) -> State:
     new = Character(id=e.character, name=e.name, sheet=e.sheet)
-    return _set(state, characters={**state.session.characters, e.character: new})
+    return replace(own, characters={**own.characters, e.character: new})
 
 
-def _scene_closed(state, e: SceneClosed):
-    state = _with_scene(state, e.scene, open=False, paced=False)
-    for c in state.session.characters.values():
+def evolve_scene_opened(own: State, e: SceneOpened, state: GameState) -> State:
+    return replace(own, scenes={**own.scenes, e.scene: Scene(id=e.scene, name=e.name or e.scene)})
+
+
+def evolve_scene_closed(own: State, e: SceneClosed, state: GameState) -> State:
+    own = _with_scene(own, e.scene, open=False, paced=False)
+    for c in own.characters.values():
         if c.scene == e.scene:
-            state = _with_character(state, c.id, scene=None)
-    return state
+            own = _with_character(own, c.id, scene=None)
+    return own
 
 
-def _time_out(frozen: bool):
-    def evolve(state, e):
-        if e.scope == "session":
-            return _set(state, frozen=frozen)
-        return _with_scene(state, e.scene, frozen=frozen)
-
-    return evolve
+def evolve_scene_joined(own: State, e: SceneJoined, state: GameState) -> State:
+    return _with_character(own, e.character, scene=e.scene)
 
 
-def _turn(state, e: TurnAdvanced):
-    state = _set(state, turn=e.turn, game_seconds=e.game_seconds)
+def evolve_scene_left(own: State, e: SceneLeft, state: GameState) -> State:
+    return _with_character(own, e.character, scene=None)
+
+
+def _frozen(own: State, e: TimeOutCalled | TimeOutEnded, frozen: bool) -> State:
+    if e.scope == "session":
+        return replace(own, frozen=frozen)
+    return _with_scene(own, e.scene, frozen=frozen)
+
+
+def evolve_time_out_called(own: State, e: TimeOutCalled, state: GameState) -> State:
+    return _frozen(own, e, True)
+
+
+def evolve_time_out_ended(own: State, e: TimeOutEnded, state: GameState) -> State:
+    return _frozen(own, e, False)
+
+
+def evolve_went_out_of_game(own: State, e: WentOutOfGame, state: GameState) -> State:
+    return _with_character(own, e.character, out_of_game=True)
+
+
+def evolve_came_back_in_game(own: State, e: CameBackInGame, state: GameState) -> State:
+    return _with_character(own, e.character, out_of_game=False)
+
+
+def evolve_turn_advanced(own: State, e: TurnAdvanced, state: GameState) -> State:
+    own = replace(own, turn=e.turn, game_seconds=e.game_seconds)
     if e.scene is not None:
-        state = _with_scene(state, e.scene, paced=True)
-    return _clock_moved(state)
+        own = _with_scene(own, e.scene, paced=True)
+    return own
 
 
-def _skipped(state, e: TimeSkipped):
+def evolve_time_skipped(own: State, e: TimeSkipped, state: GameState) -> State:
     # a skip ends turn-by-turn play: the scene is back to real time (choice)
-    scenes = {k: replace(s, paced=False) if s.paced else s for k, s in state.session.scenes.items()}
-    return _clock_moved(_set(state, turn=e.turn, game_seconds=e.game_seconds, scenes=scenes))
+    scenes = {k: replace(s, paced=False) if s.paced else s for k, s in own.scenes.items()}
+    return replace(own, turn=e.turn, game_seconds=e.game_seconds, scenes=scenes)
 
 
-def count_action(state, character_id: str, turn: int | None = None, **changes):
+def evolve_turn_length_set(own: State, e: TurnLengthSet, state: GameState) -> State:
+    return replace(own, turn_seconds=e.seconds)
+
+
+def evolve_no_sheet_marked(own: State, e: NoSheetMarked, state: GameState) -> State:
+    return _with_character(own, e.character, no_sheet=e.no_sheet)
+
+
+def _action_counted(own: State, character_id: str, turn: int | None = None, **changes) -> State:
     """TIME-4: one more action of ``character_id`` in ``turn`` (default: the current one)."""
-    found = state.session.characters.get(character_id)
+    found = own.characters.get(character_id)
     if found is None:
-        return state
-    turn = state.session.turn if turn is None else turn
+        return own
+    turn = own.turn if turn is None else turn
     used = found.actions_used + 1 if found.actions_turn == turn else 1
-    return _with_character(state, character_id, actions_turn=turn, actions_used=used, **changes)
+    return _with_character(own, character_id, actions_turn=turn, actions_used=used, **changes)
 
 
-def _action(state, e: ActionTaken):
-    return count_action(state, e.character, e.turn, busy_until=e.ends_turn)
+def evolve_actions_counted(own: State, characters: Iterable[str]) -> State:
+    """TIME-4: an action of each of ``characters`` this turn, recorded by another ruleset's
+    event (a challenge initiated: ``events.game`` says which)."""
+    for character_id in characters:
+        own = _action_counted(own, character_id)
+    return own
 
 
-# a sheet's Hunger (V5-5) and tension (ACT-8) are starting values that live in their
-# module's state once they move; an amendment that changes one sets it again (choice)
-_STARTING = (("v5", "hunger", "hunger"), ("action", "tension", "tension"))
+def evolve_action_taken(own: State, e: ActionTaken, state: GameState) -> State:
+    return _action_counted(own, e.character, e.turn, busy_until=e.ends_turn)
 
 
-def _amended(state, e: SheetAmended):
+def starting_value_changed(state: GameState, e: SheetAmended, field: str) -> bool:
+    """Whether amended sheet ``e`` gives its character another starting ``field`` (V5-5
+    Hunger, ACT-8 tension): a value a ruleset keeps once it moved, set again then (choice).
+    ``state`` is the state before the amendment; a redacted amendment changes nothing."""
     if e.sheet is None:
-        return state  # the redacted form: another character's sheet, unknown here
+        return False
     old = state.session.characters[e.character].sheet
-    for module, table, field in _STARTING:
-        part = getattr(state, module, None)
-        moved = getattr(part, table, None)
-        if (
-            isinstance(moved, dict)
-            and e.character in moved
-            and getattr(old, field, None) != getattr(e.sheet, field, None)
-        ):
-            kept = {k: v for k, v in moved.items() if k != e.character}
-            state = replace(state, **{module: replace(part, **{table: kept})})
-    return _with_character(state, e.character, sheet=e.sheet)
+    return getattr(old, field, None) != getattr(e.sheet, field, None)
 
 
-DECIDERS: dict = {
-    OpenSession: _open,
-    CloseSession: _close,
-    AddCharacter: _add_character,
-    OpenScene: _open_scene,
-    CloseScene: _close_scene,
-    JoinScene: _join,
-    LeaveScene: _leave,
-    Freeze: _freeze,
-    Resume: _resume,
-    OutOfGame: _out,
-    BackInGame: _back,
-    NextTurn: _next_turn,
-    SkipTime: _skip,
-    SetTurnLength: _turn_length,
-    MarkNoSheet: _no_sheet,
-    TakeAction: _take_action,
-    AmendSheet: _amend_sheet,
+def evolve_sheet_amended(own: State, e: SheetAmended, state: GameState) -> State:
+    if e.sheet is None:
+        return own  # the redacted form: another character's sheet, unknown here
+    return _with_character(own, e.character, sheet=e.sheet)
+
+
+DECIDERS: dict[type[Command], Decider] = {
+    OpenSession: decide_open_session,
+    CloseSession: decide_close_session,
+    AddCharacter: decide_add_character,
+    OpenScene: decide_open_scene,
+    CloseScene: decide_close_scene,
+    JoinScene: decide_join_scene,
+    LeaveScene: decide_leave_scene,
+    Freeze: decide_freeze,
+    Resume: decide_resume,
+    OutOfGame: decide_out_of_game,
+    BackInGame: decide_back_in_game,
+    NextTurn: decide_next_turn,
+    SkipTime: decide_skip_time,
+    SetTurnLength: decide_set_turn_length,
+    MarkNoSheet: decide_mark_no_sheet,
+    TakeAction: decide_take_action,
+    AmendSheet: decide_amend_sheet,
 }
 
-EVOLVERS: dict = {
-    SessionOpened: _opened,
-    SessionClosed: lambda s, e: _set(s, status="closed", seed=e.seed),
-    CharacterAdded: _added,
-    SceneOpened: lambda s, e: _set(
-        s, scenes={**s.session.scenes, e.scene: Scene(id=e.scene, name=e.name or e.scene)}
-    ),
-    SceneClosed: _scene_closed,
-    SceneJoined: lambda s, e: _with_character(s, e.character, scene=e.scene),
-    SceneLeft: lambda s, e: _with_character(s, e.character, scene=None),
-    TimeOutCalled: _time_out(True),
-    TimeOutEnded: _time_out(False),
-    WentOutOfGame: lambda s, e: _with_character(s, e.character, out_of_game=True),
-    CameBackInGame: lambda s, e: _with_character(s, e.character, out_of_game=False),
-    TurnAdvanced: _turn,
-    TimeSkipped: _skipped,
-    TurnLengthSet: lambda s, e: _set(s, turn_seconds=e.seconds),
-    NoSheetMarked: lambda s, e: _with_character(s, e.character, no_sheet=e.no_sheet),
-    ActionTaken: _action,
-    SheetAmended: _amended,
+EVOLVERS: dict[type[Event], Evolver[State]] = {
+    SessionOpened: evolve_session_opened,
+    SessionClosed: evolve_session_closed,
+    CharacterAdded: evolve_character_added,
+    SceneOpened: evolve_scene_opened,
+    SceneClosed: evolve_scene_closed,
+    SceneJoined: evolve_scene_joined,
+    SceneLeft: evolve_scene_left,
+    TimeOutCalled: evolve_time_out_called,
+    TimeOutEnded: evolve_time_out_ended,
+    WentOutOfGame: evolve_went_out_of_game,
+    CameBackInGame: evolve_came_back_in_game,
+    TurnAdvanced: evolve_turn_advanced,
+    TimeSkipped: evolve_time_skipped,
+    TurnLengthSet: evolve_turn_length_set,
+    NoSheetMarked: evolve_no_sheet_marked,
+    ActionTaken: evolve_action_taken,
+    SheetAmended: evolve_sheet_amended,
 }
 
 EVENTS: tuple = tuple(EVOLVERS)

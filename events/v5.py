@@ -6,8 +6,8 @@ audience (``events.model.stream_name``). Roll ids come from the state, so replay
 same ids, and are numbered within their audience ("r4" public, "r2.jack" secret to Jack,
 "r1.*" blind: ``events.model.scoped_id``), so no id counts rolls its viewer cannot see.
 
-Also home of two helpers the action-dice module shares: who may see a roll
-(``Visible``) and reading a character's sheet from the session roster (``sheet_of``).
+Also home of the helpers the action-dice module shares: who may see a roll (``Visible``,
+``visible_owners``, ``check_visibility``).
 
 Choices where the text is silent (RULES marks some **(choice)**):
 
@@ -40,28 +40,29 @@ Choices where the text is silent (RULES marks some **(choice)**):
 
 from __future__ import annotations
 
-import random
-from typing import Any, Iterator, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec.structs import replace
 
 from conteur.events.bounds import Count
 from conteur.events.model import (
-    STORYTELLER,
     Actor,
     Command,
     DrawRecord,
     Draws,
     Event,
-    RuleViolation,
+    refuse,
     id_counted,
     id_known,
     scoped_id,
     sees,
 )
-from conteur.events.session import check_player_bonus
+from conteur.events.session import SheetAmended, check_player_bonus, sheet_of, starting_value_changed
 from conteur.events.sheets import V5Sheet
+
+if TYPE_CHECKING:
+    from conteur.events.game import Decider, Evolver, GameState
 
 Visibility = Literal["open", "secret", "blind"]
 PoolKind = Literal["normal", "willpower", "humanity", "rouse"]
@@ -101,37 +102,7 @@ def visible_owners(visibility: str, character: str | None) -> frozenset[str] | N
 
 def check_visibility(visibility: str, actor: Actor) -> None:
     if visibility == "blind" and not actor.is_storyteller:
-        raise RuleViolation(
-            "only a storyteller may roll blind; choose an open or secret roll",
-            code="forbidden",
-        )
-
-
-def sheet_of(state: Any, character: str | None) -> Any:
-    """The character's sheet from the session roster, or None.
-
-    The session module is written alongside this one: its roster is read defensively
-    (``roster``/``characters``/``sheets`` mappings whose values are sheets or have a
-    ``sheet`` attribute).
-    """
-    if character is None:
-        return None
-    session = getattr(state, "session", None)
-    for name in ("roster", "characters", "sheets"):
-        mapping = getattr(session, name, None)
-        if isinstance(mapping, dict) and character in mapping:
-            entry = mapping[character]
-            return getattr(entry, "sheet", entry)
-    return None
-
-
-def roster_characters(state: Any) -> list[str]:
-    session = getattr(state, "session", None)
-    for name in ("roster", "characters", "sheets"):
-        mapping = getattr(session, name, None)
-        if isinstance(mapping, dict) and mapping:
-            return sorted(mapping)
-    return []
+        raise refuse("only a storyteller may roll blind; choose an open or secret roll", "roles", "forbidden")
 
 
 # ---------------------------------------------------------------- outcome
@@ -211,15 +182,12 @@ def reroll_choice(
     else:
         outcome = score(normal, hunger, 0, messy_rule)
         if not outcome.messy:
-            raise RuleViolation(
-                "this roll is not a messy critical: nothing to avoid (V5-7)", code="invalid"
-            )
+            raise refuse("this roll is not a messy critical: nothing to avoid (V5-7)", "V5-7", "invalid")
         if messy_rule == "text" or sum(1 for f in hunger if f == 10) >= 2:
-            raise RuleViolation(
+            raise refuse(
                 "this messy critical comes from the Hunger dice alone, which Willpower "
                 "cannot reroll (V5-7, V5-9)",
-                code="rule",
-                rule="V5-9",
+                "V5-9",
             )
         picked = [i for i in order if normal[i] == 10] + failures
     return tuple(sorted(picked[:MAX_REROLL]))
@@ -252,7 +220,7 @@ def initial() -> State:
     return State()
 
 
-def hunger_of(state: Any, character: str) -> int:
+def hunger_of(state: GameState, character: str) -> int:
     """Current Hunger: the state's once changed, else the sheet's (V5-5)."""
     if character in state.v5.hunger:
         return state.v5.hunger[character]
@@ -400,7 +368,7 @@ class V5Configured(Event, frozen=True, kw_only=True, tag="v5.configured"):
 # ---------------------------------------------------------------- deciders
 
 
-def _next_id(state: Any, owners: frozenset[str] | None) -> str:
+def _next_id(state: GameState, owners: frozenset[str] | None) -> str:
     return scoped_id("r", owners, state.v5.next_roll, state.v5.next_hidden)
 
 
@@ -409,44 +377,42 @@ def _trait(sheet: V5Sheet, name: str, character: str) -> int:
         for key, value in table.items():
             if key.casefold() == name.casefold():
                 return value
-    raise RuleViolation(
-        f"{character}'s sheet has no trait {name!r} (V5-1)", code="invalid", rule="V5-1"
-    )
+    raise refuse(f"{character}'s sheet has no trait {name!r} (V5-1)", "V5-1", "invalid")
 
 
-def _resolve_pool(state: Any, cmd: RollPool, actor: Actor) -> tuple[int, str]:
+def _resolve_pool(state: GameState, cmd: RollPool, actor: Actor) -> tuple[int, str]:
     sheet = sheet_of(state, cmd.character)
     sheet = sheet if isinstance(sheet, V5Sheet) else None
     if cmd.kind != "normal" and cmd.attribute is not None:
         # otherwise "willpower" would strip the Hunger dice from any attribute roll
-        raise RuleViolation(
+        raise refuse(
             f"a {cmd.kind} roll has no attribute or skill: it is the {cmd.kind} pool alone "
             "(V5-1, V5-5)",
-            code="invalid",
-            rule="V5-5",
+            "V5-5",
+            "invalid",
         )
     if cmd.kind == "rouse" and not actor.is_storyteller:
-        raise RuleViolation(
+        raise refuse(
             "a player's Rouse check is the rouse command; only a storyteller rolls a pool "
             "of Rouse dice (V5-9)",
-            code="forbidden",
-            rule="V5-9",
+            "V5-9",
+            "forbidden",
         )
     if cmd.pool is not None:
         if sheet is not None and not actor.is_storyteller:
-            raise RuleViolation(
+            raise refuse(
                 f"{cmd.character}'s sheet is on record: name the attribute and skill "
                 "(or Willpower, Humanity) instead of a number of dice (V5-1)",
-                code="invalid",
-                rule="V5-1",
+                "V5-1",
+                "invalid",
             )
         pool, source = cmd.pool, f"declared {cmd.pool}"
     elif sheet is None:
-        raise RuleViolation(
+        raise refuse(
             f"no V5 sheet for {cmd.character or 'this roll'}: give the pool as a number "
             "of dice (V5-1)",
-            code="invalid",
-            rule="V5-1",
+            "V5-1",
+            "invalid",
         )
     elif cmd.attribute is not None:
         pool = _trait(sheet, cmd.attribute, cmd.character or "")
@@ -459,45 +425,33 @@ def _resolve_pool(state: Any, cmd: RollPool, actor: Actor) -> tuple[int, str]:
         pool = getattr(sheet, cmd.kind)
         source = f"{cmd.kind.capitalize()} {pool}"
     else:
-        raise RuleViolation(
-            "name the pool: an attribute and a skill, or a number of dice (V5-1)",
-            code="invalid",
-            rule="V5-1",
-        )
+        raise refuse("name the pool: an attribute and a skill, or a number of dice (V5-1)", "V5-1", "invalid")
     if cmd.bonus:
         pool += cmd.bonus
         source += f" {cmd.bonus:+d}"
     return pool, source
 
 
-def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> list[Event]:
+def decide_roll_pool(state: GameState, cmd: RollPool, draws: Draws, actor: Actor) -> list[Event]:
     check_visibility(cmd.visibility, actor)
     if cmd.character is None and not actor.is_storyteller:
-        raise RuleViolation("name the character who rolls", code="invalid")
+        raise refuse("name the character who rolls", "V5-1", "invalid")
     if cmd.hunger is not None and not actor.is_storyteller:
-        raise RuleViolation(
-            "Hunger comes from your sheet; only a storyteller sets it (V5-9)",
-            code="forbidden",
-            rule="V5-9",
-        )
+        raise refuse("Hunger comes from your sheet; only a storyteller sets it (V5-9)", "V5-9", "forbidden")
     check_player_bonus(state, actor, cmd.bonus, "dice")
     pool, source = _resolve_pool(state, cmd, actor)
     if pool <= 0:  # V5-1 (choice)
-        raise RuleViolation(
-            f"a pool of {pool} dice cannot be rolled (V5-1)", code="rule", rule="V5-1"
-        )
+        raise refuse(f"a pool of {pool} dice cannot be rolled (V5-1)", "V5-1")
     if pool > MAX_POOL:
-        raise RuleViolation(f"a pool of {pool} dice is above {MAX_POOL} (V5-1)", code="invalid")
+        raise refuse(f"a pool of {pool} dice is above {MAX_POOL} (V5-1)", "V5-1", "invalid")
     if cmd.difficulty < 0:
-        raise RuleViolation(
-            f"difficulty {cmd.difficulty} is below 0 (V5-3)", code="invalid", rule="V5-3"
-        )
+        raise refuse(f"difficulty {cmd.difficulty} is below 0 (V5-3)", "V5-3", "invalid")
     if cmd.hunger is not None:
         current = cmd.hunger
     else:
         current = hunger_of(state, cmd.character) if cmd.character else 0
     if not 0 <= current <= MAX_HUNGER:
-        raise RuleViolation(f"Hunger {current} is not in 0-5 (V5-5)", code="invalid", rule="V5-5")
+        raise refuse(f"Hunger {current} is not in 0-5 (V5-5)", "V5-5", "invalid")
     n_hunger = hunger_dice_count(pool, current, cmd.kind)
     owners = visible_owners(cmd.visibility, cmd.character)
     draws = draws.stream(actor, owners)
@@ -527,7 +481,7 @@ def decide_roll_pool(state: Any, cmd: RollPool, draws: Draws, actor: Actor) -> l
     ]
 
 
-def decide_rouse(state: Any, cmd: RouseCheck, draws: Draws, actor: Actor) -> list[Event]:
+def decide_rouse_check(state: GameState, cmd: RouseCheck, draws: Draws, actor: Actor) -> list[Event]:
     check_visibility(cmd.visibility, actor)
     before = hunger_of(state, cmd.character)
     owners = visible_owners(cmd.visibility, cmd.character)
@@ -548,7 +502,7 @@ def decide_rouse(state: Any, cmd: RouseCheck, draws: Draws, actor: Actor) -> lis
 
 
 def decide_willpower_reroll(
-    state: Any, cmd: WillpowerReroll, draws: Draws, actor: Actor
+    state: GameState, cmd: WillpowerReroll, draws: Draws, actor: Actor
 ) -> list[Event]:
     roll = next((r for r in state.v5.rolls.values() if r.id == cmd.roll), None)
     if roll is not None and not sees(actor, visible_owners(roll.visibility, roll.character)):
@@ -557,55 +511,37 @@ def decide_willpower_reroll(
         roll = None
     if roll is None:
         if id_known(actor, cmd.roll, state.v5.next_roll, state.v5.next_hidden):
-            raise RuleViolation(
+            raise refuse(
                 f"roll {cmd.roll} is no longer its character's latest pool roll: Willpower "
                 "rerolls the roll just made (V5-9)",
-                code="rule",
-                rule="V5-9",
+                "V5-9",
             )
-        raise RuleViolation(f"no pool roll {cmd.roll!r} to reroll", code="not_found")
+        raise refuse(f"no pool roll {cmd.roll!r} to reroll", "V5-9", "not_found")
     if not actor.is_storyteller and roll.character != actor.character:
-        raise RuleViolation(
-            f"roll {cmd.roll} is not {actor.character}'s to reroll", code="forbidden"
-        )
+        raise refuse(f"roll {cmd.roll} is not {actor.character}'s to reroll", "V5-9", "forbidden")
     if cmd.character is not None and cmd.character != roll.character:
-        raise RuleViolation(f"roll {cmd.roll} was made by {roll.character}", code="invalid")
+        raise refuse(f"roll {cmd.roll} was made by {roll.character}", "V5-9", "invalid")
     if roll.rerolled:
-        raise RuleViolation(
-            f"roll {cmd.roll} was already rerolled with Willpower: once per roll (V5-9)",
-            code="rule",
-            rule="V5-9",
-        )
+        raise refuse(f"roll {cmd.roll} was already rerolled with Willpower: once per roll (V5-9)", "V5-9")
     rule = state.v5.messy_rule
     if (cmd.strategy is None) == (not cmd.dice):
-        raise RuleViolation(
-            "give either the dice to reroll or a strategy (V5-9)", code="invalid", rule="V5-9"
-        )
+        raise refuse("give either the dice to reroll or a strategy (V5-9)", "V5-9", "invalid")
     if cmd.strategy is not None:
         dice = reroll_choice(roll.normal, roll.hunger, cmd.strategy, rule)
     else:
         dice = tuple(sorted(set(cmd.dice)))
         if len(dice) != len(cmd.dice):
-            raise RuleViolation("each die is rerolled at most once (V5-9)", code="invalid")
+            raise refuse("each die is rerolled at most once (V5-9)", "V5-9", "invalid")
     if not dice:
-        raise RuleViolation(
-            f"strategy {cmd.strategy} finds no normal die to reroll (V5-9)",
-            code="rule",
-            rule="V5-9",
-        )
+        raise refuse(f"strategy {cmd.strategy} finds no normal die to reroll (V5-9)", "V5-9")
     if len(dice) > MAX_REROLL:
-        raise RuleViolation(
-            f"Willpower rerolls at most three dice, not {len(dice)} (V5-9)",
-            code="rule",
-            rule="V5-9",
-        )
+        raise refuse(f"Willpower rerolls at most three dice, not {len(dice)} (V5-9)", "V5-9")
     for i in dice:
         if not 0 <= i < len(roll.normal):
-            raise RuleViolation(
+            raise refuse(
                 f"die {i} is not one of the {len(roll.normal)} normal dice; Hunger dice "
                 "are never rerolled (V5-9)",
-                code="rule",
-                rule="V5-9",
+                "V5-9",
             )
     draws = draws.stream(actor, visible_owners(roll.visibility, roll.character))
     records = tuple(draws.roll(10) for _ in dice)
@@ -632,26 +568,22 @@ def decide_willpower_reroll(
     ]
 
 
-def decide_set_hunger(state: Any, cmd: SetHunger, draws: Draws, actor: Actor) -> list[Event]:
+def decide_set_hunger(state: GameState, cmd: SetHunger, draws: Draws, actor: Actor) -> list[Event]:
     if not 0 <= cmd.hunger <= MAX_HUNGER:
-        raise RuleViolation(
-            f"Hunger {cmd.hunger} is not in 0-5 (V5-5)", code="invalid", rule="V5-5"
-        )
+        raise refuse(f"Hunger {cmd.hunger} is not in 0-5 (V5-5)", "V5-5", "invalid")
     previous = hunger_of(state, cmd.character)
     return [
         HungerSet(character=cmd.character, hunger=cmd.hunger, previous=previous, reason=cmd.reason)
     ]
 
 
-def decide_configure(state: Any, cmd: ConfigureV5, draws: Draws, actor: Actor) -> list[Event]:
+def decide_configure_v5(state: GameState, cmd: ConfigureV5, draws: Draws, actor: Actor) -> list[Event]:
     return [V5Configured(messy_rule=cmd.messy_rule)]
 
 
 # ---------------------------------------------------------------- evolvers
-
-
-def _v5(state: Any, **changes: Any) -> Any:
-    return replace(state, v5=replace(state.v5, **changes))
+# fn(own: State, event, state: GameState) -> State: V5's part only; ``state`` is the whole
+# state before the event, to read (events.game composes them).
 
 
 def _roll_key(character: str | None, visibility: str) -> str:
@@ -660,7 +592,14 @@ def _roll_key(character: str | None, visibility: str) -> str:
     return f"blind:{character or ''}" if visibility == "blind" else character or ""
 
 
-def evolve_pool_rolled(state: Any, e: PoolRolled) -> Any:
+def _counted(own: State, roll: str) -> dict[str, Any]:
+    """The id counters once roll ``roll`` is folded. Ids from before audiences ("r7" for
+    any roll) count as public ones, so new public ids never repeat them."""
+    public_next, hidden = id_counted(roll, own.next_roll, own.next_hidden)
+    return {"next_roll": public_next, "next_hidden": hidden}
+
+
+def evolve_pool_rolled(own: State, e: PoolRolled, state: GameState) -> State:
     roll = Roll(
         id=e.roll,
         character=e.character,
@@ -669,103 +608,50 @@ def evolve_pool_rolled(state: Any, e: PoolRolled) -> Any:
         difficulty=e.difficulty,
         visibility=e.visibility,
     )
-    rolls = {**state.v5.rolls, _roll_key(e.character, e.visibility): roll}
-    return _v5(state, rolls=rolls, **_counted(state, e.roll))
+    rolls = {**own.rolls, _roll_key(e.character, e.visibility): roll}
+    return replace(own, rolls=rolls, **_counted(own, e.roll))
 
 
-def _counted(state: Any, roll: str) -> dict[str, Any]:
-    """The id counters once roll ``roll`` is folded. Ids from before audiences ("r7" for
-    any roll) count as public ones, so new public ids never repeat them."""
-    public_next, hidden = id_counted(roll, state.v5.next_roll, state.v5.next_hidden)
-    return {"next_roll": public_next, "next_hidden": hidden}
+def evolve_rouse_checked(own: State, e: RouseChecked, state: GameState) -> State:
+    return replace(own, hunger={**own.hunger, e.character: e.hunger_after}, **_counted(own, e.roll))
 
 
-def evolve_rouse_checked(state: Any, e: RouseChecked) -> Any:
-    return _v5(state, hunger={**state.v5.hunger, e.character: e.hunger_after}, **_counted(state, e.roll))
-
-
-def evolve_willpower_rerolled(state: Any, e: WillpowerRerolled) -> Any:
+def evolve_willpower_rerolled(own: State, e: WillpowerRerolled, state: GameState) -> State:
     key = _roll_key(e.character, e.visibility)
-    roll = state.v5.rolls.get(key)
+    roll = own.rolls.get(key)
     if roll is None or roll.id != e.roll:  # a viewer's partial fold (events.views)
-        return state
-    return _v5(state, rolls={**state.v5.rolls, key: replace(roll, normal=e.normal, rerolled=True)})
+        return own
+    return replace(own, rolls={**own.rolls, key: replace(roll, normal=e.normal, rerolled=True)})
 
 
-def evolve_hunger_set(state: Any, e: HungerSet) -> Any:
-    return _v5(state, hunger={**state.v5.hunger, e.character: e.hunger})
+def evolve_hunger_set(own: State, e: HungerSet, state: GameState) -> State:
+    return replace(own, hunger={**own.hunger, e.character: e.hunger})
 
 
-def evolve_configured(state: Any, e: V5Configured) -> Any:
-    return _v5(state, messy_rule=e.messy_rule)
+def evolve_v5_configured(own: State, e: V5Configured, state: GameState) -> State:
+    return replace(own, messy_rule=e.messy_rule)
 
 
-DECIDERS = {
+def evolve_sheet_amended(own: State, e: SheetAmended, state: GameState) -> State:
+    """V5-5: Hunger starts at the sheet's value and lives here once it moved."""
+    if e.character in own.hunger and starting_value_changed(state, e, "hunger"):
+        return replace(own, hunger={k: v for k, v in own.hunger.items() if k != e.character})
+    return own
+
+
+DECIDERS: dict[type[Command], Decider] = {
     RollPool: decide_roll_pool,
-    RouseCheck: decide_rouse,
+    RouseCheck: decide_rouse_check,
     WillpowerReroll: decide_willpower_reroll,
     SetHunger: decide_set_hunger,
-    ConfigureV5: decide_configure,
+    ConfigureV5: decide_configure_v5,
 }
-EVOLVERS = {
+EVOLVERS: dict[type[Event], Evolver[State]] = {
     PoolRolled: evolve_pool_rolled,
     RouseChecked: evolve_rouse_checked,
     WillpowerRerolled: evolve_willpower_rerolled,
     HungerSet: evolve_hunger_set,
-    V5Configured: evolve_configured,
+    V5Configured: evolve_v5_configured,
 }
 EVENTS = (PoolRolled, RouseChecked, WillpowerRerolled, HungerSet, V5Configured)
 COMMANDS = (RollPool, RouseCheck, WillpowerReroll, SetHunger, ConfigureV5)
-
-
-# ---------------------------------------------------------------- simulation
-
-
-def random_command(
-    rng: random.Random, state: Any, characters: list[str] | None = None
-) -> tuple[Actor, Command]:
-    """One random, mostly valid V5 command against the current state (``conteur
-    simulate``): mostly a player's pool, some Rouse checks, Willpower rerolls (some
-    refused: already rerolled, nothing to avoid), blind storyteller rolls, Hunger set."""
-    characters = characters or [
-        c for c in roster_characters(state) if isinstance(sheet_of(state, c), V5Sheet)
-    ]
-    if not characters:
-        return STORYTELLER, RollPool(pool=rng.randint(1, 8), hunger=rng.randint(0, 5))
-    who = rng.choice(characters)
-    player = Actor(role="player", character=who, name=who)
-    sheet = sheet_of(state, who)
-    visibility = rng.choice(("open", "open", "open", "secret"))
-    pick = rng.random()
-    if pick < 0.55:
-        if isinstance(sheet, V5Sheet) and sheet.attributes:
-            return player, RollPool(
-                character=who,
-                attribute=rng.choice(sorted(sheet.attributes)),
-                skill=rng.choice(sorted(sheet.skills)) if sheet.skills else None,
-                difficulty=rng.randint(1, 5),
-                visibility=visibility,
-            )
-        return player, RollPool(character=who, pool=rng.randint(1, 9), difficulty=rng.randint(1, 5))
-    if pick < 0.7:
-        return player, RouseCheck(character=who, visibility=visibility)
-    if pick < 0.85:
-        latest = state.v5.rolls.get(who)
-        strategy = rng.choice(("reroll_failures", "maximise_criticals", "avoid_messy"))
-        return player, WillpowerReroll(
-            character=who, roll=latest.id if latest else "r1", strategy=strategy
-        )
-    if pick < 0.95:
-        return STORYTELLER, RollPool(
-            character=who, pool=rng.randint(1, 7), difficulty=rng.randint(1, 4), visibility="blind"
-        )
-    return STORYTELLER, SetHunger(character=who, hunger=rng.randint(0, 5))
-
-
-def random_commands(
-    rng: random.Random, state: Any, characters: list[str] | None = None
-) -> Iterator[tuple[Actor, Command]]:
-    """Endless ``random_command``s against one state; a simulator that folds as it goes
-    calls ``random_command`` with each new state instead."""
-    while True:
-        yield random_command(rng, state, characters)

@@ -31,7 +31,7 @@ character's sheet, a bid's value redacted) is not guessed at: that check is skip
 
 from __future__ import annotations
 
-from conteur.events import action, met, v5
+from conteur.events import action, met, session, v5
 from conteur.events import met_rules as rules
 from conteur.events.sheets import V5Sheet
 
@@ -92,7 +92,7 @@ class Verdicts:
         bad = _draws(e, (e.face,))
         if bad:
             return bad
-        known = e.character in state.v5.hunger or isinstance(v5.sheet_of(state, e.character), V5Sheet)
+        known = e.character in state.v5.hunger or isinstance(session.sheet_of(state, e.character), V5Sheet)
         if known and e.hunger_before != v5.hunger_of(state, e.character):
             return f"hunger_before is {e.hunger_before}, but {e.character}'s Hunger was " \
                    f"{v5.hunger_of(state, e.character)} (V5-5)"

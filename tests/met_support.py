@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from conteur.events.met import ChallengeIssued, RoundWon, ThrowCommitted, ThrowsRevealed
 from conteur.events.model import Actor
-from conteur.events.session import CharacterAdded, SceneJoined, SceneOpened, SessionOpened, MetOptions
+from conteur.events.met import MetOptions
+from conteur.events.session import CharacterAdded, SceneJoined, SceneOpened, SessionOpened
 from conteur.events.sheets import MetSheet
 
 

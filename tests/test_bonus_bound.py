@@ -9,7 +9,8 @@ import pytest
 
 from conteur.events.action import RollAction
 from conteur.events.model import STORYTELLER, Actor
-from conteur.events.session import CharacterAdded, MetOptions, OpenSession, SessionOpened
+from conteur.events.met import MetOptions
+from conteur.events.session import CharacterAdded, OpenSession, SessionOpened
 from conteur.events.sheets import ActionSheet, V5Sheet
 from conteur.events.testing import assert_refuses, decide_after
 from conteur.events.v5 import RollPool

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from conteur.events import action, fair, game, v5
+from conteur.events.simulate import action as simulate_action
 from conteur.events.fair import FairDraws, commitment, derive_face, face_from_chunks, verify_draws
 from conteur.events.model import STORYTELLER, DrawRecord, RuleViolation, ScriptedDraws
 from conteur.events.session import CharacterAdded
@@ -117,7 +118,7 @@ def play(seed: bytes, steps: int, rng_seed: int = 4) -> tuple[list, int]:
     state = game.fold(ROSTER)
     events, refused = list(ROSTER), 0
     for i in range(steps):
-        actor, command = action.random_dice_command(rng, state)
+        actor, command = simulate_action.random_dice_command(rng, state)
         draws = FairDraws(seed, SESSION, entropy=f"tap{i}", streams=state.streams)
         try:
             decided = game.decide(state, command, draws, actor=actor)

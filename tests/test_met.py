@@ -37,7 +37,8 @@ from conteur.events.met import (
 )
 from conteur.events.met_rules import beats
 from conteur.events.model import STORYTELLER, DrawRecord
-from conteur.events.session import Carried, CharacterAdded, MetOptions, NoSheetMarked, SessionOpened, TieDebt
+from conteur.events.met import MetOptions, TieDebt
+from conteur.events.session import Carried, CharacterAdded, NoSheetMarked, SessionOpened
 from conteur.events.sheets import MetSheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from tests.met_support import A6, B7, classic, player, roster, static, thrown, won_on_throw
@@ -536,7 +537,7 @@ def test_met_13_the_debt_is_not_owed_to_another_opponent():
 
 def test_met_13_the_debt_lasts_across_sessions_of_the_chronicle():
     last_night = game.fold(DUEL + DEBT)
-    from conteur.events.session import carry_over
+    from conteur.events.met import carry_over
 
     tonight = [SessionOpened(carried=carry_over(last_night))] + DUEL[1:] + [classic(challenge="c1")]
     events = decide_after(tonight + [ThrowCommitted(challenge="c1", round=1, character="a", choice="rock")],

@@ -14,7 +14,7 @@ from conteur.events.met import (
     Throw,
 )
 from conteur.events.model import STORYTELLER, ScriptedDraws
-from conteur.events.session import initiative_order
+from conteur.events.met import initiative_order
 from conteur.events.sheets import MetSheet
 from tests.met_support import player, roster
 

@@ -10,9 +10,9 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conteur.events import game, met
 from conteur.events.met_rules import retests_allowed, true_score
-from conteur.events.session import traits
+from conteur.events.met_rules import traits
 from conteur.events.sheets import MetSheet
-from conteur.events.simulate_met import simulate
+from conteur.events.simulate.met import simulate
 from tests.examples import examples
 
 sessions = st.builds(

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from conteur.events import game, views
 from conteur.events.model import Actor
-from conteur.events.simulate_met import random_met_command, setup_met_session
+from conteur.events.simulate.met import random_command, setup_session
 from conteur.server.store.sqlite import decode_events
 from conteur.server.testing import Device, Venue
 from tests.examples import examples
@@ -77,7 +77,7 @@ async def play(venue: Venue, seed: int, steps: int, drops: list[int]) -> None:
     rng = random.Random(seed)
     session = f"prop-{next(_sessions)}"
     chronicle = venue.runtime.chronicle
-    setup = setup_met_session(rng, characters=3)
+    setup = setup_session(rng, characters=3)
     characters = [c.character for _, c in setup if c.__struct_config__.tag == "add_character"]
     tokens = {c: venue.token("player", c, session) for c in characters}
     st_token, wall_token = venue.token(), venue.token("observer", session=session)
@@ -117,7 +117,7 @@ async def play(venue: Venue, seed: int, steps: int, drops: list[int]) -> None:
         if rng.random() < 0.15:
             await run(*extra_command(rng, characters))
         else:
-            await run(*random_met_command(rng, chronicle.state(session)))
+            await run(*random_command(rng, chronicle.state(session)))
     for name in list(devices):
         await disconnect(name)
     for name in received:  # every phone back once more: its resync must add nothing wrong

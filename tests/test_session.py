@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from conteur.events import game, met
+from conteur.events import action, game, met
+from conteur.events.met import MetOptions, TieDebt, carry_over, initiative_order
 from conteur.events.model import STORYTELLER
 from conteur.events.session import (
     ActionTaken,
@@ -20,10 +21,8 @@ from conteur.events.session import (
     JoinScene,
     LeaveScene,
     MarkNoSheet,
-    MetOptions,
     NextTurn,
     NoSheetMarked,
-    ON_CLOCK,
     OpenScene,
     OpenSession,
     OutOfGame,
@@ -37,15 +36,12 @@ from conteur.events.session import (
     SetTurnLength,
     SkipTime,
     TakeAction,
-    TieDebt,
     TimeOutCalled,
     TimeOutEnded,
     TimeSkipped,
     TurnAdvanced,
     TurnLengthSet,
     WentOutOfGame,
-    carry_over,
-    initiative_order,
     turns_for,
 )
 from conteur.events.sheets import MetSheet
@@ -71,22 +67,17 @@ def test_time_1_time_never_runs_backwards():
 
 
 def test_time_1_effects_whose_duration_runs_out_during_a_skip_expire():
-    # the generic hook: a module's timed effect compared with the game clock after a skip
-    expired: list[int] = []
-
-    def hook(state):
-        if state.session.game_seconds >= 15:
-            expired.append(state.session.game_seconds)
-        return state
-
-    ON_CLOCK.append(hook)
-    try:
-        state = game.fold(roster() + [TimeSkipped(seconds=10, turn=3, game_seconds=10)])
-        assert expired == []
-        game.fold([TimeSkipped(seconds=3600, turn=903, game_seconds=3610)], state)
-        assert expired == [3610]
-    finally:
-        ON_CLOCK.remove(hook)
+    # ACT-7 through the composition (events.game.SHARED): the action dice fold the
+    # session's clock moves into their own state, dropping modifiers that ran out
+    assert ("action", action.evolve_clock_moved) in game.SHARED[TimeSkipped]
+    assert ("action", action.evolve_clock_moved) in game.SHARED[TurnAdvanced]
+    minutes = action.ModifierApplied(modifier="m1", character="a", value=-1, duration=1, unit="minutes",
+                                     applied_turn=0, applied_seconds=0, expires_seconds=60)
+    state = game.fold(roster() + [minutes, TimeSkipped(seconds=10, turn=3, game_seconds=10)])
+    assert state.action.modifiers == (action.Modifier(id="m1", character="a", value=-1, unit="minutes",
+                                                      duration=1, expires_seconds=60),)
+    state = game.fold([TimeSkipped(seconds=3600, turn=903, game_seconds=3610)], state)
+    assert state.action.modifiers == () and state.session.game_seconds == 3610
 
 
 def test_time_1_only_a_storyteller_skips_time():

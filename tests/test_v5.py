@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from msgspec.structs import replace
 
 from conteur.events import game, v5
-from conteur.events.model import STORYTELLER, Actor, DrawRecord
+from conteur.events.model import STORYTELLER, Actor, DrawRecord, RuleViolation
 from conteur.events.session import CharacterAdded
 from conteur.events.sheets import V5Sheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
@@ -359,7 +359,7 @@ def test_v5_9_strategy_avoid_messy_rerolls_the_normal_tens_under_the_official_ru
 
 
 def test_v5_9_avoid_messy_is_refused_when_the_hunger_dice_alone_make_it():
-    with pytest.raises(v5.RuleViolation, match="Hunger dice alone"):
+    with pytest.raises(RuleViolation, match="Hunger dice alone"):
         v5.reroll_choice((10, 3), (10,), "avoid_messy", "text")
 
 
@@ -464,6 +464,6 @@ def test_v5_5_hunger_dice_never_exceed_the_pool_nor_hunger(pool, hunger, kind):
 def test_v5_9_a_strategy_picks_at_most_three_normal_dice(normal, hunger, strategy, rule):
     try:
         picked = v5.reroll_choice(tuple(normal), tuple(hunger), strategy, rule)
-    except v5.RuleViolation:
+    except RuleViolation:
         return
     assert len(picked) <= 3 and all(0 <= i < len(normal) for i in picked)

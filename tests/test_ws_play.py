@@ -8,6 +8,7 @@ import asyncio
 
 import pytest
 
+from conteur.server.core.timers import ManualClock
 from conteur.server.web.app import Settings
 from conteur.server.testing import Device, Venue
 
@@ -44,6 +45,15 @@ def throw(character: str, choice: str, round: int = 1, challenge: str = "c1") ->
 def bid(character: str, value: int, round: int = 1, challenge: str = "c1") -> dict:
     return {"type": "bid", "character": character, "challenge": challenge, "round": round,
             "value": value}
+
+
+async def until(condition, timeout: float = 10) -> None:
+    """Waits for something the server does on its own thread (a timer armed or cancelled)."""
+    for _ in range(int(timeout / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the server never got there")
 
 
 def of_type(device: Device, event_type: str) -> list[dict]:
@@ -256,7 +266,8 @@ async def test_met_16_an_open_window_closes_by_itself_after_accept_timeout_even_
     """MET-16 (choice): the server closes a retest/overbid window after the session's
     ``accept_timeout``; the closing is a logged event, and a restart re-arms it."""
     setup_quick = [dict(MET_SETUP[0], accept_timeout=1), *MET_SETUP[1:]]
-    venue.settings = Settings(window_timers=False)  # the first server never closes it
+    clock = ManualClock()
+    venue.settings = Settings(window_timers=False, timer_clock=clock)  # the first server never closes it
     venue.restart()
     st_token = venue.token()
     async with Device(venue.ws_url, st_token, "night") as st:
@@ -267,13 +278,18 @@ async def test_met_16_an_open_window_closes_by_itself_after_accept_timeout_even_
             assert (await st.command(command))["type"] == "ack"
         won = await st.wait_event("met.round_won")
         assert won["loser"] == "bruno"  # bruno may retest (Lucky) or overbid: a window
-        await asyncio.sleep(1.5)
+        clock.advance(3)  # three timeouts pass
         await st.sync()
-        assert st.types()[-1] == "met.round_won"  # no timer on this server
+        assert st.types()[-1] == "met.round_won" and clock.sleeping == 0  # no timer on this server
         head = st.after
-    venue.settings = Settings()
+    venue.settings = Settings(timer_clock=clock)
     venue.restart()
     async with Device(venue.ws_url, st_token, "night", after=head) as st:
+        await until(lambda: clock.sleeping == 1)  # re-armed from the log at start-up
+        clock.advance(0.5)
+        await st.sync()
+        assert "met.challenge_resolved" not in st.types()  # half the timeout: still open
+        clock.advance(0.5)
         resolved = await st.wait_event("met.challenge_resolved", timeout=15)
         assert (resolved["winner"], resolved["reason"]) == ("anna", "timeout")
 
@@ -283,6 +299,9 @@ async def test_met_16_time_5_a_time_out_stops_the_window_clock_until_resume(venu
     refused ``close_window`` lands in the log; after resume the window closes on its
     timeout as usual."""
     setup_quick = [dict(MET_SETUP[0], accept_timeout=1), *MET_SETUP[1:]]
+    clock = ManualClock()
+    venue.settings = Settings(timer_clock=clock)
+    venue.restart()
     async with Device(venue.ws_url, venue.token(), "night") as st:
         await setup(st, setup_quick)
         for command in ({"type": "freeze", "scope": "session"},
@@ -292,12 +311,16 @@ async def test_met_16_time_5_a_time_out_stops_the_window_clock_until_resume(venu
                         throw("anna", "paper"), throw("bruno", "rock")):
             assert (await st.command(command))["type"] == "ack", command
         await st.wait_event("met.round_won")
+        await until(lambda: clock.sleeping == 1)  # the window's timer
         assert (await st.command({"type": "freeze", "scope": "session"}))["type"] == "ack"
-        await asyncio.sleep(2.5)  # more than two timeouts: the old timer fired and re-armed
+        await until(lambda: clock.sleeping == 0)  # the Time Out cancelled it
+        clock.advance(3)  # three timeouts pass during the Time Out
         await st.sync()
         assert "met.challenge_resolved" not in st.types()
         assert not [e for e in of_type(st, "command_rejected") if e["command_type"] == "close_window"]
         assert (await st.command({"type": "resume", "scope": "session"}))["type"] == "ack"
+        await until(lambda: clock.sleeping == 1)  # a full timeout again after resume
+        clock.advance(1)
         resolved = await st.wait_event("met.challenge_resolved", timeout=15)
         assert (resolved["winner"], resolved["reason"]) == ("anna", "timeout")
         assert not [e for e in of_type(st, "command_rejected") if e["command_type"] == "close_window"]

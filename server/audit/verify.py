@@ -127,11 +127,9 @@ def check_verdicts(rows: list[Row], report: Report) -> None:
 
 def check_draws(rows: list[Row], report: Report) -> None:
     """FAIR-2: recompute every recorded draw of each session whose seed was revealed."""
-    try:
-        from conteur.events import fair
-        from conteur.server.store.codec import decode_event
-    except ImportError:  # pragma: no cover - the fair module arrives with issue 4
-        return
+    from conteur.events import fair
+    from conteur.server.store.codec import decode_event
+
     by_session: dict[str, list[Row]] = {}
     for row in rows:
         by_session.setdefault(row.session, []).append(row)

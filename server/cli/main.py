@@ -84,7 +84,8 @@ def cmd_simulate(args) -> int:
     check_database(args.db, create=True)
     with WriterLock(args.db):
         summary = simulate(args.db, events=args.events, seed=args.seed, session=args.session,
-                           ruleset=args.ruleset, progress=Progress("simulating", args.events))
+                           ruleset=args.ruleset, progress=Progress("simulating", args.events),
+                           fixed_secrets=args.fixed_secrets)
     if args.json:
         print(msgspec.json.encode(summary).decode())
     else:
@@ -124,6 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--session", default=None, help="session id (default: sim-SEED; with mixed, a suffix per ruleset)")
     p.add_argument("--ruleset", default="mixed", choices=["mixed", "met", "v5", "action"],
                    help="mixed plays one session per ruleset side by side")
+    p.add_argument("--fixed-secrets", action="store_true",
+                   help="draw seeds and nonces from --seed too, so the same arguments write the same log "
+                        "(to compare two versions of the rules; never for a real night)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_simulate)
 

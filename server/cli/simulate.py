@@ -1,7 +1,7 @@
 """`conteur simulate`: a random but valid session played through the real command path.
 
-The simulated players and storyteller pick commands from the rules engines' own random
-generators (``events.simulate_met``, ``events.v5``, ``events.action``); every command goes
+The simulated players and storyteller pick commands from the random generators of
+``events.simulate`` (one module per ruleset); every command goes
 through ``Chronicle.submit`` exactly as a websocket command does: decided, folded,
 group-committed, with fair draws from the session's secret seed. About one command in
 twenty is deliberately wrong, so rejections are in the log as they would be on a night.
@@ -11,11 +11,13 @@ recomputes every draw.
 
 from __future__ import annotations
 
+import os
 import random
 
 import msgspec
 
-from conteur.events import action, session, simulate_met, v5
+from conteur.events import session
+from conteur.events.simulate import SCENE, action, met, v5
 from conteur.events.model import STORYTELLER, Actor
 from conteur.events.sheets import ActionSheet, V5Sheet
 from conteur.server.core.service import Chronicle
@@ -50,10 +52,10 @@ RULESETS = ("met", "v5", "action")
 
 def setup_commands(rng: random.Random, ruleset: str) -> list[tuple[Actor, object]]:
     if ruleset == "met":
-        return simulate_met.setup_met_session(rng, characters=4)
+        return met.setup_session(rng, characters=4)
     commands: list[tuple[Actor, object]] = [
         (STORYTELLER, session.OpenSession(name=f"simulated {ruleset}")),
-        (STORYTELLER, session.OpenScene(scene=simulate_met.SCENE, name="Elysium")),
+        (STORYTELLER, session.OpenScene(scene=SCENE, name="Elysium")),
     ]
     for i in range(1, 5):
         commands += _new_character(rng, ruleset, f"{ruleset}{i}")
@@ -64,13 +66,13 @@ def _new_character(rng: random.Random, ruleset: str, cid: str) -> list[tuple[Act
     sheet = _v5_sheet(rng) if ruleset == "v5" else _action_sheet(rng)
     return [
         (STORYTELLER, session.AddCharacter(character=cid, name=cid.upper(), sheet=sheet)),
-        (Actor(role="player", character=cid, name=cid), session.JoinScene(character=cid, scene=simulate_met.SCENE)),
+        (Actor(role="player", character=cid, name=cid), session.JoinScene(character=cid, scene=SCENE)),
     ]
 
 
 def next_commands(rng: random.Random, ruleset: str, state) -> list[tuple[Actor, object]]:
     if ruleset == "met":
-        return [simulate_met.random_met_command(rng, state)]
+        return [met.random_command(rng, state)]
     if ruleset == "v5":
         return [v5.random_command(rng, state)]
     alive = [c for c, ch in state.session.characters.items() if c not in state.action.dead]
@@ -136,7 +138,12 @@ def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progr
 
 
 def simulate(db: str, *, events: int, seed: int, session: str | None = None, progress=None,
-             ruleset: str = "mixed") -> Summary:
+             ruleset: str = "mixed", fixed_secrets: bool = False) -> Summary:
+    """``fixed_secrets``: the sessions' draw seeds and hidden rolls' nonces come from
+    ``seed`` too, so the same arguments write the same log, byte for byte (the ``at``
+    times and the hashes over them aside): how a change to the rules is shown to change
+    no behaviour. Never for a real night: its seeds would be guessable."""
+    randbytes = random.Random(f"secrets-{seed}").randbytes if fixed_secrets else os.urandom
     with SQLiteStore(db) as store:
-        return play(Chronicle(store), session or f"sim-{seed}", events=events, seed=seed,
-                    progress=progress, ruleset=ruleset)
+        return play(Chronicle(store, randbytes=randbytes), session or f"sim-{seed}", events=events,
+                    seed=seed, progress=progress, ruleset=ruleset)

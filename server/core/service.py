@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 from typing import Callable
 
 import msgspec
@@ -20,13 +21,11 @@ import msgspec
 from conteur.events import game
 from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
-from conteur.events.session import Carried, carry_over
+from conteur.events.met import carry_over
+from conteur.events.session import Carried
 from conteur.server.store.interface import EventStore, Outcome, Pending
 
-try:  # the fair-draw source arrives with issue 4; until then draws are refused
-    from conteur.events import fair as _fair
-except ImportError:  # pragma: no cover
-    _fair = None
+from conteur.events import fair as _fair
 
 
 log = logging.getLogger("conteur.service")
@@ -47,8 +46,9 @@ Listener = Callable[[Executed], None]
 class SecretSeeds:
     """FAIR-2 seeds, kept outside the append-only log until the session reveals them."""
 
-    def __init__(self, store: EventStore):
+    def __init__(self, store: EventStore, randbytes: Callable[[int], bytes] = os.urandom):
         self._store = store
+        self._randbytes = randbytes
         self._known: dict[str, bytes] = {}  # a seed never changes once made: read it once
 
     def get(self, session: str) -> bytes | None:
@@ -64,16 +64,20 @@ class SecretSeeds:
         if existing is not None:
             return existing
         # another process may have made one meanwhile: the first stored wins
-        seed = self._known[session] = self._store.create_secret(session, _fair.new_seed())
+        seed = self._known[session] = self._store.create_secret(session, _fair.new_seed(self._randbytes))
         return seed
 
 
 class Chronicle:
     """The sessions of one chronicle database, and the one way commands become events."""
 
-    def __init__(self, store: EventStore, *, snapshot_every: int | None = None):
+    def __init__(self, store: EventStore, *, snapshot_every: int | None = None,
+                 randbytes: Callable[[int], bytes] = os.urandom):
+        """``randbytes`` makes the session seeds and the nonces of hidden rolls; only a
+        reproducible simulation (``conteur simulate --fixed-secrets``) passes another."""
         self.store = store
-        self.seeds = SecretSeeds(store)
+        self._randbytes = randbytes
+        self.seeds = SecretSeeds(store, randbytes)
         self._states: dict[str, GameState] = {}
         self._inflight: dict[tuple[str, str], concurrent.futures.Future] = {}
         self.listeners: list[Listener] = []
@@ -133,7 +137,7 @@ class Chronicle:
         tag = command.__struct_config__.tag
         if tag == "open_session" and hasattr(command, "carried") and self.state(session).session.status == "pending":
             command = msgspec.structs.replace(command, carried=self.carried_into(session, command))
-        if tag == "open_session" and _fair is not None and hasattr(command, "seed_commitment"):
+        if tag == "open_session" and hasattr(command, "seed_commitment"):
             seed = self.seeds.create(session)
             command = msgspec.structs.replace(command, seed_commitment=_fair.commitment(seed))
         elif tag == "close_session" and hasattr(command, "seed"):
@@ -141,12 +145,12 @@ class Chronicle:
             command = msgspec.structs.replace(command, seed=seed.hex() if seed else "")
         seed = self.seeds.get(session)
         state = self.state(session)
-        if _fair is not None and seed is not None:
+        if seed is not None:
             # a hidden roll sent without entropy draws with a nonce of the server's, which
             # only its viewers receive: the revealed seed alone cannot recompute it
             draws = _fair.FairDraws(seed, session, start=state.draw_counter, entropy=entropy,
                                     streams=state.streams,
-                                    nonce="" if entropy else _fair.new_nonce())
+                                    nonce="" if entropy else _fair.new_nonce(self._randbytes))
         else:
             from conteur.events.model import ScriptedDraws
 

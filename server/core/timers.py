@@ -8,6 +8,10 @@ retest, an overbid, an accept) cancels that timer; a new window gets a new one. 
 restart, open windows get a full timeout again (the time already spent is not known
 without a clock in the domain, and a little more time never wrongs a player). A Time Out
 over either side stops the clock: no timer while it lasts, a full timeout after resume.
+
+The timers wait on a ``Clock``: the event loop's by default, a ``ManualClock`` in tests,
+which moves only when the test advances it, so a test shows that a timer did not fire
+without sleeping.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import Protocol
 
 from conteur.events import met
 from conteur.events.model import Actor
@@ -25,9 +30,65 @@ log = logging.getLogger("conteur.timers")
 SERVER = Actor(role="storyteller", name="server")
 
 
+class Clock(Protocol):
+    async def sleep(self, seconds: float) -> None:
+        """Returns once ``seconds`` have passed on this clock."""
+        ...
+
+
+class LoopClock:
+    """Real time, the running event loop's."""
+
+    async def sleep(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)
+
+
+class ManualClock:
+    """Time that passes only when ``advance`` says so. Sleepers may wait on any event loop
+    (the server's thread) while a test advances the clock from its own."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self._lock = threading.Lock()
+        self._sleepers: list[tuple[float, asyncio.AbstractEventLoop, asyncio.Future]] = []
+
+    async def sleep(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            sleeper = (self.now + seconds, loop, loop.create_future())
+            self._sleepers.append(sleeper)
+        try:
+            await sleeper[2]
+        finally:
+            with self._lock:
+                if sleeper in self._sleepers:
+                    self._sleepers.remove(sleeper)
+
+    @property
+    def sleeping(self) -> int:
+        """How many sleeps are under way (armed timers)."""
+        with self._lock:
+            return len(self._sleepers)
+
+    def advance(self, seconds: float) -> None:
+        with self._lock:
+            self.now += seconds
+            due = [s for s in self._sleepers if s[0] <= self.now]
+            for sleeper in due:
+                self._sleepers.remove(sleeper)
+        for _deadline, loop, future in due:
+            loop.call_soon_threadsafe(_wake, future)
+
+
+def _wake(future: asyncio.Future) -> None:
+    if not future.done():
+        future.set_result(None)
+
+
 class WindowTimers:
-    def __init__(self, chronicle: Chronicle):
+    def __init__(self, chronicle: Chronicle, clock: Clock | None = None):
         self.chronicle = chronicle
+        self.clock = clock or LoopClock()
         self._tasks: dict[tuple[str, str], tuple[tuple, asyncio.Task]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
@@ -68,7 +129,7 @@ class WindowTimers:
                 self._tasks[(session, cid)] = (key, task)
 
     async def _fire(self, session: str, cid: str, key: tuple, delay: float) -> None:
-        await asyncio.sleep(delay)
+        await self.clock.sleep(delay)
         self._tasks.pop((session, cid), None)
         command = met.CloseWindow(challenge=cid, timeout=True)
         try:

@@ -15,7 +15,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable
 
 import msgspec
 import uvicorn
@@ -64,6 +64,7 @@ class Settings(msgspec.Struct, kw_only=True):
     # how the join sheet finds this machine's LAN addresses (server.lan; tests pass their own)
     lan_addresses: Callable[[], list[str]] | None = None
     window_timers: bool = True  # MET-16: close retest/overbid windows after accept_timeout
+    timer_clock: Any = None  # what those timers wait on (conteur.server.core.timers.Clock); tests pass a ManualClock
     ca_file: str = ""  # with --tls: the venue CA served at /ca.crt (conteur.server.web.door)
 
 
@@ -76,7 +77,7 @@ class Runtime:
         self.chronicle = Chronicle(store)
         self.tokens = Tokens(store)
         self.hub = Hub(store, tokens=self.tokens)  # revoked tokens lose their sockets
-        self.timers = WindowTimers(self.chronicle)
+        self.timers = WindowTimers(self.chronicle, settings.timer_clock)
         self.chronicle.listeners.append(self.hub.on_executed)
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)

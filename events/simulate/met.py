@@ -1,16 +1,16 @@
-"""Random, mostly valid Mind's Eye Theatre play, for ``conteur simulate`` and property tests.
+"""Random, mostly valid Mind's Eye Theatre play (MET-1..16, with the session's Time Out,
+out of game and turns): challenges issued, thrown, bid, retested, overbid, accepted.
 
-The caller owns the loop (decide, store, fold)::
+``simulate`` plays a whole session, pure; ``conteur simulate`` and the server's property
+tests call ``setup_session`` and then ``random_command`` with each new state::
 
     state = game.initial()
-    for actor, command in setup_met_session(rng):
+    for actor, command in setup_session(rng):
         state = game.fold(game.decide(state, command, draws, actor=actor), state)
-    commands = random_met_commands(rng, state)
-    actor, command = next(commands)
     while ...:
+        actor, command = random_command(rng, state)
         events = game.decide(state, command, draws, actor=actor)   # may raise RuleViolation
         state = game.fold(events, state)
-        actor, command = commands.send(state)   # the next command, for the new state
 
 About one command in twenty is deliberately wrong (a bid above the truth, a throw for a
 past round, a retest too many), so the refusals get exercised too.
@@ -19,32 +19,15 @@ past round, a retest too many), so the refusals get exercised too.
 from __future__ import annotations
 
 import random
-from typing import Iterator
 
-from conteur.events import met, session
-from conteur.events.met_rules import retest_sources, true_score
-from conteur.events.model import STORYTELLER, Actor, Command, DrawRecord, RuleViolation
-from conteur.events.session import STORYTELLER_SIDE
+from conteur.events import game, met, session
+from conteur.events.game import GameState
+from conteur.events.met_rules import ATTRIBUTES, retest_sources, true_score
+from conteur.events.model import STORYTELLER, Actor, Command, RuleViolation
 from conteur.events.sheets import MetSheet
+from conteur.events.simulate import SCENE, RandomDraws, player
 
-SCENE = "s1"
 ABILITIES = ("Melee", "Brawl", "Dodge", "Athletics", "Intimidation", "Occult")
-
-
-class RandomDraws:
-    """A Draws for simulations: faces from ``rng``, counter from the state (not FAIR-2)."""
-
-    def __init__(self, rng: random.Random, start: int = 0):
-        self._rng = rng
-        self._counter = start
-
-    def roll(self, sides: int) -> DrawRecord:
-        record = DrawRecord(counter=self._counter, sides=sides, face=self._rng.randint(1, sides))
-        self._counter += 1
-        return record
-
-    def stream(self, actor, owners, *, sealed: str = "") -> RandomDraws:
-        return self  # simulated faces are no FAIR-2 draws: no streams
 
 
 def random_sheet(rng: random.Random) -> MetSheet:
@@ -62,11 +45,7 @@ def random_sheet(rng: random.Random) -> MetSheet:
     )
 
 
-def player(character: str) -> Actor:
-    return Actor(role="player", character=character, name=character)
-
-
-def setup_met_session(
+def setup_session(
     rng: random.Random, characters: int = 4, **options
 ) -> list[tuple[Actor, Command]]:
     """Open a session, add ``characters`` random MET characters and put them in one scene."""
@@ -80,11 +59,11 @@ def setup_met_session(
     return commands
 
 
-def _actor_for(state, side: str) -> Actor:
+def _actor_for(state: GameState, side: str) -> Actor:
     return player(side) if side in state.session.characters else STORYTELLER
 
 
-def _own(state, ch: met.Challenge, side: str) -> tuple[str, ...]:
+def _own(state: GameState, ch: met.Challenge, side: str) -> tuple[str, ...]:
     """The defender declares its own first ability with its bid (MET-3)."""
     found = state.session.characters.get(side)
     sheet = found.sheet if found else None
@@ -93,7 +72,7 @@ def _own(state, ch: met.Challenge, side: str) -> tuple[str, ...]:
     return tuple(sorted(sheet.abilities))[:1]
 
 
-def _declared(rng: random.Random, state, ch: met.Challenge, side: str) -> int:
+def _declared(rng: random.Random, state: GameState, ch: met.Challenge, side: str) -> int:
     """Mostly the truth or a downward lie; now and then an upward lie (refused)."""
     found = state.session.characters.get(side)
     sheet = found.sheet if found else None
@@ -107,7 +86,7 @@ def _declared(rng: random.Random, state, ch: met.Challenge, side: str) -> int:
     return max(0, truth - (rng.randint(0, 2) if rng.random() < 0.3 else 0))
 
 
-def _throw(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
+def _throw(rng: random.Random, state: GameState, ch: met.Challenge) -> tuple[Actor, Command]:
     side = rng.choice([s for s in ch.sides if s not in ch.throws])
     actor = _actor_for(state, side)
     round = ch.round - 1 if rng.random() < 0.03 else ch.round
@@ -120,7 +99,7 @@ def _throw(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
     return actor, met.Throw(character=side, challenge=ch.id, round=round, choice=choice)
 
 
-def _bid(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
+def _bid(rng: random.Random, state: GameState, ch: met.Challenge) -> tuple[Actor, Command]:
     if ch.status == "overbid":
         side = ch.winner
     elif ch.kind == "static":
@@ -133,7 +112,7 @@ def _bid(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
                                                    abilities=_own(state, ch, side))
 
 
-def _window(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
+def _window(rng: random.Random, state: GameState, ch: met.Challenge) -> tuple[Actor, Command]:
     loser = ch.loser
     actor = _actor_for(state, loser)
     found = state.session.characters.get(loser)
@@ -152,7 +131,7 @@ def _window(rng, state, ch: met.Challenge) -> tuple[Actor, Command]:
     return actor, met.Accept(character=loser, challenge=ch.id)
 
 
-def _cancel_retest(rng, state, ch: met.Challenge) -> tuple[Actor, Command] | None:
+def _cancel_retest(rng: random.Random, state: GameState, ch: met.Challenge) -> tuple[Actor, Command] | None:
     if not (state.session.options.retest_cancel and ch.cancellable and not ch.throws):
         return None
     side = ch.other(ch.cancellable)
@@ -163,7 +142,7 @@ def _cancel_retest(rng, state, ch: met.Challenge) -> tuple[Actor, Command] | Non
     return _actor_for(state, side), met.Retest(character=side, challenge=ch.id, source=sources[0], cancels=True)
 
 
-def _has_action(state, character: str) -> bool:
+def _has_action(state: GameState, character: str) -> bool:
     try:
         session.spend_action(state, character)
     except RuleViolation:
@@ -171,14 +150,14 @@ def _has_action(state, character: str) -> bool:
     return True
 
 
-def _new_challenge(rng, state) -> tuple[Actor, Command]:
+def _new_challenge(rng: random.Random, state: GameState) -> tuple[Actor, Command]:
     present = [c for c in state.session.characters.values() if c.scene and not c.out_of_game]
     free = [c for c in present if _has_action(state, c.id)]
     if not free:
         return STORYTELLER, session.NextTurn()
     initiator = rng.choice(free)
     kind = rng.choice(("classic", "classic", "classic", "static", "simple", "complex"))
-    attribute = rng.choice(session.ATTRIBUTES)
+    attribute = rng.choice(ATTRIBUTES)
     abilities = tuple(rng.sample(ABILITIES, 2))
     actor = player(initiator.id)
     if kind in ("simple", "complex"):
@@ -198,13 +177,13 @@ def _new_challenge(rng, state) -> tuple[Actor, Command]:
         character=initiator.id,
         defender=defender.id,
         attribute=attribute,
-        defender_attribute=None if same else rng.choice(session.ATTRIBUTES),
+        defender_attribute=None if same else rng.choice(ATTRIBUTES),
         abilities=abilities[:1],  # the defender's own come with its bid (_own)
         mutual=same and rng.random() < 0.5,
     )
 
 
-def _session_command(rng, state) -> tuple[Actor, Command]:
+def _session_command(rng: random.Random, state: GameState) -> tuple[Actor, Command]:
     s = state.session
     ids = sorted(s.characters)
     if s.frozen:
@@ -229,7 +208,7 @@ def _session_command(rng, state) -> tuple[Actor, Command]:
     return STORYTELLER, session.NextTurn(scene=SCENE if rng.random() < 0.3 else None)
 
 
-def random_met_command(rng: random.Random, state) -> tuple[Actor, Command]:
+def random_command(rng: random.Random, state: GameState) -> tuple[Actor, Command]:
     """One random, mostly valid command for this GameState."""
     if rng.random() < 0.08:
         return _session_command(rng, state)
@@ -256,21 +235,10 @@ def random_met_command(rng: random.Random, state) -> tuple[Actor, Command]:
     return _window(rng, state, ch)
 
 
-def random_met_commands(rng: random.Random, state) -> Iterator[tuple[Actor, Command]]:
-    """Endless commands; ``send(new_state)`` after folding to get one for the new state
-    (plain ``next()`` draws another command for the last state sent)."""
-    while True:
-        sent = yield random_met_command(rng, state)
-        if sent is not None:
-            state = sent
-
-
 def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
     """A whole simulated session, pure: returns (events, refusals, state) with refusals a
     list of (command, RuleViolation) and state the live GameState folded event by event.
     ``options`` go to OpenSession (bomb, retest_cancel, ...)."""
-    from conteur.events import game
-
     state = game.initial()
     events: list = []
     refusals: list = []
@@ -285,9 +253,8 @@ def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
         state = game.fold(decided, state)
         events.extend(decided)
 
-    for actor, command in setup_met_session(rng, characters, **options):
+    for actor, command in setup_session(rng, characters, **options):
         play(actor, command)
-    commands = random_met_commands(rng, state)
-    for i in range(steps):
-        play(*(next(commands) if i == 0 else commands.send(state)))
+    for _ in range(steps):
+        play(*random_command(rng, state))
     return events, refusals, state
