@@ -38,7 +38,7 @@ NODE = shutil.which("node") or "/usr/bin/node"
 HARNESS = Path(__file__).resolve().parent / "js" / "differential.mjs"
 ATTRIBUTES = ("physical", "social", "mental")
 
-initiative_order = getattr(met, "initiative_order", None) or session.initiative_order
+initiative_order = met.initiative_order
 
 
 def _node_or_skip() -> str:
@@ -95,14 +95,15 @@ def _deaths() -> list[tuple[int, object]]:
     """ACT-8 with ACT-12 and ACT-2: a roll waits on a dead defender, a dead character's long
     action is under way; the storyteller settles one and cancels the other."""
     from conteur.events import action
+    from conteur.events.simulate.action import stuck
 
     rolled = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
     (begun,) = act("louisa", [], given=rolled, characteristic="Science", difficulty=3, turns=3)
     events = ROSTER + [*rolled, begun, action.CharacterSacrificed(character="nella", roll="a8"),
                        action.CharacterSacrificed(character="louisa", roll="a9")]
     state = game.fold(events)
-    assert len(action.stuck(state)) == 2
-    for actor, cmd in action.stuck(state):
+    assert len(stuck(state)) == 2
+    for actor, cmd in stuck(state):
         made = game.decide(state, cmd, ScriptedDraws(), actor=actor)
         events += made
         state = game.fold(made, state)
