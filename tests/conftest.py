@@ -15,3 +15,6 @@ settings.load_profile("conteur")
 
 # the Chromium fixtures, shared: without chromium they skip, never fall back (browser_support)
 from tests.browser_support import browser, playwright  # noqa: E402,F401
+
+# the throwaway PostgreSQL cluster, shared: without PostgreSQL its tests skip (pg_support)
+from tests.pg_support import pg_cluster, pg_url  # noqa: E402,F401
