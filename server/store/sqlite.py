@@ -33,89 +33,14 @@ from conteur.events import game
 from conteur.events.game import GameState
 from conteur.events.model import Event
 from conteur.server.store.chain import GENESIS, Row, row_hash
+from conteur.server.store.codec import (
+    SNAPSHOT_VERSION, _event_encoder, _state_decoder, _state_encoder, decode_event, decode_events,
+    encode_event)
+from conteur.server.store.interface import EventStore, Outcome, Pending, StoreError
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 
-# Bumped whenever GameState's shape changes: older snapshots are then ignored, never
-# misread (replay from zero is always the truth).
-SNAPSHOT_VERSION = 1
-
-_event_encoder = msgspec.json.Encoder()
-_event_decoder = msgspec.json.Decoder(game.AnyEvent)
-_events_decoder = msgspec.json.Decoder(list[game.AnyEvent])
-_state_encoder = msgspec.msgpack.Encoder()
-_state_decoder = msgspec.msgpack.Decoder(GameState)
 _seqs_encoder = msgspec.json.Encoder()
 _seqs_decoder = msgspec.json.Decoder(list[int])
-
-
-class Pending(msgspec.Struct, kw_only=True):
-    """One command's worth of events to append atomically, or its rejection to record."""
-
-    session: str
-    events: Sequence[Event]
-    actor: str = ""
-    device: str = ""
-    command_id: str = ""
-    code: str | None = None  # set for a rejected command: its events are the evidence
-    message: str | None = None
-
-
-class Outcome(msgspec.Struct, frozen=True, kw_only=True):
-    """What a command came to: its seqs, or a rejection; ``replayed`` for a retry."""
-
-    seqs: tuple[int, ...] = ()
-    code: str | None = None
-    message: str | None = None
-    replayed: bool = False
-
-    @property
-    def rejected(self) -> bool:
-        return self.code is not None
-
-
-class StoreError(Exception):
-    """The store could not do what was asked (disk full, closed, bad file)."""
-
-
-class EventStore(Protocol):
-    """What the server and CLI need of a store; SQLite today, PostgreSQL as an addition."""
-
-    def append_sync(self, pending: Pending) -> Outcome: ...
-
-    async def append(self, pending: Pending) -> Outcome: ...
-
-    def outcome_of(self, device: str, command_id: str, session: str | None = None) -> Outcome | None: ...
-
-    def read_after(
-        self, session: str, after: int = 0, limit: int | None = None
-    ) -> list[Row]: ...
-
-    def rows(self, after: int = 0) -> Iterator[Row]: ...
-
-    def load_state(self, session: str, at: int | None = None) -> GameState: ...
-
-    def sessions(self) -> list[str]: ...
-
-    def head(self) -> int: ...
-
-    def session_head(self, session: str, upto: int | None = None) -> int: ...
-
-    def close(self) -> None: ...
-
-
-def encode_event(event: Event) -> bytes:
-    return _event_encoder.encode(event)
-
-
-def decode_event(data: bytes) -> Event:
-    return _event_decoder.decode(data)
-
-
-def decode_events(datas: Sequence[bytes]) -> list[Event]:
-    """Decodes many events in one call: an order of magnitude fewer Python-level steps."""
-    if not datas:
-        return []
-    return _events_decoder.decode(b"[" + b",".join(datas) + b"]")
 
 
 def latest_snapshot(conn: sqlite3.Connection, session: str,
