@@ -142,7 +142,9 @@ class Cluster:
 
     def restart(self) -> None:
         """Stops and starts the server on the same port (fault tests)."""
-        self._run("pg_ctl", "-D", str(self.data), "restart", "-m", "fast", "-w", "-t", "120")
+        # with -l, as at start: the server must not hold our captured stdout open
+        self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "restart", "-m", "fast",
+                  "-w", "-t", "120")
 
     def url(self, database: str = "postgres", *, user: str = ADMIN, password: str | None = None) -> str:
         password = self.password if password is None else password
