@@ -70,5 +70,5 @@ def add_commands(sub) -> None:
     p.add_argument("--store", required=True, metavar="URL",
                    help="postgresql:// URL of a role that may create tables (the database's owner)")
     p.add_argument("--server-role", default=None, metavar="ROLE",
-                   help="the role `conteur serve --store` logs in as: SELECT and INSERT on the log, no more")
+                   help="the role `conteur serve --store` logs in as: it may read and append to the log, never change it")
     p.set_defaults(func=cmd_pg_setup)

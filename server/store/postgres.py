@@ -168,7 +168,8 @@ class PostgresStore:
         self._readers: list = []
         self._readers_lock = threading.Lock()
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._outcomes: dict[tuple[str, str], Outcome] = {}  # outcomes never change: a cache
+        # (session, outcome) by (device, command id): stored outcomes never change
+        self._outcomes: dict[tuple[str, str], tuple[str, Outcome]] = {}
         conn = self._connect()
         try:
             version = _schema_version(conn)
@@ -298,7 +299,7 @@ class PostgresStore:
             except Exception as exc:  # this command alone fails; nothing of it is written
                 results.append((future, exc))
         at = utc_now()
-        added: list[tuple[tuple[str, str], Outcome]] = []
+        added: list[tuple[tuple[str, str], tuple[str, Outcome]]] = []
         try:
             with conn.transaction():
                 head = conn.execute("SELECT seq FROM log_head WHERE id = 1 FOR UPDATE").fetchone()[0]
@@ -344,7 +345,7 @@ class PostgresStore:
                                              seqs, pending.code, pending.message))
                         replayed = msgspec.structs.replace(outcome, replayed=True)
                         stored[key] = replayed  # a retry later in this same batch
-                        added.append((key, replayed))
+                        added.append((key, (pending.session, replayed)))
                     results.append((future, outcome))
                 cur = conn.cursor()
                 if event_rows:
@@ -374,15 +375,16 @@ class PostgresStore:
 
     def outcome_of(self, device: str, command_id: str, session: str | None = None) -> Outcome | None:
         known = self._outcomes.get((device, command_id))
-        if known is not None:
-            return known
-        rows = self._query("SELECT seqs, code, message FROM commands WHERE device = %s AND command_id = %s",
-                           (device, command_id))
-        if not rows:
-            return None
-        outcome = Outcome(seqs=tuple(rows[0][0]), code=rows[0][1], message=rows[0][2], replayed=True)
-        self._outcomes[(device, command_id)] = outcome
-        return outcome
+        if known is None:
+            rows = self._query("SELECT session, seqs, code, message FROM commands "
+                               "WHERE device = %s AND command_id = %s", (device, command_id))
+            if not rows:
+                return None
+            stored_in, seqs, code, message = rows[0]
+            known = self._outcomes[(device, command_id)] = (
+                stored_in, Outcome(seqs=tuple(seqs), code=code, message=message, replayed=True))
+        stored_in, outcome = known
+        return outcome if session is None or session == stored_in else None
 
     def head(self) -> int:
         return self._query("SELECT seq FROM log_head WHERE id = 1")[0][0]
