@@ -18,6 +18,7 @@ from conteur.server.core.auth import Tokens, digest
 from conteur.server.core.service import Chronicle
 from conteur.server.store.chain import verify_rows
 from conteur.server.store.factory import open_store
+from conteur.server.store.interface import StoreError
 from conteur.server.store.migrate import MigrateError, migrate
 from conteur.server.store.sqlite import SQLiteStore
 
@@ -106,8 +107,8 @@ def test_a_damaged_source_is_refused_naming_the_seq_and_nothing_is_written(night
     conn.close()
     with pytest.raises(MigrateError, match="chain broken at seq 7.*nothing was written"):
         migrate(str(path), pg_url)
-    with open_store(pg_url) as store:
-        assert store.head() == 0
+    with pytest.raises(StoreError, match="no conteur chronicle"):  # not even the tables
+        open_store(pg_url)
 
 
 def test_a_non_empty_destination_is_refused(night, tmp_path):
