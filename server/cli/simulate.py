@@ -12,6 +12,7 @@ recomputes every draw.
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import msgspec
 
@@ -135,8 +136,12 @@ def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progr
                    rejected=rejected, head=chronicle.store.head())
 
 
-def simulate(db: str, *, events: int, seed: int, session: str | None = None, progress=None,
+def simulate(db, *, events: int, seed: int, session: str | None = None, progress=None,
              ruleset: str = "mixed") -> Summary:
+    """Plays into ``db``: an open store, or a chronicle file opened for the while."""
+    if not isinstance(db, (str, Path)):
+        return play(Chronicle(db), session or f"sim-{seed}", events=events, seed=seed,
+                    progress=progress, ruleset=ruleset)
     with SQLiteStore(db) as store:
         return play(Chronicle(store), session or f"sim-{seed}", events=events, seed=seed,
                     progress=progress, ruleset=ruleset)

@@ -26,11 +26,10 @@ from typing import Iterable, Iterator
 
 import msgspec
 
-from conteur.server.store.chain import GENESIS, ChainBreak, Row, read_jsonl, row_hash, verify_rows
-from conteur.server.store.interface import StoreError
+from conteur.server.store.chain import GENESIS, Row, read_jsonl, row_hash, verify_rows
 from conteur.server.store.postgres import is_postgres_url, redact
 
-__all__ = ["MigrateError", "Moved", "import_night", "migrate"]
+__all__ = ["MigrateError", "Moved", "backup_postgres", "import_night", "migrate"]
 
 CHUNK = 5000
 
@@ -428,16 +427,25 @@ def _check_draws(path: Path) -> None:
         raise MigrateError(f"{path} does not verify: {report.text().splitlines()[0]}; nothing was imported")
 
 
-def verify_target(target: str) -> tuple[int, ChainBreak | None]:
-    """(rows checked, first break) of a chronicle at a path or URL."""
-    from conteur.server.store.factory import open_store
+def backup_postgres(url: str, target: str | Path) -> int:
+    """``conteur backup`` of a PostgreSQL chronicle: one read snapshot of it, written as a
+    chronicle file beside ``target`` and renamed into place once complete and verified
+    (a stick pulled mid-copy never loses the previous backup). Returns its events."""
+    import os
 
-    with open_store(target) as store:
-        return verify_rows(store.rows(), gapless=True)
-
-
-def as_error(exc: BaseException) -> str | None:
-    """A migrate or import failure as one line, or None for a bug."""
-    if isinstance(exc, (MigrateError, StoreError)):
-        return str(exc)
-    return None
+    target = Path(target)
+    if not target.parent.is_dir():
+        raise MigrateError(f"no folder {target.parent}: is the stick plugged in and mounted?")
+    partial = target.with_name(target.name + ".partial")
+    for leftover in (partial, partial.with_name(partial.name + "-wal"), partial.with_name(partial.name + "-shm")):
+        leftover.unlink(missing_ok=True)
+    try:
+        moved = migrate(url, str(partial))
+        conn = sqlite3.connect(partial)  # one standalone file: nothing else has to travel
+        conn.execute("PRAGMA journal_mode=delete")
+        conn.close()
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise
+    os.replace(partial, target)
+    return moved.events

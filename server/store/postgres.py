@@ -46,7 +46,8 @@ try:
 except ImportError:  # pragma: no cover - the `postgresql` extra is not installed
     psycopg = None
 
-__all__ = ["PG_SCHEMA_VERSION", "PostgresStore", "grant_server_role", "is_postgres_url"]
+__all__ = ["PG_SCHEMA_VERSION", "PostgresStore", "database_name", "grant_server_role", "is_postgres_url",
+           "postgres_error", "redact"]
 
 # In conteur_meta, like SQLite's user_version: an older conteur refuses a newer schema.
 PG_SCHEMA_VERSION = 1
@@ -56,6 +57,19 @@ _URL = re.compile(r"^postgres(ql)?://")
 
 def is_postgres_url(target: str) -> bool:
     return bool(_URL.match(str(target)))
+
+
+def database_name(url: str) -> str:
+    return url.rsplit("/", 1)[-1].split("?", 1)[0] or "postgres"
+
+
+def postgres_error(exc: BaseException) -> tuple[int, str] | None:
+    """(exit status, one line) for an error PostgreSQL gave a command, or None."""
+    if psycopg is None or not isinstance(exc, psycopg.Error):
+        return None
+    from conteur.server.store.dbfile import EXIT_BAD_INPUT
+
+    return EXIT_BAD_INPUT, f"PostgreSQL refused: {_first_line(exc)}"
 
 
 def redact(url: str) -> str:
