@@ -150,6 +150,12 @@ class Cluster:
         password = self.password if password is None else password
         return f"postgresql://{user}:{password}@127.0.0.1:{self.port}/{database}"
 
+    def version(self) -> str:
+        import psycopg
+
+        with psycopg.connect(self.admin_url) as conn:
+            return conn.execute("SHOW server_version").fetchone()[0].split()[0]
+
     @property
     def admin_url(self) -> str:
         return self.url()

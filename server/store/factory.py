@@ -47,8 +47,9 @@ def writing(target: str | Path, *, create: bool = True, **kwargs) -> Iterator[Ev
             yield store
         return
     from conteur.server.store.dbfile import WriterLock, check_database
+    from conteur.server.store.sqlite import SQLiteStore
 
     check_database(target, create=create)
-    with WriterLock(target):
-        with open_store(target, create=create, **kwargs) as store:
+    with WriterLock(target):  # it makes the file it locks: checked before, not after
+        with SQLiteStore(target, **kwargs) as store:
             yield store

@@ -367,13 +367,20 @@ class PostgresStore:
                                   "at, prev_hash, hash) FROM STDIN") as copy:
                         for row in event_rows:
                             copy.write_row(row)
-                    cur.executemany(
-                        "INSERT INTO heads VALUES (%s, %s, %s, %s) ON CONFLICT (session) "
-                        "DO UPDATE SET last = excluded.last, hash = excluded.hash",
-                        [(sid, first, last, tip) for sid, (first, last, tip) in spans.items()])
+                    # one statement each, whatever the batch: a round trip per row would
+                    # cost more than the commit's flush
+                    cur.execute(
+                        "INSERT INTO heads SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bigint[], "
+                        "%s::text[]) ON CONFLICT (session) DO UPDATE SET last = excluded.last, "
+                        "hash = excluded.hash",
+                        [list(spans), [v[0] for v in spans.values()], [v[1] for v in spans.values()],
+                         [v[2] for v in spans.values()]])
                     cur.execute("UPDATE log_head SET seq = %s WHERE id = 1", (head,))
                 if command_rows:
-                    cur.executemany("INSERT INTO commands VALUES (%s, %s, %s, %s, %s, %s)", command_rows)
+                    with cur.copy("COPY commands (device, command_id, session, seqs, code, message) "
+                                  "FROM STDIN") as copy:
+                        for row in command_rows:
+                            copy.write_row(row)
         except Exception as exc:  # the whole transaction failed: nothing of it was written
             reason = _first_line(exc)
             if isinstance(exc, psycopg.OperationalError):
