@@ -402,13 +402,28 @@ def test_snapshots_are_found_at_or_before_a_seq_and_pruned_with_keep(night):
     assert store.latest_snapshot(sessions[1]) == (0, None)  # per session
 
 
-def test_load_states_gives_what_load_state_gives_one_by_one(night, backend, tmp_path, reopen):
+def test_load_states_gives_what_load_state_gives_one_by_one(night, reopen):
     store, _, sessions = night
     expected = {sid: store.load_state(sid, use_snapshots=False) for sid in sessions}
     assert store.load_states(use_snapshots=False, workers=1) == expected
     assert store.load_states([sessions[1], "nobody"]) == {sessions[1]: expected[sessions[1]],
                                                            "nobody": game.initial()}
     assert reopen().load_states(sessions, workers=2) == expected
+
+
+def test_a_closed_night_verifies_from_the_store_alone(store):
+    """verify's checks (chain, every fair draw, every verdict) over ``rows()``, and a
+    session's revealed seed, stored as its secret, is the one its draws used."""
+    from conteur.server.audit.verify import verify_store
+
+    summary = play(Chronicle(store), "v", events=120, seed=3)
+    report = verify_store(store, "contract")
+    assert report.ok, report.text()
+    assert report.events == store.head() == summary.head
+    assert report.sessions_checked == len(summary.sessions) and report.draws_checked > 0
+    closing = [msgspec.json.decode(r.data) for r in store.rows() if r.type == "session.closed"]
+    assert sorted(bytes.fromhex(e["seed"]) for e in closing) == sorted(
+        store.secret(sid) for sid in summary.sessions)
 
 
 # -- tokens ------------------------------------------------------------------------------
@@ -437,7 +452,7 @@ def test_tokens_are_found_by_digest_until_revoked(store):
 
 def test_adding_tokens_is_all_or_nothing(store):
     store.add_tokens([token(1)])
-    with pytest.raises(Exception):
+    with pytest.raises(StoreError):
         store.add_tokens([token(2), token(1)])  # a digest already stored
     assert store.token(token(2).hash) is None and store.count_tokens() == 1
 

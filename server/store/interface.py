@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from typing import Callable, Iterator, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Iterator, Protocol, Sequence, runtime_checkable
 
 import msgspec
 
@@ -51,6 +51,7 @@ from conteur.server.store.chain import GENESIS, Row
 
 __all__ = [
     "GENESIS", "EventStore", "Outcome", "Pending", "Progress", "Row", "StoreError", "TokenRecord",
+    "append_events",
 ]
 
 class Pending(msgspec.Struct, kw_only=True):
@@ -185,8 +186,10 @@ class EventStore(Protocol):
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
                    progress: Progress | None = None) -> GameState:
         """The session's folded state at ``at`` (None: its end), ``head`` set to the last
-        seq folded: the newest snapshot at or before it plus the events after. Saves a
-        snapshot when it folded ``snapshot_every`` events or more to the end."""
+        seq folded: the newest snapshot at or before it plus the events after (without
+        ``use_snapshots``: every event from the first). Folding to the end with snapshots,
+        it saves one when it folded ``snapshot_every`` events or more. ``progress`` is
+        called with the number of events of each chunk folded."""
         ...
 
     def load_states(self, sessions: Sequence[str] | None = None, *,
@@ -198,7 +201,8 @@ class EventStore(Protocol):
     # -- tokens --------------------------------------------------------------------------
 
     def add_tokens(self, records: Sequence[TokenRecord]) -> None:
-        """Stores the records in one transaction, stamped with the time: all or none."""
+        """Stores the records in one transaction, stamped with the time: all or none;
+        ``StoreError`` if a digest is already stored (nothing of the call is kept)."""
         ...
 
     def token(self, digest: str) -> TokenRecord | None:
@@ -240,3 +244,8 @@ class EventStore(Protocol):
     def __enter__(self) -> EventStore: ...
 
     def __exit__(self, *exc: object) -> None: ...
+
+
+def append_events(store: EventStore, session: str, events: Iterable[Event], **kwargs) -> Outcome:
+    """Appends one command's worth of events and waits for the commit (tools and tests)."""
+    return store.append_sync(Pending(session=session, events=list(events), **kwargs))

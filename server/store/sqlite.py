@@ -8,7 +8,7 @@ command's events go in their own SAVEPOINT: a batch that fails leaves nothing of
 and does not take the others down.
 
 Tamper evidence: each row's ``hash`` is SHA-256 over the previous row's hash and the row's
-canonical bytes (``events.chain``); triggers refuse UPDATE and DELETE.
+canonical bytes (``chain.py``), chained per session; triggers refuse UPDATE and DELETE.
 
 ``EventStore`` (``interface.py``) is the interface the server and CLI use; ``SQLiteStore``
 is the venue's implementation, and the only module with SQL on the chronicle's tables
@@ -25,7 +25,7 @@ import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+from typing import Iterator, Sequence
 
 import msgspec
 import sqlite_utils
@@ -38,12 +38,13 @@ from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_event, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 from conteur.server.store.fold import fold_chunks
-from conteur.server.store.interface import EventStore, Outcome, Pending, Progress, StoreError, TokenRecord
+from conteur.server.store.interface import (
+    EventStore, Outcome, Pending, Progress, StoreError, TokenRecord, append_events)
 
 __all__ = [
     "SNAPSHOT_VERSION", "EventStore", "Outcome", "Pending", "SQLiteStore", "StoreError",
     "append_events", "decode_event", "file_rows", "decode_events", "encode_event", "fold_session",
-    "latest_snapshot", "utc_now",
+    "latest_snapshot",
 ]
 
 _seqs_encoder = msgspec.json.Encoder()
@@ -576,6 +577,8 @@ class SQLiteStore:
                     "INSERT INTO tokens (hash, role, character, session, name, created) "
                     "VALUES (?,?,?,?,?,?)",
                     [(r.hash, r.role, r.character, r.session, r.name, now) for r in records])
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"no token was added: a digest is already stored ({exc})") from None
         finally:
             conn.close()
 
@@ -634,6 +637,3 @@ class SQLiteStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-
-def append_events(store: EventStore, session: str, events: Iterable[Event], **kwargs) -> Outcome:
-    return store.append_sync(Pending(session=session, events=list(events), **kwargs))
