@@ -20,7 +20,7 @@ from conteur.server.store.chain import verify_rows
 from conteur.server.store.factory import open_store
 from conteur.server.store.migrate import MigrateError, import_night
 from conteur.server.testing import Venue
-from tests.test_carried import failed_overbid
+from tests.carried_support import failed_overbid
 
 pytest.importorskip("psycopg")
 

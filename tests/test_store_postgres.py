@@ -165,3 +165,18 @@ def test_a_restarted_postgresql_gives_clear_errors_then_works_again(pg_cluster, 
             head = store.head()
         assert head == 2
         assert verify_rows(store.rows(), gapless=True) == (2, None)
+
+
+def test_one_deciding_process_per_database(pg_url):
+    """Like a chronicle file's writer lock: a second server (or init) is refused while one
+    holds the database, and may start once it is gone."""
+    from conteur.server.store.dbfile import DatabaseInUse
+    from conteur.server.store.factory import writing
+
+    with writing(pg_url) as first:
+        with pytest.raises(DatabaseInUse, match="in use by another conteur"):
+            with writing(pg_url):
+                pass
+        first.append_sync(Pending(session="s", events=[ev(1)]))
+    with writing(pg_url) as again:
+        assert again.head() == 1

@@ -40,11 +40,16 @@ def open_store(target: str | Path, *, create: bool = False, **kwargs) -> EventSt
 
 @contextlib.contextmanager
 def writing(target: str | Path, *, create: bool = True, **kwargs) -> Iterator[EventStore]:
-    """The store opened to append, held alone where its kind needs it (a SQLite file:
-    a second writer would append with stale seqs), closed at the end."""
+    """The store opened to decide and append, held alone: the command path keeps state in
+    memory, so a second writer would decide on stale state (and, on a SQLite file, append
+    with stale seqs). Closed at the end."""
     if is_postgres_url(str(target)):
         with open_store(target, create=create, **kwargs) as store:
-            yield store
+            held = store.hold()
+            try:
+                yield store
+            finally:
+                held.close()
         return
     from conteur.server.store.dbfile import WriterLock, check_database
     from conteur.server.store.sqlite import SQLiteStore

@@ -136,9 +136,10 @@ class _SQLiteSink:
     """Appends to a chronicle file in one transaction, holding its writer lock."""
 
     def __init__(self, path: str, create: bool):
-        from conteur.server.store.dbfile import WriterLock
+        from conteur.server.store.dbfile import WriterLock, check_database
         from conteur.server.store.sqlite import SQLiteStore
 
+        check_database(path, create=create)
         self.lock = WriterLock(path).acquire()
         try:
             SQLiteStore(path).close()  # the schema, made as the store makes it

@@ -164,6 +164,7 @@ def _schema_version(conn) -> int | None:
 
 
 _STOP = object()
+WRITER_LOCK = 0x636F6E74  # "cont": the advisory lock key of the one deciding process
 
 
 class PostgresStore:
@@ -250,6 +251,8 @@ class PostgresStore:
         except psycopg.OperationalError as exc:
             self._local.conn = None
             raise StoreError(f"PostgreSQL at {self.path} is unavailable: {_first_line(exc)}") from None
+        except psycopg.Error as exc:  # rolled back whole: a duplicate digest, a refused right
+            raise StoreError(f"nothing was written: {_first_line(exc)}") from None
 
     # -- appends ---------------------------------------------------------------------
 
@@ -554,6 +557,20 @@ class PostgresStore:
         return self.secret(session)
 
     # -- life ----------------------------------------------------------------------------
+
+    def hold(self, what: str = "conteur") -> object:
+        """The right to serve this chronicle, held until the returned handle's ``close()``
+        (or the process's death): a second server, ``init`` or ``simulate`` is refused.
+        The command path keeps each session's state in memory, so one process decides
+        for a chronicle, as with a SQLite file (``dbfile.WriterLock``)."""
+        from conteur.server.store.dbfile import DatabaseInUse
+
+        conn = self._connect()
+        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchone()[0]:
+            conn.close()
+            raise DatabaseInUse(f"{self.path} is in use by another conteur (a server, init or "
+                                f"simulate): stop it first, or use another database")
+        return conn
 
     def close(self) -> None:
         if self._closed:
