@@ -23,9 +23,6 @@ still drop a trigger: the hash chain then names the edit, as with a hand-edited 
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import queue
 import re
 import threading
 from typing import Iterator, Sequence
@@ -38,8 +35,8 @@ from conteur.server.store.chain import GENESIS, Row, row_hash
 from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.fold import fold_chunks
-from conteur.server.store.interface import Outcome, Pending, Progress, StoreError, TokenRecord
-from conteur.server.store.sqlite import _Awaiting, _resolve, utc_now
+from conteur.server.store.interface import Outcome, Progress, StoreError, TokenRecord
+from conteur.server.store.group import GroupCommit, resolve, utc_now
 
 try:
     import psycopg
@@ -163,11 +160,10 @@ def _schema_version(conn) -> int | None:
     return int(row[0]) if row else 0
 
 
-_STOP = object()
 WRITER_LOCK = 0x636F6E74  # "cont": the advisory lock key of the one deciding process
 
 
-class PostgresStore:
+class PostgresStore(GroupCommit):
     """``EventStore`` on a PostgreSQL database, with a group-committing writer thread."""
 
     def __init__(self, url: str, *, snapshot_every: int = 1000, max_batch: int = 512,
@@ -178,11 +174,9 @@ class PostgresStore:
         self.path = redact(url)  # what messages name, like a SQLite store's path
         self.snapshot_every = snapshot_every
         self.max_batch = max_batch
-        self._closed = False
         self._local = threading.local()
         self._readers: list = []
         self._readers_lock = threading.Lock()
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
         # (session, outcome) by (device, command id): stored outcomes never change
         self._outcomes: dict[tuple[str, str], tuple[str, Outcome]] = {}
         conn = self._connect()
@@ -203,8 +197,7 @@ class PostgresStore:
                                  f"and older: upgrade conteur on this machine")
         finally:
             conn.close()
-        self._writer = threading.Thread(target=self._write_loop, name="conteur-pg-writer", daemon=True)
-        self._writer.start()
+        self._start_writer("conteur-pg-writer")
 
     # -- connections ---------------------------------------------------------------
 
@@ -256,55 +249,9 @@ class PostgresStore:
 
     # -- appends ---------------------------------------------------------------------
 
-    def submit(self, pending: Pending) -> concurrent.futures.Future:
-        if self._closed:
-            raise StoreError("the store is closed")
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((pending, future))
-        return future
-
-    def append_sync(self, pending: Pending) -> Outcome:
-        return self.submit(pending).result()
-
-    def submit_on(self, loop: asyncio.AbstractEventLoop, pending: Pending) -> asyncio.Future:
-        if self._closed:
-            raise StoreError("the store is closed")
-        future = loop.create_future()
-        self._queue.put((pending, _Awaiting(loop, future)))
-        return future
-
-    async def append(self, pending: Pending) -> Outcome:
-        return await self.submit_on(asyncio.get_running_loop(), pending)
-
-    def _write_loop(self) -> None:
-        conn = None
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                break
-            batch = [item]
-            stop = False
-            while len(batch) < self.max_batch:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is _STOP:
-                    stop = True
-                    break
-                batch.append(more)
-            if conn is None or conn.closed or conn.broken:
-                try:
-                    conn = self._connect()
-                except StoreError as exc:
-                    conn = None
-                    _resolve([(future, exc) for _, future in batch])
-                    continue
-            self._commit(conn, batch)
-            if stop:
-                break
-        if conn is not None:
-            conn.close()
+    def _writer_connection(self, conn):
+        # a connection PostgreSQL dropped (a restart) failed its batch: the next reconnects
+        return conn if conn is not None and not conn.closed and not conn.broken else self._connect()
 
     def _commit(self, conn, batch: list) -> None:
         """One transaction for the batch, under the lock of ``log_head``."""
@@ -389,11 +336,11 @@ class PostgresStore:
             if isinstance(exc, psycopg.OperationalError):
                 reason = f"PostgreSQL is unavailable ({reason})"
             error = StoreError(f"append failed, nothing was written: {reason}")
-            _resolve([(future, error) for _, future in batch])
+            resolve([(future, error) for _, future in batch])
             return
         for key, outcome in added:
             self._outcomes[key] = outcome
-        _resolve(results)
+        resolve(results)
 
     # -- reads -----------------------------------------------------------------------
 
@@ -573,11 +520,8 @@ class PostgresStore:
         return conn
 
     def close(self) -> None:
-        if self._closed:
+        if not self._stop_writer():
             return
-        self._closed = True
-        self._queue.put(_STOP)
-        self._writer.join()
         with self._readers_lock:
             for conn in self._readers:
                 conn.close()
