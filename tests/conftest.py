@@ -8,6 +8,8 @@
 - ``demo``: the demo chronicle (v5-demo and action-demo), served.
 - ``worlds``: two venues for the noninterference tests, which play the same sessions in
   both, differing only in one secret (tests/noninterference.py).
+- ``pg_cluster``/``pg_url``: a throwaway PostgreSQL cluster for the test session and a fresh
+  database in it per test (tests/pg_support.py); without PostgreSQL they skip.
 """
 
 import sys
@@ -26,6 +28,7 @@ from conteur.server.testing import Venue  # noqa: E402
 from tests.browser_support import ARGS, CHROMIUM, browser, playwright  # noqa: E402,F401
 from tests.client_support import make_chronicle, served  # noqa: E402
 from tests.examples import examples  # noqa: E402
+from tests.pg_support import pg_cluster, pg_url  # noqa: E402,F401
 
 # tests without their own max_examples scale with CONTEUR_EXAMPLES too
 settings.register_profile("conteur", max_examples=examples(100))

@@ -86,6 +86,7 @@ def commands(db: Path, folder: Path, good: Path) -> dict[str, list]:
         "backup": ["backup", "--db", db, "--to", folder / "copy.db"],
         "restore": ["restore", "--from", db, "--db", folder / "target.db"],
         "simulate": ["simulate", "--db", db, "--events", 20],
+        "migrate": ["migrate", "--from", db, "--to", folder / "moved.db"],
         "client join": ["client", "join", link, "--state", db, "--timeout", 1],
         "client send": ["client", "send", '{"type": "skip_time", "seconds": 60}', "--state", db,
                         "--timeout", 1],

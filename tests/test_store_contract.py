@@ -42,13 +42,35 @@ def _sqlite_raw(store: SQLiteStore, statement: str) -> None:
         conn.close()
 
 
-STORES = {"sqlite": lambda path: SQLiteStore(path / "chronicle.db", snapshot_every=50)}
-RAW = {"sqlite": _sqlite_raw}  # (store, SQL) -> None, past the store's own code
+# a test's PostgreSQL database, by its tmp_path: reopening the store finds the same one
+_PG_URLS: dict = {}
+
+
+def _postgres(path):
+    from conteur.server.store.postgres import PostgresStore
+
+    return PostgresStore(_PG_URLS[path], snapshot_every=50)
+
+
+def _postgres_raw(store, statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(store.url, autocommit=True) as conn:
+        conn.execute(statement)
+
+
+STORES = {"sqlite": lambda path: SQLiteStore(path / "chronicle.db", snapshot_every=50),
+          "postgresql": _postgres}
+RAW = {"sqlite": _sqlite_raw, "postgresql": _postgres_raw}  # (store, SQL) -> None, past the store's own code
 
 
 @pytest.fixture(params=sorted(STORES))
-def backend(request) -> str:
-    return request.param
+def backend(request, tmp_path) -> str:
+    if request.param == "postgresql":
+        # a throwaway cluster (tests/pg_support.py), started only when a test asks for it
+        _PG_URLS[tmp_path] = request.getfixturevalue("pg_url")
+    yield request.param
+    _PG_URLS.pop(tmp_path, None)
 
 
 @pytest.fixture

@@ -328,11 +328,9 @@ def content_disposition(disposition: str, name: str) -> str:
 
 
 def cmd_export(args) -> int:
-    from conteur.server.store.dbfile import check_database
-    from conteur.server.store.sqlite import SQLiteStore
+    from conteur.server.store.factory import open_store
 
-    check_database(args.db)  # a mistyped --db is an error, never a new empty chronicle
-    with SQLiteStore(args.db) as store:
+    with open_store(args.db) as store:  # a mistyped --db is an error, never a new chronicle
         try:
             viewer = viewer_of_token(store, args.as_token, args.session) if args.as_token else STORYTELLER
             data = export(store, args.session, args.format, lang=args.lang, viewer=viewer)
@@ -349,7 +347,8 @@ def cmd_export(args) -> int:
 
 def add_commands(sub) -> None:
     p = sub.add_parser("export", help="a session as the chronicle record (md, html), a verifiable log (jsonl) or csv")
-    p.add_argument("--db", required=True, help="the chronicle database")
+    p.add_argument("--db", "--store", dest="db", required=True,
+                   help="the chronicle: a database file or a postgresql:// URL")
     p.add_argument("--session", required=True, help="the session id")
     p.add_argument("--format", required=True, choices=FORMATS,
                    help="md, html and csv's local_time give the venue's time (this machine's zone, or "

@@ -37,8 +37,14 @@ class Progress:
 
 def cmd_verify(args) -> int:
     from conteur.server.store.dbfile import DatabaseFileError, check_database
-    from conteur.server.audit.verify import verify_path
+    from conteur.server.audit.verify import verify_path, verify_store
+    from conteur.server.store.factory import describe, is_postgres_url, open_store
 
+    if is_postgres_url(args.path):
+        with open_store(args.path) as store:
+            report = verify_store(store, describe(args.path), progress_factory=Progress)
+        print(msgspec.json.encode(report).decode() if args.json else report.text())
+        return 0 if report.ok else 1
     path = Path(args.path)
     if not path.is_file():
         raise DatabaseFileError(f"{path}: no such file" if not path.exists() else f"{path} is a folder")
@@ -61,13 +67,12 @@ def cmd_verify(args) -> int:
 
 
 def cmd_replay(args) -> int:
-    from conteur.server.store.dbfile import check_database
-    from conteur.server.store.sqlite import SQLiteStore
+    from conteur.server.store.factory import describe, open_store
 
-    check_database(args.db)  # a mistyped --db is an error, never a new empty chronicle
-    with SQLiteStore(args.db) as store:
+    # a mistyped --db is an error, never a new empty chronicle
+    with open_store(args.db) as store:
         if args.session not in store.sessions():
-            print(f"conteur replay: no session {args.session!r} in {args.db}", file=sys.stderr)
+            print(f"conteur replay: no session {args.session!r} in {describe(args.db)}", file=sys.stderr)
             return 2
         progress = Progress("replaying")
         state = store.load_state(args.session, at=args.at, use_snapshots=not args.no_snapshots,
@@ -78,19 +83,20 @@ def cmd_replay(args) -> int:
 
 
 def cmd_simulate(args) -> int:
-    from conteur.server.store.dbfile import WriterLock, check_database
     from conteur.server.cli.simulate import simulate
+    from conteur.server.store.factory import writing
 
-    check_database(args.db, create=True)
-    with WriterLock(args.db):
-        summary = simulate(args.db, events=args.events, seed=args.seed, session=args.session,
+    with writing(args.db) as store:
+        summary = simulate(store, events=args.events, seed=args.seed, session=args.session,
                            ruleset=args.ruleset, progress=Progress("simulating", args.events),
                            fixed_secrets=args.fixed_secrets)
+    from conteur.server.store.factory import describe
+
     if args.json:
         print(msgspec.json.encode(summary).decode())
     else:
         print(f"simulated {', '.join(summary.sessions)}: {summary.events} events "
-              f"({summary.accepted} commands accepted, {summary.rejected} rejected) in {args.db}")
+              f"({summary.accepted} commands accepted, {summary.rejected} rejected) in {describe(args.db)}")
     return 0
 
 
@@ -107,19 +113,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("verify", help="check the hash chain, fair draws and verdicts of a database or exported log")
-    p.add_argument("path", help="a chronicle database (.db) or an exported JSON Lines log")
+    p.add_argument("path", help="a chronicle database (.db or postgresql:// URL) or an exported JSON Lines log")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_verify)
 
     p = sub.add_parser("replay", help="print a session's folded state as JSON")
-    p.add_argument("--db", required=True, help="the chronicle database")
+    p.add_argument("--db", "--store", dest="db", required=True,
+                   help="the chronicle: a database file or a postgresql:// URL")
     p.add_argument("--session", required=True, help="the session id")
     p.add_argument("--at", type=int, default=None, help="fold only up to this seq")
     p.add_argument("--no-snapshots", action="store_true", help="fold from the first event")
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser("simulate", help="play a random valid session through the real decide-and-append path")
-    p.add_argument("--db", required=True)
+    p.add_argument("--db", "--store", dest="db", required=True,
+                   help="the chronicle: a database file or a postgresql:// URL (created if missing)")
     p.add_argument("--events", type=int, default=1000, help="about how many events to produce")
     p.add_argument("--seed", type=int, default=0, help="random seed of the simulated players")
     p.add_argument("--session", default=None, help="session id (default: sim-SEED; with mixed, a suffix per ruleset)")
@@ -155,8 +163,9 @@ def _extra_commands() -> list:
     from conteur.server.store.backup import add_commands as backup_commands
     from conteur.server.cli.doctor import add_commands as doctor_commands
     from conteur.server.audit.export import add_commands as export_commands
+    from conteur.server.cli.stores import add_commands as store_commands
 
-    return [serve_commands, export_commands, backup_commands, doctor_commands]
+    return [serve_commands, export_commands, backup_commands, store_commands, doctor_commands]
 
 
 _EXTRA_COMMANDS: list = _extra_commands()
@@ -191,7 +200,13 @@ def cli_error(exc: BaseException) -> tuple[int | None, str]:
         return exc.exit_code, str(exc)
     if isinstance(exc, BackupError):
         return getattr(exc, "exit_code", EXIT_CHECK_FAILED), str(exc)
-    known = database_error(exc)
+    from conteur.server.store.migrate import MigrateError
+
+    if isinstance(exc, MigrateError):
+        return EXIT_CHECK_FAILED, str(exc)
+    from conteur.server.store.postgres import postgres_error
+
+    known = database_error(exc) or postgres_error(exc)
     if known is not None:
         return known
     if isinstance(exc, StoreError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import random
+from pathlib import Path
 
 import msgspec
 
@@ -137,13 +138,17 @@ def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progr
                    rejected=rejected, head=chronicle.store.head())
 
 
-def simulate(db: str, *, events: int, seed: int, session: str | None = None, progress=None,
+def simulate(db, *, events: int, seed: int, session: str | None = None, progress=None,
              ruleset: str = "mixed", fixed_secrets: bool = False) -> Summary:
-    """``fixed_secrets``: the sessions' draw seeds and hidden rolls' nonces come from
+    """Plays into ``db``: an open store, or a chronicle file opened for the while.
+    ``fixed_secrets``: the sessions' draw seeds and hidden rolls' nonces come from
     ``seed`` too, so the same arguments write the same log, byte for byte (the ``at``
     times and the hashes over them aside): how a change to the rules is shown to change
     no behaviour. Never for a real night: its seeds would be guessable."""
     randbytes = random.Random(f"secrets-{seed}").randbytes if fixed_secrets else os.urandom
+    if not isinstance(db, (str, Path)):
+        return play(Chronicle(db, randbytes=randbytes), session or f"sim-{seed}", events=events,
+                    seed=seed, progress=progress, ruleset=ruleset)
     with SQLiteStore(db) as store:
         return play(Chronicle(store, randbytes=randbytes), session or f"sim-{seed}", events=events,
                     seed=seed, progress=progress, ruleset=ruleset)

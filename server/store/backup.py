@@ -263,7 +263,8 @@ def _fsync(path: Path) -> None:
 def add_commands(sub) -> None:
     """Register `backup` and `restore` on the CLI's argparse subparsers."""
     p = sub.add_parser("backup", help="copy a live database consistently (e.g. to a USB stick)")
-    p.add_argument("--db", required=True, help="the chronicle database (the server may be running)")
+    p.add_argument("--db", "--store", dest="db", required=True,
+                   help="the chronicle database, or a postgresql:// URL (the server may be running)")
     p.add_argument("--to", required=True,
                    help="the copy to write; an existing directory gets a timestamped file")
     p.set_defaults(func=cmd_backup)
@@ -278,10 +279,20 @@ def add_commands(sub) -> None:
 
 
 def cmd_backup(args) -> int:
+    from conteur.server.store.postgres import database_name, is_postgres_url, redact
+
     target = Path(args.to)
+    postgres = is_postgres_url(args.db)
     if target.is_dir():
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        target = target / f"{Path(args.db).stem}-{stamp}.db"
+        stem = database_name(args.db) if postgres else Path(args.db).stem
+        target = target / f"{stem}-{stamp}.db"
+    if postgres:  # one read snapshot of the database, written as a chronicle file
+        from conteur.server.store.migrate import backup_postgres
+
+        count = backup_postgres(args.db, target)
+        print(f"backed up {count} events from {redact(args.db)} to {target}")
+        return 0
     count = backup(args.db, target)  # errors: one line from conteur.server.cli.main
     print(f"backed up {count} events from {args.db} to {target}")
     return 0

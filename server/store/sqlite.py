@@ -18,12 +18,9 @@ the file itself).
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
-import queue
 import sqlite3
 import threading
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator, Sequence
 
@@ -38,6 +35,7 @@ from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_event, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 from conteur.server.store.fold import fold_chunks
+from conteur.server.store.group import GroupCommit, resolve, utc_now
 from conteur.server.store.interface import (
     EventStore, Outcome, Pending, Progress, StoreError, TokenRecord, append_events)
 
@@ -105,10 +103,6 @@ def file_rows(path: str | Path) -> Iterator[Row]:
             yield Row(*r)
     finally:
         conn.close()
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
 def _check_pragmas(conn: sqlite3.Connection, path: str) -> None:
@@ -207,46 +201,6 @@ def refuse_newer(path: str) -> None:
         raise NewerDatabase(newer_message(path, version))
 
 
-_STOP = object()
-
-
-class _Awaiting:
-    """An append awaited on an event loop: resolved with the rest of its group commit."""
-
-    __slots__ = ("loop", "future")
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, future: asyncio.Future):
-        self.loop, self.future = loop, future
-
-
-def _settle(items: list) -> None:
-    for future, result in items:
-        if future.done():  # its awaiter was cancelled
-            continue
-        if isinstance(result, BaseException):
-            future.set_exception(result)
-        else:
-            future.set_result(result)
-
-
-def _resolve(pairs: list) -> None:
-    """Resolves a commit's futures: one wake-up per event loop for the whole group,
-    instead of one cross-thread call (and one self-pipe write) per append."""
-    by_loop: dict = {}
-    plain = []
-    for waiter, result in pairs:
-        if isinstance(waiter, _Awaiting):
-            by_loop.setdefault(waiter.loop, []).append((waiter.future, result))
-        else:
-            plain.append((waiter, result))
-    _settle(plain)
-    for loop, items in by_loop.items():
-        try:
-            loop.call_soon_threadsafe(_settle, items)
-        except RuntimeError:  # that loop is closed: nobody is waiting any more
-            pass
-
-
 class CommandIndex:
     """Outcomes by (device, command_id), per session, loaded once from ``commands``.
 
@@ -279,7 +233,7 @@ class CommandIndex:
         return index
 
 
-class SQLiteStore:
+class SQLiteStore(GroupCommit):
     """``EventStore`` on one SQLite file, with a group-committing writer thread."""
 
     def __init__(self, path: str | Path, *, snapshot_every: int = 1000, max_batch: int = 512):
@@ -287,8 +241,6 @@ class SQLiteStore:
         self.snapshot_every = snapshot_every
         self.max_batch = max_batch
         self._local = threading.local()
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
-        self._closed = False
         refuse_newer(self.path)
         conn = self._connect()
         create_schema(sqlite_utils.Database(conn))
@@ -301,8 +253,7 @@ class SQLiteStore:
         conn.close()
         self._last_hash: dict[str, str] = {}  # per session: each session is its own chain
         self._commands = CommandIndex()
-        self._writer = threading.Thread(target=self._write_loop, name="conteur-writer", daemon=True)
-        self._writer.start()
+        self._start_writer("conteur-writer")
 
     # -- connections ---------------------------------------------------------------
 
@@ -319,50 +270,6 @@ class SQLiteStore:
         return conn
 
     # -- appends ---------------------------------------------------------------------
-
-    def submit(self, pending: Pending) -> concurrent.futures.Future:
-        if self._closed:
-            raise StoreError("the store is closed")
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put((pending, future))
-        return future
-
-    def append_sync(self, pending: Pending) -> Outcome:
-        return self.submit(pending).result()
-
-    def submit_on(self, loop: asyncio.AbstractEventLoop, pending: Pending) -> asyncio.Future:
-        """Like ``submit``, for a caller on ``loop``: the future is resolved on the loop,
-        together with every other append of the same group commit."""
-        if self._closed:
-            raise StoreError("the store is closed")
-        future = loop.create_future()
-        self._queue.put((pending, _Awaiting(loop, future)))
-        return future
-
-    async def append(self, pending: Pending) -> Outcome:
-        return await self.submit_on(asyncio.get_running_loop(), pending)
-
-    def _write_loop(self) -> None:
-        conn = self._connect()
-        while True:
-            item = self._queue.get()
-            if item is _STOP:
-                break
-            batch = [item]
-            stop = False
-            while len(batch) < self.max_batch:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is _STOP:
-                    stop = True
-                    break
-                batch.append(more)
-            self._commit(conn, batch)
-            if stop:
-                break
-        conn.close()
 
     def _commit(self, conn: sqlite3.Connection, batch: list) -> None:
         """One transaction for the whole batch, with as few SQLite calls as possible.
@@ -433,12 +340,12 @@ class SQLiteStore:
                 pass
             self._last_hash = {}  # re-read the tips from the file next time
             error = StoreError(f"append failed, nothing was written: {exc}")
-            _resolve([(future, error) for _, future in batch])
+            resolve([(future, error) for _, future in batch])
             return
         self._head, self._last_hash = head, tips
         for session, key, outcome in added:
             self._commands.of(conn, session)[key] = msgspec.structs.replace(outcome, replayed=True)
-        _resolve(results)
+        resolve(results)
 
     def _chain_tip(self, conn, session: str, tips: dict[str, str]) -> str:
         tip = tips.get(session)
@@ -621,11 +528,8 @@ class SQLiteStore:
     # -- life --------------------------------------------------------------------------
 
     def close(self) -> None:
-        if self._closed:
+        if not self._stop_writer():
             return
-        self._closed = True
-        self._queue.put(_STOP)
-        self._writer.join()
         conn = getattr(self._local, "conn", None)
         if conn is not None:
             conn.close()

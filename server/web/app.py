@@ -32,7 +32,7 @@ from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
 from conteur.server.core.service import Chronicle
 from conteur.server.store.interface import EventStore
-from conteur.server.store.sqlite import SQLiteStore
+from conteur.server.store.factory import is_postgres_url, open_store, writing
 from conteur.server.core.timers import WindowTimers
 from conteur.server.web.ws import ws_endpoint
 
@@ -110,8 +110,8 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        owned = isinstance(db, (str, Path))  # a path is a SQLite chronicle file
-        store = SQLiteStore(db) if owned else db
+        owned = isinstance(db, (str, Path))  # a chronicle file or a postgresql:// URL
+        store = open_store(db, create=True) if owned else db
         runtime = Runtime(store, settings)
         runtime.hub.bind()
         runtime.chronicle.preload()
@@ -212,7 +212,10 @@ class Served:
 
 def tls_folder(db: str | Path) -> Path:
     """Where `serve --tls` keeps the venue CA and certificate by default: `tls/` beside
-    the database, so copying the database's folder to a spare machine copies them too."""
+    the database, so copying the database's folder to a spare machine copies them too
+    (with a PostgreSQL store: tls/ in the current folder)."""
+    if is_postgres_url(str(db)):
+        return Path.cwd() / "tls"
     return Path(db).resolve().parent / "tls"
 
 
@@ -227,34 +230,30 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
     (conteur.server.web.door). The database is refused before anything is written if it is not one
     (conteur.server.store.dbfile), and held for the server's life: a second server is refused."""
     from conteur.server.cli import demo as demo_mod
-    from conteur.server.store.dbfile import WriterLock, check_database
 
     out = out or sys.stdout
-    check_database(db, create=True)
+    if not is_postgres_url(str(db)):  # refused before anything, the TLS files included
+        from conteur.server.store.dbfile import check_database
+
+        check_database(db, create=True)
     settings = Settings(origins=tuple(origins), public_url=public_url, wifi=wifi)
     extra: dict = {}
     scheme = "http"
     if tls_dir is not None or cert is not None:
         extra, settings.ca_file = _tls(host, tls_dir, cert, key)
         scheme = "https"
-    lock = WriterLock(db).acquire()
-    try:
-        store = SQLiteStore(db)
-        try:
-            demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url,
-                              wifi=wifi, out=out)
-            if scheme == "https":
-                _announce_tls(settings, host, port, public_url, out)
-            app = create_app(store, settings=settings)
-            config = uvicorn_config(app, host, port, log_level="info", **extra)
-            if scheme == "https":  # the door is https, whatever uvicorn believes it runs
-                logging.getLogger("uvicorn.error").addFilter(
-                    lambda record: not str(record.msg).startswith("Uvicorn running on"))
-            uvicorn.Server(config).run()
-        finally:
-            store.close()
-    finally:
-        lock.release()
+    # a chronicle file is held for the server's life; a PostgreSQL database takes many
+    with writing(db, create=True) as store:
+        demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url,
+                          wifi=wifi, out=out)
+        if scheme == "https":
+            _announce_tls(settings, host, port, public_url, out)
+        app = create_app(store, settings=settings)
+        config = uvicorn_config(app, host, port, log_level="info", **extra)
+        if scheme == "https":  # the door is https, whatever uvicorn believes it runs
+            logging.getLogger("uvicorn.error").addFilter(
+                lambda record: not str(record.msg).startswith("Uvicorn running on"))
+        uvicorn.Server(config).run()
 
 
 def _tls(host: str, tls_dir, cert, key) -> tuple[dict, str]:
@@ -307,20 +306,15 @@ def cmd_serve(args) -> int:
 def cmd_init(args) -> int:
     """``conteur init``: the roster's session, characters and tokens, printed once."""
     from conteur.server.cli import demo as demo_mod
-    from conteur.server.store.dbfile import WriterLock, check_database
     from conteur.server.core.roster import RosterError, format_imported, init_from_roster
 
-    check_database(args.db, create=True)
-    with WriterLock(args.db):  # never beside a running server: it would append stale seqs
-        store = SQLiteStore(args.db)
+    # a chronicle file: never beside a running server, it would append stale seqs
+    with writing(args.db, create=True) as store:
         try:
-            try:
-                imported = init_from_roster(store, args.roster)
-            except (RosterError, OSError) as exc:
-                print(f"conteur init: {exc}", file=sys.stderr)
-                return 2
-        finally:
-            store.close()
+            imported = init_from_roster(store, args.roster)
+        except (RosterError, OSError) as exc:
+            print(f"conteur init: {exc}", file=sys.stderr)
+            return 2
     if args.json:
         print(msgspec.json.encode(imported).decode())
     else:
@@ -332,7 +326,8 @@ def cmd_init(args) -> int:
 def add_commands(sub) -> None:
     """``conteur serve`` and ``conteur init``, for conteur.server.cli.main."""
     p = sub.add_parser("serve", help="run the session server (phones join over the venue network)")
-    p.add_argument("--db", default="conteur.db", help="the chronicle database (created if missing)")
+    p.add_argument("--db", "--store", dest="db", default="conteur.db",
+                   help="the chronicle: a database file, or a postgresql:// URL (created if missing)")
     p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: every interface)")
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--demo", action="store_true",
@@ -354,7 +349,8 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("init", help="create a session from a roster file and print every token once")
-    p.add_argument("--db", default="conteur.db", help="the chronicle database (created if missing)")
+    p.add_argument("--db", "--store", dest="db", default="conteur.db",
+                   help="the chronicle: a database file, or a postgresql:// URL (created if missing)")
     p.add_argument("--roster", required=True, help="a roster file, TOML or JSON (docs/protocol.md)")
     p.add_argument("--json", action="store_true", help="print the tokens as JSON")
     p.add_argument("--port", type=int, default=8000, help="the port printed in join links")
