@@ -30,6 +30,7 @@ import conteur.client
 from conteur.server.core.auth import Tokens
 from conteur.events import nesting
 from conteur.server.core.hub import Hub
+from conteur.server.core.projections import Projections
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from conteur.server.core.timers import WindowTimers
@@ -64,6 +65,7 @@ class Runtime:
         self.tokens = Tokens(store)
         self.hub = Hub(store, tokens=self.tokens)  # revoked tokens lose their sockets
         self.timers = WindowTimers(self.chronicle)
+        self.projections = Projections(store)  # GET /state: per view, not folded per call
         self.chronicle.listeners.append(self.hub.on_executed)
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)
