@@ -14,7 +14,9 @@ event to the scene it names, or else to its first character's scene at that mome
 
 from __future__ import annotations
 
+import bisect
 import collections
+import itertools
 import math
 from collections import Counter
 from typing import Any, Iterable
@@ -108,52 +110,114 @@ def build(store: SQLiteStore, session_id: str, viewer: Actor = STORYTELLER, lang
 
 def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Actor = STORYTELLER,
                lang: str = "en") -> Review:
-    truth = game.initial()
-    seen_state = game.initial()
-    names: dict[str, str] = {}
-    scenes: dict[str, str] = {}
-    challenge_scene: dict[str, str | None] = {}
-    teller = Teller(names, lang, scenes)
-    amended_during: dict[int, list[str]] = {}  # seq -> the open challenges a sheet amendment bears on
-    items: list[Item] = []
-    for row, event in zip(rows, events):
-        if isinstance(event, session.CharacterAdded):
-            names[event.character] = event.name or event.character
-        elif isinstance(event, session.SceneOpened):
-            scenes[event.scene] = event.name or event.scene
-        people = _people(event)
-        challenge = _challenge_of(event)
-        scene = getattr(event, "scene", None)
-        if isinstance(event, met.ChallengeIssued):
-            challenge_scene[event.challenge] = _where(truth, (event.initiator, event.tested or event.defender))
-        elif isinstance(event, offline.OfflineChallengeRecorded):
-            challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
-        if scene is None:
-            scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
-        if isinstance(event, session.SheetAmended):
+    builder = Builder(session_id, viewer, lang)
+    builder.extend(rows, events)
+    return builder.review(copy=False)
+
+
+class Builder:
+    """The review of a session built as its log grows (issue 18): ``extend`` with the rows
+    after those already taken, so a long night's review is never walked again from its
+    first event; ``review`` gives the ``Review`` of everything taken so far."""
+
+    def __init__(self, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en"):
+        self.session = session_id
+        self.viewer = viewer
+        self.truth = game.initial()
+        self.seen_state = game.initial()
+        self.names: dict[str, str] = {}
+        self.scenes: dict[str, str] = {}
+        self.challenge_scene: dict[str, str | None] = {}
+        self.teller = Teller(self.names, lang, self.scenes)
+        self.lang = self.teller.lang
+        self.items: list[Item] = []
+        self.rows: list[Row] = []
+        self.by_challenge: dict[str, list[Item]] = {}  # items by challenge id, in log order
+        self.touched: set[str] = set()  # challenges with new items since the caller last looked
+        self.head = 0  # the last seq taken (seen or not)
+        self.types: set[str] = set()
+        self._briefs: dict[str, dict] = {}  # challenge id -> its brief (``_brief``), kept current
+        self._flagged: dict[str, tuple[int, int]] = {}  # disputes' ids -> their rank
+        self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
+
+    def extend(self, rows: list[Row], events: list[Event]) -> None:
+        truth, seen_state, viewer = self.truth, self.seen_state, self.viewer
+        names, scenes, challenge_scene, teller = self.names, self.scenes, self.challenge_scene, self.teller
+        for row, event in zip(rows, events):
+            if isinstance(event, session.CharacterAdded):
+                names[event.character] = event.name or event.character
+            elif isinstance(event, session.SceneOpened):
+                scenes[event.scene] = event.name or event.scene
+            people = _people(event)
+            challenge = _challenge_of(event)
+            scene = getattr(event, "scene", None)
+            if isinstance(event, met.ChallengeIssued):
+                challenge_scene[event.challenge] = _where(truth, (event.initiator, event.tested or event.defender))
+            elif isinstance(event, offline.OfflineChallengeRecorded):
+                challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
+            if scene is None:
+                scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
             # an open challenge is checked against the sheet as amended (rules-choices 21):
             # its story shows the amendment, for a dispute about a refused bid
-            amended_during[row.seq] = [c.id for c in truth.met.live.values() if event.character in c.sides]
-        truth = game.evolve(truth, event)
-        f = views.forms(event)
-        seen = views.pick(f, viewer)
-        if seen is None:
-            continue
-        seen_state = game.evolve(seen_state, seen)
-        items.append(Item(
-            seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
-            scene=scene, challenge=challenge, text=sentence(seen, teller), owners=f.owners,
-            sealed=f.public is not None,
-        ))
-    seen_state = msgspec.structs.replace(seen_state, head=items[-1].seq if items else 0)
-    by_challenge: dict[str, list[Item]] = {}
-    for item in items:
-        if item.challenge:
-            by_challenge.setdefault(item.challenge, []).append(item)
-        for challenge_id in amended_during.get(item.seq, ()):
-            by_challenge.setdefault(challenge_id, []).append(item)
-    return Review(session=session_id, viewer=viewer, lang=teller.lang, items=items, names=names,
-                  scenes=scenes, state=seen_state, rows=rows, challenge_items=by_challenge)
+            amended = ([c.id for c in truth.met.live.values() if event.character in c.sides]
+                       if isinstance(event, session.SheetAmended) else ())
+            truth = game.evolve(truth, event)
+            f = views.forms(event)
+            seen = views.pick(f, viewer)
+            if seen is None:
+                continue
+            seen_state = game.evolve(seen_state, seen)
+            item = Item(
+                seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
+                scene=scene, challenge=challenge, text=sentence(seen, teller), owners=f.owners,
+                sealed=f.public is not None,
+            )
+            self.items.append(item)
+            self.types.add(row.type)
+            for challenge_id in ((challenge,) if challenge else ()) + tuple(amended):
+                self.by_challenge.setdefault(challenge_id, []).append(item)
+                self.touched.add(challenge_id)
+        self.truth, self.seen_state = truth, seen_state
+        self.rows.extend(rows)
+        if rows:
+            self.head = rows[-1].seq
+
+    def review(self, *, copy: bool = True) -> Review:
+        """The review so far; with ``copy``, one that later ``extend`` calls leave alone
+        (its lists are copied: pointers, not items)."""
+        state = msgspec.structs.replace(self.seen_state, head=self.items[-1].seq if self.items else 0)
+        items, rows, by_challenge = self.items, self.rows, self.by_challenge
+        if copy:
+            items, rows = list(items), list(rows)
+            by_challenge = {k: list(v) for k, v in by_challenge.items()}
+        return Review(session=self.session, viewer=self.viewer, lang=self.lang, items=items,
+                      names=dict(self.names) if copy else self.names,
+                      scenes=dict(self.scenes) if copy else self.scenes, state=state, rows=rows,
+                      challenge_items=by_challenge)
+
+
+    def briefs(self) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
+        """Every challenge's brief and the disputes' ranks, recomputed only for challenges
+        with new items (and those not settled yet): the first screen's cost stays that of
+        what changed since it was last shown."""
+        review = self.review(copy=False)
+        for cid in self.touched | self._unsettled:
+            story = _summary(review, cid, self.by_challenge.get(cid, []))
+            self._flagged.pop(cid, None)
+            self._unsettled.discard(cid)
+            if story is None:
+                self._briefs.pop(cid, None)
+                continue
+            self._briefs[cid] = _brief(story)
+            if _flagged(story):
+                self._flagged[cid] = _rank(story)
+            if story.status not in SETTLED:
+                self._unsettled.add(cid)
+        self.touched = set()
+        return self._briefs, self._flagged
+
+
+SETTLED = frozenset(("resolved", "cancelled", "confirmed", "ruled"))
 
 
 # ---------------------------------------------------------------- timeline
@@ -303,20 +367,23 @@ def stories(review: Review) -> list[Story]:
     return [s for s in out if s is not None]
 
 
+def _rank(s: Story) -> tuple[int, int]:
+    if s.kind == "offline" and s.status == "disputed":
+        return (0, -s.last_seq)
+    if s.kind == "offline" and s.status == "recorded":
+        return (1, -s.last_seq)
+    return (2, -s.last_seq)
+
+
+def _flagged(s: Story) -> bool:
+    return s.disputed or s.ruled or (s.kind == "offline" and s.status == "recorded")
+
+
 def disputes(review: Review, all_stories: list[Story] | None = None) -> list[Story]:
     """Disputed items first: offline records disputed and not yet ruled, awaiting an
     answer, then every ruled, overruled or cancelled challenge, newest first."""
     all_stories = stories(review) if all_stories is None else all_stories
-
-    def rank(s: Story) -> tuple[int, int]:
-        if s.kind == "offline" and s.status == "disputed":
-            return (0, -s.last_seq)
-        if s.kind == "offline" and s.status == "recorded":
-            return (1, -s.last_seq)
-        return (2, -s.last_seq)
-
-    flagged = [s for s in all_stories if s.disputed or s.ruled or (s.kind == "offline" and s.status == "recorded")]
-    return sorted(flagged, key=rank)
+    return sorted([s for s in all_stories if _flagged(s)], key=_rank)
 
 
 # ---------------------------------------------------------------- scene slider
@@ -582,25 +649,72 @@ def item_dict(item: Item, *, event: bool = True) -> dict:
     return out
 
 
-def bundle(review: Review) -> dict:
-    """Everything the review page shows, in one answer."""
-    all_stories = stories(review)
+def _header(review: Review, types: Iterable[str]) -> dict:
     s = review.state.session
+    first_at = review.items[0].at if review.items else None
     return {
         "session": review.session, "name": s.name, "chronicle": s.chronicle, "scenario": s.scenario,
         "status": s.status, "head": review.state.head, "lang": review.lang,
         "viewer": msgspec.to_builtins(review.viewer),
         "characters": review.names, "scenes": review.scenes,
-        "types": sorted({i.type for i in review.items}),
+        "types": sorted(types),
+        # the page shows the venue's time (server/core/venue_time.py); the stamps stay UTC
+        "utc_offset_minutes": venue_time.offset_minutes(first_at) if first_at else 0,
+        "zone": venue_time.offset_label(first_at) if first_at else "UTC",
+    }
+
+
+def bundle(review: Review) -> dict:
+    """Everything the review page shows, in one answer (exports and scripts; the page
+    itself loads ``first_screen`` and the rest by parts)."""
+    all_stories = stories(review)
+    return {
+        **_header(review, {i.type for i in review.items}),
         "verification": msgspec.to_builtins(verify(review.rows)),
         "disputes": [s.id for s in disputes(review, all_stories)],
         "challenges": [msgspec.to_builtins(_brief(st)) for st in all_stories],
         "fairness": msgspec.to_builtins(fairness(review)),
         "items": [item_dict(i, event=False) for i in review.items],  # the timeline endpoint has the events
-        # the page shows the venue's time (server/core/venue_time.py); the stamps stay UTC
-        "utc_offset_minutes": venue_time.offset_minutes(review.items[0].at) if review.items else 0,
-        "zone": venue_time.offset_label(review.items[0].at) if review.items else "UTC",
     }
+
+
+FIRST_ITEMS = 1500  # the timeline rows the page draws at first (review.js SHOWN)
+FIRST_CHALLENGES = 200
+FIRST_DISPUTES = 200
+
+
+def first_screen(builder: Builder) -> dict:
+    """What the review page shows first, the same size at any length of night (issue 18):
+    the header, the disputes first (the first ``FIRST_DISPUTES``, with their briefs), the
+    first ``FIRST_CHALLENGES`` challenges and ``FIRST_ITEMS`` timeline rows, and how many
+    there are of each. The verification and the fairness panel come by their own requests
+    (``/review/verify``, ``/review/fairness``), the rest by pages (``items_page``,
+    ``challenges_page``)."""
+    briefs, flagged = builder.briefs()
+    review = builder.review(copy=False)
+    shown = sorted(flagged, key=flagged.__getitem__)[:FIRST_DISPUTES]
+    return {
+        **_header(review, builder.types),
+        "partial": True,
+        "counts": {"items": len(review.items), "challenges": len(briefs), "disputes": len(flagged)},
+        "disputes": shown,
+        "disputed": [msgspec.to_builtins(briefs[cid]) for cid in shown],
+        "challenges": challenges_page(builder, 0, FIRST_CHALLENGES),
+        "items": [item_dict(i, event=False) for i in review.items[:FIRST_ITEMS]],
+    }
+
+
+def items_page(review: Review, after: int, limit: int) -> list[dict]:
+    """Timeline rows after seq ``after`` (without their events), at most ``limit``."""
+    start = bisect.bisect_right(review.items, after, key=lambda i: i.seq)
+    return [item_dict(i, event=False) for i in review.items[start:start + limit]]
+
+
+def challenges_page(builder: Builder, offset: int, limit: int) -> list[dict]:
+    """Challenge briefs in log order, from the ``offset``-th."""
+    briefs, _ = builder.briefs()
+    ids = itertools.islice((cid for cid in builder.by_challenge if cid in briefs), offset, offset + limit)
+    return [msgspec.to_builtins(briefs[cid]) for cid in ids]
 
 
 def _brief(story: Story) -> dict:
