@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import gc
 import itertools
 import math
 from collections import Counter
@@ -71,22 +72,51 @@ class Review(msgspec.Struct, kw_only=True):
 
 
 def _people(event: Event) -> tuple[str, ...]:
+    fields, throws = _people_fields(type(event))
     found: list[str] = []
-    for field in _PEOPLE:
-        value = getattr(event, field, None)
+    for field in fields:
+        value = getattr(event, field)
         if isinstance(value, str) and value and value != session.STORYTELLER_SIDE and value not in found:
             found.append(value)
-    for key in getattr(event, "throws", None) or {}:
-        if key not in found and key != session.STORYTELLER_SIDE:
-            found.append(key)
+    if throws:
+        for key in event.throws or {}:
+            if key not in found and key != session.STORYTELLER_SIDE:
+                found.append(key)
     return tuple(found)
 
 
+_PEOPLE_OF: dict[type, tuple[tuple[str, ...], bool]] = {}
+_HAS_SCENE = frozenset(t for t in game.EVENT_TYPES if "scene" in t.__struct_fields__)
+
+
+def _people_fields(kind: type) -> tuple[tuple[str, ...], bool]:
+    """The fields of an event type that may name a character: looked up once per type,
+    not tried one by one on every event of a night (the review walks every one)."""
+    found = _PEOPLE_OF.get(kind)
+    if found is None:
+        fields = getattr(kind, "__struct_fields__", ())
+        found = _PEOPLE_OF[kind] = (tuple(f for f in _PEOPLE if f in fields), "throws" in fields)
+    return found
+
+
+_CHALLENGE_FIELD: dict[type, str | None] = {}
+
+
 def _challenge_of(event: Event) -> str | None:
-    if isinstance(event, offline._BetweenTwo):
-        return event.record
-    value = getattr(event, "challenge", None)
-    return value if isinstance(value, str) and type(event).__module__ == met.__name__ else None
+    kind = type(event)
+    field = _CHALLENGE_FIELD.get(kind, "")
+    if field == "":
+        if issubclass(kind, offline._BetweenTwo):
+            field = "record"
+        elif kind.__module__ == met.__name__ and "challenge" in getattr(kind, "__struct_fields__", ()):
+            field = "challenge"
+        else:
+            field = None
+        _CHALLENGE_FIELD[kind] = field
+    if field is None:
+        return None
+    value = getattr(event, field)
+    return value if isinstance(value, str) else None
 
 
 def _where(state: GameState, people: Iterable[str]) -> str | None:
@@ -120,8 +150,12 @@ class Builder:
     after those already taken, so a long night's review is never walked again from its
     first event; ``review`` gives the ``Review`` of everything taken so far."""
 
-    def __init__(self, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en"):
+    def __init__(self, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en", *,
+                 keep_rows: bool = True):
         self.session = session_id
+        # the rows only serve the verification and the exports: a server reads them again
+        # for those (``keep_rows=False``) rather than hold every stored byte of the night
+        self.keep_rows = keep_rows
         self.viewer = viewer
         self.truth = game.initial()
         self.seen_state = game.initial()
@@ -136,49 +170,73 @@ class Builder:
         self.touched: set[str] = set()  # challenges with new items since the caller last looked
         self.head = 0  # the last seq taken (seen or not)
         self.types: set[str] = set()
-        self._briefs: dict[str, dict] = {}  # challenge id -> its brief (``_brief``), kept current
+        self._marks: dict[str, Mark] = {}  # challenge id -> what the disputes list needs of it
+        self._briefs: dict[str, dict] = {}  # challenge id -> its brief, once shown (``brief``)
         self._flagged: dict[str, tuple[int, int]] = {}  # disputes' ids -> their rank
         self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
 
     def extend(self, rows: list[Row], events: list[Event]) -> None:
         truth, seen_state, viewer = self.truth, self.seen_state, self.viewer
         names, scenes, challenge_scene, teller = self.names, self.scenes, self.challenge_scene, self.teller
+        whole = viewer.role == "storyteller"
+        paused = gc.isenabled()
+        gc.disable()  # as the store's fold: no cycles, only a growing review to walk again
+        try:
+            self._extend(rows, events, truth, seen_state, viewer, names, scenes, challenge_scene, teller, whole)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _extend(self, rows, events, truth, seen_state, viewer, names, scenes, challenge_scene, teller, whole):
+        items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
+        evolve, forms, pick = game.evolve, views.forms, views.pick
         for row, event in zip(rows, events):
-            if isinstance(event, session.CharacterAdded):
+            kind = type(event)
+            if kind is session.CharacterAdded:
                 names[event.character] = event.name or event.character
-            elif isinstance(event, session.SceneOpened):
+            elif kind is session.SceneOpened:
                 scenes[event.scene] = event.name or event.scene
             people = _people(event)
             challenge = _challenge_of(event)
-            scene = getattr(event, "scene", None)
-            if isinstance(event, met.ChallengeIssued):
+            scene = event.scene if kind in _HAS_SCENE else None
+            if kind is met.ChallengeIssued:
                 challenge_scene[event.challenge] = _where(truth, (event.initiator, event.tested or event.defender))
-            elif isinstance(event, offline.OfflineChallengeRecorded):
+            elif kind is offline.OfflineChallengeRecorded:
                 challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
             if scene is None:
                 scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
             # an open challenge is checked against the sheet as amended (rules-choices 21):
             # its story shows the amendment, for a dispute about a refused bid
             amended = ([c.id for c in truth.met.live.values() if event.character in c.sides]
-                       if isinstance(event, session.SheetAmended) else ())
-            truth = game.evolve(truth, event)
-            f = views.forms(event)
-            seen = views.pick(f, viewer)
+                       if kind is session.SheetAmended else None)
+            truth = evolve(truth, event)
+            f = forms(event)
+            seen = pick(f, viewer)
             if seen is None:
                 continue
-            seen_state = game.evolve(seen_state, seen)
+            # a storyteller sees every event whole: its state is the truth, folded once
+            seen_state = truth if whole else evolve(seen_state, seen)
             item = Item(
                 seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
                 scene=scene, challenge=challenge, text=sentence(seen, teller), owners=f.owners,
                 sealed=f.public is not None,
             )
-            self.items.append(item)
-            self.types.add(row.type)
-            for challenge_id in ((challenge,) if challenge else ()) + tuple(amended):
-                self.by_challenge.setdefault(challenge_id, []).append(item)
-                self.touched.add(challenge_id)
+            items.append(item)
+            add_type(row.type)
+            if challenge:
+                found = by_challenge.get(challenge)
+                if found is None:
+                    by_challenge[challenge] = [item]
+                else:
+                    found.append(item)
+                touched.add(challenge)
+            if amended:
+                for challenge_id in amended:
+                    by_challenge.setdefault(challenge_id, []).append(item)
+                    touched.add(challenge_id)
         self.truth, self.seen_state = truth, seen_state
-        self.rows.extend(rows)
+        if self.keep_rows:
+            self.rows.extend(rows)
         if rows:
             self.head = rows[-1].seq
 
@@ -196,25 +254,35 @@ class Builder:
                       challenge_items=by_challenge)
 
 
-    def briefs(self) -> tuple[dict[str, dict], dict[str, tuple[int, int]]]:
-        """Every challenge's brief and the disputes' ranks, recomputed only for challenges
+    def marks(self) -> tuple[dict[str, Mark], dict[str, tuple[int, int]]]:
+        """Every challenge's mark and the disputes' ranks, recomputed only for challenges
         with new items (and those not settled yet): the first screen's cost stays that of
         what changed since it was last shown."""
         review = self.review(copy=False)
         for cid in self.touched | self._unsettled:
-            story = _summary(review, cid, self.by_challenge.get(cid, []))
+            mark = _mark(review, cid, self.by_challenge.get(cid, []))
             self._flagged.pop(cid, None)
             self._unsettled.discard(cid)
-            if story is None:
-                self._briefs.pop(cid, None)
+            self._briefs.pop(cid, None)
+            if mark is None:
+                self._marks.pop(cid, None)
                 continue
-            self._briefs[cid] = _brief(story)
-            if _flagged(story):
-                self._flagged[cid] = _rank(story)
-            if story.status not in SETTLED:
+            self._marks[cid] = mark
+            if _flagged(mark):
+                self._flagged[cid] = _rank(mark)
+            if mark.status not in SETTLED:
                 self._unsettled.add(cid)
         self.touched = set()
-        return self._briefs, self._flagged
+        return self._marks, self._flagged
+
+    def brief(self, challenge_id: str) -> dict:
+        """A challenge's brief (as in the bundle), told only when shown, then kept until
+        the challenge moves (call ``marks`` first)."""
+        found = self._briefs.get(challenge_id)
+        if found is None:
+            story = _summary(self.review(copy=False), challenge_id, self.by_challenge[challenge_id], steps=False)
+            found = self._briefs[challenge_id] = msgspec.to_builtins(_brief(story))
+        return found
 
 
 SETTLED = frozenset(("resolved", "cancelled", "confirmed", "ruled"))
@@ -309,35 +377,58 @@ class Story(msgspec.Struct, kw_only=True):
     claims: list[Claim] = []  # offline records: each side's word, in log order
 
 
-def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | None:
+class Mark(msgspec.Struct, frozen=True, kw_only=True):
+    """What the disputes list needs of a challenge, without its sentence."""
+
+    kind: str  # met | offline
+    status: str
+    disputed: bool
+    ruled: bool
+    last_seq: int
+
+
+def _mark(review: Review, challenge_id: str, items: list[Item]) -> Mark | None:
     if not items:
         return None
-    t = review.teller
     first = items[0].event
-    steps = [Step(seq=i.seq, at=i.at, actor=i.actor, type=i.type, text=i.text, seen=seen_by(review, i),
-                  event=i.event) for i in items]
     if isinstance(first, offline.OfflineChallengeRecorded):
         record = review.state.offline.records.get(challenge_id)
-        text = offline_sentence(first, t)
         status = record.status if record else "recorded"
-        # a record is the recorder's word until the opponent confirms it or a storyteller
-        # rules: no winner before, only the claims (a disputed record has two)
-        settled = record is not None and status in ("confirmed", "ruled")
-        return Story(id=challenge_id, kind="offline", sentence=text, scene=items[0].scene,
-                     sides=[first.recorder, first.opponent], status=status,
-                     winner=record.winner if settled else None, loser=record.loser if settled else None,
-                     reason=(record.ruling or record.dispute) if record else "",
-                     disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
-                     ruled=status == "ruled", first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps,
-                     claims=offline_claims(i.event for i in items))
+        return Mark(kind="offline", status=status,
+                    disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
+                    ruled=status == "ruled", last_seq=items[-1].seq)
     ch = review.state.met.get(challenge_id)
     if ch is None:
         return None
     overruled = any(isinstance(i.event, met.ChallengeOverruled) for i in items)
-    return Story(id=challenge_id, kind="met", sentence=challenge_sentence((i.event for i in items), t),
-                 scene=items[0].scene, sides=list(ch.sides), status=ch.status, winner=ch.winner, loser=ch.loser,
-                 reason=ch.reason, disputed=overruled, ruled=overruled or ch.status == "cancelled",
-                 first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+    return Mark(kind="met", status=ch.status, disputed=overruled, ruled=overruled or ch.status == "cancelled",
+                last_seq=items[-1].seq)
+
+
+def _summary(review: Review, challenge_id: str, items: list[Item], *, steps: bool = True) -> Story | None:
+    mark = _mark(review, challenge_id, items)
+    if mark is None:
+        return None
+    t = review.teller
+    first = items[0].event
+    # a brief has no steps: who saw each one is worked out only for a challenge's own page
+    steps = [Step(seq=i.seq, at=i.at, actor=i.actor, type=i.type, text=i.text, seen=seen_by(review, i),
+                  event=i.event) for i in items] if steps else []
+    common = dict(id=challenge_id, kind=mark.kind, scene=items[0].scene, status=mark.status,
+                  disputed=mark.disputed, ruled=mark.ruled, first_seq=items[0].seq, last_seq=mark.last_seq,
+                  steps=steps)
+    if mark.kind == "offline":
+        record = review.state.offline.records.get(challenge_id)
+        # a record is the recorder's word until the opponent confirms it or a storyteller
+        # rules: no winner before, only the claims (a disputed record has two)
+        settled = record is not None and mark.status in ("confirmed", "ruled")
+        return Story(**common, sentence=offline_sentence(first, t), sides=[first.recorder, first.opponent],
+                     winner=record.winner if settled else None, loser=record.loser if settled else None,
+                     reason=(record.ruling or record.dispute) if record else "",
+                     claims=offline_claims(i.event for i in items))
+    ch = review.state.met.get(challenge_id)
+    return Story(**common, sentence=challenge_sentence((i.event for i in items), t), sides=list(ch.sides),
+                 winner=ch.winner, loser=ch.loser, reason=ch.reason)
 
 
 def offline_claims(events: Iterable[Event]) -> list[Claim]:
@@ -362,12 +453,12 @@ def challenge_story(review: Review, challenge_id: str) -> Story | None:
     return _summary(review, challenge_id, review.by_challenge(challenge_id))
 
 
-def stories(review: Review) -> list[Story]:
-    out = [_summary(review, cid, items) for cid, items in review.challenge_items.items()]
+def stories(review: Review, *, steps: bool = True) -> list[Story]:
+    out = [_summary(review, cid, items, steps=steps) for cid, items in review.challenge_items.items()]
     return [s for s in out if s is not None]
 
 
-def _rank(s: Story) -> tuple[int, int]:
+def _rank(s: Story | Mark) -> tuple[int, int]:
     if s.kind == "offline" and s.status == "disputed":
         return (0, -s.last_seq)
     if s.kind == "offline" and s.status == "recorded":
@@ -375,7 +466,7 @@ def _rank(s: Story) -> tuple[int, int]:
     return (2, -s.last_seq)
 
 
-def _flagged(s: Story) -> bool:
+def _flagged(s: Story | Mark) -> bool:
     return s.disputed or s.ruled or (s.kind == "offline" and s.status == "recorded")
 
 
@@ -667,7 +758,7 @@ def _header(review: Review, types: Iterable[str]) -> dict:
 def bundle(review: Review) -> dict:
     """Everything the review page shows, in one answer (exports and scripts; the page
     itself loads ``first_screen`` and the rest by parts)."""
-    all_stories = stories(review)
+    all_stories = stories(review, steps=False)  # briefs: who saw each step is for a challenge's page
     return {
         **_header(review, {i.type for i in review.items}),
         "verification": msgspec.to_builtins(verify(review.rows)),
@@ -690,15 +781,15 @@ def first_screen(builder: Builder) -> dict:
     there are of each. The verification and the fairness panel come by their own requests
     (``/review/verify``, ``/review/fairness``), the rest by pages (``items_page``,
     ``challenges_page``)."""
-    briefs, flagged = builder.briefs()
+    marks, flagged = builder.marks()
     review = builder.review(copy=False)
     shown = sorted(flagged, key=flagged.__getitem__)[:FIRST_DISPUTES]
     return {
         **_header(review, builder.types),
         "partial": True,
-        "counts": {"items": len(review.items), "challenges": len(briefs), "disputes": len(flagged)},
+        "counts": {"items": len(review.items), "challenges": len(marks), "disputes": len(flagged)},
         "disputes": shown,
-        "disputed": [msgspec.to_builtins(briefs[cid]) for cid in shown],
+        "disputed": [builder.brief(cid) for cid in shown],
         "challenges": challenges_page(builder, 0, FIRST_CHALLENGES),
         "items": [item_dict(i, event=False) for i in review.items[:FIRST_ITEMS]],
     }
@@ -712,9 +803,9 @@ def items_page(review: Review, after: int, limit: int) -> list[dict]:
 
 def challenges_page(builder: Builder, offset: int, limit: int) -> list[dict]:
     """Challenge briefs in log order, from the ``offset``-th."""
-    briefs, _ = builder.briefs()
-    ids = itertools.islice((cid for cid in builder.by_challenge if cid in briefs), offset, offset + limit)
-    return [msgspec.to_builtins(briefs[cid]) for cid in ids]
+    marks, _ = builder.marks()
+    ids = itertools.islice((cid for cid in builder.by_challenge if cid in marks), offset, offset + limit)
+    return [builder.brief(cid) for cid in ids]
 
 
 def _brief(story: Story) -> dict:

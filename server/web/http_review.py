@@ -55,7 +55,7 @@ def _kept(store, session: str, actor, lang: str) -> _Kept:
     if found is None:
         while len(kept) >= _KEPT_SIZE:
             kept.popitem(last=False)
-        found = kept[key] = _Kept(rv.Builder(session, actor, lang))
+        found = kept[key] = _Kept(rv.Builder(session, actor, lang, keep_rows=False))
     kept.move_to_end(key)
     return found
 
@@ -70,12 +70,13 @@ def _catch_up(store, kept: _Kept, session: str) -> None:
         kept.snapshot = None
 
 
-def _snapshot(store, kept: _Kept, session: str) -> rv.Review:
+def _snapshot(store, kept: _Kept, session: str) -> tuple[rv.Review, int]:
+    """The review so far and the last seq it took (seen by its viewer or not)."""
     with kept.lock:
         _catch_up(store, kept, session)
         if kept.snapshot is None:
             kept.snapshot = kept.builder.review()
-        return kept.snapshot
+        return kept.snapshot, kept.builder.head
 
 
 async def _find(request: Request, grant: Grant, session: str, lang: str) -> _Kept:
@@ -86,11 +87,18 @@ async def _find(request: Request, grant: Grant, session: str, lang: str) -> _Kep
     return _kept(store, session, grant.actor, lang)
 
 
-async def _review(request: Request, grant: Grant, session: str, lang: str = "en") -> rv.Review:
+async def _review(request: Request, grant: Grant, session: str, lang: str = "en", *,
+                  rows: bool = False) -> rv.Review:
     """The session's review for this caller, extended with what happened since it was
-    last asked for, never walked again from the first event (issue 18)."""
+    last asked for, never walked again from the first event (issue 18). With ``rows``,
+    its stored rows too (the verification, the exports), read again for this answer."""
     kept = await _find(request, grant, session, lang)
-    return await asyncio.to_thread(_snapshot, runtime(request).store, kept, session)
+    store = runtime(request).store
+    review, head = await asyncio.to_thread(_snapshot, store, kept, session)
+    if rows:
+        stored = await asyncio.to_thread(store.read_after, session, 0)
+        review = msgspec.structs.replace(review, rows=[r for r in stored if r.seq <= head])
+    return review
 
 
 def _with_builder(store, kept: _Kept, session: str, read):
@@ -116,7 +124,7 @@ class ReviewController(Controller):
          summary="Everything the review page shows: timeline, challenges, disputes first, verification, fairness")
     async def bundle(self, request: Request, grant: GrantDep, session: SessionPath,
                      lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        review = await _review(request, grant, session, lang)
+        review = await _review(request, grant, session, lang, rows=True)
         return await asyncio.to_thread(rv.bundle, review)
 
     @get("/review/first", guards=[storyteller_only], raises=RAISES,
@@ -210,7 +218,7 @@ class ReviewController(Controller):
     async def export(self, request: Request, grant: GrantDep, session: SessionPath,
                      format: FromQuery[Format] = "html", lang: FromQuery[Lang] = "en",
                      download: FromQuery[bool] = False) -> Response[bytes]:
-        review = await _review(request, grant, session, lang)
+        review = await _review(request, grant, session, lang, rows=True)
         data = await asyncio.to_thread(ex.render, review, format)
         disposition = "attachment" if download or format in ("jsonl", "csv") else "inline"
         name = ex.filename(session, format, lang)
