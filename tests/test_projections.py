@@ -105,3 +105,23 @@ def test_pages_of_finished_challenges_are_encoded_once(tmp_path):
     first = {id(page): data for page, data in encoded._pages.values()}
     assert encoded.encode(state) == msgspec.json.encode(state)
     assert all(first[id(page)] is data for page, data in encoded._pages.values())
+
+
+def test_views_beyond_the_bound_are_dropped_and_fold_again_the_same(tmp_path):
+    """At most ``max_views`` views are kept (memory bounded by views, not devices); a
+    dropped view asked again is folded from the log to the same bytes."""
+    rng = random.Random("bound")
+    with SQLiteStore(tmp_path / "bound.db") as store:
+        chronicle = Chronicle(store)
+        for actor, command in setup_commands(rng, "v5"):
+            chronicle.submit("s", command, actor).result()
+        for _ in range(80):
+            for actor, command in next_commands(rng, "v5", chronicle.state("s")):
+                chronicle.submit("s", command, actor).result()
+        projections = Projections(store, max_views=2)
+        everyone = viewers(store, "s")
+        first = {v.character or v.role: projections.state_json("s", v) for v in everyone}
+        kept = sum(len(s.views) for s in projections._sessions.values())
+        assert kept == 2 < len(everyone)
+        for v in reversed(everyone):
+            assert projections.state_json("s", v) == first[v.character or v.role] == folded_per_call(store, "s", v)

@@ -11,14 +11,19 @@ happened since the previous one, not the night. Only committed rows are read: th
 chronicle's in-memory state runs ahead of the commit, and another process (the CLI) may
 append to the same file.
 
-Memory: one state per view that has asked, at most two plus the session's characters,
-each the size of the true state or less; and the encoded JSON of its finished challenges,
-kept by page (``Encoded``) so a query re-encodes only the pages that changed. Both are
-bounded by the session, not by the number of queries or devices.
+Memory: one state per view that has asked, each the size of the true state or less (about
+180 bytes per event of the night for a player of a four-character MET night, measured in
+issue 18), and the encoded JSON of its finished challenges, kept by page (``Encoded``) so
+a query re-encodes only the pages that changed. Views differ in what each was sent, so
+they share nothing. At most ``max_views`` views are kept over all sessions (the least
+recently asked is dropped, and folded again from the log if it asks again): memory is
+bounded by that count times the night, not by the number of queries or devices. Phones
+resync over the websocket; this query is for tools and the odd reconnecting script.
 """
 
 from __future__ import annotations
 
+import collections
 import gc
 import threading
 
@@ -104,10 +109,12 @@ class _Session:
 class Projections:
     """Per-view states of every session asked about; thread-safe (queries run off the loop)."""
 
-    def __init__(self, store):
+    def __init__(self, store, *, max_views: int = 64):
         self.store = store
+        self.max_views = max_views
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
+        self._recent: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
 
     def _session(self, session: str) -> _Session:
         with self._lock:
@@ -138,7 +145,21 @@ class Projections:
                 view = s.views[key] = self._build(session, viewer, key, s.seq)
             if view.state.head != view.seen:
                 view.state = msgspec.structs.replace(view.state, head=view.seen)
-            return view.state, view, s
+            answer = view.state, view, s
+        self._used(session, key)
+        return answer
+
+    def _used(self, session: str, key: str) -> None:
+        """Marks a view as just asked for; drops the least recently asked beyond ``max_views``."""
+        with self._lock:
+            self._recent[(session, key)] = None
+            self._recent.move_to_end((session, key))
+            while len(self._recent) > self.max_views:
+                (old_session, old_key), _ = self._recent.popitem(last=False)
+                s = self._sessions.get(old_session)
+                if s is not None:
+                    with s.lock:
+                        s.views.pop(old_key, None)
 
     def _build(self, session: str, viewer: Actor, key: str, upto: int) -> _View:
         """A view's first fold, from the log up to ``upto`` (the others' seq)."""
@@ -180,8 +201,11 @@ class Projections:
         with self._lock:
             if session is None:
                 self._sessions.clear()
+                self._recent.clear()
             else:
                 self._sessions.pop(session, None)
+                for key in [k for k in self._recent if k[0] == session]:
+                    del self._recent[key]
 
 
 def _chunks(store, session: str, after: int, upto: int):
