@@ -28,44 +28,14 @@ from conteur.events.action import (
     TensionRaised,
     parse_test,
 )
-from conteur.events.model import STORYTELLER, Actor, DrawRecord
-from conteur.events.session import CharacterAdded, TimeSkipped, TurnAdvanced
-from conteur.events.sheets import ActionSheet
+from conteur.events.model import STORYTELLER, DrawRecord
+from conteur.events.session import TimeSkipped, TurnAdvanced
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
+from tests.action_support import ROSTER, act, player
 from tests.examples import examples
 
 PLUS, MINUS, BLANK = 5, 1, 3
 
-
-def pc(character: str, **characteristics: int) -> CharacterAdded:
-    return CharacterAdded(
-        character=character,
-        name=character.capitalize(),
-        sheet=ActionSheet(characteristics=characteristics, expertises=("Sauter",)),
-    )
-
-
-def player(character: str) -> Actor:
-    return Actor(role="player", character=character, name=character)
-
-
-ROSTER = [
-    pc("jake", Motricité=6),
-    pc("sergei", Carrure=5),
-    pc("natalia", Motricité=5, Science=7),
-    pc("jaleel", Persuasion=6),
-    pc("nella", Volonté=6),
-    pc("alfred", Carrure=6),
-    pc("judith", Carrure=5),
-    pc("louisa", Science=6),
-    pc("sylvio", Science=6),
-    pc("dalia", Motricité=6),
-]
-
-
-def act(character, faces, given=(), actor=None, **fields) -> list:
-    return decide_after(ROSTER + list(given), RollAction(character=character, **fields),
-                        actor=actor or player(character), draws=faces)
 
 
 def draws(*pairs):

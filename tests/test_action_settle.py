@@ -20,26 +20,17 @@ from conteur.events.model import STORYTELLER, Actor
 from conteur.events.session import TurnAdvanced
 from conteur.events.testing import assert_decides, assert_refuses
 from conteur.events.views import fold_view, view
-from tests.test_action import ROSTER, act, player
+from tests.action_support import ROSTER, act, jaleel_against_nella, nella_dies, player
 
 JUDITH = player("judith")  # a third player, no side in the contest
 OBSERVER = Actor(role="observer", name="wall")
 
-
-def jaleel_against_nella(visibility="open", actor=None):
-    """a1, 1 PS, waiting for nella's answer: the sealed roll (issue 13) and nella's call."""
-    return act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
-               visibility=visibility, actor=actor)
 
 
 def revealed(rolled, visibility="open"):
     return ActionRevealed(roll=rolled[0].roll, character="jaleel", opponent="nella", rolled=rolled[0],
                           visibility=visibility)
 
-
-def nella_dies():
-    """Nella sacrificed herself in another action (ACT-8): she rolls no more."""
-    return CharacterSacrificed(character="nella", roll="a7")
 
 
 # ---------------------------------------------------------------- ACT-12 overruled

@@ -12,7 +12,7 @@ from conteur.events import action, game, session
 from conteur.server.cli.main import main
 from conteur.server.core.service import Chronicle
 from conteur.server.cli.simulate import play, simulate
-from conteur.server.store.sqlite import SQLiteStore, decode_events
+from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
 
 

@@ -15,20 +15,10 @@ import pytest
 
 from conteur.client.client import Backoff, Client, ClientError, decode_event
 from conteur.client.outbox import Outbox
-from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
+from tests.client_support import Proxy, events_of_type, served, stored_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 
-
-@pytest.fixture
-def setup(tmp_path):
-    return make_chronicle(tmp_path / "chronicle.db")
-
-
-@pytest.fixture
-def server(setup):
-    with served(setup.db) as s:
-        yield s
 
 
 def fast() -> Backoff:

@@ -9,18 +9,6 @@ import pytest
 
 from conteur.client.cli import describe, main, parse_link
 from conteur.events.narrate import Teller
-from tests.client_support import make_chronicle, served
-
-
-@pytest.fixture
-def setup(tmp_path):
-    return make_chronicle(tmp_path / "chronicle.db")
-
-
-@pytest.fixture
-def server(setup):
-    with served(setup.db) as s:
-        yield s
 
 
 def test_join_link_parts():

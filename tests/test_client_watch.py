@@ -9,7 +9,6 @@ import contextlib
 import json
 import logging
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -22,15 +21,10 @@ import websockets
 from conteur.client.cli import main
 from conteur.client.client import Client
 from conteur.server.store.backup import backup, restore
-from tests.client_support import Proxy, make_chronicle, served, stored_rows
+from tests.client_support import Proxy, served, stored_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 60.0  # a bound so a broken watch fails the test instead of hanging it
-
-
-@pytest.fixture
-def setup(tmp_path):
-    return make_chronicle(tmp_path / "chronicle.db")
 
 
 class Watch:

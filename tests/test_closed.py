@@ -13,76 +13,11 @@ import pytest
 from conteur.events import game
 from conteur.events.model import STORYTELLER, Actor, RuleViolation, ScriptedDraws
 from conteur.server.testing import Device, Venue
+from tests.every_command import EXAMPLES, SETUP, command
 
-MET = {"kind": "met", "physical": 6, "social": 4, "mental": 5}
-V5 = {"kind": "v5", "attributes": {"Dexterity": 3}, "skills": {"Stealth": 2}, "hunger": 1}
-ACTION = {"kind": "action", "characteristics": {"Science": 5}}
-
-SETUP = [
-    {"type": "open_session", "name": "Night"},
-    {"type": "open_scene", "scene": "hall"},
-    {"type": "add_character", "character": "anna", "name": "Anna", "sheet": MET},
-    {"type": "add_character", "character": "bruno", "name": "Bruno", "sheet": MET},
-    {"type": "add_character", "character": "vic", "name": "Vic", "sheet": V5},
-    {"type": "add_character", "character": "ada", "name": "Ada", "sheet": ACTION},
-    {"type": "join_scene", "character": "anna", "scene": "hall"},
-    {"type": "challenge", "character": "anna", "defender": "bruno", "attribute": "physical"},
-    {"type": "roll_pool", "character": "vic", "attribute": "Dexterity", "skill": "Stealth"},
-    {"type": "roll_action", "character": "ada", "characteristic": "Science", "difficulty": 2,
-     "turns": 3},
-    {"type": "record_offline_challenge", "character": "anna", "opponent": "bruno",
-     "winner": "anna"},
-]
 
 # one command of each type, each one the rules would otherwise weigh (not a decode error)
-EXAMPLES: dict[str, dict] = {
-    "open_session": {"name": "again"},
-    "close_session": {},
-    "add_character": {"character": "zoe", "name": "Zoe"},
-    "open_scene": {"scene": "crypt"},
-    "close_scene": {"scene": "hall"},
-    "join_scene": {"character": "bruno", "scene": "hall"},
-    "leave_scene": {"character": "anna"},
-    "freeze": {},
-    "resume": {},
-    "out_of_game": {"character": "anna"},
-    "back_in_game": {"character": "anna"},
-    "next_turn": {},
-    "skip_time": {"seconds": 60},
-    "set_turn_length": {"seconds": 5},
-    "mark_no_sheet": {"character": "anna"},
-    "take_action": {"character": "anna"},
-    "amend_sheet": {"character": "anna", "sheet": MET},
-    "challenge": {"character": "anna", "defender": "bruno", "attribute": "social"},
-    "throw": {"character": "anna", "challenge": "c1", "round": 1, "choice": "rock"},
-    "bid": {"character": "anna", "challenge": "c1", "round": 1, "value": 3},
-    "retest": {"character": "anna", "challenge": "c1", "source": "Lucky"},
-    "overbid": {"character": "anna", "challenge": "c1", "value": 6},
-    "concede": {"character": "anna", "challenge": "c1"},
-    "accept": {"character": "anna", "challenge": "c1"},
-    "cancel_challenge": {"challenge": "c1"},
-    "overrule": {"challenge": "c1", "winner": "anna"},
-    "close_window": {"challenge": "c1"},
-    "roll_pool": {"character": "vic", "attribute": "Dexterity", "skill": "Stealth"},
-    "rouse": {"character": "vic"},
-    "willpower_reroll": {"character": "vic", "roll": "r1", "strategy": "reroll_failures"},
-    "set_hunger": {"character": "vic", "hunger": 3},
-    "v5_settings": {"messy_rule": "official"},
-    "roll_action": {"character": "ada", "characteristic": "Science", "difficulty": 2},
-    "apply_modifier": {"character": "ada", "value": 1, "duration": 2},
-    "rule_action": {"character": "ada", "ruling": "trivial"},
-    "action_settings": {"dice": 3},
-    "settle_opposition": {"roll": "a1", "outcome": "cancelled"},
-    "cancel_action": {"roll": "a1"},
-    "record_offline_challenge": {"character": "anna", "opponent": "bruno", "winner": "anna"},
-    "confirm": {"character": "bruno", "record": "o1"},
-    "dispute": {"character": "bruno", "record": "o1"},
-    "rule_offline": {"record": "o1", "winner": "anna"},
-}
 
-
-def command(tag: str) -> dict:
-    return {"type": tag, **EXAMPLES[tag]}
 
 
 def test_every_command_type_has_an_example():

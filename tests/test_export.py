@@ -192,8 +192,8 @@ def test_a_storyteller_settling_an_opposed_roll_is_a_ruling_in_the_record(tmp_pa
     overrule, in either language."""
     from conteur.events.action import OppositionRuled
     from conteur.server.store.sqlite import append_events
-    from tests.test_action import ROSTER
-    from tests.test_action_settle import jaleel_against_nella, nella_dies
+    from tests.action_support import ROSTER
+    from tests.action_support import jaleel_against_nella, nella_dies
 
     db = tmp_path / "act.db"
     ruled = OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome="initiator",

@@ -28,7 +28,7 @@ from conteur.server.web.app import Settings
 from conteur.events.nesting import MAX_DEPTH, too_deep
 from conteur.server.testing import Venue
 from tests.examples import examples
-from tests.test_closed import EXAMPLES, SETUP
+from tests.every_command import EXAMPLES, SETUP
 
 FAST = Settings(rate=100000, burst=100000)
 _ids = itertools.count(1)

@@ -11,7 +11,6 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 from conteur.server.store.chain import verify_rows

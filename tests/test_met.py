@@ -40,7 +40,7 @@ from conteur.events.model import STORYTELLER, DrawRecord
 from conteur.events.session import Carried, CharacterAdded, MetOptions, NoSheetMarked, SessionOpened, TieDebt
 from conteur.events.sheets import MetSheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
-from test_met_support import A6, B7, classic, player, roster, static, thrown, won_on_throw
+from tests.met_support import A6, B7, classic, player, roster, static, thrown, won_on_throw
 
 A, B = player("a"), player("b")
 DUEL = roster(a=A6, b=B7)

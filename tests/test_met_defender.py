@@ -22,7 +22,7 @@ from conteur.events.session import WentOutOfGame
 from conteur.events.sheets import MetSheet
 from conteur.events.testing import assert_refuses, decide_after
 from conteur.server.store.sqlite import decode_event, encode_event
-from test_met_support import classic, player, roster, thrown, won_on_throw
+from tests.met_support import classic, player, roster, thrown, won_on_throw
 
 A = MetSheet(physical=6, social=3, mental=4, abilities={"Melee": 2})
 B = MetSheet(physical=7, social=5, mental=5, abilities={"Brawl": 2, "Dodge": 1})

@@ -16,7 +16,7 @@ from conteur.events.met import (
 from conteur.events.model import STORYTELLER, ScriptedDraws
 from conteur.events.session import initiative_order
 from conteur.events.sheets import MetSheet
-from test_met_support import player, roster
+from tests.met_support import player, roster
 
 A = MetSheet(physical=6, mental=3, abilities={"Melee": 2})
 B = MetSheet(physical=7, mental=7, abilities={"Brawl": 2, "Dodge": 1})

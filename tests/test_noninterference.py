@@ -20,12 +20,10 @@ import itertools
 import random
 
 import msgspec
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conteur.events.sheets import ActionSheet, V5Sheet
-from conteur.server.testing import Venue
 from tests.examples import examples
 from tests.noninterference import Step, differences, observe
 
@@ -34,12 +32,6 @@ CHARACTERS = ["iris", "jack", "kim"]
 OTHERS = {"iris": ["jack", "kim", "wall"], "kim": ["iris", "jack", "wall"]}
 _sessions = itertools.count(1)
 
-
-@pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    with Venue(tmp_path_factory.mktemp("world-a") / "a.db") as a, \
-            Venue(tmp_path_factory.mktemp("world-b") / "b.db") as b:
-        yield a, b
 
 
 def v5_sheet(rng: random.Random) -> dict:

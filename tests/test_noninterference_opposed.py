@@ -15,12 +15,10 @@ import itertools
 import random
 
 import msgspec
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conteur.events.sheets import ActionSheet
-from conteur.server.testing import Venue
 from tests.examples import examples
 from tests.noninterference import Step, differences, observe
 
@@ -29,12 +27,6 @@ CHARACTERS = ["kim", "lou", "max"]
 VIEWERS = ["lou", "max", "wall"]
 _sessions = itertools.count(1)
 
-
-@pytest.fixture(scope="module")
-def worlds(tmp_path_factory):
-    with Venue(tmp_path_factory.mktemp("sealed-a") / "a.db") as a, \
-            Venue(tmp_path_factory.mktemp("sealed-b") / "b.db") as b:
-        yield a, b
 
 
 def sheet(seed: int) -> dict:

@@ -267,8 +267,8 @@ def test_fairness_counts_a_contest_a_storyteller_settled_like_a_rolled_one(tmp_p
     has neither."""
     from conteur.events.action import OppositionRuled
     from conteur.server.store.sqlite import append_events
-    from tests.test_action import ROSTER
-    from tests.test_action_settle import jaleel_against_nella
+    from tests.action_support import ROSTER
+    from tests.action_support import jaleel_against_nella
 
     winner = {"initiator": "jaleel", "defender": "nella"}.get(outcome)
     ruled = OppositionRuled(roll="a1", character="jaleel", opponent="nella", outcome=outcome,

@@ -11,7 +11,7 @@ import pytest
 
 from conteur.server.audit import export as ex
 from conteur.server.store.sqlite import SQLiteStore
-from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 from tests.client_support import served
 from tests.review_support import evening
 

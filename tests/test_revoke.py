@@ -18,9 +18,9 @@ from conteur.client.cli import EXIT_REFUSED, main
 from conteur.client.client import Backoff, Client, ClientError
 from conteur.server.testing import Device, Venue
 from conteur.server.web.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
-from tests import test_web as web
+from tests import web_support as web
+from tests.browser_support import TIMEOUT
 from tests.client_support import make_chronicle, served
-from tests.browser_support import browser, playwright  # noqa: F401  (Chromium: skips without it)
 
 
 @pytest.fixture
@@ -172,11 +172,11 @@ def test_the_web_app_says_its_link_was_revoked_forgets_the_character_and_stops_r
         page.on("websocket", lambda ws: sockets.append(ws))
         page.clock.install()  # the page's timers, run forward below instead of waited for
         page.goto(f"{server.url}/#join={setup.players['anna']}")
-        web.Device.expect(page.locator("h1")).to_have_text("Anna", timeout=web.TIMEOUT)
-        web.Device.expect(page.locator("#conn.online")).to_be_visible(timeout=web.TIMEOUT)
+        web.Device.expect(page.locator("h1")).to_have_text("Anna", timeout=TIMEOUT)
+        web.Device.expect(page.locator("#conn.online")).to_be_visible(timeout=TIMEOUT)
 
         reprint(server.url, setup.storyteller, setup.session, "anna")
-        web.Device.expect(page.locator("#conn.revoked")).to_be_visible(timeout=web.TIMEOUT)
+        web.Device.expect(page.locator("#conn.revoked")).to_be_visible(timeout=TIMEOUT)
         web.Device.expect(page.get_by_test_id("conn-note")).to_contain_text("revoked")
         web.Device.expect(page.locator("main.wait")).to_contain_text("ask a storyteller for your new link")
         web.Device.expect(page.locator("h1")).to_have_count(0)  # the character's view is gone
@@ -185,7 +185,7 @@ def test_the_web_app_says_its_link_was_revoked_forgets_the_character_and_stops_r
         web.Device.expect(page.locator("#conn.revoked")).to_be_visible()
         assert len(sockets) == 1, "it reconnected"
         page.reload()  # nothing left of the old link: the page asks for a new one
-        web.Device.expect(page.locator("#join-link")).to_be_visible(timeout=web.TIMEOUT)
+        web.Device.expect(page.locator("#join-link")).to_be_visible(timeout=TIMEOUT)
         assert page.evaluate("window.conteur.vm.characters") == {}
         assert errors == []
         context.close()

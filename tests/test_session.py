@@ -50,7 +50,7 @@ from conteur.events.session import (
 )
 from conteur.events.sheets import MetSheet
 from conteur.events.testing import assert_decides, assert_refuses
-from test_met_support import A6, B7, player, roster
+from tests.met_support import A6, B7, player, roster
 
 A = player("a")
 

@@ -21,7 +21,7 @@ from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from conteur.events.v5 import HungerSet, RollPool, hunger_of
 from conteur.events.narrate import Teller, sentence
 from tests.examples import examples
-from tests.test_met_support import B7, classic, player, roster, thrown
+from tests.met_support import B7, classic, player, roster, thrown
 
 A, B = player("a"), player("b")
 STRONG = MetSheet(physical=6, abilities={"Melee": 5}, bonus={"physical": 4})  # true 15, cap 12

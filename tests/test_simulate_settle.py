@@ -11,7 +11,7 @@ from conteur.events.action import CancelAction, CharacterSacrificed, SettleOppos
 from conteur.events.model import STORYTELLER, ScriptedDraws
 from conteur.server.cli.simulate import simulate
 from conteur.server.store.sqlite import SQLiteStore
-from tests.test_action import ROSTER, act
+from tests.action_support import ROSTER, act
 
 
 def night_with_two_deaths():

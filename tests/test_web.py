@@ -5,74 +5,14 @@ screenshots reviewers look at (test-artifacts/web/)."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
-from tests.browser_support import ARGS, CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
-from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
+from tests.client_support import Proxy, events_of_type, served, stored_rows
+from tests.web_support import PHONE, TABLET, Device, start_challenge
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
-
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "web"
-PHONE = {"width": 360, "height": 740}
-TABLET = {"width": 1280, "height": 800}
-
-
-@pytest.fixture
-def setup(tmp_path):
-    return make_chronicle(tmp_path / "chronicle.db")
-
-
-@pytest.fixture
-def server(setup):
-    with served(setup.db) as s:
-        yield s
-
-
-class Device:
-    """One browser context: a phone or a tablet, its own storage, its own websocket."""
-
-    def __init__(self, browser, base_url: str, token: str, *, viewport=PHONE, locale="en-US", before=None):
-        self.context = browser.new_context(viewport=viewport, locale=locale, has_touch=viewport is PHONE)
-        self.page = self.context.new_page()
-        self.errors: list[str] = []
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
-        self.page.set_default_timeout(TIMEOUT)
-        if before is not None:  # init scripts, routes: set before the app's first byte
-            before(self.page)
-        self.page.goto(f"{base_url}/#join={token}")
-        self.expect(self.page.locator("#conn.online")).to_be_visible()
-
-    @staticmethod
-    def expect(locator):
-        from playwright.sync_api import expect
-
-        return expect(locator)
-
-    def challenge(self, challenge_id: str = "c1"):
-        return self.page.locator(f'[data-testid=challenge][data-challenge="{challenge_id}"]')
-
-    def shot(self, name: str, focus=None) -> Path:
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        if focus is not None:  # a CSS selector: the page re-renders, element handles go stale
-            self.page.evaluate("(sel) => { const all = document.querySelectorAll(sel);"
-                               " if (all.length) all[all.length - 1].scrollIntoView({block: 'end'}); }", focus)
-        path = ARTIFACTS / f"{name}.png"
-        self.page.screenshot(path=str(path), full_page=False)
-        return path
-
-    def close(self) -> None:
-        assert self.errors == [], self.errors
-        self.context.close()
-
-
-def start_challenge(anna: Device, defender: str = "bruno") -> None:
-    anna.page.locator("details.new-challenge summary").click()
-    form = anna.page.locator("details.new-challenge form")
-    form.locator("select[name=defender]").select_option(defender)
-    form.locator("select[name=attribute]").select_option("physical")
-    anna.page.get_by_test_id("challenge-start").click()
 
 
 def test_a_pasted_join_link_joins_too(browser, server, setup):
@@ -244,14 +184,6 @@ def test_a_revoked_link_stops_reconnecting_and_says_so(browser, server, setup):
     Device.expect(page.locator("main.wait")).to_contain_text("token")
     page.close()
 
-
-@pytest.fixture(scope="module")
-def lan_browser(playwright):
-    """Chromium reaching the server by a LAN name: plain HTTP, not a secure context."""
-    browser = playwright.chromium.launch(executable_path=CHROMIUM,
-                                         args=ARGS + ["--host-resolver-rules=MAP venue.lan 127.0.0.1"])
-    yield browser
-    browser.close()
 
 
 def test_plain_http_on_the_lan_plays_fully_without_service_worker(lan_browser, server, setup):

@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_support import NO_CHROMIUM
+from tests.browser_support import NO_CHROMIUM, CHROMIUM
 from tests.client_support import events_of_type
-from tests.test_web import CHROMIUM, Device, start_challenge
-from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
+from tests.web_support import Device, start_challenge
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 

@@ -7,7 +7,6 @@ says so, its unsent commands kept and decided on the server's history."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from contextlib import ExitStack
 
@@ -16,41 +15,14 @@ import pytest
 
 from conteur.server.store.backup import backup, restore
 from tests.client_support import Proxy, make_chronicle, served
-from tests.browser_support import NO_CHROMIUM
-from tests.test_web import CHROMIUM, Device, start_challenge
-from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
+from tests.browser_support import NO_CHROMIUM, CHROMIUM
+from tests.web_support import Device, start_challenge, Wire
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
 
-
-class Wire:
-    """The frames a page's websockets sent and received, one list per socket, read from
-    Playwright's websocket events (what went over the wire, not what the app says)."""
-
-    def __init__(self, page):
-        self.sockets: list[dict[str, list[dict]]] = []
-        page.on("websocket", self._opened)
-
-    def _opened(self, ws) -> None:
-        frames: dict[str, list[dict]] = {"sent": [], "received": []}
-        self.sockets.append(frames)
-        ws.on("framesent", lambda payload: frames["sent"].append(json.loads(payload)))
-        ws.on("framereceived", lambda payload: frames["received"].extend(_unbatched(json.loads(payload))))
-
-    def hellos(self) -> list[tuple[dict, dict | None]]:
-        """Each hello sent, with the welcome that answered it (None if none came)."""
-        out = []
-        for frames in self.sockets:
-            welcome = next((f for f in frames["received"] if f["type"] == "welcome"), None)
-            out += [(f, welcome) for f in frames["sent"] if f["type"] == "hello"]
-        return out
-
-
-def _unbatched(frame: dict) -> list[dict]:
-    return frame["frames"] if frame["type"] == "batch" else [frame]
 
 
 def post(base: str, token: str, session: str, command: dict) -> dict:

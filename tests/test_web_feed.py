@@ -14,9 +14,8 @@ from conteur.server.core.auth import Tokens
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import command, events_of_type, served
-from tests.browser_support import NO_CHROMIUM
-from tests.test_web import CHROMIUM, TABLET, Device, start_challenge
-from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
+from tests.browser_support import NO_CHROMIUM, CHROMIUM
+from tests.web_support import TABLET, Device, start_challenge
 
 pytestmark = [
     pytest.mark.browser,

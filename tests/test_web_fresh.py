@@ -10,7 +10,7 @@ import pytest
 from conteur.server.core.auth import Tokens
 from conteur.server.core.roster import join_link
 from conteur.server.store.sqlite import SQLiteStore
-from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT, browser, playwright  # noqa: F401
+from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 from tests.client_support import events_of_type, served
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]

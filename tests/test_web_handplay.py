@@ -14,8 +14,8 @@ import pytest
 from conteur.server.web.app import Served, create_app
 from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
-from tests.test_web import CHROMIUM, TABLET, TIMEOUT, Device
-from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
+from tests.browser_support import CHROMIUM, TIMEOUT
+from tests.web_support import TABLET, Device
 
 pytestmark = [
     pytest.mark.browser,

@@ -21,9 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conteur.server.cli.demo import create_demo
-from conteur.server.store.sqlite import SQLiteStore
-from tests.client_support import Proxy, events_of_type, served
+from tests.client_support import Proxy, events_of_type
 from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
@@ -117,15 +115,6 @@ class Night:
             .filter((e) => e.getBoundingClientRect().right > w + 0.5)
             .slice(0, 5).map((e) => `${e.tagName}.${e.className}`)""", width)
 
-
-@pytest.fixture
-def demo(tmp_path):
-    db = str(tmp_path / "night.db")
-    with SQLiteStore(db) as store:
-        storyteller, imported = create_demo(store)
-    links = {p.character: f"{p.token}&session={item.session}" for item in imported for p in item.players}
-    with served(db) as server:
-        yield server, db, storyteller, links
 
 
 def challenge(device: Page):

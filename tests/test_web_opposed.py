@@ -9,45 +9,13 @@ import httpx
 import pytest
 
 from tests.client_support import events_of_type
-from tests.browser_support import NO_CHROMIUM
-from tests.test_web import CHROMIUM, TABLET, Device
-from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
-from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
+from tests.browser_support import NO_CHROMIUM, CHROMIUM
+from tests.web_support import TABLET, Device, ACTION_SESSION as SESSION, action_state as state, calls, contest, roll_against
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
 ]
-
-SESSION = "action-demo"
-
-
-def state(server):
-    return server.runtime.chronicle.state(SESSION).action
-
-
-def roll_against(device: Device, opponent: str, characteristic: str, visibility: str = "open") -> None:
-    page = device.page
-    page.get_by_test_id("act-against").select_option(opponent)
-    device.expect(page.locator("#actdiff")).to_have_count(0)  # ACT-12: no difficulty
-    page.locator("#act-characteristic").select_option(characteristic)
-    page.locator("#act-vis").select_option(visibility)
-    page.get_by_test_id("roll").click()
-
-
-def calls(device: Device):
-    return device.page.get_by_test_id("opposed-call")
-
-
-def contest(browser, demo, rook_locale: str = "en-US") -> tuple[Device, Device, Device]:
-    """The tablet and both phones, once Nova's roll against Rook waits on Rook's card."""
-    server, _, storyteller, links = demo
-    st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)
-    nova = Device(browser, server.url, links["nova"])
-    rook = Device(browser, server.url, links["rook"], locale=rook_locale)
-    roll_against(nova, "rook", "combat")
-    rook.expect(calls(rook)).to_have_count(1)
-    return st, nova, rook
 
 
 def test_act_12_a_roll_against_another_phone_is_answered_from_its_card(browser, demo):
@@ -202,7 +170,7 @@ def test_act_12_the_defenders_phone_receives_nothing_of_the_initiators_roll_befo
     """Like MET throws (issue 13, item 6): Nova rolls against Rook with a bonus and Surpass;
     until Rook has rolled, no frame Rook's phone receives and nothing its token reads over
     HTTP holds Nova's dice, PS, threshold or options; then both are revealed together."""
-    from tests.test_web_storyteller_rolls import phone
+    from tests.web_support import phone
 
     server, db, storyteller, links = demo
     nova = Device(browser, server.url, links["nova"])
@@ -256,7 +224,7 @@ def test_act_12_the_defenders_phone_receives_nothing_of_the_initiators_roll_befo
 
 def test_act_12_a_secret_sealed_roll_reaches_no_third_party_and_the_defender_only_as_a_call(browser, demo):
     """The storyteller's tablet sees the sealed roll whole at once; Rook only its call."""
-    from tests.test_web_storyteller_rolls import phone
+    from tests.web_support import phone
 
     server, db, storyteller, links = demo
     st = Device(browser, server.url, f"{storyteller}&session={SESSION}", viewport=TABLET)

@@ -19,8 +19,7 @@ from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import Proxy, events_of_type, served
 from tests.review_support import evening
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
-from tests.test_web import PHONE, TABLET, Device, start_challenge
-from tests.test_web import server, setup  # noqa: F401 (fixtures)
+from tests.web_support import PHONE, TABLET, Device, start_challenge
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 

@@ -9,12 +9,8 @@ import httpx
 import pytest
 
 from tests.client_support import events_of_type
-from tests.browser_support import NO_CHROMIUM
-from tests.test_web import CHROMIUM, TABLET, Device
-from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
-from tests.test_web_opposed import SESSION, calls, contest, state
-from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
-from tests.test_web_storyteller_rolls import received_rolls, phone
+from tests.browser_support import NO_CHROMIUM, CHROMIUM
+from tests.web_support import TABLET, Device, ACTION_SESSION as SESSION, calls, contest, action_state as state, received_rolls, phone
 
 pytestmark = [
     pytest.mark.browser,

@@ -10,9 +10,8 @@ import json
 import pytest
 
 from tests.client_support import events_of_type
-from tests.browser_support import NO_CHROMIUM
-from tests.test_web import CHROMIUM, TABLET, Device, start_challenge
-from tests.test_web import browser, playwright, server, setup  # noqa: F401 (fixtures)
+from tests.browser_support import NO_CHROMIUM, CHROMIUM
+from tests.web_support import TABLET, Device, start_challenge
 
 pytestmark = [
     pytest.mark.browser,

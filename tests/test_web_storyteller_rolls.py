@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from conteur.server.cli.demo import create_demo
-from conteur.server.store.sqlite import SQLiteStore
-from tests.client_support import events_of_type, served
-from tests.browser_support import NO_CHROMIUM
-from tests.test_web import CHROMIUM, TABLET, Device
-from tests.test_web import browser, playwright  # noqa: F401 (fixtures)
-from tests.test_web_diverged import Wire
+from tests.client_support import events_of_type
+from tests.browser_support import NO_CHROMIUM, CHROMIUM
+from tests.web_support import TABLET, Device, phone, received_rolls
 
 pytestmark = [
     pytest.mark.browser,
@@ -22,31 +18,6 @@ pytestmark = [
 
 SMALL_TABLET = {"width": 768, "height": 1024}
 
-
-@pytest.fixture
-def demo(tmp_path):
-    """The demo chronicle (server/cli/demo.py): v5-demo (Iris, Viktor), action-demo (Nova, Rook)."""
-    db = str(tmp_path / "demo.db")
-    with SQLiteStore(db) as store:
-        storyteller, imported = create_demo(store)
-    links = {p.character: f"{p.token}&session={item.session}" for item in imported for p in item.players}
-    with served(db) as server:
-        yield server, db, storyteller, links
-
-
-def phone(browser, url: str, link: str) -> tuple[Device, Wire]:
-    """A player's phone whose websocket frames are recorded: the page reloads once the
-    recorder is on, so every frame after the join goes through it."""
-    device = Device(browser, url, link)
-    wire = Wire(device.page)
-    device.page.reload()
-    device.expect(device.page.locator("#conn.online")).to_be_visible()
-    return device, wire
-
-
-def received_rolls(wire: Wire, tag: str) -> list[dict]:
-    return [f["event"] for frames in wire.sockets for f in frames["received"]
-            if f["type"] == "event" and f["event"]["type"] == tag]
 
 
 def roll_for(st: Device, character: str, visibility: str, **fields: str) -> None:

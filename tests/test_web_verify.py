@@ -23,9 +23,8 @@ import pytest
 from conteur.events import fair
 from tests.client_support import events_of_type
 from tests.examples import examples
-from tests.test_web import CHROMIUM, Device
-from tests.test_web import browser, lan_browser, playwright  # noqa: F401 (fixtures)
-from tests.test_web_storyteller_rolls import demo  # noqa: F401 (fixture)
+from tests.browser_support import CHROMIUM
+from tests.web_support import Device
 
 pytestmark = [
     pytest.mark.browser,

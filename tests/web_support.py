@@ -1,0 +1,139 @@
+"""What the web app's Chromium tests share: a device (a phone or a tablet, its own browser
+context), the frames a page's websockets carried, and the steps several tests take
+(a challenge started from a phone, an opposed action roll waiting on its answer).
+The fixtures themselves are in tests/conftest.py."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.browser_support import TIMEOUT
+
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "web"
+
+
+PHONE = {"width": 360, "height": 740}
+
+
+TABLET = {"width": 1280, "height": 800}
+
+
+
+
+class Device:
+    """One browser context: a phone or a tablet, its own storage, its own websocket."""
+
+    def __init__(self, browser, base_url: str, token: str, *, viewport=PHONE, locale="en-US", before=None):
+        self.context = browser.new_context(viewport=viewport, locale=locale, has_touch=viewport is PHONE)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.set_default_timeout(TIMEOUT)
+        if before is not None:  # init scripts, routes: set before the app's first byte
+            before(self.page)
+        self.page.goto(f"{base_url}/#join={token}")
+        self.expect(self.page.locator("#conn.online")).to_be_visible()
+
+    @staticmethod
+    def expect(locator):
+        from playwright.sync_api import expect
+
+        return expect(locator)
+
+    def challenge(self, challenge_id: str = "c1"):
+        return self.page.locator(f'[data-testid=challenge][data-challenge="{challenge_id}"]')
+
+    def shot(self, name: str, focus=None) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        if focus is not None:  # a CSS selector: the page re-renders, element handles go stale
+            self.page.evaluate("(sel) => { const all = document.querySelectorAll(sel);"
+                               " if (all.length) all[all.length - 1].scrollIntoView({block: 'end'}); }", focus)
+        path = ARTIFACTS / f"{name}.png"
+        self.page.screenshot(path=str(path), full_page=False)
+        return path
+
+    def close(self) -> None:
+        assert self.errors == [], self.errors
+        self.context.close()
+
+
+def start_challenge(anna: Device, defender: str = "bruno") -> None:
+    anna.page.locator("details.new-challenge summary").click()
+    form = anna.page.locator("details.new-challenge form")
+    form.locator("select[name=defender]").select_option(defender)
+    form.locator("select[name=attribute]").select_option("physical")
+    anna.page.get_by_test_id("challenge-start").click()
+
+
+class Wire:
+    """The frames a page's websockets sent and received, one list per socket, read from
+    Playwright's websocket events (what went over the wire, not what the app says)."""
+
+    def __init__(self, page):
+        self.sockets: list[dict[str, list[dict]]] = []
+        page.on("websocket", self._opened)
+
+    def _opened(self, ws) -> None:
+        frames: dict[str, list[dict]] = {"sent": [], "received": []}
+        self.sockets.append(frames)
+        ws.on("framesent", lambda payload: frames["sent"].append(json.loads(payload)))
+        ws.on("framereceived", lambda payload: frames["received"].extend(_unbatched(json.loads(payload))))
+
+    def hellos(self) -> list[tuple[dict, dict | None]]:
+        """Each hello sent, with the welcome that answered it (None if none came)."""
+        out = []
+        for frames in self.sockets:
+            welcome = next((f for f in frames["received"] if f["type"] == "welcome"), None)
+            out += [(f, welcome) for f in frames["sent"] if f["type"] == "hello"]
+        return out
+
+
+def _unbatched(frame: dict) -> list[dict]:
+    return frame["frames"] if frame["type"] == "batch" else [frame]
+
+
+def phone(browser, url: str, link: str) -> tuple[Device, Wire]:
+    """A player's phone whose websocket frames are recorded: the page reloads once the
+    recorder is on, so every frame after the join goes through it."""
+    device = Device(browser, url, link)
+    wire = Wire(device.page)
+    device.page.reload()
+    device.expect(device.page.locator("#conn.online")).to_be_visible()
+    return device, wire
+
+
+def received_rolls(wire: Wire, tag: str) -> list[dict]:
+    return [f["event"] for frames in wire.sockets for f in frames["received"]
+            if f["type"] == "event" and f["event"]["type"] == tag]
+
+
+ACTION_SESSION = "action-demo"  # the demo chronicle's action dice session
+
+
+def action_state(server):
+    return server.runtime.chronicle.state(ACTION_SESSION).action
+
+
+def roll_against(device: Device, opponent: str, characteristic: str, visibility: str = "open") -> None:
+    page = device.page
+    page.get_by_test_id("act-against").select_option(opponent)
+    device.expect(page.locator("#actdiff")).to_have_count(0)  # ACT-12: no difficulty
+    page.locator("#act-characteristic").select_option(characteristic)
+    page.locator("#act-vis").select_option(visibility)
+    page.get_by_test_id("roll").click()
+
+
+def calls(device: Device):
+    return device.page.get_by_test_id("opposed-call")
+
+
+def contest(browser, demo, rook_locale: str = "en-US") -> tuple[Device, Device, Device]:
+    """The tablet and both phones, once Nova's roll against Rook waits on Rook's card."""
+    server, _, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session={ACTION_SESSION}", viewport=TABLET)
+    nova = Device(browser, server.url, links["nova"])
+    rook = Device(browser, server.url, links["rook"], locale=rook_locale)
+    roll_against(nova, "rook", "combat")
+    rook.expect(calls(rook)).to_have_count(1)
+    return st, nova, rook
