@@ -401,7 +401,7 @@ def review_vs_replay(folder: Path, events: int) -> dict:
     from conteur.server.store.sqlite import SQLiteStore, decode_events
 
     db = folder / "review-night.db"
-    play_hour(db, random.Random(45), max(1, int(events / 1.45)), first=True)
+    play_hour(db, random.Random(45), max(1, int(events / 1.7)), first=True)  # 1.7 events a command
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     with pinned({cores[-1]}) if len(cores) > 1 else contextlib.nullcontext():
         with SQLiteStore(db) as store:
