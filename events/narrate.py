@@ -58,7 +58,8 @@ T: dict[str, dict[str, str]] = {
         "cancelled_event": "A storyteller cancelled challenge {id}{why}.",
         "issued_event": "{id}: {text}.",
         "ev_throw": "{c}: {x} threw {choice} (round {r})", "ev_revealed": "{c}, round {r}: {throws}",
-        "ev_bid": "{c}: {x} bid {v}", "ev_overbid": "{c}: {x} overbid with {v}", "ev_round": "{c}: {w} won round {r}{by}",
+        "ev_bid": "{c}: {x} bid {v}{ab}", "ev_overbid": "{c}: {x} overbid with {v}{ab}",
+        "with_abilities": " (abilities: {list})", "ev_round": "{c}: {w} won round {r}{by}",
         "ev_started": "{c}: round {r} begins ({reason})", "ev_resolved": "{c}: {w} won, {l} lost ({reason})",
         "ev_overbid_settled": "{c}: {x}'s overbid {result}", "granted": "earns a retest", "refused": "fails",
         "ev_compared": "{c}: bids compared, {result}",
@@ -131,7 +132,8 @@ T: dict[str, dict[str, str]] = {
         "cancelled_event": "Un conteur a annulé le défi {id}{why}.",
         "issued_event": "{id}: {text}.",
         "ev_throw": "{c} : {x} joue {choice} (manche {r})", "ev_revealed": "{c}, manche {r} : {throws}",
-        "ev_bid": "{c} : {x} enchérit {v}", "ev_overbid": "{c} : {x} surenchérit à {v}",
+        "ev_bid": "{c} : {x} enchérit {v}{ab}", "ev_overbid": "{c} : {x} surenchérit à {v}{ab}",
+        "with_abilities": " (capacités : {list})",
         "ev_round": "{c} : {w} gagne la manche {r}{by}",
         "ev_started": "{c} : début de la manche {r} ({reason})", "ev_resolved": "{c} : {w} l'emporte, {l} perd ({reason})",
         "ev_overbid_settled": "{c} : la surenchère de {x} {result}", "granted": "obtient une relance", "refused": "échoue",
@@ -189,6 +191,13 @@ class Teller:
     def num(self, value) -> str:
         return self.t["sealed"] if value is None else str(value)
 
+    def abilities(self, e) -> str:
+        """MET-3: the abilities a bidder declared, named once its bid is revealed to this
+        viewer; a sealed bid (``value`` None) names none, whatever its copy holds."""
+        if e.value is None or not e.abilities:
+            return ""
+        return self("with_abilities", list=", ".join(e.abilities))
+
     def throw(self, choice: str | None) -> str:
         return self.t.get(choice or "", self.t["sealed"])
 
@@ -236,7 +245,7 @@ def _met_sentences(t: Teller) -> dict[type, Callable]:
                                       r=e.round),
         m.ThrowsRevealed: lambda e: t("ev_revealed", c=e.challenge, r=e.round, throws=", ".join(
             f"{t.who(k)} {t.throw(v)}" for k, v in e.throws.items())),
-        m.BidDeclared: lambda e: t("ev_bid", c=e.challenge, x=t.who(e.character), v=t.num(e.value)),
+        m.BidDeclared: lambda e: t("ev_bid", c=e.challenge, x=t.who(e.character), v=t.num(e.value), ab=t.abilities(e)),
         m.BidsCompared: lambda e: t("ev_compared", c=e.challenge,
                                     result=t("won", w=t.who(e.winner)) if e.winner else t("tie")),
         m.RoundWon: lambda e: t("ev_round", c=e.challenge, w=t.who(e.winner), r=e.round, by=f" ({t.code(e.by)})"),
@@ -246,7 +255,8 @@ def _met_sentences(t: Teller) -> dict[type, Callable]:
         m.RetestTaken: lambda e: f"{e.challenge}: " + t("retest", x=t.who(e.character), source=e.source),
         m.RetestCancelled: lambda e: f"{e.challenge}: " + t("retest_cancelled", x=t.who(e.character),
                                                              y=t.who(e.cancelled), source=e.source),
-        m.OverbidDeclared: lambda e: t("ev_overbid", c=e.challenge, x=t.who(e.character), v=t.num(e.value)),
+        m.OverbidDeclared: lambda e: t("ev_overbid", c=e.challenge, x=t.who(e.character), v=t.num(e.value),
+                                       ab=t.abilities(e)),
         m.OverbidSettled: lambda e: t("ev_overbid_settled", c=e.challenge, x=t.who(e.character),
                                       result=t("granted" if e.granted else "refused")),
         m.ChallengeConceded: lambda e: f"{e.challenge}: " + t("conceded", x=t.who(e.character)),

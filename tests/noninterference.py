@@ -46,11 +46,7 @@ class Step(msgspec.Struct, frozen=True, kw_only=True):
 def plant_seed(venue: Venue, session: str, seed: bytes) -> None:
     """The FAIR-2 seed this session will commit to at open (``SecretSeeds.create`` keeps
     a seed already on record)."""
-    conn = venue.runtime.chronicle.store._connect()
-    try:
-        conn.execute("INSERT OR IGNORE INTO secrets VALUES (?, ?)", (session, seed))
-    finally:
-        conn.close()
+    venue.runtime.chronicle.store.create_secret(session, seed)
 
 
 def mask_times(body: bytes) -> bytes:

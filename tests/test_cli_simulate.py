@@ -61,7 +61,7 @@ def test_snapshot_plus_tail_equals_replay_from_zero(tmp_path_factory, seed, ever
     with SQLiteStore(db, snapshot_every=every) as store:
         play(Chronicle(store), "s", events=300, seed=seed, ruleset=ruleset, close=False)
         first = store.load_state("s")  # folds from zero, saves a snapshot
-        assert store._latest_snapshot("s", None)[1] is not None
+        assert store.latest_snapshot("s")[1] is not None
         play(Chronicle(store), "s", events=150, seed=seed + 1, ruleset=ruleset, close=False)
         from_snapshot = store.load_state("s")
         from_zero = store.load_state("s", use_snapshots=False)

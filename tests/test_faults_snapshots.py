@@ -48,7 +48,7 @@ def test_a_restart_after_kill_9_folds_from_a_periodic_snapshot(tmp_path):
     assert done.returncode == -signal.SIGKILL, done.stderr.decode()[-2000:]
     with SQLiteStore(db) as store:
         for session in store.sessions():
-            snapshot_seq, snapshot = store._latest_snapshot(session, None)
+            snapshot_seq, snapshot = store.latest_snapshot(session)
             assert snapshot is not None, f"no periodic snapshot of {session}"
             tail = sum(len(chunk) for _, chunk in store.iter_events(session, after=snapshot_seq))
             assert tail < 300 + 50, f"{session}: {tail} events to fold after the snapshot"

@@ -10,7 +10,7 @@ from conteur.server.store import replay
 from conteur.server.web.app import create_app
 from conteur.server.core.service import Chronicle
 from conteur.server.cli.simulate import play
-from conteur.server.store.sqlite import SQLiteStore, latest_snapshot
+from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
 
 
@@ -46,15 +46,15 @@ def test_snapshots_are_the_starting_points_and_long_tails_leave_new_ones(tmp_pat
         chronicle = Chronicle(store, snapshot_every=10**9)
         play(chronicle, "a", events=600, seed=1, ruleset="met", close=False)
         store.load_state("a")  # leaves a snapshot at a's head
-        snapped, _ = latest_snapshot(store._reader, "a")
+        snapped, _ = store.latest_snapshot("a")
         play(chronicle, "a", events=300, seed=2, ruleset="met", close=False)
         play(chronicle, "b", events=300, seed=3, ruleset="v5", close=False)
-        assert latest_snapshot(store._reader, "b") == (0, None)
+        assert store.latest_snapshot("b") == (0, None)
         many = replay.load_states(store, workers=2)
         assert many == _one_by_one(store, ["a", "b"])
         # b's whole log and a's tail (over 100 events each) were folded: both snapshotted
-        assert latest_snapshot(store._reader, "a")[0] == many["a"].head > snapped
-        assert latest_snapshot(store._reader, "b") == (many["b"].head, many["b"])
+        assert store.latest_snapshot("a")[0] == many["a"].head > snapped
+        assert store.latest_snapshot("b") == (many["b"].head, many["b"])
 
 
 def test_a_session_asked_for_but_never_played_is_the_initial_state(night):

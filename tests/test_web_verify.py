@@ -24,7 +24,7 @@ from conteur.events import fair
 from tests.client_support import events_of_type
 from tests.examples import examples
 from tests.browser_support import CHROMIUM
-from tests.web_support import Device
+from tests.web_support import Device, no_subtle, route_events, NO_SUBTLE
 
 pytestmark = [
     pytest.mark.browser,
@@ -32,20 +32,6 @@ pytestmark = [
 ]
 
 SESSION = "action-demo"
-
-# Any touch of crypto.subtle is recorded and throws: the check must not need it.
-NO_SUBTLE = """
-(() => {
-  window.__subtle = 0;
-  Object.defineProperty(Crypto.prototype, "subtle", { configurable: true,
-    get() { window.__subtle += 1; throw new Error("crypto.subtle is not there on plain HTTP"); } });
-})();
-"""
-
-
-def no_subtle(page) -> None:
-    page.add_init_script(NO_SUBTLE)
-
 
 def roll(device: Device, characteristic: str, difficulty: int = 2, visibility: str = "open") -> None:
     page = device.page
@@ -108,26 +94,15 @@ def doctor(page, roll_id: str, found: dict) -> None:
     """Nova's roll ``roll_id`` reaches this page with its first die raised by one, in its
     shown dice and in its draw record alike (a forger's consistent lie)."""
 
-    def rewrite(message):
-        if not isinstance(message, str):
-            return message
-        frame = json.loads(message)
-        for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
-            event = f.get("event") if f.get("type") == "event" else None
-            if event and event.get("type") == "action.rolled" and event.get("roll") == roll_id:
-                record = event["draws"][0]  # array-like: counter, sides, face, entropy[, stream]
-                face = record[2] % record[1] + 1
-                found.update(record=dict(zip(("counter", "sides", "face", "entropy", "stream"), record)), forged=face)
-                record[2] = face
-                event["dice"] = [face, *event["dice"][1:]]
-        return json.dumps(frame, ensure_ascii=False)
+    def change(event):
+        if event.get("type") == "action.rolled" and event.get("roll") == roll_id:
+            record = event["draws"][0]  # array-like: counter, sides, face, entropy[, stream]
+            face = record[2] % record[1] + 1
+            found.update(record=dict(zip(("counter", "sides", "face", "entropy", "stream"), record)), forged=face)
+            record[2] = face
+            event["dice"] = [face, *event["dice"][1:]]
 
-    def handler(ws):
-        server = ws.connect_to_server()
-        ws.on_message(lambda m: server.send(m))
-        server.on_message(lambda m: ws.send(rewrite(m)))
-
-    page.route_web_socket("**/*", handler)
+    route_events(page, change)
 
 
 def test_fair_2_a_doctored_record_is_flagged_with_the_draw_named(browser, demo):
@@ -167,21 +142,11 @@ def test_fair_2_a_dice_row_that_is_not_its_draws_is_flagged(browser, demo):
     server, db, storyteller, links = demo
 
     def shown_only(page):
-        def handler(ws):
-            server_ws = ws.connect_to_server()
-            ws.on_message(lambda m: server_ws.send(m))
+        def change(event):
+            if event.get("type") == "action.rolled":
+                event["dice"] = [event["dice"][0] % event["sides"] + 1, *event["dice"][1:]]
 
-            def rewrite(message):
-                frame = json.loads(message)
-                for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
-                    event = f.get("event") if f.get("type") == "event" else None
-                    if event and event.get("type") == "action.rolled":
-                        event["dice"] = [event["dice"][0] % event["sides"] + 1, *event["dice"][1:]]
-                return json.dumps(frame, ensure_ascii=False)
-
-            server_ws.on_message(lambda m: ws.send(rewrite(m) if isinstance(m, str) else m))
-
-        page.route_web_socket("**/*", handler)
+        route_events(page, change)
 
     nova = Device(browser, server.url, links["nova"], before=shown_only)
     roll(nova, "science")

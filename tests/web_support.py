@@ -137,3 +137,40 @@ def contest(browser, demo, rook_locale: str = "en-US") -> tuple[Device, Device, 
     roll_against(nova, "rook", "combat")
     rook.expect(calls(rook)).to_have_count(1)
     return st, nova, rook
+
+
+# ---------------------------------------------------------------- the phone's dice check (FAIR-2)
+
+# Any touch of crypto.subtle is recorded and throws: the check must not need it.
+NO_SUBTLE = """
+(() => {
+  window.__subtle = 0;
+  Object.defineProperty(Crypto.prototype, "subtle", { configurable: true,
+    get() { window.__subtle += 1; throw new Error("crypto.subtle is not there on plain HTTP"); } });
+})();
+"""
+
+
+def no_subtle(page) -> None:
+    page.add_init_script(NO_SUBTLE)
+
+
+def route_events(page, change) -> None:
+    """Every event frame reaches ``page`` through ``change(event)``, which may alter the
+    decoded event in place (a batch's frames one by one); what the page sends goes as is."""
+
+    def rewrite(message):
+        if not isinstance(message, str):
+            return message
+        frame = json.loads(message)
+        for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
+            if f.get("type") == "event" and f.get("event"):
+                change(f["event"])
+        return json.dumps(frame, ensure_ascii=False)
+
+    def handler(ws):
+        server = ws.connect_to_server()
+        ws.on_message(lambda m: server.send(m))
+        server.on_message(lambda m: ws.send(rewrite(m)))
+
+    page.route_web_socket("**/*", handler)

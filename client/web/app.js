@@ -225,6 +225,8 @@ function render() {
 
 // The header names the session (a storyteller may run two, in two tabs), says honestly
 // whether the server is heard and how many commands wait, and holds the language switch.
+// One line at 360 px: while commands wait unsent, the turn (which the phone cannot hear
+// advance then) gives its place to their count.
 function header() {
   const waiting = app.queued.length;
   const { label, note } = connText(app.status, waiting);
@@ -233,9 +235,9 @@ function header() {
   const other = lang === "fr" ? "en" : "fr";
   return `<header class="bar">
     <span class="who">${esc(who)}${session ? ` · <span class="session-name" data-testid="session-name" title="${esc(t("session"))}">${esc(session)}</span>` : ""}</span>
-    <span class="clock">${esc(t("turn"))} ${app.vm.session.turn}</span>
+    ${waiting && app.status !== "online" ? "" : `<span class="clock">${esc(t("turn"))} ${app.vm.session.turn}</span>`}
     <span id="conn" class="conn ${app.status}" role="status" aria-live="polite" data-testid="conn" data-queued="${waiting}"
-      aria-label="${esc(note ? `${note} · ${label}` : label)}"><span class="dot" aria-hidden="true"></span>${esc(label)}</span>
+      aria-label="${esc(note ? `${note} · ${label}` : label)}"><span class="dot" aria-hidden="true"></span><span class="label">${esc(label)}</span></span>
     <button class="lang" data-act="lang" data-lang="${other}" data-testid="lang-switch" lang="${other}" aria-label="${esc(t("lang_switch"))}">${other.toUpperCase()}</button>
   </header>${note ? `<p class="conn-note" data-testid="conn-note">${esc(note)}</p>` : ""}${alertsView()}`;
 }

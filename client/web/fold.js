@@ -13,6 +13,7 @@ export function initialView() {
     scenes: {},
     challenges: {},
     rolls: [],
+    drawnThrows: [], // MET-2: throws the server drew for a side (d3), whole for that side only
     waiting: {}, // ACT-12: opposed rolls not yet answered, by the initiator's roll id
     oppositions: [], // ACT-12: settled by the dice or ruled by a storyteller, oldest first
     pending: {}, // ACT-2: multi-turn actions begun, by roll id
@@ -200,7 +201,16 @@ const MET = {
     difficulty: e.difficulty || 0, tests: e.tests || 1, abilities: e.abilities || [],
     defenderAbilities: e.defender_abilities || [], mutual: !!e.mutual, action: e.action || "",
   }),
-  throw_committed: (c, e) => { c.throws = { ...c.throws, [e.character]: e.choice ?? SEALED }; c.cancellable = null; },
+  throw_committed: (c, e, vm) => {
+    c.throws = { ...c.throws, [e.character]: e.choice ?? SEALED };
+    c.cancellable = null;
+    // a storyteller let the server draw this throw: its record reaches its side whole (the
+    // sealed form has none), so that side's phone checks it after close (verify.js)
+    if (e.choice && (e.draws || []).length) {
+      vm.drawnThrows.push({ id: `${e.challenge}.${e.round}`, kind: "throw", character: e.character, challenge: e.challenge,
+        round: e.round, choice: e.choice, draws: e.draws });
+    }
+  },
   throws_revealed: (c, e) => {
     c.throws = { ...e.throws };
     c.revealed = { round: e.round, throws: { ...e.throws }, winner: e.winner ?? null };

@@ -1,5 +1,5 @@
 // Events as sentences for the storyteller's log, in English or French: a port of the
-// common cases of server/narrate.py (the review's timeline), so the tablet and the review
+// common cases of events/narrate.py (the review's timeline), so the tablet and the review
 // tell an evening the same way. It reads only the event as received: a sealed bid or
 // throw is told as sealed, never guessed. An event type it does not know is told as its
 // type, so a newer server never breaks the log.
@@ -27,7 +27,7 @@ const T = {
     simple: "{a} took a simple test", complex: "{a} took a complex test", tests: " ({n} tests)",
     issued: "{id}: {text}.", tie: "tie", won: "{w} won",
     ev_throw: "{c}: {x} threw {choice} (round {r}).", ev_revealed: "{c}, round {r}: {throws}{result}.",
-    ev_bid: "{c}: {x} bid {v}.", ev_overbid: "{c}: {x} overbid with {v}.", ev_round: "{c}: {w} won round {r} ({by}).",
+    ev_bid: "{c}: {x} bid {v}{ab}.", ev_overbid: "{c}: {x} overbid with {v}{ab}.", with_abilities: " (abilities: {list})", ev_round: "{c}: {w} won round {r} ({by}).",
     ev_started: "{c}: round {r} begins ({reason}).", ev_resolved: "{c}: {w} won, {l} lost ({reason}).",
     ev_overbid_settled: "{c}: {x}'s overbid {result}.", granted: "earns a retest", refused: "fails",
     ev_compared: "{c}: bids compared, {result}.",
@@ -82,7 +82,7 @@ const T = {
     simple: "{a} a passé un test simple", complex: "{a} a passé un test complexe", tests: " ({n} tests)",
     issued: "{id} : {text}.", tie: "égalité", won: "{w} l'a emporté",
     ev_throw: "{c} : {x} joue {choice} (manche {r}).", ev_revealed: "{c}, manche {r} : {throws}{result}.",
-    ev_bid: "{c} : {x} enchérit {v}.", ev_overbid: "{c} : {x} surenchérit à {v}.",
+    ev_bid: "{c} : {x} enchérit {v}{ab}.", ev_overbid: "{c} : {x} surenchérit à {v}{ab}.", with_abilities: " (capacités : {list})",
     ev_round: "{c} : {w} gagne la manche {r} ({by}).",
     ev_started: "{c} : début de la manche {r} ({reason}).", ev_resolved: "{c} : {w} l'emporte, {l} perd ({reason}).",
     ev_overbid_settled: "{c} : la surenchère de {x} {result}.", granted: "obtient une relance", refused: "échoue",
@@ -122,6 +122,9 @@ export function teller(vm, lang = "en") {
   const scene = (id) => (id && vm.scenes[id] && vm.scenes[id].name) || id || "?";
   const attr = (a) => table[a] || a || "?";
   const num = (v) => (v == null ? table.sealed : String(v));
+  // MET-3: a bid's declared abilities, named once the bid is revealed to this viewer (a sealed
+  // bid names none, whatever its copy holds)
+  const abilities = (e) => (e.value == null || !(e.abilities || []).length ? "" : say("with_abilities", { list: e.abilities.join(", ") }));
   const choice = (c) => (c ? table[c] || c : table.sealed);
   const why = (r) => (r ? ` (${r})` : "");
   const code = (r) => (r ? table[`r_${r}`] || r : r); // a reason the rules write as a code
@@ -146,7 +149,7 @@ export function teller(vm, lang = "en") {
       c: e.challenge, r: e.round, throws: Object.entries(e.throws || {}).map(([k, v]) => `${who(k)} ${choice(v)}`).join(", "),
       result: `, ${e.winner ? say("won", { w: who(e.winner) }) : say("tie")}`,
     }),
-    bid_declared: (e) => say("ev_bid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
+    bid_declared: (e) => say("ev_bid", { c: e.challenge, x: who(e.character), v: num(e.value), ab: abilities(e) }),
     bids_compared: (e) => say("ev_compared", { c: e.challenge, result: e.winner ? say("won", { w: who(e.winner) }) : say("tie") }),
     round_won: (e) => say("ev_round", { c: e.challenge, w: who(e.winner), r: e.round, by: code(e.by) }),
     round_started: (e) => say("ev_started", { c: e.challenge, r: e.round, reason: code(e.reason) }),
@@ -154,7 +157,7 @@ export function teller(vm, lang = "en") {
     tie_debt_incurred: (e) => say("debt", { c: e.challenge, x: who(e.debtor), y: who(e.creditor) }),
     retest_taken: (e) => say("retest", { c: e.challenge, x: who(e.character), source: e.source }),
     retest_cancelled: (e) => say("retest_cancelled", { c: e.challenge, x: who(e.character), y: who(e.cancelled), source: e.source }),
-    overbid_declared: (e) => say("ev_overbid", { c: e.challenge, x: who(e.character), v: num(e.value) }),
+    overbid_declared: (e) => say("ev_overbid", { c: e.challenge, x: who(e.character), v: num(e.value), ab: abilities(e) }),
     overbid_settled: (e) => say("ev_overbid_settled", { c: e.challenge, x: who(e.character), result: say(e.granted ? "granted" : "refused") }),
     challenge_conceded: (e) => say("conceded", { c: e.challenge, x: who(e.character) }),
     challenge_resolved: (e) => say("ev_resolved", { c: e.challenge, w: who(e.winner), l: who(e.loser), reason: code(e.reason) }),

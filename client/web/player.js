@@ -54,14 +54,20 @@ export function playerView() {
 let checked = { vm: null, head: -1, html: "" };
 
 function sayCheck(key, fields = {}) {
-  return t(`check_${key}`).replace(/\{(\w+)\}/g, (_, k) => String(fields[k]));
+  // a throw's mismatch names rock, paper, scissors in the phone's language
+  const said = key === "throw" ? { ...fields, shown: t(fields.shown), drawn: t(fields.drawn) } : fields;
+  return t(`check_${key}`).replace(/\{(\w+)\}/g, (_, k) => String(said[k]));
 }
 
 function diceCheckView() {
   const vm = app.vm;
   if (vm.session.status !== "closed" || !vm.session.seed || !me()) return "";
   if (checked.vm === vm && checked.head === vm.head) return checked.html;
-  const mine = vm.rolls.filter((r) => r.character === me() && (r.draws || []).length);
+  const rolls = vm.rolls.filter((r) => r.character === me() && (r.draws || []).length);
+  // MET-2: the throws a storyteller let the server draw for this character (fold.js)
+  const throws = (vm.drawnThrows || []).filter((r) => r.character === me());
+  const mine = rolls.concat(throws);
+  if (!mine.length) return "";
   const out = checkRolls(vm, app.session, mine, sayCheck);
   for (const r of mine) {
     const mismatch = out.results.get(r);
@@ -69,14 +75,32 @@ function diceCheckView() {
   }
   const bad = mine.filter((r) => !r.check.ok);
   const lines = !out.seedOk ? [`<li>${esc(out.message)}</li>`]
-    : bad.map((r) => `<li data-roll="${esc(r.id)}">${esc(r.label || r.id)}: ${esc(r.check.message)}</li>`);
+    : bad.map((r) => `<li data-roll="${esc(r.id)}">${esc(r.kind === "throw" ? throwName(r) : r.label || r.id)}: ${esc(r.check.message)}</li>`);
+  const what = t(throws.length ? (rolls.length ? "check_n_both" : "check_n_throws") : "check_n_rolls");
   const html = `<section class="card dice-check ${bad.length || !out.seedOk ? "ko" : "ok"}" data-testid="dice-check" data-ok="${!bad.length && out.seedOk}"
     data-verified="${mine.length - bad.length}" data-mismatches="${bad.length}" aria-labelledby="h-check">
     <h2 id="h-check">${esc(t("check_title"))}</h2>
-    <p>${esc(bad.length || !out.seedOk ? t("check_bad", bad.length, mine.length) : t("check_ok", mine.length))}</p>
-    ${lines.length ? `<ul class="mismatches" data-testid="dice-mismatches">${lines.join("")}</ul>` : ""}</section>`;
+    <p>${esc(bad.length || !out.seedOk ? t("check_bad", bad.length, mine.length, what) : t("check_ok", mine.length, what))}</p>
+    ${lines.length ? `<ul class="mismatches" data-testid="dice-mismatches">${lines.join("")}</ul>` : ""}
+    ${throwChecks(throws)}</section>`;
   checked = { vm, head: vm.head, html };
   return html;
+}
+
+// "Anna ⟷ Bruno, round 2": a player knows a challenge by who is in it, not by its id.
+function throwName(r) {
+  const c = app.vm.challenges[r.challenge];
+  return t("check_throw_name", c ? `${nameOf(c.initiator)} ⟷ ${nameOf(c.defender)}` : r.challenge, r.round, t(r.choice));
+}
+
+// The drawn throws have no dice card of their own (their challenge card goes when it ends):
+// each is marked here, verified or with its mismatch.
+function throwChecks(throws) {
+  if (!throws.length) return "";
+  return `<ul class="throw-checks" data-testid="throw-checks">${throws.map((r) => `<li data-testid="throw-check" data-roll="${esc(r.id)}"
+    data-challenge="${esc(r.challenge)}" data-round="${esc(r.round)}" data-ok="${r.check.ok}">${esc(throwName(r))}${r.check.ok
+      ? ` <span class="badge verified" data-testid="roll-verified">✓ ${esc(t("check_verified"))}</span>`
+      : `<p class="mismatch" data-testid="roll-mismatch">${esc(r.check.message)}</p>`}</li>`).join("")}</ul>`;
 }
 
 function characterCard(c) {

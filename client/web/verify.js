@@ -71,6 +71,10 @@ function shownFaces(r) {
   return null;
 }
 
+// MET-2: a throw the server drew is a d3, face 1 rock, 2 paper, 3 scissors (events/met_rules.py
+// DRAWN); the bomb is never drawn.
+export const DRAWN = ["rock", "paper", "scissors"];
+
 // A DrawRecord travels array-like (events/model.py): [counter, sides, face, entropy, stream],
 // its trailing fields absent in older logs; an object form is read as well.
 export function drawRecord(raw) {
@@ -85,7 +89,8 @@ function where(record) {
   return `${record.stream ? `${record.stream} ` : ""}#${record.counter} (d${record.sides})`;
 }
 
-// One roll: null when it verifies, else the first mismatch in words.
+// One roll (or a throw the server drew, kind "throw"): null when it verifies, else the first
+// mismatch in words.
 export function checkRoll(seed, session, roll, say = defaultSay) {
   const draws = (roll.draws || []).map(drawRecord);
   for (const record of draws) {
@@ -97,6 +102,10 @@ export function checkRoll(seed, session, roll, say = defaultSay) {
     }
     if (face !== record.face) return say("face", { where: where(record), recorded: record.face, expected: face });
   }
+  if (roll.kind === "throw") {
+    const drawn = draws.length === 1 && draws[0].sides === DRAWN.length ? DRAWN[draws[0].face - 1] : null;
+    return roll.choice === drawn ? null : say("throw", { shown: roll.choice, drawn: drawn ?? draws.map((d) => `d${d.sides} ${d.face}`).join(" ") });
+  }
   const shown = shownFaces(roll);
   if (shown && draws.length && shown.join(",") !== draws.map((d) => d.face).join(",")) {
     return say("shown", { shown: shown.join(" "), drawn: draws.map((d) => d.face).join(" ") });
@@ -107,6 +116,7 @@ export function checkRoll(seed, session, roll, say = defaultSay) {
 const WORDS = {
   face: "draw {where}: recorded {recorded}, the seed gives {expected}",
   shown: "the dice shown ({shown}) are not the dice drawn ({drawn})",
+  throw: "the throw shown ({shown}) is not the throw drawn ({drawn})",
   error: "draw {where}: {error}",
   commitment: "the revealed seed does not hash to the commitment made at session open",
   seed: "{error}",
@@ -116,7 +126,7 @@ function defaultSay(key, fields = {}) {
   return WORDS[key].replace(/\{(\w+)\}/g, (_, k) => String(fields[k]));
 }
 
-// Every roll of `rolls` (the phone's own), checked against the seed session.closed revealed.
+// Every roll of `rolls` (the phone's own, its drawn throws among them), checked against the seed session.closed revealed.
 // Returns { seedOk, message, results: Map(roll id -> null | mismatch) }.
 export function checkRolls(vm, session, rolls, say = defaultSay) {
   const results = new Map();

@@ -26,6 +26,7 @@ from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import review as rv
 from conteur.server.core import venue_time
 from conteur.server.store.chain import row_to_line
+from conteur.server.store.interface import EventStore
 from conteur.events.narrate import challenge_sentence, offline_sentence
 
 FORMATS = ("md", "html", "jsonl", "csv")
@@ -305,7 +306,7 @@ def render(review: rv.Review, fmt: str) -> bytes:
     raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
 
 
-def export(store, session_id: str, fmt: str, *, lang: str = "en", viewer: Actor = STORYTELLER) -> bytes:
+def export(store: EventStore, session_id: str, fmt: str, *, lang: str = "en", viewer: Actor = STORYTELLER) -> bytes:
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     if session_id not in store.sessions():
@@ -313,7 +314,7 @@ def export(store, session_id: str, fmt: str, *, lang: str = "en", viewer: Actor 
     return render(rv.build(store, session_id, viewer, lang), fmt)
 
 
-def viewer_of_token(store, token: str, session_id: str) -> Actor:
+def viewer_of_token(store: EventStore, token: str, session_id: str) -> Actor:
     """The viewer a token stands for (``conteur.server.core.auth``), refused if it is not for this session."""
     from conteur.server.core.auth import Tokens
 

@@ -30,7 +30,8 @@ from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Row, verify_rows
 from conteur.server.core import venue_time
 from conteur.events.narrate import Teller, challenge_sentence, offline_sentence, sentence
-from conteur.server.store.sqlite import SQLiteStore, decode_events
+from conteur.server.store.codec import decode_events
+from conteur.server.store.interface import EventStore
 
 _PEOPLE = ("character", "initiator", "defender", "tested", "opponent", "recorder", "winner", "loser",
            "debtor", "creditor", "cancelled")
@@ -127,13 +128,13 @@ def _where(state: GameState, people: Iterable[str]) -> str | None:
     return None
 
 
-def read_session(store: SQLiteStore, session_id: str) -> tuple[list[Row], list[Event]]:
+def read_session(store: EventStore, session_id: str) -> tuple[list[Row], list[Event]]:
     rows = store.read_after(session_id, 0)
     # a row edited through SQL may come back as TEXT: the review must still show it (altered)
     return rows, decode_events([r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows])
 
 
-def build(store: SQLiteStore, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en") -> Review:
+def build(store: EventStore, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en") -> Review:
     rows, events = read_session(store, session_id)
     return build_from(session_id, rows, events, viewer, lang)
 
@@ -590,7 +591,7 @@ def _draws_seen(rows: list[Row], viewer: Actor) -> int:
     """How many draws ``viewer`` holds: a count over every row would tell a player the
     size of the secret pools it may not see (issue 13)."""
     from conteur.events import views
-    from conteur.server.store.sqlite import decode_event
+    from conteur.server.store.codec import decode_event
 
     seen = (views.view(decode_event(row.data), viewer) for row in rows)
     return sum(len(getattr(e, "draws", ()) or ()) for e in seen if e is not None)

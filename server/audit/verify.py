@@ -4,12 +4,11 @@ every verdict re-derived from its recorded inputs (``events.verdicts``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
-
 import msgspec
 
 from conteur.server.store.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
-from conteur.server.store.dbfile import open_readonly
+from conteur.server.store.interface import EventStore
+from conteur.server.store.sqlite import file_rows
 
 
 class DrawMismatch(msgspec.Struct, frozen=True):
@@ -57,15 +56,6 @@ class Report(msgspec.Struct, kw_only=True):
                 f"{self.verdicts_checked} verdicts derived again")
 
 
-def _db_rows(path: Path) -> Iterable[Row]:
-    conn = open_readonly(path)  # never writes, not even a -wal or -shm file
-    try:
-        for r in conn.execute("SELECT seq, session, type, data, actor, device, command_id, at, prev_hash, hash FROM events ORDER BY seq"):
-            yield Row(*r)
-    finally:
-        conn.close()
-
-
 def _is_sqlite(path: Path) -> bool:
     with open(path, "rb") as f:
         return f.read(16) == b"SQLite format 3\x00"
@@ -75,15 +65,27 @@ def verify_path(path: Path, *, progress_factory=None) -> Report:
     path = Path(path)
     database = _is_sqlite(path)
     report = Report(path=str(path), source="database" if database else "log")
-    rows = list(_db_rows(path)) if database else None
+    rows = list(file_rows(path)) if database else None  # never writes, not even a -wal
     try:
         if rows is None:
             rows = list(read_jsonl(path))
     except LogLineError as exc:
         report.error = str(exc)
         return report
+    return check_rows(rows, report, gapless=database, progress_factory=progress_factory)
+
+
+def verify_store(store: EventStore, name: str, *, progress_factory=None) -> Report:
+    """The same checks on an open store's whole log (``name`` says which, in the report)."""
+    return check_rows(list(store.rows()), Report(path=name, source="database"), gapless=True,
+                      progress_factory=progress_factory)
+
+
+def check_rows(rows: list[Row], report: Report, *, gapless: bool, progress_factory=None) -> Report:
+    """The chain (without a hole in the seqs, for a whole log: ``gapless``), then the
+    draws, then the verdicts; the first failure is in the report."""
     progress = progress_factory("verifying", len(rows)) if progress_factory else None
-    report.events, report.first_break = verify_rows(rows, gapless=database, progress=progress)
+    report.events, report.first_break = verify_rows(rows, gapless=gapless, progress=progress)
     if progress:
         progress.close()
     if report.first_break is None:
@@ -99,7 +101,7 @@ def check_verdicts(rows: list[Row], report: Report) -> None:
     recorded verdict the rules do not give is named."""
     from conteur.events import game
     from conteur.events.verdicts import Verdicts
-    from conteur.server.store.sqlite import decode_event
+    from conteur.server.store.codec import decode_event
 
     states: dict[str, object] = {}
     checkers: dict[str, Verdicts] = {}
@@ -127,7 +129,7 @@ def check_draws(rows: list[Row], report: Report) -> None:
     """FAIR-2: recompute every recorded draw of each session whose seed was revealed."""
     try:
         from conteur.events import fair
-        from conteur.server.store.sqlite import decode_event
+        from conteur.server.store.codec import decode_event
     except ImportError:  # pragma: no cover - the fair module arrives with issue 4
         return
     by_session: dict[str, list[Row]] = {}

@@ -21,7 +21,7 @@ from conteur.server.core.auth import Tokens
 from conteur.server.web.lan import lan_addresses
 from conteur.server.core.roster import Imported, Roster, RosterCharacter, RosterScene, import_roster_sync, join_link
 from conteur.server.core.service import Chronicle
-from conteur.server.store.sqlite import SQLiteStore
+from conteur.server.store.interface import EventStore
 
 DEMO: tuple[Roster, ...] = (
     Roster(
@@ -72,7 +72,7 @@ def qr_ascii(data: str) -> str:
     return out.getvalue()
 
 
-def create_demo(store: SQLiteStore) -> tuple[str, list[Imported]]:
+def create_demo(store: EventStore) -> tuple[str, list[Imported]]:
     """The demo sessions (added only where missing) and fresh tokens for all of them."""
     chronicle = Chronicle(store)
     tokens = Tokens(store)
@@ -80,7 +80,7 @@ def create_demo(store: SQLiteStore) -> tuple[str, list[Imported]]:
     return tokens.issue("storyteller", name="storyteller (demo)"), imported
 
 
-def announce(store: SQLiteStore, host: str, port: int, *, demo: bool = False,
+def announce(store: EventStore, host: str, port: int, *, demo: bool = False,
              scheme: str = "http", out: TextIO | None = None, public_url: str = "",
              wifi: str = "") -> None:
     """Prints the addresses, the storyteller link with its QR code and (demo) join links.

@@ -3,7 +3,9 @@
 The address phones will use (and the others found), the port reachable on it, the
 hotspot, free disk beside the database, the clock, the database verifying (the same
 function as ``conteur verify``) and, with ``--tls``, the certificate's dates and names.
-English or French (``--lang fr``); the exit code is 1 when any check fails. Nothing here
+English or French (``--lang fr``); the exit code is 1 when any check fails (a note, such as
+an empty database file, is no failure). Under ``--cert``/``--key`` the certificate checked is
+the one given, as serve would use it. Nothing here
 talks to another machine: the port is tried by binding and connecting on this one.
 """
 
@@ -17,6 +19,7 @@ import shutil
 import socket
 import ssl
 import subprocess
+import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -25,8 +28,8 @@ from typing import Callable
 
 from conteur.server.web.lan import Discover, lan_addresses
 
-PASS, FAIL, SKIP = "pass", "fail", "skip"
-MARK = {PASS: "[ OK ]", FAIL: "[FAIL]", SKIP: "[ -- ]"}
+PASS, FAIL, SKIP, NOTE = "pass", "fail", "skip", "note"
+MARK = {PASS: "[ OK ]", FAIL: "[FAIL]", SKIP: "[ -- ]", NOTE: "[NOTE]"}  # a note is no failure
 MIN_FREE = 200 * 1024 * 1024  # a whole season's events fit many times in this
 CERT_WARN = dt.timedelta(days=14)
 
@@ -53,7 +56,18 @@ TEXT = {
         "db": "Database verifies: {report}",
         "db_bad": "Database does not verify: {report}",
         "db_missing": "No database at {db} (conteur init or conteur serve creates it)",
+        "db_empty": "Database {db} is empty (0 bytes): no chronicle in it yet. conteur serve refuses "
+                    "a 0-byte file (a failed copy?): remove it and serve starts a new chronicle, "
+                    "or restore a backup over it",
         "tls": "Certificate valid {start} to {end}, names {url_host}",
+        "tls_given": "Certificate {cert} (--cert) valid {start} to {end}, names {url_host}",
+        "tls_given_soon": "Certificate {cert} (--cert) expires soon: {end} (renew it where it came from)",
+        "tls_given_dates": "Certificate {cert} (--cert) not valid now: {start} to {end} "
+                           "(check the clock, or renew it where it came from)",
+        "tls_given_host": "Certificate {cert} (--cert) does not name {host} (names: {names}): "
+                          "phones reaching {host} will be warned",
+        "tls_given_unreadable": "No PEM certificate can be read from {cert} (--cert)",
+        "tls_given_key": "The key {keyfile} (--key) does not go with the certificate {cert}: {error}",
         "tls_soon": "Certificate expires soon: {end} (conteur serve --tls renews it)",
         "tls_dates": "Certificate not valid now: {start} to {end} (check the clock, then conteur serve --tls)",
         "tls_host": "Certificate does not name {host} (names: {names}); conteur serve --tls renews it",
@@ -83,7 +97,18 @@ TEXT = {
         "db": "La base se vérifie : {report}",
         "db_bad": "La base ne se vérifie pas : {report}",
         "db_missing": "Pas de base en {db} (conteur init ou conteur serve la crée)",
+        "db_empty": "La base {db} est vide (0 octet) : aucune chronique encore. conteur serve refuse "
+                    "un fichier de 0 octet (une copie ratée ?) : supprimez-le et serve commence une "
+                    "nouvelle chronique, ou restaurez une sauvegarde à sa place",
         "tls": "Certificat valable du {start} au {end}, nomme {url_host}",
+        "tls_given": "Certificat {cert} (--cert) valable du {start} au {end}, nomme {url_host}",
+        "tls_given_soon": "Le certificat {cert} (--cert) expire bientôt : {end} (renouvelez-le là d'où il vient)",
+        "tls_given_dates": "Certificat {cert} (--cert) non valable maintenant : du {start} au {end} "
+                           "(vérifiez l'horloge, ou renouvelez-le là d'où il vient)",
+        "tls_given_host": "Le certificat {cert} (--cert) ne nomme pas {host} (noms : {names}) : "
+                          "les téléphones qui joignent {host} seront avertis",
+        "tls_given_unreadable": "Aucun certificat PEM lisible dans {cert} (--cert)",
+        "tls_given_key": "La clé {keyfile} (--key) ne va pas avec le certificat {cert} : {error}",
         "tls_soon": "Le certificat expire bientôt : {end} (conteur serve --tls le renouvelle)",
         "tls_dates": "Certificat non valable maintenant : du {start} au {end} (vérifiez l'horloge, puis conteur serve --tls)",
         "tls_host": "Le certificat ne nomme pas {host} (noms : {names}) ; conteur serve --tls le renouvelle",
@@ -112,6 +137,8 @@ class Doctor:
     public_url: str = ""
     address: str | None = None  # the address phones will use; default: the first LAN one
     tls_dir: Path | None = None
+    cert: Path | None = None  # --cert (with --key): the certificate serve is given, checked instead
+    key: Path | None = None
     discover: Discover = lan_addresses
     nmcli: str | None = None
     now: Callable[[], dt.datetime] = lambda: dt.datetime.now().astimezone()
@@ -122,7 +149,12 @@ class Doctor:
 
     def run(self) -> list[Check]:
         return [self.addresses(), self.port_check(), self.hotspot(), self.disk(), self.clock(),
-                self.database()] + ([self.tls()] if self.tls_dir is not None else [])
+                self.database()] + ([self.tls()] if self.https else [])
+
+    @property
+    def https(self) -> bool:
+        """As serve: --tls, or a certificate given by --cert, serves https."""
+        return self.tls_dir is not None or self.cert is not None
 
     # -- each check ------------------------------------------------------------------
 
@@ -130,7 +162,7 @@ class Doctor:
         found = self.discover()
         self.chosen = self.address or (found[0] if found else None)
         listed = ", ".join(found) or "-"
-        scheme = "https" if self.tls_dir is not None else "http"
+        scheme = "https" if self.https else "http"
         if self.public_url:
             return Check("addresses", PASS, self.say("addresses_public", url=self.public_url, all=listed))
         if self.chosen is None:
@@ -149,7 +181,7 @@ class Doctor:
             if exc.errno != errno.EADDRINUSE:
                 return Check("port", FAIL, self.say("port_error", port=self.port, address=address, error=exc))
         # in use: conteur itself, already serving, is the good case
-        scheme = "https" if self.tls_dir is not None else "http"
+        scheme = "https" if self.https else "http"
         host = f"[{address}]" if ":" in address else address
         url = f"{scheme}://{host}:{self.port}"
         unverified = ssl.create_default_context()
@@ -201,6 +233,9 @@ class Doctor:
 
         if not self.db.exists():
             return Check("database", FAIL, self.say("db_missing", db=self.db))
+        if self.db.is_file() and self.db.stat().st_size == 0:
+            # nothing to verify, nothing broken: said as it is, with what serve will do with it
+            return Check("database", NOTE, self.say("db_empty", db=self.db))
         report = verify_path(self.db)
         return Check("database", PASS if report.ok else FAIL,
                      self.say("db" if report.ok else "db_bad", report=report.text()))
@@ -208,22 +243,36 @@ class Doctor:
     def tls(self) -> Check:
         from conteur.server.web import tls
 
-        cert_path = Path(self.tls_dir) / "server.crt"
-        cert = tls._load_cert(cert_path) if cert_path.exists() else None
+        given = self.cert is not None
+        cert_path = Path(self.cert) if given else Path(self.tls_dir) / "server.crt"
+        cert = tls._load_cert(cert_path) if cert_path.is_file() else None
+        # a certificate given by --cert is the operator's: its lines name it, and the advice
+        # is not serve --tls's (which renews only its own)
+        key = "tls_given" if given else "tls"
+        named = dict(cert=cert_path) if given else {}
         if cert is None:
+            if given:
+                return Check("tls", FAIL, self.say("tls_given_unreadable", cert=cert_path))
             return Check("tls", FAIL, self.say("tls_missing", dir=self.tls_dir))
+        if given and self.key is not None:
+            try:
+                ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(str(cert_path), str(self.key))
+            except (OSError, ssl.SSLError) as exc:
+                return Check("tls", FAIL, self.say("tls_given_key", keyfile=self.key, cert=cert_path,
+                                                   error=getattr(exc, "reason", None) or exc))
         start, end = cert.not_valid_before_utc, cert.not_valid_after_utc
         now = self.now().astimezone(dt.UTC)
-        dates = dict(start=start.date().isoformat(), end=end.date().isoformat())
+        dates = dict(start=start.date().isoformat(), end=end.date().isoformat(), **named)
         if not start <= now <= end:
-            return Check("tls", FAIL, self.say("tls_dates", **dates))
+            return Check("tls", FAIL, self.say(f"{key}_dates", **dates))
         names = tls.certificate_hosts(cert_path)
         host = self.chosen
         if host and host not in names:
-            return Check("tls", FAIL, self.say("tls_host", host=host, names=", ".join(names)))
+            return Check("tls", FAIL, self.say(f"{key}_host", host=host,
+                                               names=", ".join(names), **named))
         if end - now < CERT_WARN:
-            return Check("tls", FAIL, self.say("tls_soon", **dates))
-        return Check("tls", PASS, self.say("tls", url_host=host or ", ".join(names), **dates))
+            return Check("tls", FAIL, self.say(f"{key}_soon", **dates))
+        return Check("tls", PASS, self.say(key, url_host=host or ", ".join(names), **dates))
 
 
 def _size(n: int) -> str:
@@ -244,10 +293,15 @@ def report(checks: list[Check], lang: str = "en") -> tuple[str, int]:
 def cmd_doctor(args) -> int:
     from conteur.server.web.app import tls_folder
 
+    if (args.cert is None) != (args.key is None):
+        print("conteur doctor: --cert and --key go together", file=sys.stderr)
+        return 2
+    given = args.cert is not None
     doctor = Doctor(
         db=Path(args.db), port=args.port, lang=args.lang, public_url=args.public_url,
-        address=args.address, tls_dir=Path(args.tls_dir or tls_folder(args.db)) if args.tls else None,
-        nmcli=shutil.which("nmcli"),
+        address=args.address, nmcli=shutil.which("nmcli"),
+        tls_dir=Path(args.tls_dir or tls_folder(args.db)) if args.tls and not given else None,
+        cert=Path(args.cert) if given else None, key=Path(args.key) if given else None,
     )
     text, code = report(doctor.run(), args.lang)
     print(text)
@@ -265,6 +319,10 @@ def add_commands(sub) -> None:
     p.add_argument("--tls", action="store_true", help="also check the venue certificate")
     p.add_argument("--tls-dir", default=None,
                    help="where the venue certificate lives (default: tls/ beside --db, as serve)")
+    p.add_argument("--cert", default=None, metavar="FILE",
+                   help="as given to conteur serve: check this certificate's dates and names "
+                        "(and that --key goes with it) instead of the venue one")
+    p.add_argument("--key", default=None, metavar="FILE", help="the private key of --cert (PEM)")
     p.add_argument("--lang", choices=("en", "fr"),
                    default="fr" if os.environ.get("LANG", "").startswith("fr") else "en",
                    help="en or fr (default: from $LANG)")

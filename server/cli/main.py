@@ -165,20 +165,20 @@ def main(argv: list[str] | None = None) -> int:
 
 def cli_error(exc: BaseException) -> tuple[int | None, str]:
     """(exit status, one line) for an error a user can meet; (None, "") for a bug."""
-    import sqlite3
     import ssl
 
     from conteur.server.store.backup import BackupError
-    from conteur.server.store.dbfile import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError
-    from conteur.server.store.sqlite import StoreError
+    from conteur.server.store.dbfile import EXIT_BAD_INPUT, EXIT_CHECK_FAILED, DatabaseFileError, database_error
+    from conteur.server.store.interface import StoreError
 
     if isinstance(exc, DatabaseFileError):
         return exc.exit_code, str(exc)
     if isinstance(exc, BackupError):
         return getattr(exc, "exit_code", EXIT_CHECK_FAILED), str(exc)
-    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
-        return EXIT_IN_USE, f"the database is locked by another process ({exc}): try again when it is done"
-    if isinstance(exc, (sqlite3.DatabaseError, StoreError)):
+    known = database_error(exc)
+    if known is not None:
+        return known
+    if isinstance(exc, StoreError):
         return EXIT_BAD_INPUT, f"the database cannot be used: {exc}"
     if isinstance(exc, ssl.SSLError):
         return EXIT_BAD_INPUT, f"the certificate or key cannot be used: {exc.reason or exc}"

@@ -1,8 +1,8 @@
 """Tokens: who a device is, and what it may do.
 
 A token is a random string shown once (at ``conteur init``, in the demo, on a join sheet)
-and stored only as its SHA-256, in a ``tokens`` table of the chronicle's own SQLite file:
-a stolen database or backup gives no working token. A token maps to a ``Grant``: a role
+and stored only as its SHA-256, in the store beside the chronicle's events
+(``EventStore.add_tokens``): a stolen database or backup gives no working token. A token maps to a ``Grant``: a role
 (storyteller, player of one character, observer), optionally bound to one session. The
 token travels only in the websocket ``hello`` frame or an ``Authorization: Bearer``
 header, never in a URL the server logs (a join link carries it in the ``#fragment``).
@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 import msgspec
 
 from conteur.events.model import Actor, Role
-from conteur.server.store.sqlite import SQLiteStore, utc_now
+from conteur.server.store.interface import EventStore, TokenRecord
 
 TOKEN_BYTES = 15  # 120 bits, 20 URL-safe characters: short enough for a small QR code
 
@@ -64,21 +64,12 @@ def new_token() -> str:
 
 
 class Tokens:
-    """The ``tokens`` table, shared by every process that opens the chronicle's file."""
+    """The chronicle's tokens, shared by every process that opens its store."""
 
-    def __init__(self, store: SQLiteStore):
+    def __init__(self, store: EventStore):
         self._store = store
         # called with the ids of the grants just revoked, from the revoking thread
         self.listeners: list[Callable[[frozenset[str]], None]] = []
-        conn = store._connect()
-        try:
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, role TEXT NOT NULL, "
-                "character TEXT, session TEXT, name TEXT NOT NULL DEFAULT '', "
-                "created TEXT NOT NULL, revoked TEXT)"
-            )
-        finally:
-            conn.close()
 
     def issue(self, role: Role, *, character: str | None = None, session: str | None = None,
               name: str = "") -> str:
@@ -87,28 +78,21 @@ class Tokens:
 
     def issue_many(self, grants: list[tuple[Role, str | None, str | None, str]]) -> list[str]:
         """Tokens for (role, character, session, name) each, in one transaction."""
-        rows, tokens = [], []
+        records, tokens = [], []
         for role, character, session, name in grants:
             if role == "player" and not character:
                 raise ValueError("a player token is for one character")
             token = new_token()
             tokens.append(token)
-            rows.append((digest(token), role, character, session, name, utc_now()))
-        conn = self._store._connect()
-        try:
-            with conn:
-                conn.execute("BEGIN")
-                conn.executemany(
-                    "INSERT INTO tokens (hash, role, character, session, name, created) "
-                    "VALUES (?,?,?,?,?,?)", rows)
-        finally:
-            conn.close()
+            records.append(TokenRecord(hash=digest(token), role=role, character=character,
+                                       session=session, name=name))
+        self._store.add_tokens(records)
         return tokens
 
     def check(self, token: str | None) -> Grant | None:
         """The token's grant, or None if unknown or revoked.
 
-        Read from the table every time, never from memory: another process on the same
+        Read from the store every time, never from memory: another process on the same
         file (``conteur init``, a second server, a script) may have revoked it, and a
         lost phone must stop working at its next hello or request, not at the next
         restart. It is one primary-key lookup, and only ``hello`` and HTTP requests ask
@@ -117,26 +101,16 @@ class Tokens:
         if not token or len(token) > 256:
             return None
         key = digest(token)
-        row = self._store._reader.execute(
-            "SELECT role, character, session, name FROM tokens WHERE hash=? AND revoked IS NULL",
-            (key,),
-        ).fetchone()
-        if row is None:
+        record = self._store.token(key)
+        if record is None:
             return None
-        return Grant(id=grant_id(key), role=row[0], character=row[1], session=row[2], name=row[3])
+        return Grant(id=grant_id(key), role=record.role, character=record.character,
+                     session=record.session, name=record.name)
 
     def revoke(self, *, session: str, character: str) -> int:
         """Revokes every player token of one character (a lost phone, a reprinted sheet);
         the sockets they opened are closed by the listeners. Returns how many."""
-        conn = self._store._connect()
-        try:
-            keys = [row[0] for row in conn.execute(
-                "UPDATE tokens SET revoked=? WHERE role='player' AND character=? "
-                "AND (session=? OR session IS NULL) AND revoked IS NULL RETURNING hash",
-                (utc_now(), character, session),
-            ).fetchall()]
-        finally:
-            conn.close()
+        keys = self._store.revoke_tokens(session=session, character=character)
         if keys:
             revoked = frozenset(grant_id(key) for key in keys)
             for listener in tuple(self.listeners):
@@ -150,13 +124,7 @@ class Tokens:
         wanted = set(grants)
         if not wanted:
             return frozenset()
-        rows = self._store._reader.execute("SELECT hash FROM tokens WHERE revoked IS NOT NULL")
-        return frozenset(gid for (key,) in rows if (gid := grant_id(key)) in wanted)
+        return frozenset(gid for key in self._store.revoked_tokens() if (gid := grant_id(key)) in wanted)
 
     def count(self, role: Role | None = None) -> int:
-        sql = "SELECT count(*) FROM tokens WHERE revoked IS NULL"
-        args: tuple = ()
-        if role is not None:
-            sql += " AND role=?"
-            args = (role,)
-        return self._store._reader.execute(sql, args).fetchone()[0]
+        return self._store.count_tokens(role)

@@ -32,7 +32,8 @@ from conteur.events import views
 from conteur.events.model import Actor, Event
 from conteur.events import wire
 from conteur.server.core.service import Executed
-from conteur.server.store.sqlite import SQLiteStore, decode_events
+from conteur.server.store.codec import decode_events
+from conteur.server.store.interface import EventStore
 
 if TYPE_CHECKING:
     from conteur.server.core.auth import Tokens
@@ -157,7 +158,7 @@ class Connection:
 
 
 class Hub:
-    def __init__(self, store: SQLiteStore, *, ring: int = 4096, tokens: Tokens | None = None,
+    def __init__(self, store: EventStore, *, ring: int = 4096, tokens: Tokens | None = None,
                  recheck: float = 5.0):
         self.store = store
         self.tokens = tokens
@@ -215,11 +216,7 @@ class Hub:
 
     def _fill(self, below: int) -> None:
         """Dispatches the committed events in (delivered, below) from the store."""
-        rows = []
-        for row in self.store.rows(after=self.delivered):
-            if row.seq >= below:
-                break
-            rows.append(row)
+        rows = list(self.store.rows(after=self.delivered, upto=below - 1))
         for row, event in zip(rows, decode_events([r.data for r in rows])):
             self._dispatch(row.seq, row.session, event)
         if self.delivered < below - 1:  # not in the store: never committed; skip the hole
@@ -255,9 +252,8 @@ class Hub:
 
     def event_at(self, session: str, seq: int) -> Event | None:
         """The session's event at ``seq``, or None if it has none there."""
-        row = self.store._reader.execute(
-            "SELECT data FROM events WHERE seq=? AND session=?", (seq, session)).fetchone()
-        return decode_events([row[0]])[0] if row else None
+        rows = self.store.read_after(session, after=seq - 1, limit=1, upto=seq)
+        return decode_events([rows[0].data])[0] if rows else None
 
     def subscribe(self, conn: Connection) -> int:
         """From now on ``conn`` receives (buffers, while syncing) every new event of its
@@ -324,12 +320,9 @@ class Hub:
         return [(s, f) for s, f in self._recent.get(session, ()) if after < s <= upto]
 
     def _read(self, session: str, after: int, upto: int) -> list[tuple[int, Encoded]]:
-        rows = self.store._reader.execute(
-            "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq",
-            (after, upto, session),
-        ).fetchall()
-        events = decode_events([r[1] for r in rows])
-        return [(r[0], encode_forms(r[0], e)) for r, e in zip(rows, events)]
+        rows = self.store.read_after(session, after=after, upto=upto)
+        events = decode_events([r.data for r in rows])
+        return [(r.seq, encode_forms(r.seq, e)) for r, e in zip(rows, events)]
 
     def _prepend(self, session: str, after: int, items: list[tuple[int, Encoded]]) -> None:
         """Keeps what a resync read from disk, so the next device resyncs from memory."""

@@ -46,6 +46,7 @@ from conteur.events.model import STORYTELLER, Command
 from conteur.events.sheets import AnySheet
 from conteur.server.core.auth import Tokens
 from conteur.server.core.service import Chronicle
+from conteur.server.store.interface import EventStore
 
 Ruleset = Literal["met", "v5", "action"]
 
@@ -199,7 +200,7 @@ async def import_roster(chronicle: Chronicle, tokens: Tokens, roster: Roster) ->
     return _mint(tokens, roster, rejected)
 
 
-def init_from_roster(store, path: str | Path) -> Imported:
+def init_from_roster(store: EventStore, path: str | Path) -> Imported:
     """``conteur init --db FILE --roster FILE``: the session, its characters and every
     token, the storyteller's included. Tokens are printed once and stored hashed."""
     roster = load_roster(path)

@@ -21,8 +21,7 @@ from conteur.events import game
 from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
 from conteur.events.session import Carried, carry_over
-from conteur.server.store import replay
-from conteur.server.store.sqlite import Outcome, Pending, SQLiteStore
+from conteur.server.store.interface import EventStore, Outcome, Pending
 
 try:  # the fair-draw source arrives with issue 4; until then draws are refused
     from conteur.events import fair as _fair
@@ -48,36 +47,31 @@ Listener = Callable[[Executed], None]
 class SecretSeeds:
     """FAIR-2 seeds, kept outside the append-only log until the session reveals them."""
 
-    def __init__(self, store: SQLiteStore):
+    def __init__(self, store: EventStore):
         self._store = store
         self._known: dict[str, bytes] = {}  # a seed never changes once made: read it once
-        conn = store._connect()
-        conn.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
-        conn.close()
 
     def get(self, session: str) -> bytes | None:
         seed = self._known.get(session)
         if seed is None:
-            row = self._store._reader.execute("SELECT seed FROM secrets WHERE session=?", (session,)).fetchone()
-            if row is not None:
-                seed = self._known[session] = row[0]
+            seed = self._store.secret(session)
+            if seed is not None:
+                self._known[session] = seed
         return seed
 
     def create(self, session: str) -> bytes:
         existing = self.get(session)
         if existing is not None:
             return existing
-        seed = _fair.new_seed()
-        conn = self._store._connect()
-        conn.execute("INSERT OR IGNORE INTO secrets VALUES (?, ?)", (session, seed))
-        conn.close()
-        return self.get(session)
+        # another process may have made one meanwhile: the first stored wins
+        seed = self._known[session] = self._store.create_secret(session, _fair.new_seed())
+        return seed
 
 
 class Chronicle:
     """The sessions of one chronicle database, and the one way commands become events."""
 
-    def __init__(self, store: SQLiteStore, *, snapshot_every: int | None = None):
+    def __init__(self, store: EventStore, *, snapshot_every: int | None = None):
         self.store = store
         self.seeds = SecretSeeds(store)
         self._states: dict[str, GameState] = {}
@@ -102,10 +96,10 @@ class Chronicle:
 
     def preload(self, sessions: list[str] | None = None) -> None:
         """Loads the states of many sessions at once (start-up), folded over the cores
-        when there is much to fold (``conteur.server.store.replay``)."""
+        when the store can and there is much to fold (``EventStore.load_states``)."""
         missing = [s for s in (self.store.sessions() if sessions is None else sessions)
                    if s not in self._states]
-        for session, state in replay.load_states(self.store, missing).items():
+        for session, state in self.store.load_states(missing).items():
             self._states.setdefault(session, state)
 
     def forget(self, session: str) -> None:

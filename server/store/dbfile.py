@@ -24,7 +24,7 @@ from pathlib import Path
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_CHECK_FAILED", "EXIT_CODES", "EXIT_IN_USE", "EXIT_NEWER",
     "EXIT_UNREACHABLE", "SCHEMA_VERSION", "DatabaseFileError", "DatabaseInUse",
-    "NewerDatabase", "WriterLock", "check_database", "newer_message", "open_readonly",
+    "NewerDatabase", "WriterLock", "check_database", "database_error", "newer_message", "open_readonly",
     "schema_version",
 ]
 
@@ -152,6 +152,15 @@ def check_database(path: str | os.PathLike, *, create: bool = False,
         raise DatabaseFileError(f"{path} is a SQLite database but not a conteur chronicle "
                                 f"(it has no events table)")
     return True
+
+
+def database_error(exc: BaseException) -> tuple[int, str] | None:
+    """(exit status, one line) for an error SQLite raised on the file; None for another."""
+    if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        return EXIT_IN_USE, f"the database is locked by another process ({exc}): try again when it is done"
+    if isinstance(exc, sqlite3.DatabaseError):
+        return EXIT_BAD_INPUT, f"the database cannot be used: {exc}"
+    return None
 
 
 class WriterLock:

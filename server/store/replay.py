@@ -2,12 +2,15 @@
 
 Folding is CPU-bound Python, so a big fold is split over worker processes, sessions dealt
 out by the events each has to fold (a Raspberry Pi has four cores). Each worker folds its
-sessions one by one exactly as ``SQLiteStore.load_state`` does (``store.fold_session``):
+sessions one by one exactly as ``SQLiteStore.load_state`` does (``sqlite.fold_session``):
 one scan of the log for several sessions was tried and is no faster per core, because
 switching between sessions' states and rulesets at every row costs what the shared scan
 saves (BENCHMARKS, session 3). The workers only read; the states come back
 msgpack-encoded, as snapshots are stored, and this process saves the snapshots so the
 next start-up is fast.
+
+This is ``SQLiteStore.load_states``: the workers open the chronicle's file themselves,
+read-only. Other stores fold in their own way behind ``EventStore.load_states``.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Sequence
 import msgspec
 
 from conteur.events.game import GameState
-from conteur.server.store.sqlite import SNAPSHOT_VERSION, SQLiteStore, fold_session
+from conteur.server.store.sqlite import SQLiteStore, fold_session
 
 log = logging.getLogger("conteur.replay")
 
@@ -49,29 +52,18 @@ def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = T
         conn.close()
 
 
-def _spans(conn: sqlite3.Connection, sessions: list[str]) -> dict[str, tuple[int, int]]:
-    wanted = set(sessions)
-    return {s: (first, last) for s, first, last in conn.execute("SELECT session, first, last FROM heads")
-            if s in wanted}
-
-
 def _fold_in_worker(path: str, sessions: list[str], use_snapshots: bool) -> list[tuple[str, int, bytes]]:
     return [(s, f.folded, _state_encoder.encode(f.state))
             for s, f in fold_sessions(path, sessions, use_snapshots=use_snapshots).items()]
 
 
-def _work(conn: sqlite3.Connection, sessions: list[str], use_snapshots: bool) -> dict[str, int]:
+def _work(store: SQLiteStore, sessions: list[str], use_snapshots: bool) -> dict[str, int]:
     """Events each session has to fold: its span after its newest snapshot (an
     overestimate where sessions interleave, alike for all of them)."""
-    spans = _spans(conn, sessions)
     work = {}
     for sid in sessions:
-        first, last = spans.get(sid, (0, 0))
-        start = 0
-        if use_snapshots:
-            row = conn.execute("SELECT max(seq) FROM snapshots WHERE session=? AND version=?",
-                               (sid, SNAPSHOT_VERSION)).fetchone()
-            start = row[0] or 0
+        first, last = store.session_span(sid) or (0, 0)
+        start = store.snapshot_head(sid) if use_snapshots else 0
         work[sid] = max(0, last - max(start, first - 1))
     return work
 
@@ -96,11 +88,7 @@ def load_states(store: SQLiteStore, sessions: Sequence[str] | None = None, *,
     """
     sessions = list(dict.fromkeys(store.sessions() if sessions is None else sessions))
     if store.path != ":memory:":  # another connection would see another database
-        conn = sqlite3.connect(store.path)
-        try:
-            work = _work(conn, sessions, use_snapshots)
-        finally:
-            conn.close()
+        work = _work(store, sessions, use_snapshots)
         if workers is None:
             workers = (os.cpu_count() or 1) if sum(work.values()) >= PARALLEL_FROM else 1
         parts = deal(work, min(workers, len(sessions)))

@@ -8,23 +8,24 @@ command's events go in their own SAVEPOINT: a batch that fails leaves nothing of
 and does not take the others down.
 
 Tamper evidence: each row's ``hash`` is SHA-256 over the previous row's hash and the row's
-canonical bytes (``events.chain``); triggers refuse UPDATE and DELETE.
+canonical bytes (``chain.py``), chained per session; triggers refuse UPDATE and DELETE.
 
-``EventStore`` is the interface the server and CLI use; ``SQLiteStore`` is the venue's
-implementation. A PostgreSQL store for hosting many games would implement the same one.
+``EventStore`` (``interface.py``) is the interface the server and CLI use; ``SQLiteStore``
+is the venue's implementation, and the only module with SQL on the chronicle's tables
+(with ``replay.py``'s read-only workers, ``backup.py`` and ``dbfile.py``, which work on
+the file itself).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import gc
 import queue
 import sqlite3
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator, Protocol, Sequence
+from typing import Iterator, Sequence
 
 import msgspec
 import sqlite_utils
@@ -33,89 +34,21 @@ from conteur.events import game
 from conteur.events.game import GameState
 from conteur.events.model import Event
 from conteur.server.store.chain import GENESIS, Row, row_hash
+from conteur.server.store.codec import (
+    SNAPSHOT_VERSION, decode_event, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
+from conteur.server.store.fold import fold_chunks
+from conteur.server.store.interface import (
+    EventStore, Outcome, Pending, Progress, StoreError, TokenRecord, append_events)
 
-# Bumped whenever GameState's shape changes: older snapshots are then ignored, never
-# misread (replay from zero is always the truth).
-SNAPSHOT_VERSION = 1
+__all__ = [
+    "SNAPSHOT_VERSION", "EventStore", "Outcome", "Pending", "SQLiteStore", "StoreError",
+    "append_events", "decode_event", "file_rows", "decode_events", "encode_event", "fold_session",
+    "latest_snapshot",
+]
 
-_event_encoder = msgspec.json.Encoder()
-_event_decoder = msgspec.json.Decoder(game.AnyEvent)
-_events_decoder = msgspec.json.Decoder(list[game.AnyEvent])
-_state_encoder = msgspec.msgpack.Encoder()
-_state_decoder = msgspec.msgpack.Decoder(GameState)
 _seqs_encoder = msgspec.json.Encoder()
 _seqs_decoder = msgspec.json.Decoder(list[int])
-
-
-class Pending(msgspec.Struct, kw_only=True):
-    """One command's worth of events to append atomically, or its rejection to record."""
-
-    session: str
-    events: Sequence[Event]
-    actor: str = ""
-    device: str = ""
-    command_id: str = ""
-    code: str | None = None  # set for a rejected command: its events are the evidence
-    message: str | None = None
-
-
-class Outcome(msgspec.Struct, frozen=True, kw_only=True):
-    """What a command came to: its seqs, or a rejection; ``replayed`` for a retry."""
-
-    seqs: tuple[int, ...] = ()
-    code: str | None = None
-    message: str | None = None
-    replayed: bool = False
-
-    @property
-    def rejected(self) -> bool:
-        return self.code is not None
-
-
-class StoreError(Exception):
-    """The store could not do what was asked (disk full, closed, bad file)."""
-
-
-class EventStore(Protocol):
-    """What the server and CLI need of a store; SQLite today, PostgreSQL as an addition."""
-
-    def append_sync(self, pending: Pending) -> Outcome: ...
-
-    async def append(self, pending: Pending) -> Outcome: ...
-
-    def outcome_of(self, device: str, command_id: str, session: str | None = None) -> Outcome | None: ...
-
-    def read_after(
-        self, session: str, after: int = 0, limit: int | None = None
-    ) -> list[Row]: ...
-
-    def rows(self, after: int = 0) -> Iterator[Row]: ...
-
-    def load_state(self, session: str, at: int | None = None) -> GameState: ...
-
-    def sessions(self) -> list[str]: ...
-
-    def head(self) -> int: ...
-
-    def session_head(self, session: str, upto: int | None = None) -> int: ...
-
-    def close(self) -> None: ...
-
-
-def encode_event(event: Event) -> bytes:
-    return _event_encoder.encode(event)
-
-
-def decode_event(data: bytes) -> Event:
-    return _event_decoder.decode(data)
-
-
-def decode_events(datas: Sequence[bytes]) -> list[Event]:
-    """Decodes many events in one call: an order of magnitude fewer Python-level steps."""
-    if not datas:
-        return []
-    return _events_decoder.decode(b"[" + b",".join(datas) + b"]")
 
 
 def latest_snapshot(conn: sqlite3.Connection, session: str,
@@ -128,12 +61,10 @@ def latest_snapshot(conn: sqlite3.Connection, session: str,
         sql += " AND seq <= ?"
         args += (at,)
     row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
-    if row is None:
-        return 0, None
-    try:
-        return row[0], _state_decoder.decode(row[1])
-    except msgspec.DecodeError:
+    state = decode_state(row[1]) if row is not None else None
+    if state is None:
         return 0, None  # an unreadable snapshot is skipped: replay from zero is the truth
+    return row[0], state
 
 
 def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto: int | None = None,
@@ -153,8 +84,7 @@ def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto:
         if not rows:
             return
         after = rows[-1][0]
-        # a row edited into TEXT through SQL still decodes; verify names the edit
-        yield after, decode_events([d if isinstance(d, bytes) else d.encode() for _, d in rows])
+        yield after, decode_events([d for _, d in rows])
 
 
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
@@ -162,25 +92,19 @@ def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, 
     """(state at ``at`` or at the session's end, with ``head`` set; events folded after
     the snapshot it started from): what ``load_state`` and replay workers run."""
     start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
-    state = state if state is not None else game.initial()
-    folded = 0
-    head = start
-    evolve = game.evolve
-    # the fold makes millions of short-lived containers and no cycles: the cyclic GC
-    # would only walk the growing state over and over
-    paused = gc.isenabled()
-    gc.disable()
+    return fold_chunks(start, state, session_events(conn, session, after=start, upto=at), progress)
+
+
+def file_rows(path: str | Path) -> Iterator[Row]:
+    """Every row of a chronicle file in seq order, read without writing anything to it
+    (not even a -wal or -shm file): what ``conteur verify`` walks, server running or not."""
+    conn = open_readonly(path)
     try:
-        for head, events in session_events(conn, session, after=start, upto=at):
-            for event in events:
-                state = evolve(state, event)
-            folded += len(events)
-            if progress:
-                progress(len(events))
+        for r in conn.execute("SELECT seq, session, type, data, actor, device, command_id, at, "
+                              "prev_hash, hash FROM events ORDER BY seq"):
+            yield Row(*r)
     finally:
-        if paused:
-            gc.enable()
-    return msgspec.structs.replace(state, head=head), folded
+        conn.close()
 
 
 def utc_now() -> str:
@@ -244,6 +168,12 @@ def create_schema(db: sqlite_utils.Database) -> None:
     # so without this, listing sessions and bounding a session's tail scanned the log.
     db.execute("CREATE TABLE IF NOT EXISTS heads (session TEXT PRIMARY KEY, "
                "first INTEGER NOT NULL, last INTEGER NOT NULL) WITHOUT ROWID")
+    # Tokens by digest only (a stolen file or backup gives no working token); the FAIR-2
+    # seeds outside the append-only log until their session reveals them.
+    db.execute("CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, role TEXT NOT NULL, "
+               "character TEXT, session TEXT, name TEXT NOT NULL DEFAULT '', "
+               "created TEXT NOT NULL, revoked TEXT)")
+    db.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
     db.conn.executescript(SCHEMA_TRIGGERS)
 
 
@@ -460,7 +390,7 @@ class SQLiteStore:
                     results.append((future, msgspec.structs.replace(previous, replayed=True)))
                     continue
             try:
-                datas = [(e.__struct_config__.tag, _event_encoder.encode(e)) for e in pending.events]
+                datas = [(event_type(e), encode_event(e)) for e in pending.events]
             except Exception as exc:  # this command alone fails; nothing of it is written
                 results.append((future, exc))
                 continue
@@ -538,9 +468,12 @@ class SQLiteStore:
         row = self._reader.execute("SELECT max(seq) FROM events").fetchone()
         return row[0] or 0
 
-    def session_head(self, session: str, upto: int | None = None) -> int:
-        """The session's last seq (at or before ``upto``, if given); 0 if none."""
+    def session_span(self, session: str) -> tuple[int, int] | None:
         span = self._reader.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
+        return (span[0], span[1]) if span is not None else None
+
+    def session_head(self, session: str, upto: int | None = None) -> int:
+        span = self.session_span(session)
         if span is None or (upto is not None and upto < span[0]):
             return 0
         if upto is None or span[1] <= upto:
@@ -550,23 +483,27 @@ class SQLiteStore:
         ).fetchone()
         return row[0] or 0
 
-    def read_after(self, session: str, after: int = 0, limit: int | None = None) -> list[Row]:
+    def read_after(self, session: str, after: int = 0, limit: int | None = None,
+                   upto: int | None = None) -> list[Row]:
         # No (session, seq) index: the primary-key range, narrowed to the session's span
         # by heads, does the work; an index would cost about a third of append speed
         # (DESIGN, numbers).
-        span = self._reader.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
+        span = self.session_span(session)
         if span is None:
             return []
+        last = span[1] if upto is None else min(upto, span[1])
         sql = "SELECT * FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq"
-        args: tuple = (max(after, span[0] - 1), span[1], session)
+        args: tuple = (max(after, span[0] - 1), last, session)
         if limit is not None:
             sql += " LIMIT ?"
             args += (limit,)
         return [Row(*r) for r in self._reader.execute(sql, args)]
 
-    def rows(self, after: int = 0) -> Iterator[Row]:
-        cursor = self._reader.execute("SELECT * FROM events WHERE seq > ? ORDER BY seq", (after,))
-        for r in cursor:
+    def rows(self, after: int = 0, upto: int | None = None) -> Iterator[Row]:
+        sql, args = "SELECT * FROM events WHERE seq > ?", (after,)
+        if upto is not None:
+            sql, args = sql + " AND seq <= ?", (after, upto)
+        for r in self._reader.execute(sql + " ORDER BY seq", args):
             yield Row(*r)
 
     def sessions(self) -> list[str]:
@@ -574,26 +511,32 @@ class SQLiteStore:
 
     def iter_events(self, session: str, after: int = 0, upto: int | None = None,
                     chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
-        """Decoded events of a session in chunks: (last seq of chunk, events)."""
         return session_events(self._reader, session, after, upto, chunk)
 
     # -- state -----------------------------------------------------------------------
 
-    def _latest_snapshot(self, session: str, at: int | None) -> tuple[int, GameState | None]:
+    def latest_snapshot(self, session: str, at: int | None = None) -> tuple[int, GameState | None]:
         return latest_snapshot(self._reader, session, at)
 
-    def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
-                   progress=None) -> GameState:
-        """The folded state of a session (at a seq, if given): snapshot + tail.
+    def snapshot_head(self, session: str) -> int:
+        row = self._reader.execute("SELECT max(seq) FROM snapshots WHERE session=? AND version=?",
+                                   (session, SNAPSHOT_VERSION)).fetchone()
+        return row[0] or 0
 
-        Saves a new snapshot when the tail folded was longer than ``snapshot_every``,
-        so the next start-up is fast.
-        """
+    def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
+                   progress: Progress | None = None) -> GameState:
         state, folded = fold_session(self._reader, session, at, use_snapshots=use_snapshots,
                                      progress=progress)
         if use_snapshots and at is None and folded >= self.snapshot_every:
             self.save_snapshot(session, state.head, state)
         return state
+
+    def load_states(self, sessions: Sequence[str] | None = None, *,
+                    use_snapshots: bool = True, workers: int | None = None) -> dict[str, GameState]:
+        """Folded over worker processes when there is much to fold (``replay.py``)."""
+        from conteur.server.store import replay  # it imports this module
+
+        return replay.load_states(self, sessions, use_snapshots=use_snapshots, workers=workers)
 
     def save_snapshot(self, session: str, seq: int, state: GameState, *, keep: int | None = None) -> None:
         """Saves the state at ``seq``; with ``keep``, only the newest ``keep`` snapshots of
@@ -602,7 +545,7 @@ class SQLiteStore:
         try:
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?,?,?,?)",
-                (session, seq, SNAPSHOT_VERSION, _state_encoder.encode(state)),
+                (session, seq, SNAPSHOT_VERSION, encode_state(state)),
             )
             if keep is not None:
                 conn.execute(
@@ -612,6 +555,70 @@ class SQLiteStore:
                 )
         finally:
             conn.close()
+
+    # -- tokens ----------------------------------------------------------------------
+
+    def _write(self, sql: str, args: tuple = ()) -> list[tuple]:
+        """One statement on its own connection (autocommit), off the writer thread: these
+        tables are small and seldom written, and never in a group commit's way."""
+        conn = self._connect()
+        try:
+            return conn.execute(sql, args).fetchall()
+        finally:
+            conn.close()
+
+    def add_tokens(self, records: Sequence[TokenRecord]) -> None:
+        now = utc_now()
+        conn = self._connect()
+        try:
+            with conn:
+                conn.execute("BEGIN")
+                conn.executemany(
+                    "INSERT INTO tokens (hash, role, character, session, name, created) "
+                    "VALUES (?,?,?,?,?,?)",
+                    [(r.hash, r.role, r.character, r.session, r.name, now) for r in records])
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(f"no token was added: a digest is already stored ({exc})") from None
+        finally:
+            conn.close()
+
+    def token(self, digest: str) -> TokenRecord | None:
+        row = self._reader.execute(
+            "SELECT role, character, session, name FROM tokens WHERE hash=? AND revoked IS NULL",
+            (digest,),
+        ).fetchone()
+        if row is None:
+            return None
+        return TokenRecord(hash=digest, role=row[0], character=row[1], session=row[2], name=row[3])
+
+    def revoke_tokens(self, *, session: str, character: str) -> list[str]:
+        return [row[0] for row in self._write(
+            "UPDATE tokens SET revoked=? WHERE role='player' AND character=? "
+            "AND (session=? OR session IS NULL) AND revoked IS NULL RETURNING hash",
+            (utc_now(), character, session))]
+
+    def revoked_tokens(self) -> list[str]:
+        return [row[0] for row in self._reader.execute("SELECT hash FROM tokens WHERE revoked IS NOT NULL")]
+
+    def count_tokens(self, role: str | None = None) -> int:
+        sql = "SELECT count(*) FROM tokens WHERE revoked IS NULL"
+        args: tuple = ()
+        if role is not None:
+            sql += " AND role=?"
+            args = (role,)
+        return self._reader.execute(sql, args).fetchone()[0]
+
+    # -- session secrets ---------------------------------------------------------------
+
+    def secret(self, session: str) -> bytes | None:
+        row = self._reader.execute("SELECT seed FROM secrets WHERE session=?", (session,)).fetchone()
+        return row[0] if row is not None else None
+
+    def create_secret(self, session: str, seed: bytes) -> bytes:
+        self._write("INSERT OR IGNORE INTO secrets VALUES (?, ?)", (session, seed))
+        return self.secret(session)
+
+    # -- life --------------------------------------------------------------------------
 
     def close(self) -> None:
         if self._closed:
@@ -630,10 +637,3 @@ class SQLiteStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-
-def open_store(path: str | Path, **kwargs) -> SQLiteStore:
-    return SQLiteStore(path, **kwargs)
-
-
-def append_events(store: EventStore, session: str, events: Iterable[Event], **kwargs) -> Outcome:
-    return store.append_sync(Pending(session=session, events=list(events), **kwargs))

@@ -32,6 +32,7 @@ from conteur.events import nesting
 from conteur.server.core.hub import Hub
 from conteur.server.core.projections import Projections
 from conteur.server.core.service import Chronicle
+from conteur.server.store.interface import EventStore
 from conteur.server.store.sqlite import SQLiteStore
 from conteur.server.core.timers import WindowTimers
 from conteur.server.web.ws import ws_endpoint
@@ -58,7 +59,7 @@ class Settings(msgspec.Struct, kw_only=True):
 class Runtime:
     """What the handlers share, built by the lifespan: ``app.state.conteur``."""
 
-    def __init__(self, store: SQLiteStore, settings: Settings):
+    def __init__(self, store: EventStore, settings: Settings):
         self.store = store
         self.settings = settings
         self.chronicle = Chronicle(store)
@@ -90,7 +91,7 @@ async def refuse_deep_bodies(request: Request) -> Response | None:
     return None
 
 
-def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None,
+def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
                web_dir: str | Path | None = WEB_DIR, debug: bool = False) -> Litestar:
     """The app for one chronicle database (a path, opened by the lifespan, or an open
     store, left open)."""
@@ -98,7 +99,7 @@ def create_app(db: str | Path | SQLiteStore, *, settings: Settings | None = None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        owned = not isinstance(db, SQLiteStore)
+        owned = isinstance(db, (str, Path))  # a path is a SQLite chronicle file
         store = SQLiteStore(db) if owned else db
         runtime = Runtime(store, settings)
         runtime.hub.bind()

@@ -15,7 +15,7 @@ from conteur.events import game, views
 from conteur.events import wire
 from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, SessionPath
-from conteur.server.store.sqlite import decode_events
+from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder()
 MAX_PAGE = 5000
