@@ -32,6 +32,7 @@ import msgspec
 from conteur.events import game, views
 from conteur.events.game import GameState
 from conteur.events.model import Actor
+from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder()
 
@@ -210,12 +211,9 @@ class Projections:
 
 def _chunks(store, session: str, after: int, upto: int):
     """(seq, event) pairs of the session in (after, upto], decoded a chunk at a time."""
-    from conteur.server.store.sqlite import decode_events
-
     while after < upto:
         rows = [r for r in store.read_after(session, after, limit=5000) if r.seq <= upto]
         if not rows:
             return
         after = rows[-1].seq
-        yield zip((r.seq for r in rows), decode_events(
-            [r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows]))
+        yield zip((r.seq for r in rows), decode_events([r.data for r in rows]))

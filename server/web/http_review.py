@@ -24,7 +24,7 @@ from conteur.server.audit import export as ex
 from conteur.server.audit import review as rv
 from conteur.events import wire
 from conteur.server.core.auth import Grant
-from conteur.server.store.sqlite import decode_events
+from conteur.server.store.codec import decode_events
 from conteur.server.web.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 
 RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException]  # 401, 403, 404
@@ -64,9 +64,8 @@ def _catch_up(store, kept: _Kept, session: str) -> None:
     """Takes the rows committed since the review last looked (under ``kept.lock``)."""
     rows = store.read_after(session, kept.builder.head)
     if rows:
-        # a row edited through SQL may come back as TEXT: the review must still show it (altered)
-        kept.builder.extend(rows, decode_events([r.data if isinstance(r.data, bytes) else r.data.encode()
-                                                 for r in rows]))
+        # a row edited through SQL may come back as TEXT: decode_events still reads it (altered)
+        kept.builder.extend(rows, decode_events([r.data for r in rows]))
         kept.snapshot = None
 
 
