@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import json
 import platform
@@ -385,6 +386,49 @@ def report_store(s: dict, replay: dict | None, starts: tuple[float, float], empt
     print(f"  (first start on this file: {starts[0]:.2f} s)")
 
 
+# -- the review page against replay --------------------------------------------------
+
+
+def review_vs_replay(folder: Path, events: int) -> dict:
+    """The review page of a night of about ``events`` events (one MET session, as
+    ``bench/night.py`` plays it), built as the server builds it on its first request (the
+    review walked once, then its first screen), against replaying the same session from
+    zero (``load_state`` without snapshots); this process pinned to one core; best of 3."""
+    import random
+
+    from bench.night import SESSION, play_hour
+    from conteur.server.audit import review as rv
+    from conteur.server.store.sqlite import SQLiteStore, decode_events
+
+    db = folder / "review-night.db"
+    play_hour(db, random.Random(45), max(1, int(events / 1.7)), first=True)  # 1.7 events a command
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    with pinned({cores[-1]}) if len(cores) > 1 else contextlib.nullcontext():
+        with SQLiteStore(db) as store:
+            n = store.session_head(SESSION) and len(store.read_after(SESSION, 0))
+            store.load_state(SESSION, use_snapshots=False)  # warm: imports, page cache
+            replay = build = float("inf")
+            for _ in range(3):
+                t = time.perf_counter()
+                store.load_state(SESSION, use_snapshots=False)
+                replay = min(replay, time.perf_counter() - t)
+                t = time.perf_counter()
+                builder = rv.Builder(SESSION)
+                rows = store.read_after(SESSION, 0)
+                builder.extend(rows, decode_events([r.data for r in rows]))
+                first = rv.first_screen(builder)
+                build = min(build, time.perf_counter() - t)
+    return {"events": n, "replay": replay, "build": build, "first_items": len(first["items"]),
+            "one_core": len(cores) > 1}
+
+
+def report_review(r: dict) -> None:
+    where = "on one core" if r["one_core"] else "on this process's cores (could not pin to one)"
+    print(f"\n== the review page of a {r['events']:,}-event night, {where}")
+    print(f"review page: {r['events']:,} events built in {r['build']:.2f} s, replay {r['replay']:.2f} s, "
+          f"ratio {r['build'] / r['replay']:.2f} (target <= 3)", flush=True)
+
+
 # -- main ------------------------------------------------------------------------------
 
 
@@ -397,7 +441,7 @@ def main() -> None:
     parser.add_argument("--behind", type=int, default=None, help="K: events each device misses")
     parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
-    parser.add_argument("--skip", default="", help="comma list of: ws, onecore, store, replay, night")
+    parser.add_argument("--skip", default="", help="comma list of: ws, onecore, store, replay, review, night")
     parser.add_argument("--chronicle", default=None,
                         help="replay this chronicle database instead of the cached simulated one")
     parser.add_argument("--make-chronicle", action="store_true",
@@ -454,6 +498,8 @@ def main() -> None:
                 empty_start = empty.start()
                 empty.stop()
                 report_store(s, replay, starts, empty_start)
+        if "review" not in skip:
+            report_review(review_vs_replay(folder, 5000 if q else 45_000))
     if "night" not in skip:
         from bench.night import night
 

@@ -1,7 +1,9 @@
 // The storyteller's review page (issue 7): disputes first, every challenge with its
 // whole story, the timeline with filters, a slider stepping a scene event by event,
-// the chain's verification and the fairness panel. Everything comes from
-// GET /sessions/{session}/review (one bundle) and, per challenge or scene, its own
+// the chain's verification and the fairness panel. The first screen comes from
+// GET /sessions/{session}/review/first, the same size at any length of night (issue 18);
+// the verification and the fairness panel follow by their own requests, more timeline
+// rows and challenges by pages when asked for, and each challenge or scene by its own
 // endpoint; the sentences are made by the server in the chosen language.
 //
 // Address: review.html#join=TOKEN&session=ID[&challenge=c3]. The token is kept in this
@@ -103,16 +105,26 @@ function renderHeader() {
   document.getElementById("title").textContent = `${b.name || b.session} — ${word("s", b.status)}`;
   document.getElementById("zone").textContent = t("localTime", { zone: b.zone || "UTC" });
   document.getElementById("lang").value = app.lang;
-  const v = b.verification;
+  renderBadge();
+  const nav = document.getElementById("exports");
+  nav.replaceChildren(...["html", "md", "jsonl", "csv"].map((f) =>
+    h("button", { type: "button", class: "link", "data-format": f, onclick: () => download(f) }, f)));
+}
+
+function renderBadge() {
+  const v = app.bundle.verification;
   const badge = document.getElementById("verify");
+  if (!v) {  // on its way (verifying the chain walks the whole log)
+    delete badge.dataset.ok;
+    badge.className = "badge";
+    badge.textContent = t("verifying");
+    return;
+  }
   badge.dataset.ok = v.ok ? "true" : "false";
   badge.className = `badge ${v.ok ? "ok" : "ko"}`;
   badge.textContent = v.ok
     ? `✔ ${t("verified")}: ${v.events} ${t("events")}${v.closed ? `, ${v.draws_checked} ${t("draws")}` : ""}`
     : `✘ ${t("broken", { seq: v.first_bad_seq })}: ${v.reason}`;
-  const nav = document.getElementById("exports");
-  nav.replaceChildren(...["html", "md", "jsonl", "csv"].map((f) =>
-    h("button", { type: "button", class: "link", "data-format": f, onclick: () => download(f) }, f)));
 }
 
 async function download(format) {
@@ -154,7 +166,7 @@ function challengeRow(c) {
 
 function renderDisputes() {
   const b = app.bundle;
-  const byId = Object.fromEntries(b.challenges.map((c) => [c.id, c]));
+  const byId = Object.fromEntries([...b.challenges, ...(b.disputed || [])].map((c) => [c.id, c]));
   const list = b.disputes.map((id) => byId[id]).filter(Boolean);
   return h("section", { id: "disputes", "data-testid": "disputes" },
     h("h2", {}, t("disputes")),
@@ -162,14 +174,43 @@ function renderDisputes() {
 }
 
 function renderChallenges() {
-  return h("section", { id: "challenges" }, h("h2", {}, t("challenges")),
-    h("ol", { class: "challenges" }, app.bundle.challenges.map(challengeRow)));
+  const b = app.bundle;
+  const total = b.counts ? b.counts.challenges : b.challenges.length;
+  const box = document.getElementById("challenges") || h("section", { id: "challenges" });
+  box.replaceChildren(h("h2", {}, `${t("challenges")} (${total})`),
+    h("ol", { class: "challenges" }, b.challenges.map(challengeRow)),
+    ...(b.challenges.length < total
+      ? [h("button", { type: "button", "data-testid": "more-challenges", onclick: () => moreChallenges().catch(() => {}) }, t("more"))]
+      : []));
+  return box;
+}
+
+async function moreChallenges() {
+  const b = app.bundle;
+  b.challenges.push(...await api(`/review/challenges?offset=${b.challenges.length}&lang=${app.lang}`));
+  renderChallenges();
+}
+
+// Every timeline row, page by page: a filter or "show all" needs them all.
+async function allItems() {
+  const b = app.bundle;
+  while (b.counts && b.items.length < b.counts.items) {
+    const after = b.items.length ? b.items[b.items.length - 1].seq : 0;
+    const page = await api(`/review/items?after=${after}&lang=${app.lang}`);
+    if (!page.length) break;
+    b.items.push(...page);
+  }
+}
+
+async function refilter() {
+  await allItems();
+  renderTimeline();
 }
 
 function select(key, label, options) {
   const current = app.filters[key] || "";
   return h("label", {}, label,
-    h("select", { "data-filter": key, onchange: (e) => { app.filters[key] = e.target.value; renderTimeline(); } },
+    h("select", { "data-filter": key, onchange: (e) => { app.filters[key] = e.target.value; refilter().catch(() => {}); } },
       h("option", { value: "" }, t("all")),
       options.map(([value, text]) => h("option", { value, selected: value === current }, text))));
 }
@@ -188,9 +229,11 @@ function renderTimeline() {
   const modules = [...new Set(b.types.map((x) => x.split(".")[0]))].filter((m) => !b.types.includes(m));
   const box = document.getElementById("timeline") || h("section", { id: "timeline" });
   const items = filtered();
+  const filtering = Object.values(app.filters).some(Boolean);
+  const total = b.counts && !filtering ? Math.max(b.counts.items, items.length) : items.length;
   const shown = app.showAll ? items : items.slice(0, SHOWN);
   box.replaceChildren(
-    h("h2", {}, `${t("timeline")} (${items.length})`),
+    h("h2", {}, `${t("timeline")} (${total})`),
     h("div", { class: "filters" },
       select("character", t("character"), Object.entries(b.characters)),
       select("challenge", t("challenge"), b.challenges.map((c) => [c.id, c.id])),
@@ -201,8 +244,8 @@ function renderTimeline() {
         h("span", { class: "seq" }, `#${i.seq}`), h("span", { class: "time" }, time(i.at)),
         h("span", { class: "text" }, i.text),
         i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${encodeURIComponent(i.challenge)}` }, i.challenge) : null))),
-    ...(shown.length < items.length
-      ? [h("button", { type: "button", onclick: () => { app.showAll = true; renderTimeline(); } }, `${t("showAll")} (${items.length})`)]
+    ...(shown.length < total
+      ? [h("button", { type: "button", onclick: () => { app.showAll = true; refilter().catch(() => {}); } }, `${t("showAll")} (${total})`)]
       : []));
   return box;
 }
@@ -292,8 +335,13 @@ function chart(bars) {
 
 function renderFairness() {
   const f = app.bundle.fairness;
+  const box = document.getElementById("fairness") || h("section", { id: "fairness", "data-testid": "fairness" });
+  if (!f) {  // on its way: it counts every die of the night
+    box.replaceChildren(h("h2", {}, t("fairness")), h("p", { class: "muted" }, t("loading")));
+    return box;
+  }
   const charts = [...(f.throws ? [f.throws] : []), ...f.dice].map(chart);
-  return h("section", { id: "fairness", "data-testid": "fairness" }, h("h2", {}, t("fairness")),
+  box.replaceChildren(h("h2", {}, t("fairness")),
     h("div", { class: "charts" }, charts.length ? charts : h("p", { class: "muted" }, "—")),
     h("h3", {}, t("tallies")),
     // a phone's width: the table scrolls inside its box, the page does not
@@ -304,6 +352,7 @@ function renderFairness() {
       h("tbody", {}, f.tallies.map((r) => h("tr", { "data-character": r.character },
         h("td", {}, r.name), h("td", {}, r.won), h("td", {}, r.lost), h("td", {}, r.offline_won),
         h("td", {}, r.offline_lost), h("td", {}, r.contests_won), h("td", {}, r.contests_lost)))))));
+  return box;
 }
 
 // ---------------------------------------------------------------- one challenge
@@ -368,7 +417,7 @@ async function load() {
   const main = document.getElementById("main");
   main.replaceChildren(h("p", { class: "muted" }, t("loading")));
   try {
-    app.bundle = await api(`/review?lang=${app.lang}`);
+    app.bundle = await api(`/review/first?lang=${app.lang}`);
   } catch (err) {
     main.replaceChildren(h("p", { class: "error", "data-testid": "error" }, `${t("failed")}: ${err.message}`));
     if (err.status === 401 || err.status === 403 || !app.session) showLogin();
@@ -376,6 +425,13 @@ async function load() {
   }
   app.steps = {};
   renderHeader();
+  const bundle = app.bundle;
+  // the parts that walk the whole log, after the first screen is up
+  api("/review/verify").then((v) => { if (app.bundle === bundle) { bundle.verification = v; renderBadge(); } }).catch(() => {});
+  api(`/review/fairness?lang=${app.lang}`).then((f) => {
+    bundle.fairness = f;
+    if (app.bundle === bundle && document.getElementById("fairness")) renderFairness();
+  }).catch(() => {});
   await route();
 }
 

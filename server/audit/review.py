@@ -14,7 +14,10 @@ event to the scene it names, or else to its first character's scene at that mome
 
 from __future__ import annotations
 
+import bisect
 import collections
+import gc
+import itertools
 import math
 from collections import Counter
 from typing import Any, Iterable
@@ -70,22 +73,51 @@ class Review(msgspec.Struct, kw_only=True):
 
 
 def _people(event: Event) -> tuple[str, ...]:
+    fields, throws = _people_fields(type(event))
     found: list[str] = []
-    for field in _PEOPLE:
-        value = getattr(event, field, None)
+    for field in fields:
+        value = getattr(event, field)
         if isinstance(value, str) and value and value != session.STORYTELLER_SIDE and value not in found:
             found.append(value)
-    for key in getattr(event, "throws", None) or {}:
-        if key not in found and key != session.STORYTELLER_SIDE:
-            found.append(key)
+    if throws:
+        for key in event.throws or {}:
+            if key not in found and key != session.STORYTELLER_SIDE:
+                found.append(key)
     return tuple(found)
 
 
+_PEOPLE_OF: dict[type, tuple[tuple[str, ...], bool]] = {}
+_HAS_SCENE = frozenset(t for t in game.EVENT_TYPES if "scene" in t.__struct_fields__)
+
+
+def _people_fields(kind: type) -> tuple[tuple[str, ...], bool]:
+    """The fields of an event type that may name a character: looked up once per type,
+    not tried one by one on every event of a night (the review walks every one)."""
+    found = _PEOPLE_OF.get(kind)
+    if found is None:
+        fields = getattr(kind, "__struct_fields__", ())
+        found = _PEOPLE_OF[kind] = (tuple(f for f in _PEOPLE if f in fields), "throws" in fields)
+    return found
+
+
+_CHALLENGE_FIELD: dict[type, str | None] = {}
+
+
 def _challenge_of(event: Event) -> str | None:
-    if isinstance(event, offline._BetweenTwo):
-        return event.record
-    value = getattr(event, "challenge", None)
-    return value if isinstance(value, str) and type(event).__module__ == met.__name__ else None
+    kind = type(event)
+    field = _CHALLENGE_FIELD.get(kind, "")
+    if field == "":
+        if issubclass(kind, offline._BetweenTwo):
+            field = "record"
+        elif kind.__module__ == met.__name__ and "challenge" in getattr(kind, "__struct_fields__", ()):
+            field = "challenge"
+        else:
+            field = None
+        _CHALLENGE_FIELD[kind] = field
+    if field is None:
+        return None
+    value = getattr(event, field)
+    return value if isinstance(value, str) else None
 
 
 def _where(state: GameState, people: Iterable[str]) -> str | None:
@@ -109,52 +141,152 @@ def build(store: EventStore, session_id: str, viewer: Actor = STORYTELLER, lang:
 
 def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Actor = STORYTELLER,
                lang: str = "en") -> Review:
-    truth = game.initial()
-    seen_state = game.initial()
-    names: dict[str, str] = {}
-    scenes: dict[str, str] = {}
-    challenge_scene: dict[str, str | None] = {}
-    teller = Teller(names, lang, scenes)
-    amended_during: dict[int, list[str]] = {}  # seq -> the open challenges a sheet amendment bears on
-    items: list[Item] = []
-    for row, event in zip(rows, events):
-        if isinstance(event, session.CharacterAdded):
-            names[event.character] = event.name or event.character
-        elif isinstance(event, session.SceneOpened):
-            scenes[event.scene] = event.name or event.scene
-        people = _people(event)
-        challenge = _challenge_of(event)
-        scene = getattr(event, "scene", None)
-        if isinstance(event, met.ChallengeIssued):
-            challenge_scene[event.challenge] = _where(truth, (event.initiator, event.tested or event.defender))
-        elif isinstance(event, offline.OfflineChallengeRecorded):
-            challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
-        if scene is None:
-            scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
-        if isinstance(event, session.SheetAmended):
+    builder = Builder(session_id, viewer, lang)
+    builder.extend(rows, events)
+    return builder.review(copy=False)
+
+
+class Builder:
+    """The review of a session built as its log grows (issue 18): ``extend`` with the rows
+    after those already taken, so a long night's review is never walked again from its
+    first event; ``review`` gives the ``Review`` of everything taken so far."""
+
+    def __init__(self, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en", *,
+                 keep_rows: bool = True):
+        self.session = session_id
+        # the rows only serve the verification and the exports: a server reads them again
+        # for those (``keep_rows=False``) rather than hold every stored byte of the night
+        self.keep_rows = keep_rows
+        self.viewer = viewer
+        self.truth = game.initial()
+        self.seen_state = game.initial()
+        self.names: dict[str, str] = {}
+        self.scenes: dict[str, str] = {}
+        self.challenge_scene: dict[str, str | None] = {}
+        self.teller = Teller(self.names, lang, self.scenes)
+        self.lang = self.teller.lang
+        self.items: list[Item] = []
+        self.rows: list[Row] = []
+        self.by_challenge: dict[str, list[Item]] = {}  # items by challenge id, in log order
+        self.touched: set[str] = set()  # challenges with new items since the caller last looked
+        self.head = 0  # the last seq taken (seen or not)
+        self.types: set[str] = set()
+        self._marks: dict[str, Mark] = {}  # challenge id -> what the disputes list needs of it
+        self._briefs: dict[str, dict] = {}  # challenge id -> its brief, once shown (``brief``)
+        self._flagged: dict[str, tuple[int, int]] = {}  # disputes' ids -> their rank
+        self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
+
+    def extend(self, rows: list[Row], events: list[Event]) -> None:
+        truth, seen_state, viewer = self.truth, self.seen_state, self.viewer
+        names, scenes, challenge_scene, teller = self.names, self.scenes, self.challenge_scene, self.teller
+        whole = viewer.role == "storyteller"
+        paused = gc.isenabled()
+        gc.disable()  # as the store's fold: no cycles, only a growing review to walk again
+        try:
+            self._extend(rows, events, truth, seen_state, viewer, names, scenes, challenge_scene, teller, whole)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _extend(self, rows, events, truth, seen_state, viewer, names, scenes, challenge_scene, teller, whole):
+        items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
+        evolve, forms, pick = game.evolve, views.forms, views.pick
+        for row, event in zip(rows, events):
+            kind = type(event)
+            if kind is session.CharacterAdded:
+                names[event.character] = event.name or event.character
+            elif kind is session.SceneOpened:
+                scenes[event.scene] = event.name or event.scene
+            people = _people(event)
+            challenge = _challenge_of(event)
+            scene = event.scene if kind in _HAS_SCENE else None
+            if kind is met.ChallengeIssued:
+                challenge_scene[event.challenge] = _where(truth, (event.initiator, event.tested or event.defender))
+            elif kind is offline.OfflineChallengeRecorded:
+                challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
+            if scene is None:
+                scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
             # an open challenge is checked against the sheet as amended (rules-choices 21):
             # its story shows the amendment, for a dispute about a refused bid
-            amended_during[row.seq] = [c.id for c in truth.met.live.values() if event.character in c.sides]
-        truth = game.evolve(truth, event)
-        f = views.forms(event)
-        seen = views.pick(f, viewer)
-        if seen is None:
-            continue
-        seen_state = game.evolve(seen_state, seen)
-        items.append(Item(
-            seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
-            scene=scene, challenge=challenge, text=sentence(seen, teller), owners=f.owners,
-            sealed=f.public is not None,
-        ))
-    seen_state = msgspec.structs.replace(seen_state, head=items[-1].seq if items else 0)
-    by_challenge: dict[str, list[Item]] = {}
-    for item in items:
-        if item.challenge:
-            by_challenge.setdefault(item.challenge, []).append(item)
-        for challenge_id in amended_during.get(item.seq, ()):
-            by_challenge.setdefault(challenge_id, []).append(item)
-    return Review(session=session_id, viewer=viewer, lang=teller.lang, items=items, names=names,
-                  scenes=scenes, state=seen_state, rows=rows, challenge_items=by_challenge)
+            amended = ([c.id for c in truth.met.live.values() if event.character in c.sides]
+                       if kind is session.SheetAmended else None)
+            truth = evolve(truth, event)
+            f = forms(event)
+            seen = pick(f, viewer)
+            if seen is None:
+                continue
+            # a storyteller sees every event whole: its state is the truth, folded once
+            seen_state = truth if whole else evolve(seen_state, seen)
+            item = Item(
+                seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
+                scene=scene, challenge=challenge, text=sentence(seen, teller), owners=f.owners,
+                sealed=f.public is not None,
+            )
+            items.append(item)
+            add_type(row.type)
+            if challenge:
+                found = by_challenge.get(challenge)
+                if found is None:
+                    by_challenge[challenge] = [item]
+                else:
+                    found.append(item)
+                touched.add(challenge)
+            if amended:
+                for challenge_id in amended:
+                    by_challenge.setdefault(challenge_id, []).append(item)
+                    touched.add(challenge_id)
+        self.truth, self.seen_state = truth, seen_state
+        if self.keep_rows:
+            self.rows.extend(rows)
+        if rows:
+            self.head = rows[-1].seq
+
+    def review(self, *, copy: bool = True) -> Review:
+        """The review so far; with ``copy``, one that later ``extend`` calls leave alone
+        (its lists are copied: pointers, not items)."""
+        state = msgspec.structs.replace(self.seen_state, head=self.items[-1].seq if self.items else 0)
+        items, rows, by_challenge = self.items, self.rows, self.by_challenge
+        if copy:
+            items, rows = list(items), list(rows)
+            by_challenge = {k: list(v) for k, v in by_challenge.items()}
+        return Review(session=self.session, viewer=self.viewer, lang=self.lang, items=items,
+                      names=dict(self.names) if copy else self.names,
+                      scenes=dict(self.scenes) if copy else self.scenes, state=state, rows=rows,
+                      challenge_items=by_challenge)
+
+
+    def marks(self) -> tuple[dict[str, Mark], dict[str, tuple[int, int]]]:
+        """Every challenge's mark and the disputes' ranks, recomputed only for challenges
+        with new items (and those not settled yet): the first screen's cost stays that of
+        what changed since it was last shown."""
+        review = self.review(copy=False)
+        for cid in self.touched | self._unsettled:
+            mark = _mark(review, cid, self.by_challenge.get(cid, []))
+            self._flagged.pop(cid, None)
+            self._unsettled.discard(cid)
+            self._briefs.pop(cid, None)
+            if mark is None:
+                self._marks.pop(cid, None)
+                continue
+            self._marks[cid] = mark
+            if _flagged(mark):
+                self._flagged[cid] = _rank(mark)
+            if mark.status not in SETTLED:
+                self._unsettled.add(cid)
+        self.touched = set()
+        return self._marks, self._flagged
+
+    def brief(self, challenge_id: str) -> dict:
+        """A challenge's brief (as in the bundle), told only when shown, then kept until
+        the challenge moves (call ``marks`` first)."""
+        found = self._briefs.get(challenge_id)
+        if found is None:
+            story = _summary(self.review(copy=False), challenge_id, self.by_challenge[challenge_id], steps=False)
+            found = self._briefs[challenge_id] = msgspec.to_builtins(_brief(story))
+        return found
+
+
+SETTLED = frozenset(("resolved", "cancelled", "confirmed", "ruled"))
 
 
 # ---------------------------------------------------------------- timeline
@@ -246,35 +378,58 @@ class Story(msgspec.Struct, kw_only=True):
     claims: list[Claim] = []  # offline records: each side's word, in log order
 
 
-def _summary(review: Review, challenge_id: str, items: list[Item]) -> Story | None:
+class Mark(msgspec.Struct, frozen=True, kw_only=True):
+    """What the disputes list needs of a challenge, without its sentence."""
+
+    kind: str  # met | offline
+    status: str
+    disputed: bool
+    ruled: bool
+    last_seq: int
+
+
+def _mark(review: Review, challenge_id: str, items: list[Item]) -> Mark | None:
     if not items:
         return None
-    t = review.teller
     first = items[0].event
-    steps = [Step(seq=i.seq, at=i.at, actor=i.actor, type=i.type, text=i.text, seen=seen_by(review, i),
-                  event=i.event) for i in items]
     if isinstance(first, offline.OfflineChallengeRecorded):
         record = review.state.offline.records.get(challenge_id)
-        text = offline_sentence(first, t)
         status = record.status if record else "recorded"
-        # a record is the recorder's word until the opponent confirms it or a storyteller
-        # rules: no winner before, only the claims (a disputed record has two)
-        settled = record is not None and status in ("confirmed", "ruled")
-        return Story(id=challenge_id, kind="offline", sentence=text, scene=items[0].scene,
-                     sides=[first.recorder, first.opponent], status=status,
-                     winner=record.winner if settled else None, loser=record.loser if settled else None,
-                     reason=(record.ruling or record.dispute) if record else "",
-                     disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
-                     ruled=status == "ruled", first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps,
-                     claims=offline_claims(i.event for i in items))
+        return Mark(kind="offline", status=status,
+                    disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
+                    ruled=status == "ruled", last_seq=items[-1].seq)
     ch = review.state.met.get(challenge_id)
     if ch is None:
         return None
     overruled = any(isinstance(i.event, met.ChallengeOverruled) for i in items)
-    return Story(id=challenge_id, kind="met", sentence=challenge_sentence((i.event for i in items), t),
-                 scene=items[0].scene, sides=list(ch.sides), status=ch.status, winner=ch.winner, loser=ch.loser,
-                 reason=ch.reason, disputed=overruled, ruled=overruled or ch.status == "cancelled",
-                 first_seq=items[0].seq, last_seq=items[-1].seq, steps=steps)
+    return Mark(kind="met", status=ch.status, disputed=overruled, ruled=overruled or ch.status == "cancelled",
+                last_seq=items[-1].seq)
+
+
+def _summary(review: Review, challenge_id: str, items: list[Item], *, steps: bool = True) -> Story | None:
+    mark = _mark(review, challenge_id, items)
+    if mark is None:
+        return None
+    t = review.teller
+    first = items[0].event
+    # a brief has no steps: who saw each one is worked out only for a challenge's own page
+    steps = [Step(seq=i.seq, at=i.at, actor=i.actor, type=i.type, text=i.text, seen=seen_by(review, i),
+                  event=i.event) for i in items] if steps else []
+    common = dict(id=challenge_id, kind=mark.kind, scene=items[0].scene, status=mark.status,
+                  disputed=mark.disputed, ruled=mark.ruled, first_seq=items[0].seq, last_seq=mark.last_seq,
+                  steps=steps)
+    if mark.kind == "offline":
+        record = review.state.offline.records.get(challenge_id)
+        # a record is the recorder's word until the opponent confirms it or a storyteller
+        # rules: no winner before, only the claims (a disputed record has two)
+        settled = record is not None and mark.status in ("confirmed", "ruled")
+        return Story(**common, sentence=offline_sentence(first, t), sides=[first.recorder, first.opponent],
+                     winner=record.winner if settled else None, loser=record.loser if settled else None,
+                     reason=(record.ruling or record.dispute) if record else "",
+                     claims=offline_claims(i.event for i in items))
+    ch = review.state.met.get(challenge_id)
+    return Story(**common, sentence=challenge_sentence((i.event for i in items), t), sides=list(ch.sides),
+                 winner=ch.winner, loser=ch.loser, reason=ch.reason)
 
 
 def offline_claims(events: Iterable[Event]) -> list[Claim]:
@@ -299,25 +454,28 @@ def challenge_story(review: Review, challenge_id: str) -> Story | None:
     return _summary(review, challenge_id, review.by_challenge(challenge_id))
 
 
-def stories(review: Review) -> list[Story]:
-    out = [_summary(review, cid, items) for cid, items in review.challenge_items.items()]
+def stories(review: Review, *, steps: bool = True) -> list[Story]:
+    out = [_summary(review, cid, items, steps=steps) for cid, items in review.challenge_items.items()]
     return [s for s in out if s is not None]
+
+
+def _rank(s: Story | Mark) -> tuple[int, int]:
+    if s.kind == "offline" and s.status == "disputed":
+        return (0, -s.last_seq)
+    if s.kind == "offline" and s.status == "recorded":
+        return (1, -s.last_seq)
+    return (2, -s.last_seq)
+
+
+def _flagged(s: Story | Mark) -> bool:
+    return s.disputed or s.ruled or (s.kind == "offline" and s.status == "recorded")
 
 
 def disputes(review: Review, all_stories: list[Story] | None = None) -> list[Story]:
     """Disputed items first: offline records disputed and not yet ruled, awaiting an
     answer, then every ruled, overruled or cancelled challenge, newest first."""
     all_stories = stories(review) if all_stories is None else all_stories
-
-    def rank(s: Story) -> tuple[int, int]:
-        if s.kind == "offline" and s.status == "disputed":
-            return (0, -s.last_seq)
-        if s.kind == "offline" and s.status == "recorded":
-            return (1, -s.last_seq)
-        return (2, -s.last_seq)
-
-    flagged = [s for s in all_stories if s.disputed or s.ruled or (s.kind == "offline" and s.status == "recorded")]
-    return sorted(flagged, key=rank)
+    return sorted([s for s in all_stories if _flagged(s)], key=_rank)
 
 
 # ---------------------------------------------------------------- scene slider
@@ -583,25 +741,72 @@ def item_dict(item: Item, *, event: bool = True) -> dict:
     return out
 
 
-def bundle(review: Review) -> dict:
-    """Everything the review page shows, in one answer."""
-    all_stories = stories(review)
+def _header(review: Review, types: Iterable[str]) -> dict:
     s = review.state.session
+    first_at = review.items[0].at if review.items else None
     return {
         "session": review.session, "name": s.name, "chronicle": s.chronicle, "scenario": s.scenario,
         "status": s.status, "head": review.state.head, "lang": review.lang,
         "viewer": msgspec.to_builtins(review.viewer),
         "characters": review.names, "scenes": review.scenes,
-        "types": sorted({i.type for i in review.items}),
+        "types": sorted(types),
+        # the page shows the venue's time (server/core/venue_time.py); the stamps stay UTC
+        "utc_offset_minutes": venue_time.offset_minutes(first_at) if first_at else 0,
+        "zone": venue_time.offset_label(first_at) if first_at else "UTC",
+    }
+
+
+def bundle(review: Review) -> dict:
+    """Everything the review page shows, in one answer (exports and scripts; the page
+    itself loads ``first_screen`` and the rest by parts)."""
+    all_stories = stories(review, steps=False)  # briefs: who saw each step is for a challenge's page
+    return {
+        **_header(review, {i.type for i in review.items}),
         "verification": msgspec.to_builtins(verify(review.rows)),
         "disputes": [s.id for s in disputes(review, all_stories)],
         "challenges": [msgspec.to_builtins(_brief(st)) for st in all_stories],
         "fairness": msgspec.to_builtins(fairness(review)),
         "items": [item_dict(i, event=False) for i in review.items],  # the timeline endpoint has the events
-        # the page shows the venue's time (server/core/venue_time.py); the stamps stay UTC
-        "utc_offset_minutes": venue_time.offset_minutes(review.items[0].at) if review.items else 0,
-        "zone": venue_time.offset_label(review.items[0].at) if review.items else "UTC",
     }
+
+
+FIRST_ITEMS = 1500  # the timeline rows the page draws at first (review.js SHOWN)
+FIRST_CHALLENGES = 200
+FIRST_DISPUTES = 200
+
+
+def first_screen(builder: Builder) -> dict:
+    """What the review page shows first, the same size at any length of night (issue 18):
+    the header, the disputes first (the first ``FIRST_DISPUTES``, with their briefs), the
+    first ``FIRST_CHALLENGES`` challenges and ``FIRST_ITEMS`` timeline rows, and how many
+    there are of each. The verification and the fairness panel come by their own requests
+    (``/review/verify``, ``/review/fairness``), the rest by pages (``items_page``,
+    ``challenges_page``)."""
+    marks, flagged = builder.marks()
+    review = builder.review(copy=False)
+    shown = sorted(flagged, key=flagged.__getitem__)[:FIRST_DISPUTES]
+    return {
+        **_header(review, builder.types),
+        "partial": True,
+        "counts": {"items": len(review.items), "challenges": len(marks), "disputes": len(flagged)},
+        "disputes": shown,
+        "disputed": [builder.brief(cid) for cid in shown],
+        "challenges": challenges_page(builder, 0, FIRST_CHALLENGES),
+        "items": [item_dict(i, event=False) for i in review.items[:FIRST_ITEMS]],
+    }
+
+
+def items_page(review: Review, after: int, limit: int) -> list[dict]:
+    """Timeline rows after seq ``after`` (without their events), at most ``limit``."""
+    start = bisect.bisect_right(review.items, after, key=lambda i: i.seq)
+    return [item_dict(i, event=False) for i in review.items[start:start + limit]]
+
+
+def challenges_page(builder: Builder, offset: int, limit: int) -> list[dict]:
+    """Challenge briefs in log order, from the ``offset``-th."""
+    marks, _ = builder.marks()
+    ids = itertools.islice((cid for cid in builder.by_challenge if cid in marks), offset, offset + limit)
+    return [builder.brief(cid) for cid in ids]
 
 
 def _brief(story: Story) -> dict:

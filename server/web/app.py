@@ -30,6 +30,7 @@ from conteur.server.core.auth import Tokens
 from conteur.events import nesting
 from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
+from conteur.server.core.projections import Projections
 from conteur.server.core.service import Chronicle
 from conteur.server.store.interface import EventStore
 from conteur.server.store.factory import is_postgres_url, open_store, writing
@@ -78,6 +79,7 @@ class Runtime:
         self.tokens = Tokens(store)
         self.hub = Hub(store, tokens=self.tokens)  # revoked tokens lose their sockets
         self.timers = WindowTimers(self.chronicle, settings.timer_clock)
+        self.projections = Projections(store)  # GET /state: per view, not folded per call
         self.chronicle.listeners.append(self.hub.on_executed)
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)

@@ -3,11 +3,12 @@ gets its redacted stream and the state folded from it; a storyteller gets everyt
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 import msgspec
 
-from litestar import Controller, Request, get
+from litestar import Controller, MediaType, Request, Response, get
 from litestar.params import Parameter
 
 from conteur.events import game, views
@@ -16,6 +17,7 @@ from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, SessionPath
 from conteur.server.store.codec import decode_events
 
+_json = msgspec.json.Encoder()
 MAX_PAGE = 5000
 MAX_SEQ = wire.MAX_SEQ
 
@@ -68,13 +70,23 @@ class EventsController(Controller):
     async def state(
         self, request: Request, grant: GrantDep, session: SessionPath,
         at: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="a seq; 0 (the default): the head")] = 0,
-    ) -> dict[str, Any]:
-        # a dict, not GameState: Litestar's schema generator cannot take its dict defaults
+    ) -> Response[dict[str, Any]]:
+        # a dict in the schema, not GameState: Litestar's schema generator cannot take its
+        # dict defaults; the body is the state's own JSON, as msgspec encodes it
         rt = runtime(request)
-        upto = at or None  # no state is worth asking for before the first event
-        if grant.role == "storyteller":
-            return msgspec.to_builtins(rt.store.load_state(session, upto))
-        frames = visible(request, grant, session, 0, upto, None)
-        state = game.fold(f.event for f in frames)  # already in this viewer's forms
-        head = frames[-1].seq if frames else 0
-        return msgspec.to_builtins(msgspec.structs.replace(state, head=head))
+        if not at:  # the head: from the view's projection, kept up to date (issue 18)
+            body = await asyncio.to_thread(rt.projections.state_json, session, grant.actor)
+        else:
+            body = await asyncio.to_thread(_state_at, request, grant, session, at)
+        return Response(content=body, media_type=MediaType.JSON)
+
+
+def _state_at(request: Request, grant: Grant, session: str, at: int) -> bytes:
+    """A past state: folded from the log up to ``at`` (a dispute's question, not a phone's)."""
+    rt = runtime(request)
+    if grant.role == "storyteller":
+        return _json.encode(rt.store.load_state(session, at))
+    frames = visible(request, grant, session, 0, at, None)
+    state = game.fold(f.event for f in frames)  # already in this viewer's forms
+    head = frames[-1].seq if frames else 0
+    return _json.encode(msgspec.structs.replace(state, head=head))

@@ -10,6 +10,9 @@ loop so live play is not held up by a long evening's review.
 from __future__ import annotations
 
 import asyncio
+import collections
+import threading
+import weakref
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -21,32 +24,86 @@ from conteur.server.audit import export as ex
 from conteur.server.audit import review as rv
 from conteur.events import wire
 from conteur.server.core.auth import Grant
+from conteur.server.store.codec import decode_events
 from conteur.server.web.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 
 RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException]  # 401, 403, 404
 Lang = Literal["en", "fr"]
 Format = Literal["md", "html", "jsonl", "csv"]
+PAGE = 5000  # rows or challenges a page of the review holds at most
 
 
-_CACHE: dict[tuple, rv.Review] = {}
-_CACHE_SIZE = 8  # a few storytellers stepping through a few sessions
+class _Kept:
+    """One review being kept up to date, and its latest snapshot for readers in threads."""
+
+    def __init__(self, builder: rv.Builder):
+        self.builder = builder
+        self.lock = threading.Lock()
+        self.snapshot: rv.Review | None = None
 
 
-async def _review(request: Request, grant: Grant, session: str, lang: str = "en") -> rv.Review:
-    """The session's review for this caller, rebuilt only when the session has moved on:
-    stepping the slider asks for one state after another."""
+# per store (weakly: a closed venue's reviews go with it), a few reviews by (session,
+# viewer, lang), least recently used dropped first: a few storytellers, a few sessions
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_KEPT_SIZE = 8
+
+
+def _kept(store, session: str, actor, lang: str) -> _Kept:
+    kept = _KEPT.setdefault(store, collections.OrderedDict())
+    key = (session, actor, lang)
+    found = kept.get(key)
+    if found is None:
+        while len(kept) >= _KEPT_SIZE:
+            kept.popitem(last=False)
+        found = kept[key] = _Kept(rv.Builder(session, actor, lang, keep_rows=False))
+    kept.move_to_end(key)
+    return found
+
+
+def _catch_up(store, kept: _Kept, session: str) -> None:
+    """Takes the rows committed since the review last looked (under ``kept.lock``)."""
+    rows = store.read_after(session, kept.builder.head)
+    if rows:
+        # a row edited through SQL may come back as TEXT: decode_events still reads it (altered)
+        kept.builder.extend(rows, decode_events([r.data for r in rows]))
+        kept.snapshot = None
+
+
+def _snapshot(store, kept: _Kept, session: str) -> tuple[rv.Review, int]:
+    """The review so far and the last seq it took (seen by its viewer or not)."""
+    with kept.lock:
+        _catch_up(store, kept, session)
+        if kept.snapshot is None:
+            kept.snapshot = kept.builder.review()
+        return kept.snapshot, kept.builder.head
+
+
+async def _find(request: Request, grant: Grant, session: str, lang: str) -> _Kept:
     store = runtime(request).store
     head = await asyncio.to_thread(store.session_head, session)
     if not head:
         raise NotFoundException(f"no session {session!r}")
-    key = (id(store), session, grant.actor, lang, head)
-    review = _CACHE.get(key)
-    if review is None:
-        review = await asyncio.to_thread(rv.build, store, session, grant.actor, lang)
-        while len(_CACHE) >= _CACHE_SIZE:
-            _CACHE.pop(next(iter(_CACHE)))
-        _CACHE[key] = review
+    return _kept(store, session, grant.actor, lang)
+
+
+async def _review(request: Request, grant: Grant, session: str, lang: str = "en", *,
+                  rows: bool = False) -> rv.Review:
+    """The session's review for this caller, extended with what happened since it was
+    last asked for, never walked again from the first event (issue 18). With ``rows``,
+    its stored rows too (the verification, the exports), read again for this answer."""
+    kept = await _find(request, grant, session, lang)
+    store = runtime(request).store
+    review, head = await asyncio.to_thread(_snapshot, store, kept, session)
+    if rows:
+        stored = await asyncio.to_thread(store.read_after, session, 0)
+        review = msgspec.structs.replace(review, rows=[r for r in stored if r.seq <= head])
     return review
+
+
+def _with_builder(store, kept: _Kept, session: str, read):
+    with kept.lock:
+        _catch_up(store, kept, session)
+        return read(kept.builder)
 
 
 async def _scene_review(request: Request, grant: Grant, session: str, scene: str, lang: str) -> rv.Review:
@@ -66,8 +123,37 @@ class ReviewController(Controller):
          summary="Everything the review page shows: timeline, challenges, disputes first, verification, fairness")
     async def bundle(self, request: Request, grant: GrantDep, session: SessionPath,
                      lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        review = await _review(request, grant, session, lang)
+        review = await _review(request, grant, session, lang, rows=True)
         return await asyncio.to_thread(rv.bundle, review)
+
+    @get("/review/first", guards=[storyteller_only], raises=RAISES,
+         summary="The review page's first screen, the same size at any length of night: disputes first, the "
+                 "first challenges and timeline rows and how many there are; the rest by pages")
+    async def first(self, request: Request, grant: GrantDep, session: SessionPath,
+                    lang: FromQuery[Lang] = "en") -> dict[str, Any]:
+        kept = await _find(request, grant, session, lang)
+        return await asyncio.to_thread(_with_builder, runtime(request).store, kept, session, rv.first_screen)
+
+    @get("/review/items", guards=[storyteller_only], raises=RAISES,
+         summary="Timeline rows after a seq, without their events (a page of the review's timeline)")
+    async def items(
+        self, request: Request, grant: GrantDep, session: SessionPath, lang: FromQuery[Lang] = "en",
+        after: Annotated[int, Parameter(ge=0, le=wire.MAX_SEQ, description="exclusive: rows with seq > after")] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=PAGE)] = PAGE,
+    ) -> list[dict[str, Any]]:
+        review = await _review(request, grant, session, lang)
+        return rv.items_page(review, after, limit)
+
+    @get("/review/challenges", guards=[storyteller_only], raises=RAISES,
+         summary="Challenge briefs in log order from an offset (a page of the review's challenges)")
+    async def challenges(
+        self, request: Request, grant: GrantDep, session: SessionPath, lang: FromQuery[Lang] = "en",
+        offset: Annotated[int, Parameter(ge=0, le=wire.MAX_SEQ)] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=PAGE)] = PAGE,
+    ) -> list[dict[str, Any]]:
+        kept = await _find(request, grant, session, lang)
+        return await asyncio.to_thread(_with_builder, runtime(request).store, kept, session,
+                                       lambda b: rv.challenges_page(b, offset, limit))
 
     @get("/review/timeline", guards=[storyteller_only], raises=RAISES,
          summary="The session's events as sentences, filtered by character, challenge, scene and event type")
@@ -112,8 +198,11 @@ class ReviewController(Controller):
 
     @get("/review/fairness", guards=[storyteller_only], raises=RAISES,
          summary="Every die face and throw against the uniform share; challenges won and lost per character")
-    async def fairness(self, request: Request, grant: GrantDep, session: SessionPath) -> dict[str, Any]:
-        return msgspec.to_builtins(rv.fairness(await _review(request, grant, session)))
+    async def fairness(self, request: Request, grant: GrantDep, session: SessionPath,
+                       lang: FromQuery[Lang] = "en") -> dict[str, Any]:
+        # the page's language: its review is the one already kept, not another one walked
+        review = await _review(request, grant, session, lang)
+        return msgspec.to_builtins(await asyncio.to_thread(rv.fairness, review))
 
     @get("/review/verify", raises=RAISES,
          summary="The session's hash chain (and, once closed, its fair draws): verified or the first bad seq")
@@ -128,7 +217,7 @@ class ReviewController(Controller):
     async def export(self, request: Request, grant: GrantDep, session: SessionPath,
                      format: FromQuery[Format] = "html", lang: FromQuery[Lang] = "en",
                      download: FromQuery[bool] = False) -> Response[bytes]:
-        review = await _review(request, grant, session, lang)
+        review = await _review(request, grant, session, lang, rows=True)
         data = await asyncio.to_thread(ex.render, review, format)
         disposition = "attachment" if download or format in ("jsonl", "csv") else "inline"
         name = ex.filename(session, format, lang)

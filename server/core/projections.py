@@ -1,0 +1,219 @@
+"""The state each view of a session sees, kept up to date instead of folded per query
+(issue 18): ``GET /sessions/{s}/state`` used to fold the caller's whole visible log on
+every call, 0.4 s at 40,000 events and growing with the night.
+
+One projection per view class (``events.views``): the storytellers (the true state), the
+observers (public forms), and one per character for its players. A projection is folded
+once, from the log, the first time its view asks; every later query first catches the
+session's projections up with the committed events since the last query (any view's:
+each event is read, decoded and redacted once for all of them), so a query costs what
+happened since the previous one, not the night. Only committed rows are read: the
+chronicle's in-memory state runs ahead of the commit, and another process (the CLI) may
+append to the same file.
+
+Memory: one state per view that has asked, each the size of the true state or less (about
+180 bytes per event of the night for a player of a four-character MET night, measured in
+issue 18), and the encoded JSON of its finished challenges, kept by page (``Encoded``) so
+a query re-encodes only the pages that changed. Views differ in what each was sent, so
+they share nothing. At most ``max_views`` views are kept over all sessions (the least
+recently asked is dropped, and folded again from the log if it asks again): memory is
+bounded by that count times the night, not by the number of queries or devices. Phones
+resync over the websocket; this query is for tools and the odd reconnecting script.
+"""
+
+from __future__ import annotations
+
+import collections
+import gc
+import threading
+
+import msgspec
+
+from conteur.events import game, views
+from conteur.events.game import GameState
+from conteur.events.model import Actor
+from conteur.server.store.codec import decode_events
+
+_json = msgspec.json.Encoder()
+
+STORYTELLERS = "\x00storytellers"  # keys no character id can take (ids are sent as text)
+OBSERVERS = "\x00observers"
+
+
+def view_key(viewer: Actor) -> str:
+    """The view class of ``viewer``: everyone in one class sees the same forms."""
+    if viewer.role == "storyteller":
+        return STORYTELLERS
+    if viewer.role == "player" and viewer.character is not None:
+        return viewer.character
+    return OBSERVERS  # views.sees_whole: anyone else sees public forms only
+
+
+class Encoded:
+    """A state's JSON, byte for byte ``msgspec.json.encode(state)``, with the finished
+    challenges' pages (``met.State.done``, the part that grows with the night) encoded
+    once each: a frozen state never changes a page in place, a changed page is a new dict."""
+
+    def __init__(self) -> None:
+        self._pages: dict[int, tuple[object, bytes]] = {}  # id(page) -> (page, its JSON)
+
+    def encode(self, state: GameState) -> bytes:
+        met = state.met
+        done = getattr(met, "done", None)
+        if not (_plain(state) and _plain(met) and isinstance(done, tuple)):
+            return _json.encode(state)  # a shape this splice does not know: the slow, sure way
+        pages, kept = [], {}
+        for page in done:
+            cached = self._pages.get(id(page))
+            if cached is None or cached[0] is not page:
+                cached = (page, _json.encode(page))
+            kept[id(page)] = cached
+            pages.append(cached[1])
+        self._pages = kept
+        fields = {"done": b"[" + b",".join(pages) + b"]"}
+        met_json = _struct(met, fields)
+        return _struct(state, {"met": met_json})
+
+
+def _plain(obj) -> bool:
+    """Encoded as a JSON object of its fields in order, every field, under its own name."""
+    config = obj.__struct_config__
+    return (isinstance(obj, msgspec.Struct) and not config.array_like and config.tag is None
+            and not config.omit_defaults and obj.__struct_encode_fields__ == obj.__struct_fields__)
+
+
+def _struct(obj, encoded: dict[str, bytes]) -> bytes:
+    parts = []
+    for name in obj.__struct_fields__:
+        value = encoded.get(name)
+        parts.append(b'"' + name.encode() + b'":' + (value if value is not None else _json.encode(getattr(obj, name))))
+    return b"{" + b",".join(parts) + b"}"
+
+
+class _View:
+    __slots__ = ("viewer", "state", "seen", "encoded")
+
+    def __init__(self, viewer: Actor, state: GameState, seen: int):
+        self.viewer = viewer
+        self.state = state
+        self.seen = seen  # the last seq this view was sent (its state's ``head``)
+        self.encoded = Encoded()
+
+
+class _Session:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.seq = 0  # every view below is folded up to this seq of the log
+        self.views: dict[str, _View] = {}
+
+
+class Projections:
+    """Per-view states of every session asked about; thread-safe (queries run off the loop)."""
+
+    def __init__(self, store, *, max_views: int = 64):
+        self.store = store
+        self.max_views = max_views
+        self._sessions: dict[str, _Session] = {}
+        self._lock = threading.Lock()
+        self._recent: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
+
+    def _session(self, session: str) -> _Session:
+        with self._lock:
+            found = self._sessions.get(session)
+            if found is None:
+                found = self._sessions[session] = _Session()
+            return found
+
+    def state(self, session: str, viewer: Actor) -> GameState:
+        """The state at the session's committed head as ``viewer`` may rebuild it, ``head``
+        set to the last seq it was sent (as ``GET /state`` has always answered)."""
+        return self._current(session, viewer)[0]
+
+    def state_json(self, session: str, viewer: Actor) -> bytes:
+        """``state``'s JSON, the same bytes as ``msgspec.json.encode`` gives."""
+        state, view, s = self._current(session, viewer)
+        with s.lock:
+            return view.encoded.encode(state)
+
+    def _current(self, session: str, viewer: Actor) -> tuple[GameState, _View, _Session]:
+        s = self._session(session)
+        key = view_key(viewer)
+        with s.lock:
+            head = self.store.session_head(session)
+            self._catch_up(session, s, head)
+            view = s.views.get(key)
+            if view is None:
+                view = s.views[key] = self._build(session, viewer, key, s.seq)
+            if view.state.head != view.seen:
+                view.state = msgspec.structs.replace(view.state, head=view.seen)
+            answer = view.state, view, s
+        self._used(session, key)
+        return answer
+
+    def _used(self, session: str, key: str) -> None:
+        """Marks a view as just asked for; drops the least recently asked beyond ``max_views``."""
+        with self._lock:
+            self._recent[(session, key)] = None
+            self._recent.move_to_end((session, key))
+            while len(self._recent) > self.max_views:
+                (old_session, old_key), _ = self._recent.popitem(last=False)
+                s = self._sessions.get(old_session)
+                if s is not None:
+                    with s.lock:
+                        s.views.pop(old_key, None)
+
+    def _build(self, session: str, viewer: Actor, key: str, upto: int) -> _View:
+        """A view's first fold, from the log up to ``upto`` (the others' seq)."""
+        if key == STORYTELLERS:
+            state = self.store.load_state(session, upto) if upto else game.initial()
+            return _View(viewer, state, state.head)
+        state, seen = game.initial(), 0
+        paused = gc.isenabled()
+        gc.disable()  # as the store's fold: no cycles, only a growing state to walk again
+        try:
+            if upto:
+                for chunk in _chunks(self.store, session, 0, upto):
+                    for seq, event in chunk:
+                        form = views.view(event, viewer)
+                        if form is not None:
+                            state, seen = game.evolve(state, form), seq
+        finally:
+            if paused:
+                gc.enable()
+        return _View(viewer, state, seen)
+
+    def _catch_up(self, session: str, s: _Session, head: int) -> None:
+        if head <= s.seq:
+            return
+        if not s.views:
+            s.seq = head  # nothing to keep up: a view asked later folds from the log
+            return
+        kept = list(s.views.values())
+        for chunk in _chunks(self.store, session, s.seq, head):
+            for seq, event in chunk:
+                f = views.forms(event)
+                for view in kept:
+                    form = views.pick(f, view.viewer)
+                    if form is not None:
+                        view.state, view.seen = game.evolve(view.state, form), seq
+        s.seq = head
+
+    def forget(self, session: str | None = None) -> None:
+        with self._lock:
+            if session is None:
+                self._sessions.clear()
+                self._recent.clear()
+            else:
+                self._sessions.pop(session, None)
+                for key in [k for k in self._recent if k[0] == session]:
+                    del self._recent[key]
+
+
+def _chunks(store, session: str, after: int, upto: int):
+    """(seq, event) pairs of the session in (after, upto], decoded a chunk at a time."""
+    while after < upto:
+        rows = [r for r in store.read_after(session, after, limit=5000) if r.seq <= upto]
+        if not rows:
+            return
+        after = rows[-1].seq
+        yield zip((r.seq for r in rows), decode_events([r.data for r in rows]))

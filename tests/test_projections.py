@@ -1,0 +1,127 @@
+"""``GET /state`` from per-view projections (issue 18): the same bytes as folding the
+viewer's whole visible log on every call, for the storytellers, the wall and each player,
+at every point of a random night, including events appended by another writer between
+queries (DESIGN "Who sees what": a player's state holds nothing it was not sent)."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from conteur.events import game, views
+from conteur.events.model import STORYTELLER, Actor
+from conteur.server.cli.simulate import next_commands, setup_commands
+from conteur.server.core.projections import Encoded, Projections
+from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore, decode_events
+from tests.examples import examples
+
+
+def folded_per_call(store: SQLiteStore, session: str, viewer: Actor) -> bytes:
+    """What ``GET /state`` answered before projections: the viewer's visible log folded,
+    its builtins encoded (as Litestar encodes a dict)."""
+    if viewer.role == "storyteller":
+        state = store.load_state(session, use_snapshots=False)
+    else:
+        state, head = game.initial(), 0
+        rows = store.read_after(session, 0)
+        for row, event in zip(rows, decode_events([r.data for r in rows])):
+            seen = views.view(event, viewer)
+            if seen is not None:
+                state, head = game.evolve(state, seen), row.seq
+        state = msgspec.structs.replace(state, head=head)
+    return msgspec.json.encode(msgspec.to_builtins(state))
+
+
+def viewers(store: SQLiteStore, session: str) -> list[Actor]:
+    characters = sorted(store.load_state(session).session.characters)
+    return [STORYTELLER, Actor(role="observer", name="wall")] + [
+        Actor(role="player", character=c, name=c) for c in characters]
+
+
+@pytest.mark.parametrize("ruleset", ["met", "v5", "action"])
+def test_every_view_gets_the_bytes_of_its_whole_fold(tmp_path, ruleset):
+    rng = random.Random(f"projections-{ruleset}")
+    session = f"night-{ruleset}"
+    with SQLiteStore(tmp_path / "night.db", snapshot_every=50) as store:
+        chronicle = Chronicle(store, snapshot_every=60)
+        projections = Projections(store)
+        n = 0
+
+        def play(commands):
+            nonlocal n
+            futures = []
+            for actor, command in commands:
+                n += 1
+                futures.append(chronicle.submit(session, command, actor, device=actor.character or "st",
+                                                command_id=f"c{n}"))
+            for f in futures:
+                f.result()
+
+        play(setup_commands(rng, ruleset))
+        for round_ in range(examples(6)):
+            for _ in range(rng.randint(0, 60)):
+                play(next_commands(rng, ruleset, chronicle.state(session)))
+            # some views ask, some do not; a view asking late folds from the log
+            for viewer in viewers(store, session):
+                if rng.random() < 0.7:
+                    assert projections.state_json(session, viewer) == folded_per_call(store, session, viewer), \
+                        (round_, viewer)
+        # a second writer on the same file (the CLI): its events are caught up as well
+        with SQLiteStore(tmp_path / "night.db") as other:
+            other_chronicle = Chronicle(other)
+            for _ in range(20):
+                for actor, command in next_commands(rng, ruleset, other_chronicle.state(session)):
+                    n += 1
+                    other_chronicle.submit(session, command, actor, device="cli", command_id=f"c{n}").result()
+        for viewer in viewers(store, session):
+            assert projections.state_json(session, viewer) == folded_per_call(store, session, viewer)
+            assert msgspec.json.encode(projections.state(session, viewer)) == projections.state_json(session, viewer)
+
+
+def test_an_unknown_session_is_the_initial_state(tmp_path):
+    with SQLiteStore(tmp_path / "empty.db") as store:
+        got = Projections(store).state_json("nowhere", Actor(role="player", character="x", name="x"))
+    assert got == msgspec.json.encode(msgspec.to_builtins(game.initial()))
+
+
+def test_pages_of_finished_challenges_are_encoded_once(tmp_path):
+    """A page a new state still holds (the same dict) is not encoded again: what keeps a
+    state query from paying for every finished challenge of the night each time."""
+    rng = random.Random("pages")
+    with SQLiteStore(tmp_path / "pages.db") as store:
+        chronicle = Chronicle(store)
+        for actor, command in setup_commands(rng, "met"):
+            chronicle.submit("s", command, actor).result()
+        for _ in range(1500):
+            for actor, command in next_commands(rng, "met", chronicle.state("s")):
+                chronicle.submit("s", command, actor).result()
+        state = chronicle.state("s")
+    assert len(state.met.done) >= 2, "the night should have finished more than a page of challenges"
+    encoded = Encoded()
+    assert encoded.encode(state) == msgspec.json.encode(state)
+    first = {id(page): data for page, data in encoded._pages.values()}
+    assert encoded.encode(state) == msgspec.json.encode(state)
+    assert all(first[id(page)] is data for page, data in encoded._pages.values())
+
+
+def test_views_beyond_the_bound_are_dropped_and_fold_again_the_same(tmp_path):
+    """At most ``max_views`` views are kept (memory bounded by views, not devices); a
+    dropped view asked again is folded from the log to the same bytes."""
+    rng = random.Random("bound")
+    with SQLiteStore(tmp_path / "bound.db") as store:
+        chronicle = Chronicle(store)
+        for actor, command in setup_commands(rng, "v5"):
+            chronicle.submit("s", command, actor).result()
+        for _ in range(80):
+            for actor, command in next_commands(rng, "v5", chronicle.state("s")):
+                chronicle.submit("s", command, actor).result()
+        projections = Projections(store, max_views=2)
+        everyone = viewers(store, "s")
+        first = {v.character or v.role: projections.state_json("s", v) for v in everyone}
+        kept = sum(len(s.views) for s in projections._sessions.values())
+        assert kept == 2 < len(everyone)
+        for v in reversed(everyone):
+            assert projections.state_json("s", v) == first[v.character or v.role] == folded_per_call(store, "s", v)
