@@ -10,7 +10,7 @@ import pytest
 
 from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 from tests.client_support import Proxy, events_of_type, served, stored_rows
-from tests.web_support import PHONE, TABLET, Device, start_challenge
+from tests.web_support import PHONE, TABLET, Device, start_challenge, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
@@ -33,7 +33,7 @@ def test_join_link_token_is_kept_and_the_fragment_cleared(browser, server, setup
     anna.expect(anna.page.locator("h1")).to_have_text("Anna")
     # localhost is a secure context: the manifest is linked and the service worker registers
     assert anna.page.locator("link[rel=manifest]").count() == 1
-    anna.page.wait_for_function("navigator.serviceWorker.getRegistration().then(r => !!r)")
+    wait_until(anna.page, "navigator.serviceWorker.getRegistration().then(r => !!r)", what="the service worker to register")
     anna.close()
 
 
@@ -671,13 +671,15 @@ def test_service_worker_opens_the_review_and_by_hand_pages_without_network(brows
     # opened offline showed only "Not sent: the server is unreachable", no form; it now
     # forwards to the phone app, whose form queues the record (tests/test_web_handplay.py)
     anna = Device(browser, server.url, setup.players["anna"])
-    anna.page.wait_for_function("navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)")
+    wait_until(anna.page, "navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)",
+               what="the service worker to control the page")
     cached = anna.page.evaluate("""async () => {
         const names = ['offline.html', 'offline.js', 'handplay.js', 'review.html', 'review.js', 'narrate.js'];
         const hits = await Promise.all(names.map((n) => caches.match(n)));
         return names.filter((n, i) => !hits[i]);
     }""")
     assert cached == []
+    anna.kept()  # the page opened offline folds what the device wrote down, nothing more
     anna.context.set_offline(True)
     try:
         anna.page.goto(f"{server.url}/offline.html")

@@ -16,7 +16,7 @@ import pytest
 from conteur.server.store.backup import backup, restore
 from tests.client_support import Proxy, make_chronicle, served
 from tests.browser_support import NO_CHROMIUM, CHROMIUM
-from tests.web_support import Device, start_challenge, Wire
+from tests.web_support import Device, start_challenge, wait_until, Wire
 
 pytestmark = [
     pytest.mark.browser,
@@ -51,10 +51,11 @@ def wait_for_seq(device: Device, seq: int) -> None:
 
 # The seqs kept in the phone's IndexedDB (what a reload without network folds) are these.
 STORED = """async (seqs) => {
-    const { Outbox } = await import('/net.js');
-    const box = await new Outbox().open();
+    const { Outbox, joinKey } = await import('/net.js');  // the app's own module: its join
+    const box = await new Outbox().open(joinKey());
     const held = (await box.events()).map((e) => e.seq);
     box.db.close();
+    if (box.eventsDb) box.eventsDb.close();
     return JSON.stringify(held) === JSON.stringify(seqs);
 }"""
 
@@ -64,7 +65,7 @@ def assert_holds_the_servers_history(device: Device, frames: list[dict]) -> None
     its token, and its folded view is the fold of those events."""
     seqs = [f["seq"] for f in frames]
     device.page.wait_for_function("(n) => window.conteur.lastSeq === n", arg=seqs[-1])
-    device.page.wait_for_function(STORED, arg=seqs)
+    wait_until(device.page, STORED, seqs, what="the phone to hold the server's events")
     folded, vm = device.page.evaluate("""async (frames) => {
         const { foldAll } = await import('/fold.js');
         return [foldAll(frames.map((f) => [f.seq, f.event])), window.conteur.vm];
@@ -89,7 +90,7 @@ def test_an_ordinary_reconnect_resumes_after_the_last_seq_held(browser, server, 
         assert head["event"]["type"] == "met.throw_committed" and head["event"]["choice"] is None
         wait_for_seq(bruno, head["seq"])
         seqs = [f["seq"] for f in server_events(server.url, setup.players["bruno"], setup.session)]
-        bruno.page.wait_for_function(STORED, arg=seqs)
+        wait_until(bruno.page, STORED, seqs, what="the phone to hold the server's events")
         assert held(bruno) == (head["seq"], head["event"])
 
         bruno.page.reload()  # what it holds comes back from IndexedDB, last event included

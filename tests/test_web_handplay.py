@@ -15,7 +15,7 @@ from conteur.server.web.app import Served, create_app
 from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import Proxy, events_of_type, make_chronicle, served, stored_rows
 from tests.browser_support import CHROMIUM, TIMEOUT
-from tests.web_support import TABLET, Device
+from tests.web_support import TABLET, Device, wait_until
 
 pytestmark = [
     pytest.mark.browser,
@@ -27,7 +27,8 @@ BACK = 30_000  # a phone's reconnect backoff is capped at 10 s: give it a few tr
 
 def controlled(device: Device) -> None:
     """The service worker controls the page (and so holds the app shell for a reload)."""
-    device.page.wait_for_function("navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)")
+    wait_until(device.page, "navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)",
+               what="the service worker to control the page")
 
 
 def wifi_back(device: Device) -> None:

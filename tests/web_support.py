@@ -19,6 +19,37 @@ PHONE = {"width": 360, "height": 740}
 TABLET = {"width": 1280, "height": 800}
 
 
+def wait_until(page, js: str, arg=None, *, what: str, timeout: int = TIMEOUT) -> None:
+    """Poll ``js`` (which may be async) until it is truthy. Playwright's wait_for_function
+    does not await a promise: it takes the promise itself for a truthy value and returns
+    at once, so an async check there never waits."""
+    for _ in range(max(1, timeout // 100)):
+        if page.evaluate(js, arg):
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"waited {timeout // 1000} s for {what}")
+
+
+# True once the device's IndexedDB holds the last event the app applied (client/web/net.js
+# Outbox keeps them per join, in a database named conteur.events.<join key>)
+KEPT = """async () => {
+    const app = window.conteur;
+    if (!app || !app.live || !app.lastSeq) return false;
+    const names = (await indexedDB.databases()).map((d) => d.name).filter((n) => n.startsWith("conteur.events."));
+    for (const name of names) {
+        const db = await new Promise((ok, ko) => { const r = indexedDB.open(name); r.onsuccess = () => ok(r.result); r.onerror = () => ko(r.error); });
+        try {
+            if (!db.objectStoreNames.contains("events")) continue;
+            const top = await new Promise((ok) => {
+                const c = db.transaction("events").objectStore("events").openCursor(null, "prev");
+                c.onsuccess = () => ok(c.result ? c.result.key : 0);
+                c.onerror = () => ok(0);
+            });
+            if (top >= app.lastSeq) return true;
+        } finally { db.close(); }
+    }
+    return false;
+}"""
 
 
 class Device:
@@ -40,6 +71,12 @@ class Device:
         from playwright.sync_api import expect
 
         return expect(locator)
+
+    def kept(self) -> None:
+        """Wait until the device's own database holds every event it has applied: the app
+        writes them in batches (client/web/app.js keep()), and a page opened offline folds
+        only what was written."""
+        wait_until(self.page, KEPT, what="the device to write down the events it applied")
 
     def challenge(self, challenge_id: str = "c1"):
         return self.page.locator(f'[data-testid=challenge][data-challenge="{challenge_id}"]')
