@@ -167,9 +167,9 @@ def test_a_restarted_postgresql_gives_clear_errors_then_works_again(pg_cluster, 
         assert verify_rows(store.rows(), gapless=True) == (2, None)
 
 
-def test_one_deciding_process_per_database(pg_url):
-    """Like a chronicle file's writer lock: a second server (or init) is refused while one
-    holds the database, and may start once it is gone."""
+def test_server_processes_share_a_database_a_simulation_holds_it_alone(pg_url):
+    """Server processes (serve, init) hold the database together; a simulation, which
+    must be reproducible, is refused beside them and they beside it."""
     from conteur.server.store.dbfile import DatabaseInUse
     from conteur.server.store.factory import writing
 
@@ -177,6 +177,12 @@ def test_one_deciding_process_per_database(pg_url):
         with pytest.raises(DatabaseInUse, match="in use by another conteur"):
             with writing(pg_url):
                 pass
+        with pytest.raises(DatabaseInUse, match="in use by a simulation"):
+            with writing(pg_url, shared=True):
+                pass
         first.append_sync(Pending(session="s", events=[ev(1)]))
-    with writing(pg_url) as again:
-        assert again.head() == 1
+    with writing(pg_url, shared=True) as one, writing(pg_url, shared=True) as two:
+        assert one.head() == two.head() == 1
+        with pytest.raises(DatabaseInUse, match="in use by another conteur"):
+            with writing(pg_url):
+                pass

@@ -18,6 +18,9 @@
   revoked grant's connections stop receiving at once (nothing more is queued, the queue
   is dropped) and their sockets are closed; the tokens table is re-read every
   ``recheck`` seconds for revocations made by another process on the same file.
+- Several server processes on one store: the store's tail (``on_committed``) brings the
+  others' commits; they join the same re-sequencing, so every device of every process
+  gets every event once, in seq order.
 """
 
 from __future__ import annotations
@@ -202,10 +205,28 @@ class Hub:
         else:
             self._take(executed.session, executed.events)
 
+    def on_committed(self, items: list[tuple[int, str, Event]]) -> None:
+        """(seq, session, event) committed by any process (the store's tail, several
+        server processes on one store); safe from any thread. What was dispatched
+        already (this process's own commits) is skipped by seq."""
+        if self._loop is not None and threading.get_ident() != self._thread:
+            self._loop.call_soon_threadsafe(self._take_items, items)
+        else:
+            self._take_items(items)
+
+    def _take_items(self, items: list[tuple[int, str, Event]]) -> None:
+        for seq, session, event in items:
+            if seq > self.delivered:
+                self._pending[seq] = (session, event)
+        self._drain()
+
     def _take(self, session: str, events: Iterable[tuple[int, Event]]) -> None:
         for seq, event in events:
             if seq > self.delivered:
                 self._pending[seq] = (session, event)
+        self._drain()
+
+    def _drain(self) -> None:
         while self._pending:
             nxt = self.delivered + 1
             item = self._pending.pop(nxt, None)

@@ -6,6 +6,14 @@ session are totally ordered) and then handed to the store's group-committing wri
 acknowledgement and the fan-out wait for the commit; the writer is FIFO, so seqs follow
 the order in which states were folded. If a commit fails, the session's state is reloaded
 from the store, which stays the truth.
+
+Several processes on one store (PostgreSQL, ``serve --workers``): each append carries the
+session's last seq its decision was folded on (``Pending.basis``; pipelined commands of a
+session chain theirs through ``Pending.then``), checked by the store under its lock. When
+another process wrote to the session meanwhile, the append comes back ``stale``, nothing
+written: the state catches up from the store (the rows after what it had committed) and
+the command is decided again. Events other processes wrote are announced by the store's
+tail (``note_remote``), so an idle session catches up before its next decision instead.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
 from conteur.events.met import carry_over
 from conteur.events.session import Carried
-from conteur.server.store.interface import EventStore, Outcome, Pending
+from conteur.server.store.fold import fold_chunks
+from conteur.server.store.interface import Basis, EventStore, Outcome, Pending, StoreError
 
 from conteur.events import fair as _fair
 
@@ -41,6 +50,10 @@ class Executed(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Listener = Callable[[Executed], None]
+
+# decisions of one command voided by other processes' appends before it gives up
+# ("unavailable": the device retries with the same id)
+STALE_TRIES = 50
 
 
 class SecretSeeds:
@@ -88,6 +101,12 @@ class Chronicle:
         self.snapshot_every = snapshot_every or 10 * store.snapshot_every
         self._since_snapshot: dict[str, int] = {}
         self._epoch: dict[str, int] = {}  # bumped when a failed commit voids folded states
+        # several deciding processes: what the next decision of a session stands on, the
+        # session's state exact at its last committed seq, and the newest seq another
+        # process is known to have written there
+        self._tips: dict[str, Basis] = {}
+        self._committed: dict[str, GameState] = {}
+        self._remote: dict[str, int] = {}
         self._snapshots = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conteur-snapshot")
 
     # -- state ---------------------------------------------------------------------
@@ -95,8 +114,38 @@ class Chronicle:
     def state(self, session: str) -> GameState:
         state = self._states.get(session)
         if state is None:
-            state = self._states[session] = self.store.load_state(session)
+            state = self._loaded(session, self.store.load_state(session))
+        elif self._remote.get(session, 0) > state.head:
+            tip = self._tips.get(session)
+            # every decision of this process is committed: the state is exact at tip.seq
+            if tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN \
+                    and self._remote[session] > tip.seq:
+                state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
+
+    def _loaded(self, session: str, state: GameState) -> GameState:
+        self._states[session] = self._committed[session] = state
+        self._tips[session] = Basis(state.head)
+        return state
+
+    def _catch_up(self, session: str, base: GameState | None = None) -> GameState:
+        """The session's state from ``base`` (exact at its head; by default the last
+        committed state) plus what the store has after it: other processes' appends.
+        Decisions of this process still in flight were folded on the old state: a new
+        epoch, their appends come back stale and are decided again."""
+        base = base if base is not None else self._committed.get(session)
+        if base is None:
+            state = self.store.load_state(session)
+        else:
+            state, _ = fold_chunks(base.head, base, self.store.iter_events(session, after=base.head))
+        self._epoch[session] = self._epoch.get(session, 0) + 1
+        return self._loaded(session, state)
+
+    def note_remote(self, session: str, seq: int) -> None:
+        """Another process wrote to ``session`` up to ``seq`` (the store's tail says so):
+        the next look at its state catches up first."""
+        if seq > self._remote.get(session, 0):
+            self._remote[session] = seq
 
     def preload(self, sessions: list[str] | None = None) -> None:
         """Loads the states of many sessions at once (start-up), folded over the cores
@@ -104,10 +153,13 @@ class Chronicle:
         missing = [s for s in (self.store.sessions() if sessions is None else sessions)
                    if s not in self._states]
         for session, state in self.store.load_states(missing).items():
-            self._states.setdefault(session, state)
+            if session not in self._states:
+                self._loaded(session, state)
 
     def forget(self, session: str) -> None:
         self._states.pop(session, None)
+        self._tips.pop(session, None)
+        self._committed.pop(session, None)
         self._epoch[session] = self._epoch.get(session, 0) + 1
 
     def _count_for_snapshot(self, session: str, seqs: tuple[int, ...], state: GameState,
@@ -192,8 +244,23 @@ class Chronicle:
                 done = loop.create_future() if loop is not None else concurrent.futures.Future()
                 done.set_result(Executed(session=session, outcome=previous, actor=actor))
                 return done
+        result = loop.create_future() if loop is not None else concurrent.futures.Future()
+        if command_id:
+            self._inflight[key] = result
+        try:
+            self._decide(session, command, actor, device, command_id, entropy, loop, result, 1)
+        except BaseException:
+            self._inflight.pop(key, None)
+            raise
+        return result
+
+    def _decide(self, session: str, raw: Command, actor: Actor, device: str, command_id: str,
+                entropy: str, loop, result, tries: int) -> None:
+        """Decides ``raw`` on the session's state, folds, and queues the append; its commit
+        resolves ``result`` (or, stale, decides again)."""
+        key = (device, command_id)
         state = self.state(session)
-        command, draws = self._prepare(session, command, entropy)
+        command, draws = self._prepare(session, raw, entropy)
         code = message = None
         try:
             try:
@@ -215,35 +282,53 @@ class Chronicle:
             )]
         folded = self._states[session] = game.fold(events, state)
         epoch = self._epoch.get(session, 0)
+        basis = self._tips.get(session)
+        then = self._tips[session] = Basis()
         pending = Pending(
             session=session, events=events, actor=actor.name or actor.role, device=device,
-            command_id=command_id, code=code, message=message,
+            command_id=command_id, code=code, message=message, basis=basis, then=then,
         )
-        if loop is None:
-            stored = self.store.submit(pending)
-            result = concurrent.futures.Future()
-        else:
-            stored = self.store.submit_on(loop, pending)
-            result = loop.create_future()
-        if command_id:
-            self._inflight[key] = result
+        try:
+            stored = self.store.submit(pending) if loop is None else self.store.submit_on(loop, pending)
+        except StoreError:
+            self.forget(session)
+            raise
 
         def committed(f) -> None:
-            self._inflight.pop(key, None)
             exc = f.exception()
             if exc is not None:
+                self._inflight.pop(key, None)
                 self.forget(session)  # the optimistic state is wrong now: reload next time
                 result.set_exception(exc)
                 return
             outcome: Outcome = f.result()
+            if outcome.stale or outcome.replayed:
+                # another process wrote first: what this one folded is void
+                if self._epoch.get(session, 0) == epoch:
+                    self._catch_up(session)
+            if outcome.stale:
+                if tries >= STALE_TRIES:
+                    self._inflight.pop(key, None)
+                    result.set_exception(StoreError(
+                        f"session {session} is too busy: decided {tries} times, each time "
+                        f"after another server's command"))
+                    return
+                try:
+                    self._decide(session, raw, actor, device, command_id, entropy, loop, result, tries + 1)
+                except Exception as again:  # noqa: BLE001 - the store closed meanwhile
+                    self._inflight.pop(key, None)
+                    result.set_exception(again)
+                return
+            self._inflight.pop(key, None)
             pairs = tuple(zip(outcome.seqs, events)) if not outcome.replayed else ()
             if pairs:
+                if self._epoch.get(session, 0) == epoch:
+                    self._committed[session] = msgspec.structs.replace(folded, head=outcome.seqs[-1])
                 self._count_for_snapshot(session, outcome.seqs, folded, epoch)
             executed = Executed(session=session, outcome=outcome, events=pairs, actor=actor)
             result.set_result(executed)
 
         stored.add_done_callback(committed)
-        return result
 
     def execute_sync(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
         executed = self.submit(session, command, actor, **kwargs).result()

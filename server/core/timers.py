@@ -108,6 +108,12 @@ class WindowTimers:
         else:
             self.check(executed.session)
 
+    def on_remote(self, session: str) -> None:
+        """Another process wrote to ``session`` (the store's tail, on the serving loop):
+        windows it opened are armed here too, windows it closed disarmed."""
+        if self._loop is not None:
+            self.check(session)
+
     def check(self, session: str) -> None:
         state = self.chronicle.state(session)
         delay = state.session.options.accept_timeout
@@ -132,8 +138,13 @@ class WindowTimers:
         await self.clock.sleep(delay)
         self._tasks.pop((session, cid), None)
         command = met.CloseWindow(challenge=cid, timeout=True)
+        # one id per window: every server process on the store arms the same timer, and
+        # the store decides the closing once (the others get its outcome)
+        round_, status, winner = key
+        command_id = f"timeout/{session}/{cid}/{round_}/{status}/{winner or ''}"
         try:
-            await self.chronicle.execute(session, command, SERVER, device="server")
+            await self.chronicle.execute(session, command, SERVER, device="server",
+                                         command_id=command_id)
         except Exception:  # the store failed: the storyteller can still close it by hand
             log.exception("closing the window of %s in %s failed", cid, session)
 

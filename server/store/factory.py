@@ -3,8 +3,8 @@
 ``--db chronicle.db`` and ``--store chronicle.db`` open a SQLite file (checked first by
 ``dbfile.check_database``: a mistyped path is an error, never a new empty chronicle);
 ``--store postgresql://user:password@host/db`` opens a PostgreSQL database. A SQLite file
-has one writer (``WriterLock``); a PostgreSQL database takes many processes at once, its
-appends ordered by the database itself.
+has one writer (``WriterLock``); a PostgreSQL database takes many server processes at
+once, its appends ordered and checked by the database itself.
 """
 
 from __future__ import annotations
@@ -39,13 +39,15 @@ def open_store(target: str | Path, *, create: bool = False, **kwargs) -> EventSt
 
 
 @contextlib.contextmanager
-def writing(target: str | Path, *, create: bool = True, **kwargs) -> Iterator[EventStore]:
-    """The store opened to decide and append, held alone: the command path keeps state in
-    memory, so a second writer would decide on stale state (and, on a SQLite file, append
-    with stale seqs). Closed at the end."""
+def writing(target: str | Path, *, create: bool = True, shared: bool = False,
+            **kwargs) -> Iterator[EventStore]:
+    """The store opened to decide and append. A SQLite file is held alone (a second
+    writer would append with stale seqs). A PostgreSQL database is held alone, or with
+    ``shared`` beside other shared holders: server processes, whose appends the database
+    checks against each other's (``Pending.basis``). Closed at the end."""
     if is_postgres_url(str(target)):
         with open_store(target, create=create, **kwargs) as store:
-            held = store.hold()
+            held = store.hold(shared=shared)
             try:
                 yield store
             finally:

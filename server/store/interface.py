@@ -50,9 +50,27 @@ from conteur.events.model import Event, Role
 from conteur.server.store.chain import GENESIS, Row
 
 __all__ = [
-    "GENESIS", "EventStore", "Outcome", "Pending", "Progress", "Row", "StoreError", "TokenRecord",
+    "GENESIS", "Basis", "EventStore", "Outcome", "Pending", "Progress", "Row", "StoreError", "TokenRecord",
     "append_events",
 ]
+
+class Basis:
+    """Where a decision stands in its session's log, for a store shared by several
+    deciding processes (optimistic concurrency): ``seq`` is the session's last seq the
+    deciding state had folded, ``None`` while it is the result of another append of this
+    process not yet committed (the store fills it in at COMMIT), ``BROKEN`` when that
+    append was not written as decided (stale, replayed, failed). Mutable, shared between
+    an append (``Pending.then``) and the next one decided on it (``Pending.basis``)."""
+
+    __slots__ = ("seq",)
+    BROKEN = -1
+
+    def __init__(self, seq: int | None = None):
+        self.seq = seq
+
+    def __repr__(self) -> str:
+        return f"Basis({self.seq})"
+
 
 class Pending(msgspec.Struct, kw_only=True):
     """One command's worth of events to append atomically, or its rejection to record."""
@@ -64,6 +82,12 @@ class Pending(msgspec.Struct, kw_only=True):
     command_id: str = ""  # with ``device``, the idempotency key; "" for none
     code: str | None = None  # set for a rejected command: its events are the evidence
     message: str | None = None
+    # Optimistic concurrency (a store that several processes decide on): the append is
+    # written only if the session's last seq is still ``basis.seq``; else its outcome is
+    # ``stale`` and nothing is written. ``then`` gets the session's last seq after it at
+    # COMMIT. A store with one deciding process may ignore both.
+    basis: Basis | None = None
+    then: Basis | None = None
 
 
 class Outcome(msgspec.Struct, frozen=True, kw_only=True):
@@ -73,6 +97,7 @@ class Outcome(msgspec.Struct, frozen=True, kw_only=True):
     code: str | None = None
     message: str | None = None
     replayed: bool = False
+    stale: bool = False  # not written: the session moved since ``Pending.basis`` (decide again)
 
     @property
     def rejected(self) -> bool:

@@ -35,7 +35,7 @@ from conteur.server.store.chain import GENESIS, Row, row_hash
 from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.fold import fold_chunks
-from conteur.server.store.interface import Outcome, Progress, StoreError, TokenRecord
+from conteur.server.store.interface import Basis, Outcome, Progress, StoreError, TokenRecord
 from conteur.server.store.group import GroupCommit, resolve, utc_now
 
 try:
@@ -161,6 +161,15 @@ def _schema_version(conn) -> int | None:
 
 
 WRITER_LOCK = 0x636F6E74  # "cont": the advisory lock key of the one deciding process
+CHANNEL = "conteur_log"  # NOTIFY'd with the new head by every append transaction
+
+
+def _still(basis: Basis, last: int, provisional: dict[int, int]) -> bool:
+    """Whether a decision folded on ``basis`` still stands on the session's ``last`` seq.
+    A basis left by an append of this same batch is read from ``provisional`` (its
+    ``seq`` is set only after COMMIT)."""
+    seq = provisional.get(id(basis), basis.seq)
+    return seq is not None and seq != Basis.BROKEN and seq == last
 
 
 class PostgresStore(GroupCommit):
@@ -264,6 +273,8 @@ class PostgresStore(GroupCommit):
                 results.append((future, exc))
         at = utc_now()
         added: list[tuple[tuple[str, str], tuple[str, Outcome]]] = []
+        thens: list[tuple] = []  # (Basis, seq) set once committed
+        provisional: dict[int, int] = {}  # the thens of this batch, for the next in it
         try:
             with conn.transaction():
                 head = conn.execute("SELECT seq FROM log_head WHERE id = 1 FOR UPDATE").fetchone()[0]
@@ -279,15 +290,25 @@ class PostgresStore(GroupCommit):
                         stored[(device, command_id)] = Outcome(seqs=tuple(seqs), code=code,
                                                                message=message, replayed=True)
                 sessions = sorted({p.session for p, _, _ in encoded})
-                tips = dict(conn.execute("SELECT session, hash FROM heads WHERE session = ANY(%s)",
-                                         (sessions,)).fetchall())
+                tips: dict[str, str] = {}
+                lasts: dict[str, int] = {}
+                for session, last, tip in conn.execute(
+                        "SELECT session, last, hash FROM heads WHERE session = ANY(%s)", (sessions,)):
+                    tips[session], lasts[session] = tip, last
                 event_rows: list[tuple] = []
                 command_rows: list[tuple] = []
                 spans: dict[str, list] = {}
                 for pending, future, datas in encoded:
                     key = (pending.device, pending.command_id)
                     if pending.command_id and key in stored:
+                        # decided by another process (or earlier): this decision is void
+                        thens.append((pending.then, Basis.BROKEN))
                         results.append((future, stored[key]))
+                        continue
+                    if pending.basis is not None and not _still(pending.basis, lasts.get(pending.session, 0),
+                                                                 provisional):
+                        thens.append((pending.then, Basis.BROKEN))
+                        results.append((future, Outcome(stale=True)))
                         continue
                     last_hash = tips.get(pending.session, GENESIS)
                     seqs = []
@@ -301,8 +322,12 @@ class PostgresStore(GroupCommit):
                         seqs.append(head)
                     if seqs:
                         tips[pending.session] = last_hash
+                        lasts[pending.session] = seqs[-1]
                         span = spans.setdefault(pending.session, [seqs[0], seqs[-1], last_hash])
                         span[1], span[2] = seqs[-1], last_hash
+                    if pending.then is not None:
+                        provisional[id(pending.then)] = lasts.get(pending.session, 0)
+                        thens.append((pending.then, lasts.get(pending.session, 0)))
                     outcome = Outcome(seqs=tuple(seqs), code=pending.code, message=pending.message)
                     if pending.command_id:
                         command_rows.append((pending.device, pending.command_id, pending.session,
@@ -326,6 +351,8 @@ class PostgresStore(GroupCommit):
                         [list(spans), [v[0] for v in spans.values()], [v[1] for v in spans.values()],
                          [v[2] for v in spans.values()]])
                     cur.execute("UPDATE log_head SET seq = %s WHERE id = 1", (head,))
+                    # delivered at COMMIT to every process's tail (``follow``)
+                    cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(head)))
                 if command_rows:
                     with cur.copy("COPY commands (device, command_id, session, seqs, code, message) "
                                   "FROM STDIN") as copy:
@@ -336,10 +363,16 @@ class PostgresStore(GroupCommit):
             if isinstance(exc, psycopg.OperationalError):
                 reason = f"PostgreSQL is unavailable ({reason})"
             error = StoreError(f"append failed, nothing was written: {reason}")
+            for pending, _ in batch:
+                if pending.then is not None:
+                    pending.then.seq = Basis.BROKEN
             resolve([(future, error) for _, future in batch])
             return
         for key, outcome in added:
             self._outcomes[key] = outcome
+        for then, seq in thens:
+            if then is not None:
+                then.seq = seq
         resolve(results)
 
     # -- reads -----------------------------------------------------------------------
@@ -505,19 +538,29 @@ class PostgresStore(GroupCommit):
 
     # -- life ----------------------------------------------------------------------------
 
-    def hold(self, what: str = "conteur") -> object:
-        """The right to serve this chronicle, held until the returned handle's ``close()``
-        (or the process's death): a second server, ``init`` or ``simulate`` is refused.
-        The command path keeps each session's state in memory, so one process decides
-        for a chronicle, as with a SQLite file (``dbfile.WriterLock``)."""
+    def hold(self, *, shared: bool = False) -> object:
+        """The right to append to this chronicle, held until the returned handle's
+        ``close()`` (or the process's death). Server processes (``serve``, ``init``) hold
+        it ``shared``: any number of them decide together, each append checked against
+        what the others wrote (``Pending.basis``). ``simulate`` holds it alone, so a
+        reproducible run is refused beside a server, and a server beside it."""
         from conteur.server.store.dbfile import DatabaseInUse
 
         conn = self._connect()
-        if not conn.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchone()[0]:
+        take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+        if not conn.execute(f"SELECT {take}(%s)", (WRITER_LOCK,)).fetchone()[0]:
             conn.close()
-            raise DatabaseInUse(f"{self.path} is in use by another conteur (a server, init or "
-                                f"simulate): stop it first, or use another database")
+            who = "a simulation" if shared else "another conteur (a server, init or simulate)"
+            raise DatabaseInUse(f"{self.path} is in use by {who}: stop it first, or use "
+                                f"another database")
         return conn
+
+    def follow(self, after: int, deliver, *, poll: float = 1.0) -> Follower:
+        """Every row committed after ``after``, by any process, handed to ``deliver`` (a
+        list of rows in seq order, called on the follower's thread) as soon as its
+        transaction's NOTIFY arrives, and at least every ``poll`` seconds (a NOTIFY is
+        lost while the listening connection is down). ``close()`` the follower."""
+        return Follower(self, after, deliver, poll)
 
     def close(self) -> None:
         if not self._stop_writer():
@@ -533,6 +576,61 @@ class PostgresStore(GroupCommit):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class Follower:
+    """The tail of the log on its own thread and connection: LISTEN, then read the rows
+    after the last delivered whenever a NOTIFY (or ``poll`` seconds) says there may be
+    more. Rows come in seq order without gap or repeat, because the log is gapless and
+    any snapshot of it is a prefix."""
+
+    def __init__(self, store: PostgresStore, after: int, deliver, poll: float):
+        self.store = store
+        self.after = after
+        self._deliver = deliver
+        self._poll = poll
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="conteur-pg-follower", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        conn = None
+        while not self._stop.is_set():
+            try:
+                if conn is None or conn.closed or conn.broken:
+                    conn = psycopg.connect(self.store.url, autocommit=True, connect_timeout=10)
+                    conn.execute(f"LISTEN {CHANNEL}")
+                self._read(conn)
+                for _ in conn.notifies(timeout=self._poll, stop_after=1):
+                    pass
+            except psycopg.Error:  # PostgreSQL restarting: try again shortly
+                if conn is not None:
+                    conn.close()
+                conn = None
+                self._stop.wait(0.2)
+            except Exception:  # noqa: BLE001 - a delivery failed: keep tailing
+                import logging
+
+                logging.getLogger("conteur.store").exception("delivering the log's tail failed")
+                self._stop.wait(0.2)
+        if conn is not None:
+            conn.close()
+
+    def _read(self, conn) -> None:
+        while not self._stop.is_set():
+            page = conn.execute("SELECT * FROM events WHERE seq > %s ORDER BY seq LIMIT 2000",
+                                (self.after,)).fetchall()
+            if not page:
+                return
+            rows = [Row(*r) for r in page]
+            self._deliver(rows)
+            self.after = rows[-1].seq
+            if len(page) < 2000:
+                return
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(self._poll + 5)
 
 
 def _first_line(exc: BaseException) -> str:

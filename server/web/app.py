@@ -9,6 +9,7 @@ readable ``error``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
@@ -32,6 +33,7 @@ from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
 from conteur.server.core.projections import Projections
 from conteur.server.core.service import Chronicle
+from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
 from conteur.server.store.factory import is_postgres_url, open_store, writing
 from conteur.server.core.timers import WindowTimers
@@ -83,6 +85,37 @@ class Runtime:
         self.chronicle.listeners.append(self.hub.on_executed)
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)
+        self.follower = None
+
+    def follow(self) -> None:
+        """With a store other processes append to (PostgreSQL): their commits reach this
+        process's devices, states and timers through the store's tail."""
+        follow = getattr(self.store, "follow", None)
+        if follow is None:  # a SQLite file has one writer: this process
+            return
+        loop = asyncio.get_running_loop()
+
+        def deliver(rows) -> None:
+            items = list(zip((r.seq for r in rows), (r.session for r in rows),
+                             decode_events([r.data for r in rows])))
+            self.hub.on_committed(items)
+            heads: dict[str, int] = {}
+            for seq, session, _ in items:
+                heads[session] = seq
+            loop.call_soon_threadsafe(self._remote, heads)
+
+        self.follower = follow(self.hub.delivered, deliver)
+
+    def _remote(self, heads: dict[str, int]) -> None:
+        for session, seq in heads.items():
+            self.chronicle.note_remote(session, seq)
+            if self.settings.window_timers:
+                self.timers.on_remote(session)
+
+    def stop_following(self) -> None:
+        if self.follower is not None:
+            self.follower.close()
+            self.follower = None
 
 
 @get("/health", tags=["server"], summary="Liveness and the chronicle's head seq")
@@ -119,10 +152,12 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
         runtime.chronicle.preload()
         if settings.window_timers:
             runtime.timers.bind(store.sessions())
+        runtime.follow()
         app.state.conteur = runtime
         try:
             yield
         finally:
+            runtime.stop_following()
             runtime.timers.cancel_all()
             runtime.hub.close()
             if owned:
@@ -245,7 +280,7 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
         extra, settings.ca_file = _tls(host, tls_dir, cert, key)
         scheme = "https"
     # a chronicle file is held for the server's life; a PostgreSQL database takes many
-    with writing(db, create=True) as store:
+    with writing(db, create=True, shared=True) as store:
         demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url,
                           wifi=wifi, out=out)
         if scheme == "https":
@@ -310,8 +345,9 @@ def cmd_init(args) -> int:
     from conteur.server.cli import demo as demo_mod
     from conteur.server.core.roster import RosterError, format_imported, init_from_roster
 
-    # a chronicle file: never beside a running server, it would append stale seqs
-    with writing(args.db, create=True) as store:
+    # a chronicle file: never beside a running server, it would append stale seqs (a
+    # PostgreSQL database: beside its servers, as one more of them)
+    with writing(args.db, create=True, shared=True) as store:
         try:
             imported = init_from_roster(store, args.roster)
         except (RosterError, OSError) as exc:
