@@ -45,7 +45,7 @@ def prepare_venue(db: str | Path, session: str = "night", players: int = 20,
     from conteur.server.core.auth import Tokens
     from conteur.server.core.roster import Roster, RosterCharacter, RosterScene, import_roster
     from conteur.server.core.service import Chronicle
-    from conteur.server.store.sqlite import SQLiteStore
+    from conteur.server.store.factory import open_store
 
     roster = Roster(
         session=session, name="load", ruleset="met", scenes=[RosterScene(id=scene, name=scene)],
@@ -53,7 +53,7 @@ def prepare_venue(db: str | Path, session: str = "night", players: int = 20,
                                     sheet=MetSheet(physical=6, social=5, mental=4))
                     for i in range(players)],
     )
-    with SQLiteStore(db) as store:
+    with open_store(db, create=True) as store:  # a file, or a postgresql:// URL
         tokens = Tokens(store)
         # its own loop on its own thread: callable from async tests too
         with concurrent.futures.ThreadPoolExecutor(1) as pool:

@@ -259,13 +259,14 @@ def tls_folder(db: str | Path) -> Path:
 def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, *,
         demo: bool = False, origins: tuple[str, ...] = (), tls_dir: str | Path | None = None,
         public_url: str = "", wifi: str = "", cert: str | Path | None = None,
-        key: str | Path | None = None, out=None) -> None:
+        key: str | Path | None = None, out=None, workers: int = 1) -> None:
     """``conteur serve``: prints the addresses, the storyteller's link and QR code (and,
     with ``demo``, creates the demo chronicle and prints every join link), then serves
     until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (conteur.server.web.tls),
     ``cert``/``key`` with one given; either way plain http on the port is redirected
     (conteur.server.web.door). The database is refused before anything is written if it is not one
-    (conteur.server.store.dbfile), and held for the server's life: a second server is refused."""
+    (conteur.server.store.dbfile), and held for the server's life: a second server is refused.
+    A PostgreSQL store takes ``workers`` processes on one port (``serve_workers``)."""
     from conteur.server.cli import demo as demo_mod
 
     out = out or sys.stdout
@@ -285,12 +286,86 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
                           wifi=wifi, out=out)
         if scheme == "https":
             _announce_tls(settings, host, port, public_url, out)
+        if workers > 1:
+            store.close()  # each worker opens its own: nothing of this one crosses a fork
+            serve_workers(db, settings, host, port, workers, extra, out)
+            return
         app = create_app(store, settings=settings)
         config = uvicorn_config(app, host, port, log_level="info", **extra)
         if scheme == "https":  # the door is https, whatever uvicorn believes it runs
             logging.getLogger("uvicorn.error").addFilter(
                 lambda record: not str(record.msg).startswith("Uvicorn running on"))
         uvicorn.Server(config).run()
+
+
+def serve_workers(db: str, settings: Settings, host: str, port: int, workers: int, extra: dict,
+                  out) -> None:
+    """``workers`` server processes on one listening socket (the kernel spreads the
+    connections), each with its own store, Chronicle and hub on the one PostgreSQL
+    database: they decide together (``Pending.basis``) and see each other's events
+    (the store's tail). A worker that dies is started again; SIGTERM or ^C stops them all.
+    Forked: the socket and the TLS context are inherited, nothing else is shared."""
+    import multiprocessing
+    import signal
+    import socket as socketlib
+
+    family = socketlib.AF_INET6 if ":" in host else socketlib.AF_INET
+    sock = socketlib.socket(family, socketlib.SOCK_STREAM)
+    sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    context = multiprocessing.get_context("fork")
+
+    def start(k: int):
+        # daemon: never outlives this process, whatever happens to it
+        proc = context.Process(target=_worker, args=(db, settings, sock, extra), name=f"conteur-worker-{k}",
+                               daemon=True)
+        proc.start()
+        return proc
+
+    procs = [start(k) for k in range(workers)]
+    print(f"{workers} server processes on {host}:{port}, pids "
+          f"{' '.join(str(p.pid) for p in procs)}", file=out, flush=True)
+    stopping = False
+
+    def stop(*_):
+        nonlocal stopping
+        stopping = True
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        while not stopping:
+            for k, proc in enumerate(procs):
+                proc.join(0.2 / workers)
+                if proc.exitcode is not None and not stopping:
+                    print(f"server process {proc.pid} ended ({proc.exitcode}): starting another",
+                          file=out, flush=True)
+                    procs[k] = start(k)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        for proc in procs:
+            if proc.is_alive():
+                proc.terminate()  # uvicorn's own SIGTERM: the sockets close, the store too
+        for proc in procs:
+            proc.join(30)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        sock.close()
+
+
+def _worker(db: str, settings: Settings, sock, extra: dict) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler: stopped even before uvicorn runs
+    with writing(db, create=False, shared=True) as store:
+        app = create_app(store, settings=settings)
+        config = uvicorn_config(app, log_level="warning", **extra)
+        uvicorn.Server(config).run(sockets=[sock])
 
 
 def _tls(host: str, tls_dir, cert, key) -> tuple[dict, str]:
@@ -334,9 +409,18 @@ def cmd_serve(args) -> int:
     tls_dir = None
     if args.tls and args.cert is None:
         tls_dir = args.tls_dir or tls_folder(args.db)
+    if args.workers < 1:
+        print("conteur serve: --workers must be 1 or more", file=sys.stderr)
+        return 2
+    if args.workers > 1 and not is_postgres_url(str(args.db)):
+        print(f"conteur serve: --workers {args.workers} needs a PostgreSQL store "
+              f"(--store postgresql://...): a chronicle file has one writer, one server process",
+              file=sys.stderr)
+        return 2
     run(args.db, args.host, args.port, demo=args.demo, origins=tuple(args.origin or ()),
         tls_dir=tls_dir, public_url=args.public_url, cert=args.cert, key=args.key,
-        wifi=args.wifi if args.wifi is not None else os.environ.get("CONTEUR_WIFI", ""))
+        wifi=args.wifi if args.wifi is not None else os.environ.get("CONTEUR_WIFI", ""),
+        workers=args.workers)
     return 0
 
 
@@ -384,6 +468,9 @@ def add_commands(sub) -> None:
     p.add_argument("--cert", default=None, metavar="FILE",
                    help="serve HTTPS with this certificate chain (PEM) instead of the venue CA's")
     p.add_argument("--key", default=None, metavar="FILE", help="the private key of --cert (PEM)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="server processes on the port, deciding together (a PostgreSQL --store "
+                        "only; the same command on other hosts adds more; default: 1)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("init", help="create a session from a roster file and print every token once")
