@@ -112,7 +112,8 @@ async def test_kill_9_of_one_process_under_load_from_50_devices_loses_and_double
                     logs = {s: log_of(store, s) for s in SESSIONS}
                 for d in devices:
                     assert [r.seq for r in d.client.received] == seen_seqs(logs[d.session], player(d.character))
-                    assert all(e.status == "acked" for e in d.client.outbox.all()), d.character
+                    assert all(e.status == "acked" for e in d.client.outbox.all()), [
+                        (e.id, e.status, e.code, e.message) for e in d.client.outbox.all() if e.status != "acked"]
                 after = {k: v for d in devices for k, v in d.acked().items()}
                 assert before.items() <= after.items(), "an acknowledged command changed its outcome"
                 assert len(after) == sum(len(d.client.outbox.all()) for d in devices)

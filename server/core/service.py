@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import itertools
 import logging
 import os
 from typing import Callable
@@ -81,6 +82,18 @@ class SecretSeeds:
         return seed
 
 
+class _Attempt:
+    """One command on its way to the log: decided, maybe decided again (stale)."""
+
+    __slots__ = ("order", "session", "raw", "actor", "device", "command_id", "entropy", "loop",
+                 "result", "tries")
+
+    def __init__(self, order, session, raw, actor, device, command_id, entropy, loop, result):
+        self.order, self.session, self.raw, self.actor = order, session, raw, actor
+        self.device, self.command_id, self.entropy = device, command_id, entropy
+        self.loop, self.result, self.tries = loop, result, 0
+
+
 class Chronicle:
     """The sessions of one chronicle database, and the one way commands become events."""
 
@@ -107,6 +120,13 @@ class Chronicle:
         self._tips: dict[str, Basis] = {}
         self._committed: dict[str, GameState] = {}
         self._remote: dict[str, int] = {}
+        # appends in flight per session, in decision order; sessions whose folded state
+        # an append voided, with the commands to decide again and those held meanwhile
+        self._order = itertools.count()
+        self._flight: dict[str, list[_Attempt]] = {}
+        self._recovering: set[str] = set()
+        self._redo: dict[str, list[_Attempt]] = {}
+        self._held: dict[str, list[_Attempt]] = {}
         self._snapshots = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conteur-snapshot")
 
     # -- state ---------------------------------------------------------------------
@@ -245,26 +265,35 @@ class Chronicle:
                 done.set_result(Executed(session=session, outcome=previous, actor=actor))
                 return done
         result = loop.create_future() if loop is not None else concurrent.futures.Future()
+        attempt = _Attempt(next(self._order), session, command, actor, device, command_id, entropy,
+                           loop, result)
         if command_id:
             self._inflight[key] = result
         try:
-            self._decide(session, command, actor, device, command_id, entropy, loop, result, 1)
+            self._start(attempt)
         except BaseException:
             self._inflight.pop(key, None)
             raise
         return result
 
-    def _decide(self, session: str, raw: Command, actor: Actor, device: str, command_id: str,
-                entropy: str, loop, result, tries: int) -> None:
-        """Decides ``raw`` on the session's state, folds, and queues the append; its commit
-        resolves ``result`` (or, stale, decides again)."""
-        key = (device, command_id)
+    def _start(self, a: _Attempt) -> None:
+        if a.session in self._recovering:
+            # decided after the ones being decided again, in the order they came
+            self._held.setdefault(a.session, []).append(a)
+        else:
+            self._decide(a)
+
+    def _decide(self, a: _Attempt) -> None:
+        """Decides on the session's state, folds, and queues the append; its commit
+        resolves ``a.result``."""
+        session = a.session
+        a.tries += 1
         state = self.state(session)
-        command, draws = self._prepare(session, raw, entropy)
+        command, draws = self._prepare(session, a.raw, a.entropy)
         code = message = None
         try:
             try:
-                events = game.decide(state, command, draws, actor=actor)
+                events = game.decide(state, command, draws, actor=a.actor)
             except RuleViolation:
                 raise
             except Exception as exc:  # noqa: BLE001
@@ -278,57 +307,82 @@ class Chronicle:
             code, message = violation.code, violation.message
             events = [CommandRejected(
                 command_type=command.__struct_config__.tag, code=violation.code,
-                message=violation.message, character=actor.character, rule=violation.rule,
+                message=violation.message, character=a.actor.character, rule=violation.rule,
             )]
         folded = self._states[session] = game.fold(events, state)
         epoch = self._epoch.get(session, 0)
         basis = self._tips.get(session)
         then = self._tips[session] = Basis()
         pending = Pending(
-            session=session, events=events, actor=actor.name or actor.role, device=device,
-            command_id=command_id, code=code, message=message, basis=basis, then=then,
+            session=session, events=events, actor=a.actor.name or a.actor.role, device=a.device,
+            command_id=a.command_id, code=code, message=message, basis=basis, then=then,
         )
         try:
-            stored = self.store.submit(pending) if loop is None else self.store.submit_on(loop, pending)
+            stored = self.store.submit(pending) if a.loop is None else self.store.submit_on(a.loop, pending)
         except StoreError:
             self.forget(session)
             raise
+        self._flight.setdefault(session, []).append(a)
+        stored.add_done_callback(lambda f: self._settle(a, f, events, folded, epoch))
 
-        def committed(f) -> None:
-            exc = f.exception()
-            if exc is not None:
-                self._inflight.pop(key, None)
-                self.forget(session)  # the optimistic state is wrong now: reload next time
-                result.set_exception(exc)
-                return
+    def _settle(self, a: _Attempt, f, events: list[Event], folded: GameState, epoch: int) -> None:
+        """An append came back. Written as decided: resolved. Not (a failed commit, a
+        stale basis, a command another process decided first): this process's folded
+        state is void; once no append of the session is in flight, it catches up from
+        the store and decides the stale ones again, then those that came meanwhile, in
+        their order (a device's commands are decided in the order it sent them)."""
+        session = a.session
+        flight = self._flight.get(session, [])
+        if a in flight:
+            flight.remove(a)
+        exc = f.exception()
+        if exc is not None:
+            self._recovering.add(session)
+            self._finish(a, exc=exc)
+        else:
             outcome: Outcome = f.result()
-            if outcome.stale or outcome.replayed:
-                # another process wrote first: what this one folded is void
-                if self._epoch.get(session, 0) == epoch:
-                    self._catch_up(session)
             if outcome.stale:
-                if tries >= STALE_TRIES:
-                    self._inflight.pop(key, None)
-                    result.set_exception(StoreError(
-                        f"session {session} is too busy: decided {tries} times, each time "
-                        f"after another server's command"))
-                    return
-                try:
-                    self._decide(session, raw, actor, device, command_id, entropy, loop, result, tries + 1)
-                except Exception as again:  # noqa: BLE001 - the store closed meanwhile
-                    self._inflight.pop(key, None)
-                    result.set_exception(again)
-                return
-            self._inflight.pop(key, None)
-            pairs = tuple(zip(outcome.seqs, events)) if not outcome.replayed else ()
-            if pairs:
-                if self._epoch.get(session, 0) == epoch:
+                self._recovering.add(session)
+                self._redo.setdefault(session, []).append(a)
+            else:
+                pairs = tuple(zip(outcome.seqs, events)) if not outcome.replayed else ()
+                if outcome.replayed:
+                    self._recovering.add(session)
+                elif pairs and session not in self._recovering and self._epoch.get(session, 0) == epoch:
                     self._committed[session] = msgspec.structs.replace(folded, head=outcome.seqs[-1])
-                self._count_for_snapshot(session, outcome.seqs, folded, epoch)
-            executed = Executed(session=session, outcome=outcome, events=pairs, actor=actor)
-            result.set_result(executed)
+                if pairs:
+                    self._count_for_snapshot(session, outcome.seqs, folded, epoch)
+                self._finish(a, Executed(session=session, outcome=outcome, events=pairs, actor=a.actor))
+        if session in self._recovering and not flight:
+            self._recover(session)
 
-        stored.add_done_callback(committed)
+    def _recover(self, session: str) -> None:
+        self._recovering.discard(session)
+        again = sorted(self._redo.pop(session, []), key=lambda x: x.order) + self._held.pop(session, [])
+        try:
+            self._catch_up(session)
+        except Exception:  # noqa: BLE001 - the store is down: reloaded at the next decision
+            self.forget(session)
+        for a in again:
+            if a.tries >= STALE_TRIES:
+                self._finish(a, exc=StoreError(
+                    f"session {session} is too busy: decided {a.tries} times, each time after "
+                    f"another server's command"))
+                continue
+            try:
+                self._start(a)
+            except Exception as exc:  # noqa: BLE001 - the store closed or is down
+                self._finish(a, exc=exc)
+
+    def _finish(self, a: _Attempt, executed: Executed | None = None, exc: BaseException | None = None) -> None:
+        if a.command_id:
+            self._inflight.pop((a.device, a.command_id), None)
+        if a.result.done():
+            return
+        if exc is not None:
+            a.result.set_exception(exc)
+        else:
+            a.result.set_result(executed)
 
     def execute_sync(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
         executed = self.submit(session, command, actor, **kwargs).result()
