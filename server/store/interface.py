@@ -35,6 +35,10 @@ What every implementation guarantees:
 - **Session secrets** (FAIR-2 seeds) live outside the append-only log; the first seed
   stored for a session is the only one it ever has.
 - Every read sees every append acknowledged before it began, from any thread.
+- **Several deciding processes** (a store that allows them: PostgreSQL): an append with
+  a ``Pending.basis`` is written only if its session's last seq is still the basis's,
+  checked in the append's transaction; else its outcome is ``stale`` and nothing is
+  written. A store with one writer (SQLite) may ignore the basis.
 """
 
 from __future__ import annotations

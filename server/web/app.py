@@ -1,8 +1,9 @@
 """The Litestar application: ``create_app`` and the ways to run it.
 
-One process, one SQLite file: the lifespan opens the store (unless given one), builds the
-``Chronicle`` (the command path), the token table and the hub, and closes the store at
-shutdown. Uvicorn runs with permessage-deflate off (it costs 2-3x at 300 devices, DESIGN)
+The lifespan opens the store (unless given one), builds the ``Chronicle`` (the command
+path), the token table and the hub, and closes the store at shutdown. One process serves
+a SQLite file; a PostgreSQL store takes several (``serve --workers``, or ``serve`` on
+several hosts), each following the others' commits through the store's tail. Uvicorn runs with permessage-deflate off (it costs 2-3x at 300 devices, DESIGN)
 and a hard frame limit above the protocol's 64 KiB, which the endpoint enforces with a
 readable ``error``.
 """
