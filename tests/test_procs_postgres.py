@@ -146,3 +146,39 @@ async def test_a_device_resyncs_on_the_other_process_from_its_last_seq(pg_url):
                 # and live: the next command on the first process reaches it
                 assert (await st.command({"type": "skip_time", "seconds": 60}))["type"] == "ack"
                 await until(lambda: len(again.events) == 6, "a live event from the other process")
+
+
+def test_an_append_on_a_session_another_process_moved_is_stale_and_writes_nothing(pg_url):
+    """The store's half (what each Chronicle relies on): two stores as two processes."""
+    from conteur.events.game import CommandRejected
+    from conteur.server.store.interface import Basis, Pending
+    from conteur.server.store.postgres import PostgresStore
+
+    ev = CommandRejected(command_type="bid", code="rule", message="too high", character="anna")
+    with PostgresStore(pg_url) as a, PostgresStore(pg_url) as b:
+        t1 = Basis()
+        assert a.append_sync(Pending(session="s", events=[ev], basis=Basis(0), then=t1)).seqs == (1,)
+        assert t1.seq == 1
+        # b decided on the empty session too: stale, nothing written, its chain broken
+        tb = Basis()
+        assert b.append_sync(Pending(session="s", events=[ev], basis=Basis(0), then=tb)).stale
+        assert tb.seq == Basis.BROKEN and b.head() == 1
+        # pipelined: the second decided on the first, before either committed
+        t2, t3 = Basis(), Basis()
+        f1 = a.submit(Pending(session="s", events=[ev], basis=t1, then=t2))
+        f2 = a.submit(Pending(session="s", events=[ev, ev], basis=t2, then=t3))
+        assert f1.result().seqs == (2,) and f2.result().seqs == (3, 4) and t3.seq == 4
+        # another process writes: the next link is stale, and every link chained on it
+        b.append_sync(Pending(session="s", events=[ev]))
+        t4, t5 = Basis(), Basis()
+        g1 = a.submit(Pending(session="s", events=[ev], basis=t3, then=t4))
+        g2 = a.submit(Pending(session="s", events=[ev], basis=t4, then=t5))
+        assert g1.result().stale and g2.result().stale and a.head() == 5
+        # another session's appends do not move this one's basis
+        b.append_sync(Pending(session="other", events=[ev]))
+        assert a.append_sync(Pending(session="s", events=[ev], basis=Basis(5))).seqs == (7,)
+        # a command id decided by another process answers with its outcome, basis or not
+        first = a.append_sync(Pending(session="s", events=[ev], device="d", command_id="c", basis=Basis(7)))
+        again = b.append_sync(Pending(session="s", events=[ev], device="d", command_id="c", basis=Basis(0)))
+        assert again.replayed and again.seqs == first.seqs == (8,)
+        assert verify_rows(list(a.rows()), gapless=True) == (8, None)
