@@ -120,6 +120,8 @@ class Chronicle:
         self._tips: dict[str, Basis] = {}
         self._committed: dict[str, GameState] = {}
         self._remote: dict[str, int] = {}
+        self._tail_last: dict[str, int] = {}
+        self.stale = 0  # appends come back stale (decided again): what the bench reports
         # appends in flight per session, in decision order; sessions whose folded state
         # an append voided, with the commands to decide again and those held meanwhile
         self._order = itertools.count()
@@ -160,6 +162,35 @@ class Chronicle:
             state, _ = fold_chunks(base.head, base, self.store.iter_events(session, after=base.head))
         self._epoch[session] = self._epoch.get(session, 0) + 1
         return self._loaded(session, state)
+
+    def take_remote(self, items: list[tuple[int, str, Event]]) -> None:
+        """What the store's tail delivered: every row committed after its previous
+        delivery, by any process (this one's included), in seq order. An idle session
+        (nothing of this process in flight) folds the others' events at once, so its next
+        decision stands on them instead of coming back stale; a busy one catches up by
+        reading the store when it is next looked at (``note_remote``)."""
+        by_session: dict[str, list[tuple[int, Event]]] = {}
+        for seq, session, event in items:
+            by_session.setdefault(session, []).append((seq, event))
+        for session, rows in by_session.items():
+            last = rows[-1][0]
+            previous = self._tail_last.get(session)  # this session's last row the tail gave before
+            self._tail_last[session] = last
+            state = self._states.get(session)
+            if state is None:
+                continue  # loaded from the store when first needed
+            tip = self._tips.get(session)
+            idle = (tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
+                    and session not in self._recovering and not self._flight.get(session))
+            # the state is exact at tip.seq; every row of the session after ``previous``
+            # is in this delivery: if tip.seq >= previous, nothing is missing between
+            if idle and previous is not None and tip.seq >= previous:
+                new = [event for seq, event in rows if seq > tip.seq]
+                if new:
+                    self._epoch[session] = self._epoch.get(session, 0) + 1
+                    self._loaded(session, msgspec.structs.replace(game.fold(new, state), head=last))
+            else:
+                self.note_remote(session, last)
 
     def note_remote(self, session: str, seq: int) -> None:
         """Another process wrote to ``session`` up to ``seq`` (the store's tail says so):
@@ -342,6 +373,7 @@ class Chronicle:
         else:
             outcome: Outcome = f.result()
             if outcome.stale:
+                self.stale += 1
                 self._recovering.add(session)
                 self._redo.setdefault(session, []).append(a)
             else:

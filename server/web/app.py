@@ -100,17 +100,14 @@ class Runtime:
             items = list(zip((r.seq for r in rows), (r.session for r in rows),
                              decode_events([r.data for r in rows])))
             self.hub.on_committed(items)
-            heads: dict[str, int] = {}
-            for seq, session, _ in items:
-                heads[session] = seq
-            loop.call_soon_threadsafe(self._remote, heads)
+            loop.call_soon_threadsafe(self._remote, items)
 
         self.follower = follow(self.hub.delivered, deliver)
 
-    def _remote(self, heads: dict[str, int]) -> None:
-        for session, seq in heads.items():
-            self.chronicle.note_remote(session, seq)
-            if self.settings.window_timers:
+    def _remote(self, items: list) -> None:
+        self.chronicle.take_remote(items)
+        if self.settings.window_timers:
+            for session in {session for _, session, _ in items}:
                 self.timers.on_remote(session)
 
     def stop_following(self) -> None:
