@@ -182,3 +182,34 @@ def test_an_append_on_a_session_another_process_moved_is_stale_and_writes_nothin
         again = b.append_sync(Pending(session="s", events=[ev], device="d", command_id="c", basis=Basis(0)))
         assert again.replayed and again.seqs == first.seqs == (8,)
         assert verify_rows(list(a.rows()), gapless=True) == (8, None)
+
+
+async def test_a_window_timer_armed_in_both_processes_closes_the_window_once(pg_url):
+    """MET-16 on two processes: the window opened by commands to one process is armed by
+    the other too (it learns of it from the store's tail); both fire, the closing is
+    decided once (one command id per window), nothing refused is logged."""
+    from conteur.server.core.timers import ManualClock
+    from conteur.server.web.app import Settings
+
+    clock = ManualClock()
+    with Venue(pg_url, Settings(timer_clock=clock)) as a, Venue(pg_url, Settings(timer_clock=clock)) as b:
+        token = a.token()
+        async with Device(a.ws_url, token, "night", device="tablet") as st, \
+                Device(b.ws_url, token, "night", device="wall") as wall:
+            steps = [dict(SETUP[0], accept_timeout=1), *SETUP[1:], {"type": "join_scene", "character": "anna",
+                                                                    "scene": "hall"},
+                     {"type": "join_scene", "character": "bruno", "scene": "hall"},
+                     {"type": "challenge", "character": "anna", "defender": "bruno", "attribute": "physical"},
+                     {"type": "throw", "character": "anna", "challenge": "c1", "round": 1, "choice": "paper"},
+                     {"type": "throw", "character": "bruno", "challenge": "c1", "round": 1, "choice": "rock"}]
+            for step in steps:
+                assert (await st.command(step))["type"] == "ack", step
+            await until(lambda: clock.sleeping == 2, "the window armed in both processes")
+            clock.advance(1)
+            await wall.wait_event("met.challenge_resolved", timeout=15)
+            await st.wait_event("met.challenge_resolved", timeout=15)
+            await until(lambda: clock.sleeping == 0, "both timers done")
+    with open_store(pg_url) as store:
+        types = [r.type for r in store.rows()]
+    assert types.count("met.challenge_resolved") == 1
+    assert "command_rejected" not in types
