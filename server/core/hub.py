@@ -181,6 +181,7 @@ class Hub:
         self._reading: dict[str, asyncio.Lock] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
+        self.tailed = False  # set when the store's tail delivers every commit (on_committed)
 
     # -- input -------------------------------------------------------------------------
 
@@ -208,7 +209,9 @@ class Hub:
     def on_committed(self, items: list[tuple[int, str, Event]]) -> None:
         """(seq, session, event) committed by any process (the store's tail, several
         server processes on one store); safe from any thread. What was dispatched
-        already (this process's own commits) is skipped by seq."""
+        already (this process's own commits) is skipped by seq. Once a tail feeds the
+        hub (``tailed``), a hole below this process's own commits waits for it instead of
+        being read from the store on the loop."""
         if self._loop is not None and threading.get_ident() != self._thread:
             self._loop.call_soon_threadsafe(self._take_items, items)
         else:
@@ -231,6 +234,8 @@ class Hub:
             nxt = self.delivered + 1
             item = self._pending.pop(nxt, None)
             if item is None:
+                if self.tailed:
+                    return  # another process's commits: the tail brings them, in order
                 self._fill(min(self._pending))
             else:
                 self._dispatch(nxt, *item)

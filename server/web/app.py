@@ -103,6 +103,7 @@ class Runtime:
             loop.call_soon_threadsafe(self._remote, items)
 
         self.follower = follow(self.hub.delivered, deliver)
+        self.hub.tailed = True
 
     def _remote(self, items: list) -> None:
         self.chronicle.take_remote(items)
