@@ -3,6 +3,7 @@
 
     python bench/fanout_pg.py            # 100 devices, ramp 25..800 commands/s, 3 s a step
     python bench/fanout_pg.py --quick    # smoke run (CI): 10 devices, two short steps
+    python bench/fanout_pg.py --halls 2  # two sessions, each hall's devices on its own process
 
 Each configuration is real ``serve`` processes on loopback (bench/harness.ServerProcess)
 and N websocket devices in one session (every event reaches every device), spread
@@ -12,7 +13,7 @@ device, the rate was really sent, and the p99 from a command's sending to its ev
 the last device stayed under ``--p99`` ms. Printed: the highest sustained rate and its
 p99s (ack, fan-out). With two processes every command of one is decided on a state the
 other just moved: it comes back stale, catches up and is decided again (the worst case;
-devices of one session on one process each is the kind case). The PostgreSQL cluster is
+``--halls 2``, each session's devices on one process, is the kind case). The PostgreSQL cluster is
 a throwaway one this script starts (tests/pg_support.py), fsync on. Asserts nothing.
 """
 
@@ -25,6 +26,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import msgspec
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.fleet import Device, close_all, connect_all, drain, percentile, run_phase  # noqa: E402
@@ -33,17 +36,36 @@ from bench.harness import ServerProcess, prepare_venue  # noqa: E402
 ms = 1000.0
 
 
-async def ramp(urls: list[str], venue, args) -> tuple[float, object]:
-    """(highest sustained rate, its phase) over the devices spread across ``urls``."""
-    devices = [Device(urls[i % len(urls)], token, character, venue.session, f"dev-{i}")
-               for i, (character, token) in enumerate(venue.players[:args.devices])]
+def merged(phases: list) -> object:
+    """The phases of the halls run at once, as one."""
+    first = phases[0]
+    return msgspec.structs.replace(
+        first, rate=sum(p.rate for p in phases), sent=sum(p.sent for p in phases),
+        send_rate=sum(p.send_rate for p in phases), acks=[a for p in phases for a in p.acks],
+        fanout=[f for p in phases for f in p.fanout], deliveries=[], incomplete=sum(p.incomplete for p in phases),
+        rejected=sum(p.rejected for p in phases))
+
+
+async def ramp(urls: list[str], venues: list, args) -> tuple[float, object]:
+    """(highest sustained rate, its phase). One venue: its devices spread across ``urls``
+    round robin. Several (halls): hall k's devices on ``urls[k % len(urls)]``, every hall
+    at its share of the rate at once."""
+    per = args.devices // len(venues)
+    if len(venues) == 1:
+        groups = [[Device(urls[i % len(urls)], token, character, venues[0].session, f"dev-{i}")
+                   for i, (character, token) in enumerate(venues[0].players[:per])]]
+    else:
+        groups = [[Device(urls[k % len(urls)], token, character, v.session, f"dev-{k}-{i}")
+                   for i, (character, token) in enumerate(v.players[:per])] for k, v in enumerate(venues)]
+    devices = [d for g in groups for d in g]
     await connect_all(devices)
     try:
-        await run_phase(devices, rate=min(args.ramp[0], 20), seconds=0.5)  # warm-up
+        await asyncio.gather(*(run_phase(g, rate=min(args.ramp[0], 20) / len(groups), seconds=0.5)
+                               for g in groups))  # warm-up
         best, best_phase = 0.0, None
         for rate in args.ramp:
             await drain(devices, quiet=0.5)
-            phase = await run_phase(devices, rate, args.step)
+            phase = merged(await asyncio.gather(*(run_phase(g, rate / len(groups), args.step) for g in groups)))
             p99 = percentile(phase.fanout, 99) * ms
             ok = (phase.incomplete == 0 and phase.rejected == 0 and phase.send_rate >= 0.95 * rate
                   and p99 < args.p99)
@@ -60,21 +82,22 @@ async def ramp(urls: list[str], venue, args) -> tuple[float, object]:
 
 
 def measure(label: str, target: str, processes: int, folder: Path, args) -> None:
-    venue = prepare_venue(target, "night", players=args.devices)
+    venues = [prepare_venue(target, f"hall-{k}", players=args.devices // args.halls)
+              for k in range(args.halls)]
     servers = [ServerProcess(target, log_path=folder / f"{label}-{k}.log".replace(" ", "-"))
                for k in range(processes)]
     try:
         for server in servers:
             server.start()
         print(f"  {label}:", flush=True)
-        best, phase = asyncio.run(ramp([s.ws_url for s in servers], venue, args))
+        best, phase = asyncio.run(ramp([s.ws_url for s in servers], venues, args))
     finally:
         for server in servers:
             server.stop()
     if phase is None:
         print(f"  {label}: no step sustained (the lowest was {args.ramp[0]:g}/s)")
         return
-    print(f"  {label}: sustained {best:g} commands/s to {args.devices} devices, ack p99 "
+    print(f"  {label}: sustained {best:g} commands/s, {args.devices} devices, ack p99 "
           f"{percentile(phase.acks, 99) * ms:,.0f} ms, fan-out p99 {percentile(phase.fanout, 99) * ms:,.0f} ms",
           flush=True)
 
@@ -87,12 +110,16 @@ def main() -> None:
     parser.add_argument("--step", type=float, default=3.0, help="seconds a step")
     parser.add_argument("--p99", type=float, default=250.0, help="the sustained fan-out p99, ms")
     parser.add_argument("--only", default="sqlite,pg1,pg2", help="which configurations")
+    parser.add_argument("--halls", type=int, default=1,
+                        help="sessions, the devices shared among them; hall k's devices on process "
+                             "k (mod the processes); 1: one session spread over every process")
     args = parser.parse_args()
     if args.quick:
         args.devices, args.ramp, args.step = 10, "10,20", 1.0
     args.ramp = [float(r) for r in args.ramp.split(",")]
     only = set(args.only.split(","))
-    print(f"fan-out, {args.devices} devices in one session, {os.cpu_count()} cores, load "
+    where = "in one session" if args.halls == 1 else f"in {args.halls} sessions (halls)"
+    print(f"fan-out, {args.devices} devices {where}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f}", flush=True)
 
     from tests.pg_support import BINDIR, Cluster
