@@ -60,10 +60,14 @@ def _kept(store, session: str, actor, lang: str) -> _Kept:
     return found
 
 
+CATCH_UP = 5000  # rows read and decoded at a time: an hour of play is not held at once
+
+
 def _catch_up(store, kept: _Kept, session: str) -> None:
-    """Takes the rows committed since the review last looked (under ``kept.lock``)."""
-    rows = store.read_after(session, kept.builder.head)
-    if rows:
+    """Takes the rows committed since the review last looked (under ``kept.lock``), a
+    chunk at a time: the rows and their decoded events of a whole hour at once (about
+    1.2 KB per event) would raise the server's memory for good (freed, not returned)."""
+    while rows := store.read_after(session, kept.builder.head, limit=CATCH_UP):
         # a row edited through SQL may come back as TEXT: decode_events still reads it (altered)
         kept.builder.extend(rows, decode_events([r.data for r in rows]))
         kept.snapshot = None
