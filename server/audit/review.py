@@ -193,6 +193,7 @@ class Builder:
     def _extend(self, rows, events, truth, seen_state, viewer, names, scenes, challenge_scene, teller, whole):
         items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
         share = self._shared.setdefault
+        at = ""
         evolve, forms, pick = game.evolve, views.forms, views.pick
         for row, event in zip(rows, events):
             kind = type(event)
@@ -223,8 +224,10 @@ class Builder:
             # a night repeats a few actors, types and groups of characters: each kept once,
             # not once per event (issue 18: a kept review's memory per event)
             owners = f.owners
+            if row.at != at:  # the events of one command share their time: one copy
+                at = row.at
             item = Item(
-                seq=row.seq, at=row.at, actor=intern(row.actor), type=intern(row.type), event=seen,
+                seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
                 characters=share(people, people), scene=scene, challenge=challenge, text=sentence(seen, teller),
                 owners=owners if owners is None else share(owners, owners), sealed=f.public is not None,
             )
