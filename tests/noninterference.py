@@ -158,7 +158,7 @@ async def observe(venue: Venue, session: str, seed: bytes, script: list[Step],
         with httpx.Client(base_url=venue.url, headers={"Authorization": f"Bearer {tokens[name]}"}) as http:
             bodies = {}
             for path, params in (("events", {"limit": 5000}), ("state", {}), ("state/done", {"limit": 3}),
-                                 ("state/done", {"after": 2}), ("review/verify", {})):
+                                 ("state/done", {"after": 1}), ("review/verify", {})):
                 response = http.get(f"/sessions/{session}/{path}", params=params)
                 bodies[f"{path}?{sorted(params.items())}"] = (response.status_code, response.content)
             for fmt in EXPORTS:
