@@ -1,0 +1,138 @@
+"""The replay-only fold (``game.Replay``, and ``sqlite.fold_many`` over it) gives exactly
+the states ``game.evolve`` gives event by event: for random nights of all three rulesets,
+folded whole, in chunks cut anywhere, from a mid-night state (a snapshot), and as each
+viewer folds what it was sent; and through the store's every replay path."""
+
+from __future__ import annotations
+
+import functools
+import random
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from conteur.events import game, views
+from conteur.events.model import DrawRecord
+from conteur.events.wire import Viewer
+from conteur.server.cli.simulate import play, simulate
+from conteur.server.core.service import Chronicle
+from conteur.server.store import replay
+from conteur.server.store.sqlite import SQLiteStore, fold_many
+from tests.examples import examples
+
+
+def reference(events, state=None):
+    """The fold as the deciders see it: one frozen state per event."""
+    return functools.reduce(game.evolve, events, game.initial() if state is None else state)
+
+
+def nights(store: SQLiteStore) -> dict[str, list]:
+    return {sid: [e for _, chunk in store.iter_events(sid) for e in chunk] for sid in store.sessions()}
+
+
+def viewers(state: game.GameState) -> list[Viewer]:
+    players = [Viewer(role="player", character=c) for c in sorted(state.session.characters)]
+    return [Viewer(role="storyteller"), Viewer(role="observer")] + players
+
+
+@given(seed=st.integers(0, 10_000), size=st.integers(60, 700), cuts=st.lists(st.integers(0, 700), max_size=6))
+@settings(max_examples=examples(6), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_random_nights_of_every_ruleset_replay_as_evolve_does(tmp_path_factory, seed, size, cuts):
+    db = tmp_path_factory.mktemp("night") / "c.db"
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "n", events=size, seed=seed)
+        logs = nights(store)
+        assert {sid.rsplit("-", 1)[1] for sid in logs} == {"met", "v5", "action"}
+        for sid, events in logs.items():
+            truth = reference(events)
+            assert game.fold(events) == truth
+            # fed in chunks cut anywhere, and from a state mid-night (a snapshot's start)
+            bounds = sorted({0, len(events), *(c % (len(events) + 1) for c in cuts)})
+            fed = game.Replay()
+            for a, b in zip(bounds, bounds[1:]):
+                fed.feed(events[a:b])
+                assert fed.state() == reference(events[:b])
+            middle = bounds[len(bounds) // 2]
+            assert game.fold(events[middle:], reference(events[:middle])) == truth
+            # a viewer's partial fold (events.views): what a phone rebuilds
+            for viewer in viewers(truth):
+                seen = [s for s in (views.view(e, viewer) for e in events) if s is not None]
+                assert game.fold(seen) == reference(seen), (sid, viewer)
+            # the store's replays: one session, and all of them in one scan or in workers
+            assert store.load_state(sid, use_snapshots=False) == game.GameState(
+                **{f: getattr(truth, f) for f in truth.__struct_fields__ if f != "head"},
+                head=store.session_head(sid))
+        one_by_one = {sid: store.load_state(sid, use_snapshots=False) for sid in logs}
+        assert {sid: s for sid, (s, _) in fold_many(store._reader, list(logs), use_snapshots=False).items()} \
+            == one_by_one
+        assert replay.load_states(store, use_snapshots=False, workers=1) == one_by_one
+
+
+def test_the_bench_chronicle_sample_replays_as_evolve_does(tmp_path):
+    """``bench/load.py --quick``'s chronicle (``simulate(events=5000, seed=7)``), smaller."""
+    db = tmp_path / "quick.db"
+    simulate(str(db), events=examples(3000), seed=7)
+    with SQLiteStore(db) as store:
+        expected = {sid: functools.reduce(game.evolve, events, game.initial())
+                    for sid, events in nights(store).items()}
+        many = replay.load_states(store, use_snapshots=False, workers=1)
+        assert {sid: game.GameState(**{f: getattr(s, f) for f in s.__struct_fields__ if f != "head"})
+                for sid, s in many.items()} == expected
+        assert all(many[sid].head == store.session_head(sid) for sid in many)
+
+
+def test_snapshots_then_one_scan_gives_what_load_state_gives(tmp_path):
+    """Sessions that start from snapshots at different seqs, interleaved, in one scan."""
+    db = tmp_path / "c.db"
+    with SQLiteStore(db, snapshot_every=10**9) as store:
+        play(Chronicle(store), "a", events=900, seed=3, close=False)
+        for sid in store.sessions()[:2]:
+            head = store.session_head(sid)
+            middle = store.read_after(sid, 0)[len(store.read_after(sid, 0)) // 2].seq
+            store.save_snapshot(sid, middle, store.load_state(sid, middle, use_snapshots=False))
+            assert head > middle
+        play(Chronicle(store), "b", events=600, seed=4)
+        sessions = store.sessions() + ["nobody"]
+        expected = {sid: store.load_state(sid, use_snapshots=False) for sid in sessions}
+        folded = fold_many(store._reader, sessions)
+        assert {sid: s for sid, (s, _) in folded.items()} == expected
+        assert folded["nobody"] == (game.initial(), 0)
+        assert folded[sessions[0]][1] < len(store.read_after(sessions[0], 0))  # from its snapshot
+        assert replay.load_states(store, sessions, workers=2) == expected
+
+
+def test_draws_on_several_streams_in_one_event_count_as_evolve_counts():
+    rng = random.Random(5)
+    records = [DrawRecord(counter=rng.randrange(6), sides=6, face=1, stream=rng.choice(["a/open", "b/open", ""]))
+               for _ in range(12)]
+    records[0] = DrawRecord(counter=2, sides=6, face=1, stream="a/open")  # a streamed event
+    streams = {"a/open": 3}
+    expected = dict(streams)
+    for r in records:  # FAIR-2: each stream's next counter is past every draw folded
+        if r.counter >= expected.get(r.stream, 0):
+            expected[r.stream] = r.counter + 1
+    assert game.count_draws(streams, 7, records) == 7
+    assert streams == expected
+    # records from before streams count in the session-wide counter
+    old = [DrawRecord(counter=c, sides=6, face=1) for c in (4, 9, 2)]
+    assert game.count_draws({}, 3, old) == 10
+    assert game.count_draws({}, 12, old) == 12
+
+
+def _reads(own, event, state):
+    return [own for _ in state.session.characters]
+
+
+def _ignores(own, event, state):
+    return own
+
+
+@pytest.mark.parametrize("evolver, reads", [
+    (_reads, True),  # in a comprehension (a closure in Python 3.11)
+    (_ignores, False),
+    (lambda own, e, state: state.met, True),
+    (lambda own, e, state: own, False),
+    (functools.partial(_ignores, None), True),  # not a plain function: taken to read it
+])
+def test_an_evolver_that_reads_the_whole_state_gets_it(evolver, reads):
+    assert game._reads_state(evolver) is reads
