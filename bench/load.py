@@ -274,10 +274,15 @@ def replay_figures(db: Path) -> dict:
         sessions = store.sessions()
         n = store.head()
         store.load_state(sessions[0], use_snapshots=False)  # warm: imports, page cache
-        t = time.perf_counter()
-        for sid in sessions:
-            store.load_state(sid, use_snapshots=False)
-        fold = n / (time.perf_counter() - t)
+        # the whole chronicle replayed in this process, session by session as a start-up
+        # without workers does; best of 3, as the raw read
+        fold = 0.0
+        for _ in range(3):
+            gc.collect()
+            t = time.perf_counter()
+            for sid in sessions:
+                store.load_state(sid, use_snapshots=False)
+            fold = max(fold, n / (time.perf_counter() - t))
         # every session over every core (conteur.server.store.replay, as a start-up does)
         gc.collect()
         t = time.perf_counter()
@@ -291,7 +296,7 @@ def replay_figures(db: Path) -> dict:
                  store._reader.execute("SELECT session, first, last FROM heads")}
         gc.disable()  # as the fold runs: the cyclic GC would walk the growing states
         for sid in sessions:
-            state, after = game.initial(), spans[sid][0] - 1
+            folding, after = game.Replay(), spans[sid][0] - 1
             while True:
                 t0 = time.perf_counter()
                 rows = store._reader.execute(
@@ -303,8 +308,7 @@ def replay_figures(db: Path) -> dict:
                 after = rows[-1][0]
                 events = decode_events([r[1] for r in rows])
                 t2 = time.perf_counter()
-                for event in events:
-                    state = game.evolve(state, event)
+                folding.feed(events)
                 t3 = time.perf_counter()
                 read, decode, evolve = read + t1 - t0, decode + t2 - t1, evolve + t3 - t2
         gc.enable()
@@ -372,8 +376,8 @@ def report_store(s: dict, replay: dict | None, starts: tuple[float, float], empt
          replay["fold"] / s["es_replay"], "vs eventsourcing aggregate replay, target >= 10x")
     line("", "", "500,000/s", replay["fold"] / 500000, "target >= 1x")
     print(f"replay: {replay['fold']:,.0f} ev/s, raw read {replay['raw']:,.0f} rows/s, "
-          f"ratio {replay['fold'] / replay['raw']:.2f} (one process, session by session; "
-          f"target >= 0.3)", flush=True)
+          f"ratio {replay['fold'] / replay['raw']:.2f} (one process, session by session, "
+          f"best of 3; target >= 0.3)", flush=True)
     line(f"replay, over {os.cpu_count()} cores (start-up's)", f"{replay['cores']:,.0f} ev/s", f"{s['es_replay']:,.0f}/s",
          replay["cores"] / s["es_replay"], "vs eventsourcing aggregate replay, target >= 10x")
     line("", "", "500,000/s", replay["cores"] / 500000, "target >= 1x")

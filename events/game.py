@@ -235,21 +235,23 @@ class Replay:
     whole ``GameState`` is built only for an evolver that reads it (a few kinds: a retest,
     a sheet amended) and at the end. ``tests/test_replay_fold.py`` pins it to ``evolve``."""
 
-    __slots__ = ("_start", "_parts", "_streams", "_counter")
+    __slots__ = ("_start", "parts", "_streams", "_counter")
 
     def __init__(self, state: GameState | None = None) -> None:
         self._start = state = initial() if state is None else state
-        self._parts = [getattr(state, name) for name in PART_NAMES]
+        # the parts folded so far, in PART_NAMES order: callers may read them between feeds
+        # (the review reads where characters stand), never change them
+        self.parts = [getattr(state, name) for name in PART_NAMES]
         self._streams = dict(state.streams)
         self._counter = state.draw_counter
 
     def _whole(self) -> GameState:
         # the streams dict is this replay's own and lent here: evolvers never keep or change it
-        return replace(self._start, **dict(zip(PART_NAMES, self._parts)), streams=self._streams,
+        return replace(self._start, **dict(zip(PART_NAMES, self.parts)), streams=self._streams,
                        draw_counter=self._counter)
 
     def feed(self, events) -> None:
-        parts, streams, counter, steps_of, drawn = self._parts, self._streams, self._counter, _STEPS, _DRAWN
+        parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
         try:
             for event in events:
                 kind = type(event)

@@ -1,7 +1,7 @@
-"""The replay-only fold (``game.Replay``, and ``sqlite.fold_many`` over it) gives exactly
-the states ``game.evolve`` gives event by event: for random nights of all three rulesets,
-folded whole, in chunks cut anywhere, from a mid-night state (a snapshot), and as each
-viewer folds what it was sent; and through the store's every replay path."""
+"""The replay-only fold (``game.Replay``, which ``game.fold`` and the stores' fold loop
+use) gives exactly the states ``game.evolve`` gives event by event: for random nights of
+all three rulesets, folded whole, in chunks cut anywhere, from a mid-night state (a
+snapshot), and as each viewer folds what it was sent; and through the store's replays."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from conteur.events.wire import Viewer
 from conteur.server.cli.simulate import play, simulate
 from conteur.server.core.service import Chronicle
 from conteur.server.store import replay
-from conteur.server.store.sqlite import SQLiteStore, fold_many
+from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
 
 
@@ -63,9 +63,7 @@ def test_random_nights_of_every_ruleset_replay_as_evolve_does(tmp_path_factory, 
                 **{f: getattr(truth, f) for f in truth.__struct_fields__ if f != "head"},
                 head=store.session_head(sid))
         one_by_one = {sid: store.load_state(sid, use_snapshots=False) for sid in logs}
-        assert {sid: s for sid, (s, _) in fold_many(store._reader, list(logs), use_snapshots=False).items()} \
-            == one_by_one
-        assert replay.load_states(store, use_snapshots=False, workers=1) == one_by_one
+        assert replay.load_states(store, use_snapshots=False, workers=2) == one_by_one
 
 
 def test_the_bench_chronicle_sample_replays_as_evolve_does(tmp_path):
@@ -79,26 +77,6 @@ def test_the_bench_chronicle_sample_replays_as_evolve_does(tmp_path):
         assert {sid: game.GameState(**{f: getattr(s, f) for f in s.__struct_fields__ if f != "head"})
                 for sid, s in many.items()} == expected
         assert all(many[sid].head == store.session_head(sid) for sid in many)
-
-
-def test_snapshots_then_one_scan_gives_what_load_state_gives(tmp_path):
-    """Sessions that start from snapshots at different seqs, interleaved, in one scan."""
-    db = tmp_path / "c.db"
-    with SQLiteStore(db, snapshot_every=10**9) as store:
-        play(Chronicle(store), "a", events=900, seed=3, close=False)
-        for sid in store.sessions()[:2]:
-            head = store.session_head(sid)
-            middle = store.read_after(sid, 0)[len(store.read_after(sid, 0)) // 2].seq
-            store.save_snapshot(sid, middle, store.load_state(sid, middle, use_snapshots=False))
-            assert head > middle
-        play(Chronicle(store), "b", events=600, seed=4)
-        sessions = store.sessions() + ["nobody"]
-        expected = {sid: store.load_state(sid, use_snapshots=False) for sid in sessions}
-        folded = fold_many(store._reader, sessions)
-        assert {sid: s for sid, (s, _) in folded.items()} == expected
-        assert folded["nobody"] == (game.initial(), 0)
-        assert folded[sessions[0]][1] < len(store.read_after(sessions[0], 0))  # from its snapshot
-        assert replay.load_states(store, sessions, workers=2) == expected
 
 
 def test_draws_on_several_streams_in_one_event_count_as_evolve_counts():

@@ -1,13 +1,13 @@
 """Folding many sessions at once: a server's start-up, or a whole chronicle replayed.
 
 Folding is CPU-bound Python, so a big fold is split over worker processes, sessions dealt
-out by the events each has to fold (a Raspberry Pi has four cores). Each process folds its
-sessions in one scan of the log (``sqlite.fold_many``), each session through its own
-``game.Replay``: switching sessions at a row costs a dict lookup, and a convention's
-interleaved sessions are read once instead of once per session span (session 3 had tried
-one scan with a frozen state per event, no faster then). The workers only read; the
-states come back msgpack-encoded, as snapshots are stored, and this process saves the
-snapshots so the next start-up is fast.
+out by the events each has to fold (a Raspberry Pi has four cores). Each worker folds its
+sessions one by one exactly as ``SQLiteStore.load_state`` does (``sqlite.fold_session``):
+one scan of the log for several sessions was tried and is no faster per core, because
+switching between sessions' states and rulesets at every row costs what the shared scan
+saves (BENCHMARKS, session 3). The workers only read; the states come back
+msgpack-encoded, as snapshots are stored, and this process saves the snapshots so the
+next start-up is fast.
 
 This is ``SQLiteStore.load_states``: the workers open the chronicle's file themselves,
 read-only. Other stores fold in their own way behind ``EventStore.load_states``.
@@ -26,7 +26,7 @@ from typing import Sequence
 import msgspec
 
 from conteur.events.game import GameState
-from conteur.server.store.sqlite import SQLiteStore, fold_many
+from conteur.server.store.sqlite import SQLiteStore, fold_session
 
 log = logging.getLogger("conteur.replay")
 
@@ -46,7 +46,8 @@ def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = T
     """Every session's state, folded in this process from its own connection."""
     conn = sqlite3.connect(path)
     try:
-        return {s: Folded(*done) for s, done in fold_many(conn, sessions, use_snapshots=use_snapshots).items()}
+        return {s: Folded(*fold_session(conn, s, use_snapshots=use_snapshots))
+                for s in dict.fromkeys(sessions)}
     finally:
         conn.close()
 
@@ -97,18 +98,14 @@ def load_states(store: SQLiteStore, sessions: Sequence[str] | None = None, *,
             except (OSError, RuntimeError, msgspec.DecodeError) as error:
                 # slower is better than not starting: fold here, as without workers
                 log.warning("replay workers failed (%s); folding in this process", error)
-            else:
-                states = _save(store, {sid: (f.state, f.folded) for sid, f in folded.items()}, use_snapshots)
-                return {sid: states[sid] for sid in sessions}
-    return _save(store, store.fold_many(sessions, use_snapshots=use_snapshots), use_snapshots)
-
-
-def _save(store: SQLiteStore, folded: dict[str, tuple[GameState, int]], use_snapshots: bool) -> dict[str, GameState]:
-    """The states, with a snapshot saved for each whose tail was long (as ``load_state``)."""
-    for sid, (state, done) in folded.items():
-        if use_snapshots and done >= store.snapshot_every:
-            store.save_snapshot(sid, state.head, state)
-    return {sid: state for sid, (state, _) in folded.items()}
+                return {sid: store.load_state(sid, use_snapshots=use_snapshots) for sid in sessions}
+            states = {}
+            for sid, done in folded.items():
+                if use_snapshots and done.folded >= store.snapshot_every:
+                    store.save_snapshot(sid, done.state.head, done.state)
+                states[sid] = done.state
+            return {sid: states[sid] for sid in sessions}
+    return {sid: store.load_state(sid, use_snapshots=use_snapshots) for sid in sessions}
 
 
 def _fold_in_processes(path: str, parts: list[list[str]], use_snapshots: bool) -> dict[str, Folded]:

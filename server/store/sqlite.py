@@ -19,7 +19,6 @@ the file itself).
 from __future__ import annotations
 
 import concurrent.futures
-import gc
 import sqlite3
 import threading
 from pathlib import Path
@@ -42,7 +41,7 @@ from conteur.server.store.interface import (
 
 __all__ = [
     "SNAPSHOT_VERSION", "EventStore", "Outcome", "Pending", "SQLiteStore", "StoreError",
-    "append_events", "decode_event", "file_rows", "decode_events", "encode_event", "fold_many", "fold_session",
+    "append_events", "decode_event", "file_rows", "decode_events", "encode_event", "fold_session",
     "latest_snapshot",
 ]
 
@@ -92,53 +91,6 @@ def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, 
     the snapshot it started from): what ``load_state`` and replay workers run."""
     start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
     return fold_chunks(start, state, session_events(conn, session, after=start, upto=at), progress)
-
-
-def fold_many(conn: sqlite3.Connection, sessions: Sequence[str], *, use_snapshots: bool = True,
-              chunk: int = 20000) -> dict[str, tuple[GameState, int]]:
-    """What ``fold_session`` gives for each of ``sessions``, their rows read in one scan
-    of the log in seq order (each session's from its snapshot on) instead of one scan of
-    each session's span: where sessions interleave (a convention's three rulesets at
-    once), each span holds the others' rows too. Each session folds through its own
-    ``game.Replay``, so moving between sessions costs a dict lookup."""
-    replays: dict[str, game.Replay] = {}
-    starts: dict[str, int] = {}
-    heads: dict[str, int] = {}
-    for sid in dict.fromkeys(sessions):
-        start, state = latest_snapshot(conn, sid) if use_snapshots else (0, None)
-        replays[sid], starts[sid], heads[sid] = game.Replay(state), start, start
-    folded = dict.fromkeys(replays, 0)
-    spans = [(max(starts[sid], first - 1), last) for sid, first, last in
-             conn.execute("SELECT session, first, last FROM heads") if sid in replays and last > starts[sid]]
-    if spans:
-        paused = gc.isenabled()  # as in fold_chunks
-        gc.disable()
-        try:
-            cursor = conn.execute("SELECT seq, session, data FROM events WHERE seq > ? AND seq <= ? ORDER BY seq",
-                                  (min(a for a, _ in spans), max(b for _, b in spans)))
-            while rows := cursor.fetchmany(chunk):
-                # split by session with C-level steps: a Python loop over the rows cost
-                # as much as reading them
-                seqs, sids, datas = zip(*rows)
-                present = set(sids)
-                for sid in present:
-                    start = starts.get(sid)
-                    if start is None:
-                        continue  # a session not asked for
-                    if start >= seqs[0]:  # from its snapshot on
-                        mine = [d for q, s, d in zip(seqs, sids, datas) if s == sid and q > start]
-                    elif len(present) == 1:
-                        mine = datas
-                    else:
-                        mine = [d for s, d in zip(sids, datas) if s == sid]
-                    if mine:
-                        heads[sid] = seqs[len(sids) - 1 - sids[::-1].index(sid)]
-                        replays[sid].feed(decode_events(mine))
-                        folded[sid] += len(mine)
-        finally:
-            if paused:
-                gc.enable()
-    return {sid: (replay.state(head=heads[sid]), folded[sid]) for sid, replay in replays.items()}
 
 
 def file_rows(path: str | Path) -> Iterator[Row]:
@@ -485,11 +437,6 @@ class SQLiteStore(GroupCommit):
         if use_snapshots and at is None and folded >= self.snapshot_every:
             self.save_snapshot(session, state.head, state)
         return state
-
-    def fold_many(self, sessions: Sequence[str], *, use_snapshots: bool = True) -> dict[str, tuple[GameState, int]]:
-        """(state, events folded after its snapshot) of each session, in one scan of the
-        log, in this process (``fold_many``): what ``load_states`` runs without workers."""
-        return fold_many(self._reader, sessions, use_snapshots=use_snapshots)
 
     def load_states(self, sessions: Sequence[str] | None = None, *,
                     use_snapshots: bool = True, workers: int | None = None) -> dict[str, GameState]:
