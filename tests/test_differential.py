@@ -169,6 +169,7 @@ def python_view(state: game.GameState) -> dict:
         "waiting": sorted(state.action.waiting),
         "pending": sorted(state.action.pending),
         "dead": dict(sorted(state.action.dead.items())),
+        "modifiers": sorted(m.id for m in state.action.modifiers),
         "offline": {r.id: {"status": r.status, "winner": r.winner}
                     for r in sorted(state.offline.records.values(), key=lambda r: r.id)},
     })

@@ -65,8 +65,8 @@ const H = {
   },
   "session.went_out_of_game": (vm, e) => { character(vm, e.character).outOfGame = true; },
   "session.came_back_in_game": (vm, e) => { character(vm, e.character).outOfGame = false; },
-  "session.turn_advanced": (vm, e) => Object.assign(vm.session, { turn: e.turn, gameSeconds: e.game_seconds }),
-  "session.time_skipped": (vm, e) => Object.assign(vm.session, { turn: e.turn, gameSeconds: e.game_seconds }),
+  "session.turn_advanced": (vm, e) => clockMoved(vm, e),
+  "session.time_skipped": (vm, e) => clockMoved(vm, e),
   "session.turn_length_set": (vm, e) => { vm.session.turnSeconds = e.seconds; },
   "session.no_sheet_marked": (vm, e) => { character(vm, e.character).noSheet = e.no_sheet !== false; },
   // the sealed form (another character's) has no sheet: nothing to change here
@@ -96,11 +96,23 @@ function v5Roll(e) {
   };
 }
 
+// TIME-1 moves the clock; ACT-7: modifiers that ran out leave with it (events/action.py
+// running() and evolve_clock_moved), so a long night's view does not keep every one.
+function clockMoved(vm, e) {
+  Object.assign(vm.session, { turn: e.turn, gameSeconds: e.game_seconds });
+  if (vm.modifiers && vm.modifiers.length) vm.modifiers = vm.modifiers.filter((m) => running(m, e.turn, e.game_seconds));
+}
+
+export function running(m, turn, seconds) {
+  return (m.expiresTurn == null || turn <= m.expiresTurn) && (m.expiresSeconds == null || seconds < m.expiresSeconds);
+}
+
 // Action dice (ACT-3..6): the action dice against the threshold, then the D+/- dice;
 // mirrors events/action.py's waiting (ACT-12) and pending (ACT-2) maps.
 const ACTION = {
   "action.modifier_applied": (vm, e) => {
-    vm.modifiers = (vm.modifiers || []).concat([{ id: e.modifier, character: e.character, value: e.value, duration: e.duration, unit: e.unit }]);
+    vm.modifiers = (vm.modifiers || []).concat([{ id: e.modifier, character: e.character, value: e.value, duration: e.duration, unit: e.unit,
+      expiresTurn: e.expires_turn ?? null, expiresSeconds: e.expires_seconds ?? null }]);
   },
   "action.rolled": (vm, e, seq) => {
     vm.rolls.push(actionRoll(e));

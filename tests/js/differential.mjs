@@ -37,6 +37,7 @@ function projection(vm) {
     waiting: Object.keys(vm.waiting).sort(),
     pending: Object.keys(vm.pending).sort(),
     dead: sorted(vm.dead),
+    modifiers: (vm.modifiers || []).map((m) => m.id).sort(),
     offline: sorted(Object.fromEntries(Object.values(vm.offline).map((r) => [r.id, { status: r.status, winner: r.winner }]))),
   };
 }
