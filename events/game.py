@@ -228,6 +228,13 @@ _STEPS: dict[type[Event], tuple[tuple[int, Evolver, bool], ...]] = {
 }
 
 
+# The tags of the events no part folds and that carry no draws: a refusal kept as
+# evidence, a comparison or a concession the next event settles. A replay from the store
+# need not even read them (``sqlite.fold_session``); the state is the same without them.
+IGNORED: frozenset[str] = frozenset(kind.__struct_config__.tag for kind, steps in _STEPS.items()
+                                    if not steps and kind not in _DRAWN)
+
+
 class Replay:
     """The replay-only fold: the same states as ``evolve`` event by event (the parts'
     own evolvers, unchanged, do the work), without a frozen ``GameState`` per event. The

@@ -11,8 +11,8 @@ import random
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conteur.events import game, views
-from conteur.events.model import DrawRecord
+from conteur.events import game, session, views
+from conteur.events.model import Actor, DrawRecord
 from conteur.events.wire import Viewer
 from conteur.server.cli.simulate import play, simulate
 from conteur.server.core.service import Chronicle
@@ -114,3 +114,30 @@ def _ignores(own, event, state):
 ])
 def test_an_evolver_that_reads_the_whole_state_gets_it(evolver, reads):
     assert game._reads_state(evolver) is reads
+
+
+def test_events_no_part_folds_are_not_read_and_the_head_is_still_the_last_row(tmp_path):
+    """``game.IGNORED`` rows (refusals, comparisons, concessions) are left out of a store's
+    replay; the state is the same, its ``head`` still the seq of the session's last row at
+    or before ``at``, even when that row is one of them."""
+    assert "command_rejected" in game.IGNORED and "met.bids_compared" in game.IGNORED
+    db = tmp_path / "c.db"
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "n", events=1200, seed=11, close=False)
+        for sid in store.sessions():
+            rows = store.read_after(sid, 0)
+            events = [e for _, chunk in store.iter_events(sid) for e in chunk]
+            ignored = [i for i, r in enumerate(rows) if r.type in game.IGNORED]
+            assert ignored, sid
+            for i in ignored[:3] + ignored[-2:] + [len(rows) - 1]:
+                state = store.load_state(sid, rows[i].seq, use_snapshots=False)
+                assert state.head == rows[i].seq
+                assert game.GameState(**{f: getattr(state, f) for f in state.__struct_fields__ if f != "head"}) \
+                    == reference(events[:i + 1])
+        # a session whose last row is a refusal (an observer cannot act)
+        sid = store.sessions()[0]
+        executed = Chronicle(store).execute_sync(sid, session.NextTurn(), Actor(role="observer"),
+                                                 device="wall", command_id="refused-last")
+        assert executed.outcome.rejected
+        assert store.read_after(sid, 0)[-1].type == "command_rejected"
+        assert store.load_state(sid, use_snapshots=False).head == store.session_head(sid)
