@@ -132,6 +132,7 @@ def _challenge_of(event: Event) -> str | None:
 
 
 _SESSION_PART, _MET_PART = game.PART_NAMES.index("session"), game.PART_NAMES.index("met")
+_IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
 
 
 def _where(characters: dict, people: Iterable[str]) -> str | None:
@@ -219,9 +220,12 @@ class Builder:
         items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
         names, scenes, challenge_scene, viewer = self.names, self.scenes, self.challenge_scene, self.viewer
         forms, pick = views.forms, views.pick
-        truth, seen_fold, teller = self._truth, self._seen.feed, self._teller
-        parts, SESSION, MET = truth.parts, _SESSION_PART, _MET_PART
-        feed = truth.feed
+        truth, teller = self._truth, self._teller
+        parts, SESSION, MET, ignored = truth.parts, _SESSION_PART, _MET_PART, _IGNORED
+        # the truth is folded in runs, up to the events that need it as it stood before them
+        # (where characters stand, the open challenges); the viewer's own fold at the end
+        truths: list[Event] = []
+        seens: list[Event] = []
         for row, event in zip(rows, events):
             kind = type(event)
             if kind is session.CharacterAdded:
@@ -233,24 +237,33 @@ class Builder:
             people = _people(event)
             challenge = _challenge_of(event)
             scene = event.scene if kind in _HAS_SCENE else None
-            characters = parts[SESSION].characters
-            if kind is met.ChallengeIssued:
-                challenge_scene[event.challenge] = _where(characters, (event.initiator, event.tested or event.defender))
-            elif kind is offline.OfflineChallengeRecorded:
-                challenge_scene[event.record] = _where(characters, (event.recorder, event.opponent))
-            if scene is None:
-                scene = challenge_scene.get(challenge) if challenge else _where(characters, people)
-            # an open challenge is checked against the sheet as amended (rules-choices 21):
-            # its story shows the amendment, for a dispute about a refused bid
-            amended = ([c.id for c in parts[MET].live.values() if event.character in c.sides]
-                       if kind is session.SheetAmended else None)
-            feed((event,))
+            amended = None
+            if (scene is None and not challenge or kind is met.ChallengeIssued
+                    or kind is offline.OfflineChallengeRecorded or kind is session.SheetAmended):
+                if truths:
+                    truth.feed(truths)
+                    truths.clear()
+                characters = parts[SESSION].characters
+                if kind is met.ChallengeIssued:
+                    challenge_scene[event.challenge] = _where(characters, (event.initiator, event.tested or event.defender))
+                elif kind is offline.OfflineChallengeRecorded:
+                    challenge_scene[event.record] = _where(characters, (event.recorder, event.opponent))
+                elif kind is session.SheetAmended:
+                    # an open challenge is checked against the sheet as amended (rules-choices
+                    # 21): its story shows the amendment, for a dispute about a refused bid
+                    amended = [c.id for c in parts[MET].live.values() if event.character in c.sides]
+                if scene is None and not challenge:
+                    scene = _where(characters, people)
+            if scene is None and challenge:
+                scene = challenge_scene.get(challenge)
+            if kind not in ignored:
+                truths.append(event)
             f = forms(event)
             seen = pick(f, viewer)
             if seen is None:
                 continue
             if not whole:  # a storyteller sees every event whole: its state is the truth
-                seen_fold((seen,))
+                seens.append(seen)
             item = Item(
                 seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
                 scene=scene, challenge=challenge, teller=teller, owners=f.owners,
@@ -269,6 +282,8 @@ class Builder:
                 for challenge_id in amended:
                     by_challenge.setdefault(challenge_id, []).append(item)
                     touched.add(challenge_id)
+        truth.feed(truths)
+        self._seen.feed(seens)
         if self.keep_rows:
             self.rows.extend(rows)
         if rows:
