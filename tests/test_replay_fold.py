@@ -12,8 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conteur.events import game, session, views
-from conteur.events.model import Actor, DrawRecord
+from conteur.events.model import STORYTELLER, Actor, DrawRecord
+from conteur.events.narrate import Teller, sentence
 from conteur.events.wire import Viewer
+from conteur.server.audit import review as rv
 from conteur.server.cli.simulate import play, simulate
 from conteur.server.core.service import Chronicle
 from conteur.server.store import replay
@@ -141,3 +143,56 @@ def test_events_no_part_folds_are_not_read_and_the_head_is_still_the_last_row(tm
         assert executed.outcome.rejected
         assert store.read_after(sid, 0)[-1].type == "command_rejected"
         assert store.load_state(sid, use_snapshots=False).head == store.session_head(sid)
+
+
+@given(seed=st.integers(0, 10_000), pieces=st.lists(st.integers(1, 400), min_size=1, max_size=5),
+       lang=st.sampled_from(["en", "fr"]))
+@settings(max_examples=examples(4), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_review_walk_folds_and_tells_as_event_by_event(tmp_path_factory, seed, pieces, lang):
+    """The review's Builder folds through Replay in runs and tells each row when read:
+    the viewer's state is its fold event by event, and each row's sentence is the one told
+    with the roster's names as they stood at that event (a refusal naming a character
+    added later keeps the bare id, as before)."""
+    db = tmp_path_factory.mktemp("night") / "c.db"
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "r", events=700, seed=seed, close=False)
+        sid = store.sessions()[seed % 3]
+        rows, events = rv.read_session(store, sid)
+        truth = reference(events)
+        for actor in [STORYTELLER] + [Actor(role="player", character=c) for c in sorted(truth.session.characters)[:2]]:
+            builder = rv.Builder(sid, actor, lang)
+            at = 0
+            for size in pieces + [len(rows)]:
+                builder.extend(rows[at:at + size], events[at:at + size])
+                at += size
+            viewer = Viewer(role=actor.role, character=actor.character)
+            seen = [s for s in (views.view(e, viewer) for e in events) if s is not None]
+            assert game.GameState(**{f: getattr(builder.seen_state, f) for f in truth.__struct_fields__
+                                     if f != "head"}) == reference(seen)
+            names: dict[str, str] = {}
+            scenes: dict[str, str] = {}
+            told = []
+            for event in events:  # the sentences as the walk told them before (issue 18)
+                if isinstance(event, session.CharacterAdded):
+                    names[event.character] = event.name or event.character
+                elif isinstance(event, session.SceneOpened):
+                    scenes[event.scene] = event.name or event.scene
+                form = views.view(event, viewer)
+                if form is not None:
+                    told.append(sentence(form, Teller(dict(names), lang, dict(scenes))))
+            assert [item.text for item in builder.items] == told
+
+
+def test_a_row_told_late_names_characters_as_they_stood_at_it(tmp_path):
+    """A refusal naming a character not yet on the roster keeps its bare id in the review,
+    though the row is told only when read, after the character joined with a name."""
+    with SQLiteStore(tmp_path / "c.db") as store:
+        chronicle = Chronicle(store)
+        for n, command in enumerate([session.OpenSession(name="n"), session.JoinScene(character="zed", scene="s1"),
+                                     session.AddCharacter(character="zed", name="Zed Zorro")]):
+            chronicle.execute_sync("s", command, STORYTELLER, device="st", command_id=f"c{n}")
+        builder = rv.Builder("s")
+        builder.extend(*rv.read_session(store, "s"))
+        refused, added = builder.items[1], builder.items[2]
+        assert refused.type == "command_rejected" and "zed" in refused.text and "Zorro" not in refused.text
+        assert "Zed Zorro" in added.text
