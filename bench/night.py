@@ -17,7 +17,7 @@ restart fold their view from the log, and the whole bundle (``/review``) is time
 The last line gives last hour / first hour for each (targets: at most 1.5x for the state
 query and the review's first screen, RSS within 2x). Nothing is asserted.
 
-    python bench/night.py                 # 6 hours at 20 commands/s (about 600,000 events)
+    python bench/night.py                 # 6 hours at 20 commands/s (about 735,000 events, 6 minutes)
     python bench/night.py --hours 2 --rate 0.5   # a short night (CI smoke run)
 """
 
@@ -116,6 +116,8 @@ def night(hours: int, rate: float, seed: int = 18) -> None:
             # views are kept from then on (a restart is measured at the end)
             timed_get(f"{base}/state", player)
             timed_get(f"{base}/review/first", storyteller)
+            start_rss = rss_mb(server.proc.pid)
+            print(f"the night's opening: {head:,} events, server RSS {start_rss:.0f} MB", flush=True)
             for hour in range(1, hours + 1):
                 head = play_hour(db, rng, per_hour, first=False)
                 # the first query of the hour takes in the hour's events; the next ones
@@ -144,6 +146,9 @@ def night(hours: int, rate: float, seed: int = 18) -> None:
     print(f"night: last hour / first hour: state query {last[1] / first[1]:.2f}x (target <= 1.5x), "
           f"review first screen {last[2] / first[2]:.2f}x (target <= 1.5x), "
           f"RSS {last[4] / first[4]:.2f}x (target <= 2x)", flush=True)
+    if len(rows) > 1:
+        print(f"night: the server's RSS grew {(last[4] - first[4]) * 2**20 / (last[0] - first[0]):.0f} bytes "
+              f"per event from hour 1 to hour {len(rows)} (a kept review and a player's projection)", flush=True)
 
 
 def main() -> None:

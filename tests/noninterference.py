@@ -14,7 +14,8 @@ command id made from its index, so the acks are byte-comparable.
   and of every ``ack``/``reject``/``error`` answering its own commands (in order, apart:
   an ack and the fan-out race);
 - ``resync``: the raw frames of a fresh device connecting with ``after: 0``;
-- ``http``: the bodies of ``GET /events``, ``GET /state``, ``GET /review/verify`` and of
+- ``http``: the bodies of ``GET /events``, ``GET /state``, two pages of ``GET /state/done``
+  (the finished challenges /state counts), ``GET /review/verify`` and of
   every export format the viewer may fetch (times of day masked: when a command was
   sent is not hidden information).
 
@@ -156,9 +157,10 @@ async def observe(venue: Venue, session: str, seed: bytes, script: list[Step],
         seen[name]["resync"] = fresh.kinds("event", "live", "welcome")
         with httpx.Client(base_url=venue.url, headers={"Authorization": f"Bearer {tokens[name]}"}) as http:
             bodies = {}
-            for path, params in (("events", {"limit": 5000}), ("state", {}), ("review/verify", {})):
+            for path, params in (("events", {"limit": 5000}), ("state", {}), ("state/done", {"limit": 3}),
+                                 ("state/done", {"after": 1}), ("review/verify", {})):
                 response = http.get(f"/sessions/{session}/{path}", params=params)
-                bodies[path] = (response.status_code, response.content)
+                bodies[f"{path}?{sorted(params.items())}"] = (response.status_code, response.content)
             for fmt in EXPORTS:
                 response = http.get(f"/sessions/{session}/export", params={"format": fmt})
                 bodies[f"export.{fmt}"] = (response.status_code, mask_times(response.content))

@@ -3,11 +3,13 @@ event and state queries in each caller's view, the join sheet, the web app mount
 
 from __future__ import annotations
 
+import random
 import re
 
 import httpx
 import pytest
 
+from conteur.server.cli.simulate import next_commands, setup_commands
 from conteur.server.web.app import Served, create_app
 from conteur.server.testing import Device, Venue
 
@@ -125,6 +127,42 @@ def test_state_is_true_for_the_storyteller_and_folded_from_its_view_for_a_player
     first = st.get("/sessions/night/events").json()[0]["seq"]
     early = st.get("/sessions/night/state", params={"at": first}).json()
     assert early["session"]["status"] == "open" and early["session"]["characters"] == {}
+
+
+def test_state_leaves_finished_challenges_to_its_pages_and_at_seq_answers_the_whole_state(venue):
+    """Issue 18: the head's state carries the live state, the count of finished challenges
+    and the last few; ``/state/done`` pages through all of them, the same as the whole
+    state at that seq holds, in each caller's own view; bad paging is a 400 naming it."""
+    rng = random.Random("state-done")
+    chronicle = venue.runtime.chronicle
+    for actor, command in setup_commands(rng, "met"):
+        chronicle.submit("long", command, actor).result()
+    for _ in range(300):
+        for actor, command in next_commands(rng, "met", chronicle.state("long")):
+            chronicle.submit("long", command, actor).result()
+    st = client(venue, venue.token())
+    anna_id = sorted(chronicle.state("long").session.characters)[0]
+    minted = st.post("/sessions/long/tokens", json={"role": "player", "character": anna_id})
+    for who in (st, client(venue, minted.json()["token"])):
+        live = who.get("/sessions/long/state").json()
+        whole = who.get("/sessions/long/state", params={"at": live["head"]}).json()
+        everything = sorted((c for page in whole["met"]["done"] for c in page.values()),
+                            key=lambda c: int(c["id"][1:]))
+        assert live["met"]["done"] == [] and "finished" not in whole
+        assert live["finished"] == {"count": len(everything), "recent": everything[-16:]}
+        assert len(everything) > 16, "the night should have finished more than the last few"
+        assert {k: v for k, v in live.items() if k not in ("met", "finished")} == \
+            {k: v for k, v in whole.items() if k != "met"}
+        pages, after = [], 0
+        while page := who.get("/sessions/long/state/done", params={"after": after, "limit": 10}).json()["challenges"]:
+            pages += page
+            after = int(page[-1]["id"][1:])
+        assert pages == everything
+        first = who.get("/sessions/long/state/done").json()
+        assert first == {"head": live["head"], "count": len(everything), "challenges": everything}
+    for bad in ({"limit": 0}, {"limit": 1001}, {"after": -1}, {"after": "c3"}):
+        answer = st.get("/sessions/long/state/done", params=bad)
+        assert answer.status_code == 400 and next(iter(bad)) in answer.text, (bad, answer.text)
 
 
 def test_commands_over_http_are_authorised_like_the_websocket(venue, night):

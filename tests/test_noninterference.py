@@ -189,6 +189,8 @@ def met_script(world: random.Random, kind: str, noise: int) -> list[Step]:
     for who, choice in (("lea", "rock"), ("jack", "scissors"))[: noise]:
         steps.append(Step(who=who, command={"type": "throw", "character": who, "challenge": "c2",
                                             "round": 1, "choice": choice}))
+    if noise == 2:  # Jack lost and takes it: a finished challenge, counted by /state, paged by /state/done
+        steps.append(Step(who="jack", command={"type": "accept", "character": "jack", "challenge": "c2"}))
     return steps + [Step(who="st", command={"type": "close_session"})]
 
 

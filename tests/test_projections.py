@@ -1,7 +1,9 @@
 """``GET /state`` from per-view projections (issue 18): the same bytes as folding the
 viewer's whole visible log on every call, for the storytellers, the wall and each player,
 at every point of a random night, including events appended by another writer between
-queries (DESIGN "Who sees what": a player's state holds nothing it was not sent)."""
+queries (DESIGN "Who sees what": a player's state holds nothing it was not sent); the
+finished challenges left out of it (session 6) counted, the last few carried, and every
+one of them in ``GET /state/done``'s pages."""
 
 from __future__ import annotations
 
@@ -10,10 +12,10 @@ import random
 import msgspec
 import pytest
 
-from conteur.events import game, views
+from conteur.events import game, met, views
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.cli.simulate import next_commands, setup_commands
-from conteur.server.core.projections import Encoded, Projections
+from conteur.server.core.projections import RECENT, Projections
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore, decode_events
 from tests.examples import examples
@@ -33,6 +35,37 @@ def folded_per_call(store: SQLiteStore, session: str, viewer: Actor) -> bytes:
                 state, head = game.evolve(state, seen), row.seq
         state = msgspec.structs.replace(state, head=head)
     return msgspec.json.encode(msgspec.to_builtins(state))
+
+
+def number(challenge: dict) -> int:
+    return int(challenge["id"][1:])
+
+
+def live_per_call(store: SQLiteStore, session: str, viewer: Actor) -> bytes:
+    """``GET /state``'s body as the whole fold gives it: ``met.done`` emptied, and the
+    finished challenges counted with the last RECENT of them, by number, beside the state."""
+    whole = msgspec.json.decode(folded_per_call(store, session, viewer))
+    finished = sorted((c for page in whole["met"]["done"] for c in page.values()), key=number)
+    whole["met"]["done"] = []
+    whole["finished"] = {"count": len(finished), "recent": finished[-RECENT:]}
+    return msgspec.json.encode(whole)
+
+
+def every_finished(store: SQLiteStore, session: str, viewer: Actor) -> list[dict]:
+    whole = msgspec.json.decode(folded_per_call(store, session, viewer))
+    return sorted((c for page in whole["met"]["done"] for c in page.values()), key=number)
+
+
+def paged(projections: Projections, session: str, viewer: Actor, limit: int) -> list[dict]:
+    """Every finished challenge, read through ``GET /state/done``'s pages of ``limit``."""
+    out, after = [], 0
+    while True:
+        page = msgspec.json.decode(projections.done_json(session, viewer, after, limit))
+        assert page["count"] >= len(out) + len(page["challenges"]) and len(page["challenges"]) <= limit
+        if not page["challenges"]:
+            return out
+        out += page["challenges"]
+        after = number(out[-1])
 
 
 def viewers(store: SQLiteStore, session: str) -> list[Actor]:
@@ -67,7 +100,7 @@ def test_every_view_gets_the_bytes_of_its_whole_fold(tmp_path, ruleset):
             # some views ask, some do not; a view asking late folds from the log
             for viewer in viewers(store, session):
                 if rng.random() < 0.7:
-                    assert projections.state_json(session, viewer) == folded_per_call(store, session, viewer), \
+                    assert projections.state_json(session, viewer) == live_per_call(store, session, viewer), \
                         (round_, viewer)
         # a second writer on the same file (the CLI): its events are caught up as well
         with SQLiteStore(tmp_path / "night.db") as other:
@@ -77,34 +110,50 @@ def test_every_view_gets_the_bytes_of_its_whole_fold(tmp_path, ruleset):
                     n += 1
                     other_chronicle.submit(session, command, actor, device="cli", command_id=f"c{n}").result()
         for viewer in viewers(store, session):
-            assert projections.state_json(session, viewer) == folded_per_call(store, session, viewer)
-            assert msgspec.json.encode(projections.state(session, viewer)) == projections.state_json(session, viewer)
+            assert projections.state_json(session, viewer) == live_per_call(store, session, viewer)
+            assert msgspec.json.encode(projections.state(session, viewer)) == folded_per_call(store, session, viewer)
+            assert paged(projections, session, viewer, rng.randint(1, 40)) == every_finished(store, session, viewer)
 
 
 def test_an_unknown_session_is_the_initial_state(tmp_path):
     with SQLiteStore(tmp_path / "empty.db") as store:
         got = Projections(store).state_json("nowhere", Actor(role="player", character="x", name="x"))
-    assert got == msgspec.json.encode(msgspec.to_builtins(game.initial()))
+    initial = msgspec.json.decode(msgspec.json.encode(game.initial()))
+    assert msgspec.json.decode(got) == {**initial, "finished": {"count": 0, "recent": []}}
 
 
-def test_pages_of_finished_challenges_are_encoded_once(tmp_path):
-    """A page a new state still holds (the same dict) is not encoded again: what keeps a
-    state query from paying for every finished challenge of the night each time."""
+def test_a_long_night_answers_the_live_state_and_pages_every_finished_challenge(tmp_path):
+    """Past a page of finished challenges (met.PAGE), ``GET /state`` carries only the last
+    RECENT of them: its size does not follow the night; the pages of ``GET /state/done``
+    give all of them, in number order, whatever the page length."""
     rng = random.Random("pages")
     with SQLiteStore(tmp_path / "pages.db") as store:
         chronicle = Chronicle(store)
         for actor, command in setup_commands(rng, "met"):
             chronicle.submit("s", command, actor).result()
-        for _ in range(1500):
-            for actor, command in next_commands(rng, "met", chronicle.state("s")):
-                chronicle.submit("s", command, actor).result()
-        state = chronicle.state("s")
-    assert len(state.met.done) >= 2, "the night should have finished more than a page of challenges"
-    encoded = Encoded()
-    assert encoded.encode(state) == msgspec.json.encode(state)
-    first = {id(page): data for page, data in encoded._pages.values()}
-    assert encoded.encode(state) == msgspec.json.encode(state)
-    assert all(first[id(page)] is data for page, data in encoded._pages.values())
+        projections = Projections(store)
+        anna = viewers(store, "s")[2]
+        sizes = []
+        for _ in range(2):
+            for _ in range(800):
+                for actor, command in next_commands(rng, "met", chronicle.state("s")):
+                    chronicle.submit("s", command, actor).result()
+            sizes.append(len(projections.state_json("s", anna)))
+        assert len(chronicle.state("s").met.done) >= 2, "the night should have finished more than a page"
+        for viewer in (STORYTELLER, anna):
+            body = msgspec.json.decode(projections.state_json("s", viewer))
+            everything = every_finished(store, "s", viewer)
+            assert body["met"]["done"] == [] and body["finished"]["count"] == len(everything) > met.PAGE
+            assert body["finished"]["recent"] == everything[-RECENT:]
+            for limit in (1000, 97, 1):
+                assert paged(projections, "s", viewer, limit) == everything
+            middle = number(everything[len(everything) // 2])
+            page = msgspec.json.decode(projections.done_json("s", viewer, middle, 5))
+            assert page["challenges"] == [c for c in everything if number(c) > middle][:5]
+            assert page["head"] == body["head"]
+    # the second half of the night finished as many challenges as the first: the body did
+    # not double (the whole state did)
+    assert sizes[1] < 1.5 * sizes[0]
 
 
 def test_views_beyond_the_bound_are_dropped_and_fold_again_the_same(tmp_path):
@@ -124,4 +173,4 @@ def test_views_beyond_the_bound_are_dropped_and_fold_again_the_same(tmp_path):
         kept = sum(len(s.views) for s in projections._sessions.values())
         assert kept == 2 < len(everyone)
         for v in reversed(everyone):
-            assert projections.state_json("s", v) == first[v.character or v.role] == folded_per_call(store, "s", v)
+            assert projections.state_json("s", v) == first[v.character or v.role] == live_per_call(store, "s", v)

@@ -60,6 +60,10 @@ class Device:
         self.page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        # every frame the app sends must be one the server's wire decoder takes (events/wire.py):
+        # net.js and app.js build frames in JS, and this keeps them to the one wire module
+        self.sent: list[str] = []
+        self.page.on("websocket", lambda ws: ws.on("framesent", lambda payload: self.sent.append(payload)))
         self.page.set_default_timeout(TIMEOUT)
         if before is not None:  # init scripts, routes: set before the app's first byte
             before(self.page)
@@ -92,7 +96,21 @@ class Device:
 
     def close(self) -> None:
         assert self.errors == [], self.errors
+        assert undecodable(self.sent) == [], undecodable(self.sent)
         self.context.close()
+
+
+def undecodable(frames: list[str]) -> list[str]:
+    """The frames of ``frames`` the server's typed decoder refuses, each with the reason."""
+    from conteur.events import wire
+
+    bad = []
+    for text in frames:
+        try:
+            wire.decode(text)
+        except wire.FrameError as exc:
+            bad.append(f"{exc}: {text[:200]}")
+    return bad
 
 
 def start_challenge(anna: Device, defender: str = "bruno") -> None:

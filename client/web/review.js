@@ -189,6 +189,7 @@ async function moreChallenges() {
   const b = app.bundle;
   b.challenges.push(...await api(`/review/challenges?offset=${b.challenges.length}&lang=${app.lang}`));
   renderChallenges();
+  renderTimeline();  // its challenge filter offers the ones just loaded
 }
 
 // Every timeline row, page by page: a filter or "show all" needs them all.
@@ -245,7 +246,7 @@ function renderTimeline() {
         h("span", { class: "text" }, i.text),
         i.challenge ? h("a", { class: "ref", href: `#session=${encodeURIComponent(app.session)}&challenge=${encodeURIComponent(i.challenge)}` }, i.challenge) : null))),
     ...(shown.length < total
-      ? [h("button", { type: "button", onclick: () => { app.showAll = true; refilter().catch(() => {}); } }, `${t("showAll")} (${total})`)]
+      ? [h("button", { type: "button", "data-testid": "show-all", onclick: () => { app.showAll = true; refilter().catch(() => {}); } }, `${t("showAll")} (${total})`)]
       : []));
   return box;
 }

@@ -216,7 +216,9 @@ def random_command(rng: random.Random, state: GameState) -> tuple[Actor, Command
     if s.frozen or any(c.frozen for c in s.scenes.values()) or any(c.out_of_game for c in s.characters.values()):
         if rng.random() < 0.7:
             return _session_command(rng, state)
-    live = [c for c in state.met.challenges.values() if c.status in met.OPEN]
+    # the open ones only (met.State.live): merging every finished page per command made a
+    # simulated night quadratic (bench/night.py at 20 commands/s: 46 events/s by hour 2)
+    live = [c for c in state.met.live.values() if c.status in met.OPEN]
     if live and rng.random() < 0.02:
         ch = rng.choice(live)
         if rng.random() < 0.5:

@@ -20,6 +20,7 @@ import gc
 import itertools
 import math
 from collections import Counter
+from sys import intern
 from typing import Any, Iterable
 
 import msgspec
@@ -197,6 +198,7 @@ class Builder:
         self._briefs: dict[str, dict] = {}  # challenge id -> its brief, once shown (``brief``)
         self._flagged: dict[str, tuple[int, int]] = {}  # disputes' ids -> their rank
         self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
+        self._shared: dict = {}  # tuples of characters and sets of owners, one copy of each
 
     def extend(self, rows: list[Row], events: list[Event]) -> None:
         whole = self.viewer.role == "storyteller"
@@ -219,6 +221,8 @@ class Builder:
     def _extend(self, rows, events, whole):
         items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
         names, scenes, challenge_scene, viewer = self.names, self.scenes, self.challenge_scene, self.viewer
+        share = self._shared.setdefault
+        at = ""
         forms, pick = views.forms, views.pick
         truth, teller = self._truth, self._teller
         parts, SESSION, MET, ignored = truth.parts, _SESSION_PART, _MET_PART, _IGNORED
@@ -264,10 +268,15 @@ class Builder:
                 continue
             if not whole:  # a storyteller sees every event whole: its state is the truth
                 seens.append(seen)
+            # a night repeats a few actors, types and groups of characters: each kept once,
+            # not once per event (issue 18: a kept review's memory per event)
+            owners = f.owners
+            if row.at != at:  # the events of one command share their time: one copy
+                at = row.at
             item = Item(
-                seq=row.seq, at=row.at, actor=row.actor, type=row.type, event=seen, characters=people,
-                scene=scene, challenge=challenge, teller=teller, owners=f.owners,
-                sealed=f.public is not None,
+                seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
+                characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
+                owners=owners if owners is None else share(owners, owners), sealed=f.public is not None,
             )
             items.append(item)
             add_type(row.type)

@@ -11,25 +11,32 @@ happened since the previous one, not the night. Only committed rows are read: th
 chronicle's in-memory state runs ahead of the commit, and another process (the CLI) may
 append to the same file.
 
-Memory: one state per view that has asked, each the size of the true state or less (about
-180 bytes per event of the night for a player of a four-character MET night, measured in
-issue 18), and the encoded JSON of its finished challenges, kept by page (``Encoded``) so
-a query re-encodes only the pages that changed. Views differ in what each was sent, so
-they share nothing. At most ``max_views`` views are kept over all sessions (the least
-recently asked is dropped, and folded again from the log if it asks again): memory is
-bounded by that count times the night, not by the number of queries or devices. Phones
-resync over the websocket; this query is for tools and the odd reconnecting script.
+What a query answers (issue 18, session 6): the live state, with the finished MET
+challenges (``met.done``, the one part of a state that grows with the night: 4.7 MB by
+the sixth hour for a player) left out but counted, the last ``RECENT`` of them beside it;
+``GET /state/done`` pages through the rest by challenge number. The body is then the same
+size at any hour. ``GET /state?at=SEQ`` (a dispute's question) still answers the whole
+state, folded for the call.
+
+Memory: one state per view that has asked, each the size of the true state or less (136 bytes
+per event of a MET night, measured in session 5). Views
+differ in what each was sent, so they share nothing. At most ``max_views`` views are kept
+over all sessions (the least recently asked is dropped, and folded again from the log if
+it asks again): memory is bounded by that count times the night, not by the number of
+queries or devices. Phones resync over the websocket; this query is for tools and the
+odd reconnecting script.
 """
 
 from __future__ import annotations
 
 import collections
 import gc
+import itertools
 import threading
 
 import msgspec
 
-from conteur.events import game, views
+from conteur.events import game, met, views
 from conteur.events.game import GameState
 from conteur.events.model import Actor
 from conteur.server.store.codec import decode_events
@@ -49,55 +56,75 @@ def view_key(viewer: Actor) -> str:
     return OBSERVERS  # views.sees_whole: anyone else sees public forms only
 
 
-class Encoded:
-    """A state's JSON, byte for byte ``msgspec.json.encode(state)``, with the finished
-    challenges' pages (``met.State.done``, the part that grows with the night) encoded
-    once each: a frozen state never changes a page in place, a changed page is a new dict."""
-
-    def __init__(self) -> None:
-        self._pages: dict[int, tuple[object, bytes]] = {}  # id(page) -> (page, its JSON)
-
-    def encode(self, state: GameState) -> bytes:
-        met = state.met
-        done = getattr(met, "done", None)
-        if not (_plain(state) and _plain(met) and isinstance(done, tuple)):
-            return _json.encode(state)  # a shape this splice does not know: the slow, sure way
-        pages, kept = [], {}
-        for page in done:
-            cached = self._pages.get(id(page))
-            if cached is None or cached[0] is not page:
-                cached = (page, _json.encode(page))
-            kept[id(page)] = cached
-            pages.append(cached[1])
-        self._pages = kept
-        fields = {"done": b"[" + b",".join(pages) + b"]"}
-        met_json = _struct(met, fields)
-        return _struct(state, {"met": met_json})
+RECENT = 16  # finished challenges ``GET /state`` carries, the highest numbers: a phone's latest results
+DONE_PAGE = 1000  # finished challenges a page of ``GET /state/done`` holds at most
 
 
-def _plain(obj) -> bool:
-    """Encoded as a JSON object of its fields in order, every field, under its own name."""
-    config = obj.__struct_config__
-    return (isinstance(obj, msgspec.Struct) and not config.array_like and config.tag is None
-            and not config.omit_defaults and obj.__struct_encode_fields__ == obj.__struct_fields__)
+class Finished(msgspec.Struct, frozen=True, kw_only=True):
+    """What ``GET /state`` says of the finished challenges it leaves out (issue 18)."""
+
+    count: int  # finished challenges in this view's state (met.done), all pages
+    recent: list[met.Challenge]  # the last RECENT of them by number, in number order
 
 
-def _struct(obj, encoded: dict[str, bytes]) -> bytes:
-    parts = []
-    for name in obj.__struct_fields__:
-        value = encoded.get(name)
-        parts.append(b'"' + name.encode() + b'":' + (value if value is not None else _json.encode(getattr(obj, name))))
-    return b"{" + b",".join(parts) + b"}"
+class DonePage(msgspec.Struct, frozen=True, kw_only=True):
+    """A page of finished challenges (``GET /state/done``), by challenge number."""
+
+    head: int  # the seq of the state the page was read from (the view's, as /state)
+    count: int  # finished challenges in that state, all pages
+    challenges: list[met.Challenge]  # number > ``after``, in number order, at most ``limit``
+
+
+def _number(challenge: met.Challenge) -> tuple[int, str]:
+    try:
+        return int(challenge.id[1:]), challenge.id  # ids are "c<n>" (met.issue)
+    except ValueError:
+        return 0, challenge.id
+
+
+def finished(done: tuple[dict[str, met.Challenge], ...], after: int = 0):
+    """The finished challenges numbered above ``after``, in number order: pages hold
+    challenges by number (met.PAGE each), so only a page's own few are sorted."""
+    for page in done[max(0, after) // met.PAGE:]:
+        for challenge in sorted(page.values(), key=_number):
+            if _number(challenge)[0] > after:
+                yield challenge
+
+
+def _recent(done: tuple[dict[str, met.Challenge], ...], n: int) -> list[met.Challenge]:
+    out: list[met.Challenge] = []
+    for page in reversed(done):
+        if len(out) >= n:
+            break
+        out = sorted(page.values(), key=_number)[-(n - len(out)):] + out
+    return out
+
+
+def live_json(state: GameState) -> bytes:
+    """``GET /state``'s body: the state's JSON with ``met.done`` empty, and beside the
+    state's fields ``finished``: how many challenges are finished and the last few. The
+    finished ones are the part of a state that grows with the night (about 470 bytes
+    each: 4.7 MB by the sixth hour of a MET night); everything else is live and bounded.
+    Decoded as a GameState the extra field is ignored."""
+    done = state.met.done
+    body = _json.encode(msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, done=())))
+    summary = Finished(count=sum(len(page) for page in done), recent=_recent(done, RECENT))
+    return body[:-1] + b',"finished":' + _json.encode(summary) + b"}"
+
+
+def done_page(state: GameState, after: int, limit: int) -> DonePage:
+    done = state.met.done
+    page = list(itertools.islice(finished(done, after), limit))
+    return DonePage(head=state.head, count=sum(len(p) for p in done), challenges=page)
 
 
 class _View:
-    __slots__ = ("viewer", "state", "seen", "encoded")
+    __slots__ = ("viewer", "state", "seen")
 
     def __init__(self, viewer: Actor, state: GameState, seen: int):
         self.viewer = viewer
         self.state = state
         self.seen = seen  # the last seq this view was sent (its state's ``head``)
-        self.encoded = Encoded()
 
 
 class _Session:
@@ -130,10 +157,12 @@ class Projections:
         return self._current(session, viewer)[0]
 
     def state_json(self, session: str, viewer: Actor) -> bytes:
-        """``state``'s JSON, the same bytes as ``msgspec.json.encode`` gives."""
-        state, view, s = self._current(session, viewer)
-        with s.lock:
-            return view.encoded.encode(state)
+        """``GET /state``'s body for ``viewer``: ``live_json`` of ``state``."""
+        return live_json(self.state(session, viewer))
+
+    def done_json(self, session: str, viewer: Actor, after: int = 0, limit: int = DONE_PAGE) -> bytes:
+        """``GET /state/done``'s body: ``viewer``'s finished challenges numbered above ``after``."""
+        return _json.encode(done_page(self.state(session, viewer), after, limit))
 
     def _current(self, session: str, viewer: Actor) -> tuple[GameState, _View, _Session]:
         s = self._session(session)

@@ -14,6 +14,7 @@ from litestar.params import Parameter
 from conteur.events import game, views
 from conteur.events import wire
 from conteur.server.core.auth import Grant
+from conteur.server.core.projections import DONE_PAGE
 from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, SessionPath
 from conteur.server.store.codec import decode_events
 
@@ -65,19 +66,32 @@ class EventsController(Controller):
     ) -> list[LoggedEvent]:
         return visible(request, grant, session, after, None, limit)
 
-    @get("/state", raises=RAISES, summary="The state at a seq: the true state for a storyteller, the state "
-         "folded from its own view for anyone else")
+    @get("/state", raises=RAISES, summary="The live state at the head, or the whole state at a seq: the true "
+         "state for a storyteller, the state folded from its own view for anyone else")
     async def state(
         self, request: Request, grant: GrantDep, session: SessionPath,
-        at: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="a seq; 0 (the default): the head")] = 0,
+        at: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="a seq: the whole state then, finished "
+                                     "challenges included; 0 (the default): the head, live")] = 0,
     ) -> Response[dict[str, Any]]:
         # a dict in the schema, not GameState: Litestar's schema generator cannot take its
         # dict defaults; the body is the state's own JSON, as msgspec encodes it
         rt = runtime(request)
-        if not at:  # the head: from the view's projection, kept up to date (issue 18)
+        if not at:  # the head: from the view's projection, finished challenges counted, not sent (issue 18)
             body = await asyncio.to_thread(rt.projections.state_json, session, grant.actor)
         else:
             body = await asyncio.to_thread(_state_at, request, grant, session, at)
+        return Response(content=body, media_type=MediaType.JSON)
+
+    @get("/state/done", raises=RAISES, summary="Finished challenges of the state at the head, by challenge "
+         "number, a page at a time (GET /state counts them and carries only the last few)")
+    async def done(
+        self, request: Request, grant: GrantDep, session: SessionPath,
+        after: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="a challenge number (c12: 12); exclusive: "
+                                        "challenges numbered above it")] = 0,
+        limit: Annotated[int, Parameter(ge=1, le=DONE_PAGE)] = DONE_PAGE,
+    ) -> Response[dict[str, Any]]:
+        rt = runtime(request)
+        body = await asyncio.to_thread(rt.projections.done_json, session, grant.actor, after, limit)
         return Response(content=body, media_type=MediaType.JSON)
 
 

@@ -43,27 +43,50 @@ class _Kept:
 
 
 # per store (weakly: a closed venue's reviews go with it), a few reviews by (session,
-# viewer, lang), least recently used dropped first: a few storytellers, a few sessions
+# viewer, lang), least recently used dropped first: a few storytellers, a few sessions.
+# A kept review holds about 600 bytes per event of its session (BENCHMARKS "Session 6"),
+# so the bound is on the events held too: 8 reviews of a 735,000-event night would be
+# 3.5 GB; at most _KEPT_EVENTS timeline items (about 0.9 GB) are held over all of a store's
+# reviews, the one being asked for aside; a dropped one is built again from the store.
 _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _KEPT_SIZE = 8
+_KEPT_EVENTS = 1_500_000
+_KEPT_LOCK = threading.Lock()  # asked for on the event loop, trimmed after a catch-up in a thread
 
 
 def _kept(store, session: str, actor, lang: str) -> _Kept:
-    kept = _KEPT.setdefault(store, collections.OrderedDict())
-    key = (session, actor, lang)
-    found = kept.get(key)
-    if found is None:
-        while len(kept) >= _KEPT_SIZE:
-            kept.popitem(last=False)
-        found = kept[key] = _Kept(rv.Builder(session, actor, lang, keep_rows=False))
-    kept.move_to_end(key)
+    with _KEPT_LOCK:
+        kept = _KEPT.setdefault(store, collections.OrderedDict())
+        key = (session, actor, lang)
+        found = kept.get(key)
+        if found is None:
+            while len(kept) >= _KEPT_SIZE:
+                kept.popitem(last=False)
+            found = kept[key] = _Kept(rv.Builder(session, actor, lang, keep_rows=False))
+        kept.move_to_end(key)
     return found
 
 
+def _trim(store, keep: _Kept) -> None:
+    """Drops the least recently asked reviews while they hold more than _KEPT_EVENTS
+    items in all, ``keep`` (the one just asked for) aside."""
+    with _KEPT_LOCK:
+        kept = _KEPT.get(store, {})
+        held = sum(len(k.builder.items) for k in kept.values())
+        for key in [k for k, v in kept.items() if v is not keep]:  # least recently asked first
+            if held <= _KEPT_EVENTS:
+                break
+            held -= len(kept.pop(key).builder.items)
+
+
+CATCH_UP = 5000  # rows read and decoded at a time: an hour of play is not held at once
+
+
 def _catch_up(store, kept: _Kept, session: str) -> None:
-    """Takes the rows committed since the review last looked (under ``kept.lock``)."""
-    rows = store.read_after(session, kept.builder.head)
-    if rows:
+    """Takes the rows committed since the review last looked (under ``kept.lock``), a
+    chunk at a time: the rows and their decoded events of a whole hour at once (about
+    1.2 KB per event) would raise the server's memory for good (freed, not returned)."""
+    while rows := store.read_after(session, kept.builder.head, limit=CATCH_UP):
         # a row edited through SQL may come back as TEXT: decode_events still reads it (altered)
         kept.builder.extend(rows, decode_events([r.data for r in rows]))
         kept.snapshot = None
@@ -73,6 +96,7 @@ def _snapshot(store, kept: _Kept, session: str) -> tuple[rv.Review, int]:
     """The review so far and the last seq it took (seen by its viewer or not)."""
     with kept.lock:
         _catch_up(store, kept, session)
+        _trim(store, kept)
         if kept.snapshot is None:
             kept.snapshot = kept.builder.review()
         return kept.snapshot, kept.builder.head
@@ -103,6 +127,7 @@ async def _review(request: Request, grant: Grant, session: str, lang: str = "en"
 def _with_builder(store, kept: _Kept, session: str, read):
     with kept.lock:
         _catch_up(store, kept, session)
+        _trim(store, kept)
         return read(kept.builder)
 
 
