@@ -292,4 +292,6 @@ def fold(events, state: GameState | None = None) -> GameState:
     """``evolve`` over ``events``, through ``Replay``."""
     replay = Replay(state)
     replay.feed(events)
-    return replay.state()
+    # the replay ends here: its streams dict is handed over, not copied again (the command
+    # path folds each command's events with this, and a night holds thousands of streams)
+    return replay._whole()
