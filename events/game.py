@@ -25,6 +25,7 @@ type through a dict (2.7x faster than a long ``match`` when folding a chronicle)
 
 from __future__ import annotations
 
+import dis
 import operator
 from typing import Any, Callable, TypeVar, Union
 
@@ -32,7 +33,7 @@ import msgspec
 from msgspec.structs import replace
 
 from conteur.events import action, met, offline, session, v5
-from conteur.events.model import Actor, Command, Draws, Event, refuse
+from conteur.events.model import Actor, Command, Draws, Event, refuse, unchanged
 
 RULESETS = {"session": session, "met": met, "v5": v5, "action": action, "offline": offline}
 MODULES = tuple(RULESETS.values())
@@ -161,9 +162,31 @@ def decide(state: GameState, command: Command, draws: Draws, *, actor: Actor) ->
 
 
 _COUNTER = operator.attrgetter("counter")
+_STREAM = operator.attrgetter("stream")
 # the event types that carry draws: a getattr with a default on the others raised and
 # caught an AttributeError on every event of a replay
 _DRAWN = frozenset(t for t in EVOLVERS if "draws" in t.__struct_fields__)
+
+
+def count_draws(streams: dict[str, int], draw_counter: int, records) -> int:
+    """Counts one event's draw records: ``streams`` (changed in place: the caller's own
+    copy) holds each stream's next FAIR-2 counter; returns the next session-wide counter
+    (for logs from before streams). Shared by ``evolve`` and ``Replay``."""
+    if records[0].stream:
+        names = set(map(_STREAM, records))
+        if len(names) == 1:  # one roll's draws, nearly always: one C-level max
+            (name,) = names
+            last = max(records, key=_COUNTER).counter + 1
+            if last > streams.get(name, 0):
+                streams[name] = last
+            return draw_counter
+        for record in records:
+            if record.counter >= streams.get(record.stream, 0):
+                streams[record.stream] = record.counter + 1
+        return draw_counter
+    # max with a C key, not a generator: a dice session folds 15% faster
+    last = max(records, key=_COUNTER).counter + 1
+    return last if last > draw_counter else draw_counter
 
 
 def evolve(state: GameState, event: Event) -> GameState:
@@ -172,24 +195,103 @@ def evolve(state: GameState, event: Event) -> GameState:
     state = EVOLVERS[kind](state, event)
     if kind in _DRAWN and (records := event.draws):
         if records[0].stream:
-            streams = state.streams
-            for record in records:
-                if record.counter >= streams.get(record.stream, 0):
-                    if streams is state.streams:
-                        streams = dict(streams)
-                    streams[record.stream] = record.counter + 1
-            if streams is not state.streams:
-                state = replace(state, streams=streams)
-            return state
-        # max with a C key, not a generator: a dice session folds 15% faster
-        last = max(records, key=_COUNTER).counter + 1
-        if last > state.draw_counter:
+            # copied: a stream's counter moves with nearly every draw
+            streams = dict(state.streams)
+            count_draws(streams, 0, records)
+            return replace(state, streams=streams)
+        last = count_draws(state.streams, state.draw_counter, records)
+        if last != state.draw_counter:
             state = replace(state, draw_counter=last)
     return state
 
 
+def _reads_state(evolver: Evolver) -> bool:
+    """Whether an evolver reads its third argument, the whole state before the event: the
+    bytecode loads it, or a closure inside captures it. Anything not a plain function is
+    taken to read it."""
+    code = getattr(evolver, "__code__", None)
+    if code is None or code.co_argcount < 3:
+        return True
+    name = code.co_varnames[2]
+    if name in code.co_cellvars:
+        return True
+    return any(op.opname.startswith("LOAD_") and (op.argval == name or (isinstance(op.argval, tuple) and name in op.argval))
+               for op in dis.get_instructions(code))
+
+
+PART_NAMES = tuple(RULESETS)  # GameState's fields, one per ruleset
+# each event's steps for Replay: (index in PART_NAMES, evolver, reads the whole state),
+# ``unchanged`` left out
+_STEPS: dict[type[Event], tuple[tuple[int, Evolver, bool], ...]] = {
+    kind: tuple((PART_NAMES.index(part), f, _reads_state(f)) for part, f in handlers if f is not unchanged)
+    for kind, handlers in HANDLERS.items()
+}
+
+
+# The tags of the events no part folds and that carry no draws: a refusal kept as
+# evidence, a comparison or a concession the next event settles. A replay from the store
+# need not even read them (``sqlite.fold_session``); the state is the same without them.
+IGNORED: frozenset[str] = frozenset(kind.__struct_config__.tag for kind, steps in _STEPS.items()
+                                    if not steps and kind not in _DRAWN)
+
+
+class Replay:
+    """The replay-only fold: the same states as ``evolve`` event by event (the parts'
+    own evolvers, unchanged, do the work), without a frozen ``GameState`` per event. The
+    parts are held in a list, the draw streams in a dict of this replay's own, and a
+    whole ``GameState`` is built only for an evolver that reads it (a few kinds: a retest,
+    a sheet amended) and at the end. ``tests/test_replay_fold.py`` pins it to ``evolve``."""
+
+    __slots__ = ("_start", "parts", "_streams", "_counter")
+
+    def __init__(self, state: GameState | None = None) -> None:
+        self._start = state = initial() if state is None else state
+        # the parts folded so far, in PART_NAMES order: callers may read them between feeds
+        # (the review reads where characters stand), never change them
+        self.parts = [getattr(state, name) for name in PART_NAMES]
+        self._streams = dict(state.streams)
+        self._counter = state.draw_counter
+
+    def _whole(self) -> GameState:
+        # the streams dict is this replay's own and lent here: evolvers never keep or change it
+        return replace(self._start, **dict(zip(PART_NAMES, self.parts)), streams=self._streams,
+                       draw_counter=self._counter)
+
+    def feed(self, events) -> None:
+        parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
+        try:
+            for event in events:
+                kind = type(event)
+                steps = steps_of[kind]
+                if len(steps) == 1:
+                    ((i, f, reads),) = steps
+                    if reads:
+                        self._counter = counter
+                        parts[i] = f(parts[i], event, self._whole())
+                    else:
+                        parts[i] = f(parts[i], event, None)
+                elif steps:
+                    self._counter = counter
+                    before = self._whole() if any(reads for _, _, reads in steps) else None
+                    changed = [(i, f(parts[i], event, before)) for i, f, _ in steps]
+                    for i, own in changed:
+                        parts[i] = own
+                if kind in drawn and (records := event.draws):
+                    counter = count_draws(streams, counter, records)
+        finally:
+            self._counter = counter
+
+    def state(self, **changes) -> GameState:
+        """The state folded so far (a new one each call, sharing nothing mutable with the
+        replay), with ``changes`` (a store sets ``head``)."""
+        whole = self._whole()
+        return replace(whole, streams=dict(self._streams), **changes)
+
+
 def fold(events, state: GameState | None = None) -> GameState:
-    state = initial() if state is None else state
-    for event in events:
-        state = evolve(state, event)
-    return state
+    """``evolve`` over ``events``, through ``Replay``."""
+    replay = Replay(state)
+    replay.feed(events)
+    # the replay ends here: its streams dict is handed over, not copied again (the command
+    # path folds each command's events with this, and a night holds thousands of streams)
+    return replay._whole()

@@ -49,9 +49,20 @@ class Item(msgspec.Struct, kw_only=True, gc=False):
     characters: tuple[str, ...] = ()
     scene: str | None = None
     challenge: str | None = None  # a Mind's Eye Theatre challenge ("c3") or offline record ("o1")
-    text: str = ""
     owners: frozenset[str] | None = None  # who saw it whole (None: everyone)
     sealed: bool = False  # the others saw a sealed form (False: they saw nothing)
+    # The sentence is told when first read, not when the item is made: the first screen
+    # shows 1,500 rows of a night's tens of thousands, and telling was a third of building
+    # the review. ``teller`` holds the roster's names as they stood at this event.
+    teller: Any = None
+    told: str | None = None
+
+    @property
+    def text(self) -> str:
+        told = self.told
+        if told is None:
+            told = self.told = sentence(self.event, self.teller)
+        return told
 
 
 class Review(msgspec.Struct, kw_only=True):
@@ -121,9 +132,14 @@ def _challenge_of(event: Event) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _where(state: GameState, people: Iterable[str]) -> str | None:
+_SESSION_PART, _MET_PART = game.PART_NAMES.index("session"), game.PART_NAMES.index("met")
+_IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
+
+
+def _where(characters: dict, people: Iterable[str]) -> str | None:
+    """The scene of the first of ``people`` in one (``session.State.characters``)."""
     for who in people:
-        found = state.session.characters.get(who)
+        found = characters.get(who)
         if found is not None and found.scene:
             return found.scene
     return None
@@ -159,13 +175,19 @@ class Builder:
         # for those (``keep_rows=False``) rather than hold every stored byte of the night
         self.keep_rows = keep_rows
         self.viewer = viewer
-        self.truth = game.initial()
-        self.seen_state = game.initial()
+        # the true state through the replay-only fold (the review reads where characters
+        # stand at each event); the viewer's own fold likewise, unless it is the truth
+        self._truth = game.Replay()
+        self._seen = game.Replay()
+        self._seen_state: GameState | None = None
         self.names: dict[str, str] = {}
         self.scenes: dict[str, str] = {}
         self.challenge_scene: dict[str, str | None] = {}
         self.teller = Teller(self.names, lang, self.scenes)
         self.lang = self.teller.lang
+        # what items are told with later: the names and scenes as they stand, copied
+        # whenever one is added (a few dozen times a night)
+        self._teller = Teller(dict(self.names), lang, dict(self.scenes))
         self.items: list[Item] = []
         self.rows: list[Row] = []
         self.by_challenge: dict[str, list[Item]] = {}  # items by challenge id, in log order
@@ -179,48 +201,73 @@ class Builder:
         self._shared: dict = {}  # tuples of characters and sets of owners, one copy of each
 
     def extend(self, rows: list[Row], events: list[Event]) -> None:
-        truth, seen_state, viewer = self.truth, self.seen_state, self.viewer
-        names, scenes, challenge_scene, teller = self.names, self.scenes, self.challenge_scene, self.teller
-        whole = viewer.role == "storyteller"
+        whole = self.viewer.role == "storyteller"
+        self._seen_state = None
         paused = gc.isenabled()
         gc.disable()  # as the store's fold: no cycles, only a growing review to walk again
         try:
-            self._extend(rows, events, truth, seen_state, viewer, names, scenes, challenge_scene, teller, whole)
+            self._extend(rows, events, whole)
         finally:
             if paused:
                 gc.enable()
 
-    def _extend(self, rows, events, truth, seen_state, viewer, names, scenes, challenge_scene, teller, whole):
+    @property
+    def seen_state(self) -> GameState:
+        """The viewer's state after every event taken (the truth for a storyteller)."""
+        if self._seen_state is None:
+            self._seen_state = (self._truth if self.viewer.role == "storyteller" else self._seen).state()
+        return self._seen_state
+
+    def _extend(self, rows, events, whole):
         items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
+        names, scenes, challenge_scene, viewer = self.names, self.scenes, self.challenge_scene, self.viewer
         share = self._shared.setdefault
         at = ""
-        evolve, forms, pick = game.evolve, views.forms, views.pick
+        forms, pick = views.forms, views.pick
+        truth, teller = self._truth, self._teller
+        parts, SESSION, MET, ignored = truth.parts, _SESSION_PART, _MET_PART, _IGNORED
+        # the truth is folded in runs, up to the events that need it as it stood before them
+        # (where characters stand, the open challenges); the viewer's own fold at the end
+        truths: list[Event] = []
+        seens: list[Event] = []
         for row, event in zip(rows, events):
             kind = type(event)
             if kind is session.CharacterAdded:
                 names[event.character] = event.name or event.character
+                teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
             elif kind is session.SceneOpened:
                 scenes[event.scene] = event.name or event.scene
+                teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
             people = _people(event)
             challenge = _challenge_of(event)
             scene = event.scene if kind in _HAS_SCENE else None
-            if kind is met.ChallengeIssued:
-                challenge_scene[event.challenge] = _where(truth, (event.initiator, event.tested or event.defender))
-            elif kind is offline.OfflineChallengeRecorded:
-                challenge_scene[event.record] = _where(truth, (event.recorder, event.opponent))
-            if scene is None:
-                scene = challenge_scene.get(challenge) if challenge else _where(truth, people)
-            # an open challenge is checked against the sheet as amended (rules-choices 21):
-            # its story shows the amendment, for a dispute about a refused bid
-            amended = ([c.id for c in truth.met.live.values() if event.character in c.sides]
-                       if kind is session.SheetAmended else None)
-            truth = evolve(truth, event)
+            amended = None
+            if (scene is None and not challenge or kind is met.ChallengeIssued
+                    or kind is offline.OfflineChallengeRecorded or kind is session.SheetAmended):
+                if truths:
+                    truth.feed(truths)
+                    truths.clear()
+                characters = parts[SESSION].characters
+                if kind is met.ChallengeIssued:
+                    challenge_scene[event.challenge] = _where(characters, (event.initiator, event.tested or event.defender))
+                elif kind is offline.OfflineChallengeRecorded:
+                    challenge_scene[event.record] = _where(characters, (event.recorder, event.opponent))
+                elif kind is session.SheetAmended:
+                    # an open challenge is checked against the sheet as amended (rules-choices
+                    # 21): its story shows the amendment, for a dispute about a refused bid
+                    amended = [c.id for c in parts[MET].live.values() if event.character in c.sides]
+                if scene is None and not challenge:
+                    scene = _where(characters, people)
+            if scene is None and challenge:
+                scene = challenge_scene.get(challenge)
+            if kind not in ignored:
+                truths.append(event)
             f = forms(event)
             seen = pick(f, viewer)
             if seen is None:
                 continue
-            # a storyteller sees every event whole: its state is the truth, folded once
-            seen_state = truth if whole else evolve(seen_state, seen)
+            if not whole:  # a storyteller sees every event whole: its state is the truth
+                seens.append(seen)
             # a night repeats a few actors, types and groups of characters: each kept once,
             # not once per event (issue 18: a kept review's memory per event)
             owners = f.owners
@@ -228,7 +275,7 @@ class Builder:
                 at = row.at
             item = Item(
                 seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
-                characters=share(people, people), scene=scene, challenge=challenge, text=sentence(seen, teller),
+                characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
                 owners=owners if owners is None else share(owners, owners), sealed=f.public is not None,
             )
             items.append(item)
@@ -244,7 +291,8 @@ class Builder:
                 for challenge_id in amended:
                     by_challenge.setdefault(challenge_id, []).append(item)
                     touched.add(challenge_id)
-        self.truth, self.seen_state = truth, seen_state
+        truth.feed(truths)
+        self._seen.feed(seens)
         if self.keep_rows:
             self.rows.extend(rows)
         if rows:

@@ -5,8 +5,6 @@ from __future__ import annotations
 import gc
 from typing import Iterable
 
-import msgspec
-
 from conteur.events import game
 from conteur.events.game import GameState
 from conteur.events.model import Event
@@ -17,22 +15,20 @@ def fold_chunks(start: int, state: GameState | None, chunks: Iterable[tuple[int,
                 progress: Progress | None = None) -> tuple[GameState, int]:
     """(the state after the chunks, ``head`` set to their last seq or ``start``; how many
     events were folded), from a snapshot ``(start, state)`` or from nothing."""
-    state = state if state is not None else game.initial()
+    replay = game.Replay(state)
     folded = 0
     head = start
-    evolve = game.evolve
     # the fold makes millions of short-lived containers and no cycles: the cyclic GC
     # would only walk the growing state over and over
     paused = gc.isenabled()
     gc.disable()
     try:
         for head, events in chunks:
-            for event in events:
-                state = evolve(state, event)
+            replay.feed(events)
             folded += len(events)
             if progress:
                 progress(len(events))
     finally:
         if paused:
             gc.enable()
-    return msgspec.structs.replace(state, head=head), folded
+    return replay.state(head=head), folded

@@ -68,29 +68,47 @@ def latest_snapshot(conn: sqlite3.Connection, session: str,
 def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto: int | None = None,
                    chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
     """Decoded events of a session in chunks: (last seq of chunk, events)."""
+    for last, events, _ in _session_chunks(conn, session, after, upto, chunk):
+        yield last, events
+
+
+def _session_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None, chunk: int,
+                    skip: frozenset[str] = frozenset()) -> Iterator[tuple[int, list[Event], int]]:
+    """(last seq of chunk, decoded events, rows read) in chunks; the rows of a type in
+    ``skip`` are counted but neither copied out of SQLite nor decoded."""
     span = conn.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
     if span is None:
         return
     after = max(after, span[0] - 1)  # the scan runs over the session's own span only
     upto = min(upto if upto is not None else 1 << 62, span[1])
+    types = sorted(skip)
+    data = f"CASE WHEN type IN ({','.join('?' * len(types))}) THEN NULL ELSE data END" if types else "data"
     while True:
         rows = conn.execute(
-            "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? AND session = ? "
-            "ORDER BY seq LIMIT ?",
-            (after, upto, session, chunk),
+            f"SELECT seq, {data} FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq LIMIT ?",
+            (*types, after, upto, session, chunk),
         ).fetchall()
         if not rows:
             return
         after = rows[-1][0]
-        yield after, decode_events([d for _, d in rows])
+        yield after, decode_events([d for _, d in rows if d is not None]), len(rows)
 
 
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
                  use_snapshots: bool = True, progress=None) -> tuple[GameState, int]:
     """(state at ``at`` or at the session's end, with ``head`` set; events folded after
-    the snapshot it started from): what ``load_state`` and replay workers run."""
+    the snapshot it started from): what ``load_state`` and replay workers run. The events
+    no part folds (``game.IGNORED``: a tenth of a night) are not decoded; progress still
+    counts them."""
     start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
-    return fold_chunks(start, state, session_events(conn, session, after=start, upto=at), progress)
+
+    def chunks() -> Iterator[tuple[int, list[Event]]]:
+        for last, events, rows in _session_chunks(conn, session, start, at, 20000, game.IGNORED):
+            yield last, events
+            if progress and rows > len(events):
+                progress(rows - len(events))
+
+    return fold_chunks(start, state, chunks(), progress)
 
 
 def file_rows(path: str | Path) -> Iterator[Row]:
