@@ -19,6 +19,7 @@ from conteur.server.audit import review as rv
 from conteur.server.cli.simulate import play, simulate
 from conteur.server.core.service import Chronicle
 from conteur.server.store import replay
+from conteur.server.store.factory import open_store
 from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
 
@@ -118,13 +119,14 @@ def test_an_evolver_that_reads_the_whole_state_gets_it(evolver, reads):
     assert game._reads_state(evolver) is reads
 
 
-def test_events_no_part_folds_are_not_read_and_the_head_is_still_the_last_row(tmp_path):
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_events_no_part_folds_are_not_read_and_the_head_is_still_the_last_row(tmp_path, request, kind):
     """``game.IGNORED`` rows (refusals, comparisons, concessions) are left out of a store's
-    replay; the state is the same, its ``head`` still the seq of the session's last row at
-    or before ``at``, even when that row is one of them."""
+    replay (SQLite's and PostgreSQL's); the state is the same, its ``head`` still the seq
+    of the session's last row at or before ``at``, even when that row is one of them."""
     assert "command_rejected" in game.IGNORED and "met.bids_compared" in game.IGNORED
-    db = tmp_path / "c.db"
-    with SQLiteStore(db) as store:
+    target = tmp_path / "c.db" if kind == "sqlite" else request.getfixturevalue("pg_url")
+    with open_store(target, create=True) as store:
         play(Chronicle(store), "n", events=1200, seed=11, close=False)
         for sid in store.sessions():
             rows = store.read_after(sid, 0)

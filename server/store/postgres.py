@@ -29,7 +29,7 @@ from typing import Iterator, Sequence
 
 import msgspec
 
-from conteur.events.game import GameState
+from conteur.events.game import IGNORED, GameState
 from conteur.events.model import Event
 from conteur.server.store.chain import GENESIS, Row, row_hash
 from conteur.server.store.codec import (
@@ -447,6 +447,28 @@ class PostgresStore(GroupCommit):
             after = page[-1][0]
             yield after, decode_events([d for _, d in page])
 
+    def _folded_chunks(self, session: str, after: int, upto: int | None, progress: Progress | None,
+                       chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
+        """``iter_events`` for a replay: the rows no part folds (``game.IGNORED``) stay in
+        the database, neither sent nor decoded, yet counted (progress, and the chunk's
+        last seq stays the session's last row), as SQLite's ``fold_session`` does."""
+        skip = sorted(IGNORED)
+        while True:
+            sql = ("SELECT seq, CASE WHEN type = ANY(%s) THEN NULL ELSE data END FROM events"
+                   " WHERE session = %s AND seq > %s")
+            args: list = [skip, session, after]
+            if upto is not None:
+                sql += " AND seq <= %s"
+                args.append(upto)
+            page = self._query(sql + " ORDER BY seq LIMIT %s", args + [chunk])
+            if not page:
+                return
+            after = page[-1][0]
+            events = decode_events([d for _, d in page if d is not None])
+            yield after, events
+            if progress and len(page) > len(events):
+                progress(len(page) - len(events))
+
     # -- state and snapshots -----------------------------------------------------------
 
     def latest_snapshot(self, session: str, at: int | None = None) -> tuple[int, GameState | None]:
@@ -485,7 +507,7 @@ class PostgresStore(GroupCommit):
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
                    progress: Progress | None = None) -> GameState:
         start, state = self.latest_snapshot(session, at) if use_snapshots else (0, None)
-        state, folded = fold_chunks(start, state, self.iter_events(session, after=start, upto=at), progress)
+        state, folded = fold_chunks(start, state, self._folded_chunks(session, start, at, progress), progress)
         if use_snapshots and at is None and folded >= self.snapshot_every:
             self.save_snapshot(session, state.head, state)
         return state
