@@ -435,28 +435,27 @@ class PostgresStore(GroupCommit):
 
     def iter_events(self, session: str, after: int = 0, upto: int | None = None,
                     chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
-        while True:
-            sql = "SELECT seq, data FROM events WHERE session = %s AND seq > %s"
-            args: list = [session, after]
-            if upto is not None:
-                sql += " AND seq <= %s"
-                args.append(upto)
-            page = self._query(sql + " ORDER BY seq LIMIT %s", args + [chunk])
-            if not page:
-                return
-            after = page[-1][0]
-            yield after, decode_events([d for _, d in page])
+        for page in self._event_pages(session, after, upto, chunk):
+            yield page[-1][0], decode_events([d for _, d in page])
 
     def _folded_chunks(self, session: str, after: int, upto: int | None, progress: Progress | None,
                        chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
         """``iter_events`` for a replay: the rows no part folds (``game.IGNORED``) stay in
         the database, neither sent nor decoded, yet counted (progress, and the chunk's
         last seq stays the session's last row), as SQLite's ``fold_session`` does."""
-        skip = sorted(IGNORED)
+        for page in self._event_pages(session, after, upto, chunk, skip=sorted(IGNORED)):
+            events = decode_events([d for _, d in page if d is not None])
+            yield page[-1][0], events
+            if progress and len(page) > len(events):
+                progress(len(page) - len(events))
+
+    def _event_pages(self, session: str, after: int, upto: int | None, chunk: int,
+                     skip: list[str] | None = None) -> Iterator[list[tuple[int, bytes | None]]]:
+        """(seq, data) pages of a session's rows; data is NULL for a type in ``skip``."""
+        data = "CASE WHEN type = ANY(%s) THEN NULL ELSE data END" if skip else "data"
         while True:
-            sql = ("SELECT seq, CASE WHEN type = ANY(%s) THEN NULL ELSE data END FROM events"
-                   " WHERE session = %s AND seq > %s")
-            args: list = [skip, session, after]
+            sql = f"SELECT seq, {data} FROM events WHERE session = %s AND seq > %s"
+            args: list = ([skip] if skip else []) + [session, after]
             if upto is not None:
                 sql += " AND seq <= %s"
                 args.append(upto)
@@ -464,10 +463,7 @@ class PostgresStore(GroupCommit):
             if not page:
                 return
             after = page[-1][0]
-            events = decode_events([d for _, d in page if d is not None])
-            yield after, events
-            if progress and len(page) > len(events):
-                progress(len(page) - len(events))
+            yield page
 
     # -- state and snapshots -----------------------------------------------------------
 
