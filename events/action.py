@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import Count, CountMap, Seconds
+from conteur.events.bounds import Count, CountMap, CountOrName, Seconds
 from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, refuse,
                                   audience_key, id_counted, id_known, id_scope, scoped_id, sees, unchanged)
 from conteur.events.session import (SheetAmended, TimeSkipped, TurnAdvanced, check_player_bonus, clock,
@@ -322,7 +322,7 @@ class RollAction(Command, frozen=True, kw_only=True, tag="roll_action"):
 
     character: str
     characteristic: str | None = None
-    difficulty: Count | str | None = None
+    difficulty: CountOrName = None
     test: str | None = None
     threshold: Count | None = None  # storytellers, or a character without a sheet
     expertise: bool | str | None = None  # an Expertise's name is checked on the sheet

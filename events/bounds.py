@@ -23,3 +23,11 @@ Count = Annotated[int, Meta(ge=-MAX_COUNT, le=MAX_COUNT)]
 CountMap = Annotated[dict[str, Count], Meta(extra_json_schema={"extra": {"additional_properties": {
     "type": "integer", "minimum": -MAX_COUNT, "maximum": MAX_COUNT}}})]
 Seconds = Annotated[int, Meta(ge=-MAX_SECONDS, le=MAX_SECONDS)]
+# dice by index: the same for a tuple's items, which Litestar's OpenAPI also drops
+# (schemathesis sent -64464464 as a schema-valid index and got a 400)
+CountTuple = Annotated[tuple[Count, ...], Meta(extra_json_schema={"extra": {"items": {
+    "type": "integer", "minimum": -MAX_COUNT, "maximum": MAX_COUNT}}})]
+# a number or a level's name (ACT-4 difficulty): Litestar keeps a union's bounds when it
+# has two members and drops them with three, so the schema says them here
+CountOrName = Annotated[Count | str | None, Meta(extra_json_schema={"extra": {
+    "minimum": -MAX_COUNT, "maximum": MAX_COUNT}})]

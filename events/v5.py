@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import Count
+from conteur.events.bounds import Count, CountTuple
 from conteur.events.model import (
     Actor,
     Command,
@@ -261,7 +261,7 @@ class WillpowerReroll(Command, frozen=True, kw_only=True, tag="willpower_reroll"
 
     roll: str
     character: str | None = None
-    dice: tuple[Count, ...] = ()
+    dice: CountTuple = ()
     strategy: Strategy | None = None
 
 
