@@ -71,3 +71,15 @@ def worlds(tmp_path_factory):
     with Venue(tmp_path_factory.mktemp("world-a") / "a.db") as a, \
             Venue(tmp_path_factory.mktemp("world-b") / "b.db") as b:
         yield a, b
+
+
+@pytest.fixture
+def phones():
+    """Where the fault tests' devices keep their outboxes: memory-backed files when the
+    machine has /dev/shm. Each received event is an fsync of the device's outbox; many
+    phones on one disk would measure this disk, not the server under test."""
+    import tempfile
+
+    shm = Path("/dev/shm")
+    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as folder:
+        yield Path(folder)

@@ -12,7 +12,6 @@ import asyncio
 import os
 import sqlite3
 import subprocess
-import tempfile
 from pathlib import Path
 
 import msgspec
@@ -27,6 +26,7 @@ from conteur.server.store.chain import verify_rows
 from conteur.server.store.sqlite import SQLiteStore, decode_events
 from conteur.server.testing import Device
 from tests.client_support import Proxy
+from tests.faults_support import TogglingPhone, eventually, player, seen_seqs, toggle
 
 PARTITION_SECONDS = float(os.environ.get("CONTEUR_PARTITION_SECONDS", "6"))
 
@@ -44,17 +44,9 @@ def log_of(db: Path, session: str) -> list[tuple[int, object]]:
     return list(zip([r[0] for r in rows], decode_events([r[1] for r in rows])))
 
 
-def player(character: str) -> Actor:
-    return Actor(role="player", character=character, name=character)
-
-
 def replayed_view(log: list[tuple[int, object]], viewer: Actor):
     """The state a viewer folds from a replay of the log filtered for it."""
     return views.fold_view([e for _, e in log], viewer)
-
-
-def seen_seqs(log: list[tuple[int, object]], viewer: Actor) -> list[int]:
-    return [seq for seq, _ in views.view_events(log, viewer)]
 
 
 def same_state(a, b) -> bool:
@@ -81,54 +73,13 @@ def check_exactly_once(db: Path, acked: dict[str, tuple[int, ...]]) -> None:
         assert verify_rows(store.rows(), gapless=True)[1] is None, "the hash chain is broken"
 
 
-async def eventually(predicate, timeout: float, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.2)
-
-
-def toggle(character: str, out: bool) -> dict:
-    if out:
-        return {"type": "back_in_game", "character": character}
-    return {"type": "out_of_game", "character": character, "reason": "fault test"}
-
-
-@pytest.fixture
-def phones():
-    """Where the devices keep their outboxes: memory-backed files when the machine has
-    them. Each received event is an fsync of the device's outbox; twenty phones on one
-    disk would measure this disk, not the server under test."""
-    shm = Path("/dev/shm")
-    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as folder:
-        yield Path(folder)
-
-
-class Player:
-    """A real client (durable outbox file) that keeps toggling its character."""
+class Player(TogglingPhone):
+    """The venue's player ``index``, toggling its character."""
 
     def __init__(self, url: str, venue: Venue, index: int, folder: Path):
-        self.character, token = venue.players[index]
-        self.client = Client(url, token, venue.session, outbox=folder / f"{self.character}.db",
-                             device=f"phone-{index}", ping_interval=1.0,
-                             backoff=Backoff(base=0.1, cap=0.5))
-        self.out = False
-        self.ids: list[str] = []
-
-    def send(self) -> None:
-        self.ids.append(self.client.send(toggle(self.character, self.out)))
-        self.out = not self.out
-
-    def acked(self) -> dict[str, tuple[int, ...]]:
-        return {e.id: e.seqs for e in self.client.outbox.all() if e.status == "acked"}
-
-    def settled(self, log_seqs: list[int]) -> bool:
-        received = [d.seq for d in self.client.received]
-        return (self.client.live.is_set() and not self.client.queued()
-                and received[-len(log_seqs):] == log_seqs[-len(received):] and
-                (received[-1] if received else 0) == (log_seqs[-1] if log_seqs else 0))
+        character, token = venue.players[index]
+        super().__init__(url, token, venue.session, character, outbox=folder / f"{character}.db",
+                         device=f"phone-{index}", backoff=Backoff(base=0.1, cap=0.5))
 
 
 async def converge(players: list[Player], db: Path, session: str, timeout: float = 30.0) -> list:

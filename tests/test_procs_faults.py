@@ -19,10 +19,8 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import pytest
@@ -31,30 +29,13 @@ from bench.harness import ServerProcess, free_port, prepare_venue
 from conteur.server.store.chain import verify_rows
 from conteur.server.store.factory import open_store
 from conteur.server.testing import Device, Venue
+from tests.faults_support import eventually
 from tests.procs_support import Phone, Spread, log_of, player, seen_seqs
 
 pytest.importorskip("psycopg")
 
 SESSIONS = ("hall-a", "hall-b")
 PER_SESSION = 25  # 50 devices
-
-
-@pytest.fixture
-def phones():
-    """The devices' outboxes in memory when the machine has /dev/shm (fifty phones'
-    fsyncs on one disk would measure the disk)."""
-    shm = Path("/dev/shm")
-    with tempfile.TemporaryDirectory(dir=shm if shm.is_dir() else None) as folder:
-        yield Path(folder)
-
-
-async def eventually(predicate, timeout: float, what: str) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {timeout} s: {what}")
-        await asyncio.sleep(0.2)
 
 
 def check_exactly_once(url: str, acked: dict[str, tuple[int, ...]]) -> None:
