@@ -16,18 +16,11 @@ from conteur.server.audit.verify import verify_store
 from conteur.server.store.chain import verify_rows
 from conteur.server.store.factory import open_store
 from conteur.server.testing import Device, Venue
+from tests.every_command import SETUP as EVERY_SETUP
 
 pytest.importorskip("psycopg")
 
-MET = {"kind": "met", "physical": 6, "social": 4, "mental": 5}
-V5 = {"kind": "v5", "attributes": {"Dexterity": 3}, "skills": {"Stealth": 2}, "hunger": 1}
-SETUP = [
-    {"type": "open_session", "name": "Night"},
-    {"type": "open_scene", "scene": "hall"},
-    {"type": "add_character", "character": "anna", "name": "Anna", "sheet": MET},
-    {"type": "add_character", "character": "bruno", "name": "Bruno", "sheet": MET},
-    {"type": "add_character", "character": "vic", "name": "Vic", "sheet": V5},
-]
+SETUP = EVERY_SETUP[:5]  # a session, a scene, two MET characters and a V5 one
 
 
 def challenge(n: int) -> list[dict]:
