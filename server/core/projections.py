@@ -39,6 +39,7 @@ import msgspec
 from conteur.events import game, met, views
 from conteur.events.game import GameState
 from conteur.events.model import Actor
+from conteur.server.core.shelf import Shelf
 from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder()
@@ -82,16 +83,22 @@ def _number(challenge: met.Challenge) -> tuple[int, str]:
         return 0, challenge.id
 
 
-def finished(done: tuple[dict[str, met.Challenge], ...], after: int = 0):
+def finished(done, after: int = 0):
     """The finished challenges numbered above ``after``, in number order: pages hold
-    challenges by number (met.PAGE each), so only a page's own few are sorted."""
-    for page in done[max(0, after) // met.PAGE:]:
-        for challenge in sorted(page.values(), key=_number):
+    challenges by number (met.PAGE each), so only a page's own few are sorted (and of a
+    shelved state, only the pages read are decoded)."""
+    for n in range(max(0, after) // met.PAGE, len(done)):
+        for challenge in sorted(done[n].values(), key=_number):
             if _number(challenge)[0] > after:
                 yield challenge
 
 
-def _recent(done: tuple[dict[str, met.Challenge], ...], n: int) -> list[met.Challenge]:
+def _count(done) -> int:
+    total = getattr(done, "total", None)  # a shelved state's pages (server/core/shelf.py)
+    return total() if total is not None else sum(len(page) for page in done)
+
+
+def _recent(done, n: int) -> list[met.Challenge]:
     out: list[met.Challenge] = []
     for page in reversed(done):
         if len(out) >= n:
@@ -108,23 +115,49 @@ def live_json(state: GameState) -> bytes:
     Decoded as a GameState the extra field is ignored."""
     done = state.met.done
     body = _json.encode(msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, done=())))
-    summary = Finished(count=sum(len(page) for page in done), recent=_recent(done, RECENT))
+    summary = Finished(count=_count(done), recent=_recent(done, RECENT))
     return body[:-1] + b',"finished":' + _json.encode(summary) + b"}"
 
 
 def done_page(state: GameState, after: int, limit: int) -> DonePage:
     done = state.met.done
     page = list(itertools.islice(finished(done, after), limit))
-    return DonePage(head=state.head, count=sum(len(p) for p in done), challenges=page)
+    return DonePage(head=state.head, count=_count(done), challenges=page)
 
 
 class _View:
-    __slots__ = ("viewer", "state", "seen")
+    __slots__ = ("viewer", "state", "seen", "shelf")
 
-    def __init__(self, viewer: Actor, state: GameState, seen: int):
+    def __init__(self, viewer: Actor, state: GameState, seen: int, shelf: Shelf):
         self.viewer = viewer
-        self.state = state
+        self.shelf = shelf  # the view's final pages of finished challenges, out of ``state``
+        self.state = self.shelved(state)
         self.seen = seen  # the last seq this view was sent (its state's ``head``)
+
+    def shelved(self, state: GameState) -> GameState:
+        own = self.shelf.shelve(state.met)
+        return state if own is state.met else msgspec.structs.replace(state, met=own)
+
+    def evolve(self, form, seq: int) -> None:
+        state = self.state
+        if type(form) in _NAMES_CHALLENGE and self.shelf.needs(form.challenge):  # an overrule (MET-14)
+            state = msgspec.structs.replace(state, met=self.shelf.restore(state.met, form.challenge))
+        self.state, self.seen = game.evolve(state, form), seq
+
+    def reading(self) -> GameState:
+        """The state to answer from: its shelved pages read when asked for."""
+        if not len(self.shelf):
+            return self.state
+        return msgspec.structs.replace(self.state, met=msgspec.structs.replace(
+            self.state.met, done=self.shelf.done(self.state.met)))
+
+    def whole(self) -> GameState:
+        return msgspec.structs.replace(self.state, met=self.shelf.whole(self.state.met))
+
+
+# MET events naming a challenge: the ones whose fold may need a shelved page back
+_NAMES_CHALLENGE = frozenset(t for t in game.EVENT_TYPES
+                             if t.__module__ == met.__name__ and "challenge" in t.__struct_fields__)
 
 
 class _Session:
@@ -153,18 +186,21 @@ class Projections:
 
     def state(self, session: str, viewer: Actor) -> GameState:
         """The state at the session's committed head as ``viewer`` may rebuild it, ``head``
-        set to the last seq it was sent (as ``GET /state`` has always answered)."""
-        return self._current(session, viewer)[0]
+        set to the last seq it was sent (as ``GET /state`` has always answered): the whole
+        state, its shelved finished challenges read back."""
+        return self._current(session, viewer, _View.whole)
 
     def state_json(self, session: str, viewer: Actor) -> bytes:
         """``GET /state``'s body for ``viewer``: ``live_json`` of ``state``."""
-        return live_json(self.state(session, viewer))
+        return self._current(session, viewer, lambda view: live_json(view.reading()))
 
     def done_json(self, session: str, viewer: Actor, after: int = 0, limit: int = DONE_PAGE) -> bytes:
         """``GET /state/done``'s body: ``viewer``'s finished challenges numbered above ``after``."""
-        return _json.encode(done_page(self.state(session, viewer), after, limit))
+        return self._current(session, viewer, lambda view: _json.encode(done_page(view.reading(), after, limit)))
 
-    def _current(self, session: str, viewer: Actor) -> tuple[GameState, _View, _Session]:
+    def _current(self, session: str, viewer: Actor, answer):
+        """``answer(view)`` of ``viewer``'s view caught up, under the session's lock (a
+        view's shelf is read and written by one query at a time)."""
         s = self._session(session)
         key = view_key(viewer)
         with s.lock:
@@ -175,9 +211,9 @@ class Projections:
                 view = s.views[key] = self._build(session, viewer, key, s.seq)
             if view.state.head != view.seen:
                 view.state = msgspec.structs.replace(view.state, head=view.seen)
-            answer = view.state, view, s
+            out = answer(view)
         self._used(session, key)
-        return answer
+        return out
 
     def _used(self, session: str, key: str) -> None:
         """Marks a view as just asked for; drops the least recently asked beyond ``max_views``."""
@@ -195,8 +231,8 @@ class Projections:
         """A view's first fold, from the log up to ``upto`` (the others' seq)."""
         if key == STORYTELLERS:
             state = self.store.load_state(session, upto) if upto else game.initial()
-            return _View(viewer, state, state.head)
-        state, seen = game.initial(), 0
+            return _View(viewer, state, state.head, Shelf())
+        view = _View(viewer, game.initial(), 0, Shelf())
         paused = gc.isenabled()
         gc.disable()  # as the store's fold: no cycles, only a growing state to walk again
         try:
@@ -205,11 +241,12 @@ class Projections:
                     for seq, event in chunk:
                         form = views.view(event, viewer)
                         if form is not None:
-                            state, seen = game.evolve(state, form), seq
+                            view.evolve(form, seq)
+                    view.state = view.shelved(view.state)
         finally:
             if paused:
                 gc.enable()
-        return _View(viewer, state, seen)
+        return view
 
     def _catch_up(self, session: str, s: _Session, head: int) -> None:
         if head <= s.seq:
@@ -224,7 +261,9 @@ class Projections:
                 for view in kept:
                     form = views.pick(f, view.viewer)
                     if form is not None:
-                        view.state, view.seen = game.evolve(view.state, form), seq
+                        view.evolve(form, seq)
+            for view in kept:
+                view.state = view.shelved(view.state)
         s.seq = head
 
     def forget(self, session: str | None = None) -> None:

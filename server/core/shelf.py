@@ -1,0 +1,147 @@
+"""Finished MET challenges kept out of a fold's state, compressed by page (issue 18 item 3).
+
+A state folded through a night holds every finished challenge (``met.State.done``, pages of
+``met.PAGE`` by number): about 1.4 KB each, ten events' worth, the one part of a state that
+grows with the night. A server keeps such folds for as long as it runs (each view's
+projection, a kept review's truth), so a six-hour night at 20 commands/s held them by the
+hundred megabytes. A page whose every challenge is finished is final: only an overrule
+(``met.ChallengeOverruled``, MET-14) ever changes it again. Such pages are moved here, each
+as one zlib-compressed msgpack blob (pickled), and put back into the
+state just before an event that names one of their challenges is folded (``restore``), then
+moved out again (``shelve``). Reading a page decodes it (a few kept decoded, least recently
+read dropped).
+
+``whole`` gives the state with every page back, equal to the fold that never shelved.
+"""
+
+from __future__ import annotations
+
+import collections
+import collections.abc
+import functools
+import pickle
+import zlib
+
+import msgspec
+
+from conteur.events import met
+
+# pickle, not the typed msgpack codec: a view's challenges hold what the view was sent,
+# which its types do not always describe (a player's sealed throws are None); these bytes
+# never leave the process
+_encode = functools.partial(pickle.dumps, protocol=pickle.HIGHEST_PROTOCOL)
+_decode = pickle.loads
+_CACHED = 4  # decoded pages kept: the pages being read (a review's recent challenges, a page query)
+
+
+def _number(challenge_id: str) -> int | None:
+    try:
+        return int(challenge_id[1:])
+    except ValueError:  # ids are "c<n>" (met.issue); anything else stays in the state
+        return None
+
+
+class Shelf:
+    """The shelved pages of one fold. Not thread-safe: its owner's lock guards it."""
+
+    __slots__ = ("_pages", "_counts", "_cache")
+
+    def __init__(self) -> None:
+        self._pages: dict[int, bytes] = {}  # page index -> compressed dict[id, Challenge]
+        self._counts: dict[int, int] = {}
+        self._cache: collections.OrderedDict[int, dict[str, met.Challenge]] = collections.OrderedDict()
+
+    def __len__(self) -> int:
+        """Finished challenges on the shelf."""
+        return sum(self._counts.values())
+
+    def nbytes(self) -> int:
+        return sum(len(b) for b in self._pages.values())
+
+    def page(self, n: int) -> dict[str, met.Challenge]:
+        found = self._cache.get(n)
+        if found is None:
+            blob = self._pages.get(n)
+            found = {} if blob is None else _decode(zlib.decompress(blob))
+            self._cache[n] = found
+            while len(self._cache) > _CACHED:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(n)
+        return found
+
+    def shelve(self, own: met.State) -> met.State:
+        """``own`` without its final pages: those below the first page an open challenge
+        or the next one issued falls in (their slots stay, empty, so page numbers hold)."""
+        low = met._page(f"c{own.counter + 1}")
+        for cid in own.live:
+            low = min(low, met._page(cid))
+        done = own.done
+        if not any(done[n] for n in range(min(low, len(done)))):
+            return own
+        for n in range(min(low, len(done))):
+            if done[n] and all(_number(cid) is not None for cid in done[n]):
+                merged = {**self.page(n), **done[n]} if n in self._pages else dict(done[n])
+                self._pages[n] = zlib.compress(_encode(merged), 1)
+                self._counts[n] = len(merged)
+                self._cache.pop(n, None)
+        kept = tuple({} if n < low and n in self._pages else page for n, page in enumerate(done))
+        return msgspec.structs.replace(own, done=kept)
+
+    def needs(self, challenge_id: str) -> bool:
+        """Whether folding an event that names ``challenge_id`` needs its page back."""
+        return bool(self._pages) and met._page(challenge_id) in self._pages
+
+    def restore(self, own: met.State, challenge_id: str) -> met.State:
+        """``own`` with the shelved page of ``challenge_id`` back in its slot."""
+        n = met._page(challenge_id)
+        if n not in self._pages:
+            return own
+        done = own.done + ({},) * (n + 1 - len(own.done))
+        page = {**self.page(n), **done[n]}
+        del self._pages[n], self._counts[n]
+        self._cache.pop(n, None)
+        return msgspec.structs.replace(own, done=done[:n] + (page,) + done[n + 1:])
+
+    def whole(self, own: met.State) -> met.State:
+        """``own`` with every shelved page back: the state as if nothing were shelved."""
+        if not self._pages:
+            return own
+        last = max(max(self._pages) + 1, len(own.done))
+        done = own.done + ({},) * (last - len(own.done))
+        pages = tuple({**self.page(n), **done[n]} if n in self._pages else done[n] for n in range(last))
+        return msgspec.structs.replace(own, done=pages)
+
+    def done(self, own: met.State) -> "Done":
+        """``own.done`` with the shelved pages read when asked for (a sequence of pages)."""
+        return Done(self, own.done)
+
+
+class Done(collections.abc.Sequence):
+    """Pages of finished challenges, the shelved ones decoded when read: what
+    ``met.State.get`` and ``met.State.challenges`` read of ``done``."""
+
+    __slots__ = ("_shelf", "_kept", "_len")
+
+    def __init__(self, shelf: Shelf, kept: tuple) -> None:
+        self._shelf, self._kept = shelf, kept
+        self._len = max(len(kept), max(shelf._pages, default=-1) + 1)
+
+    def __len__(self) -> int:
+        return self._len
+
+    def total(self) -> int:
+        """Finished challenges in all pages, without decoding the shelved ones."""
+        return len(self._shelf) + sum(len(page) for page in self._kept)
+
+    def __getitem__(self, n):
+        if isinstance(n, slice):
+            return [self[i] for i in range(*n.indices(self._len))]
+        if n < 0:
+            n += self._len
+        if not 0 <= n < self._len:
+            raise IndexError(n)
+        page = self._kept[n] if n < len(self._kept) else {}
+        if n in self._shelf._pages:
+            return {**self._shelf.page(n), **page} if page else self._shelf.page(n)
+        return page
