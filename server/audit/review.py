@@ -29,7 +29,9 @@ from conteur.events import action, game, met, offline, session, views
 from conteur.events.game import GameState
 from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Row, verify_rows
+from conteur.server.audit import paged
 from conteur.server.core import venue_time
+from conteur.server.core.shelf import Shelf
 from conteur.events.narrate import Teller, challenge_sentence, offline_sentence, sentence
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
@@ -134,6 +136,19 @@ def _challenge_of(event: Event) -> str | None:
 
 _SESSION_PART, _MET_PART = game.PART_NAMES.index("session"), game.PART_NAMES.index("met")
 _IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
+# MET events naming a challenge: folding one may need its shelved page back (server/core/shelf.py)
+_NAMES_CHALLENGE = frozenset(t for t in game.EVENT_TYPES
+                             if t.__module__ == met.__name__ and "challenge" in t.__struct_fields__)
+
+
+def _item(row: Row, at: str, f, seen: Event, people: tuple[str, ...], challenge: str | None,
+          scene: str | None, teller: Teller, share) -> Item:
+    """A timeline item. A night repeats a few actors, types and groups of characters: each
+    is kept once (``share``), not once per event (issue 18: a kept review's memory)."""
+    owners = f.owners
+    return Item(seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
+                characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
+                owners=owners if owners is None else share(owners, owners), sealed=f.public is not None)
 
 
 def _where(characters: dict, people: Iterable[str]) -> str | None:
@@ -145,10 +160,14 @@ def _where(characters: dict, people: Iterable[str]) -> str | None:
     return None
 
 
+def _decoded(rows: list[Row]) -> list[Event]:
+    # a row edited through SQL may come back as TEXT: the review must still show it (altered)
+    return decode_events([r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows])
+
+
 def read_session(store: EventStore, session_id: str) -> tuple[list[Row], list[Event]]:
     rows = store.read_after(session_id, 0)
-    # a row edited through SQL may come back as TEXT: the review must still show it (altered)
-    return rows, decode_events([r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows])
+    return rows, _decoded(rows)
 
 
 def build(store: EventStore, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en") -> Review:
@@ -169,8 +188,12 @@ class Builder:
     first event; ``review`` gives the ``Review`` of everything taken so far."""
 
     def __init__(self, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en", *,
-                 keep_rows: bool = True):
+                 keep_rows: bool = True, store: EventStore | None = None):
         self.session = session_id
+        # with a store, the items of the night's finished part are read from it again when
+        # asked for (server/audit/paged.py), and the finished challenges of its folds are
+        # shelved (server/core/shelf.py): what a server keeps all night (issue 18)
+        self._store = store
         # the rows only serve the verification and the exports: a server reads them again
         # for those (``keep_rows=False``) rather than hold every stored byte of the night
         self.keep_rows = keep_rows
@@ -188,14 +211,22 @@ class Builder:
         # what items are told with later: the names and scenes as they stand, copied
         # whenever one is added (a few dozen times a night)
         self._teller = Teller(dict(self.names), lang, dict(self.scenes))
-        self.items: list[Item] = []
         self.rows: list[Row] = []
-        self.by_challenge: dict[str, list[Item]] = {}  # items by challenge id, in log order
+        self._tellers: list[tuple[int, Teller]] = [(0, self._teller)]  # (from seq, teller): for pages read again
+        self._shelves = (Shelf(), Shelf()) if store is not None else None  # the truth's, the viewer's
+        if store is not None:
+            self.items: list[Item] | paged.Items = paged.Items(self._rebuild)
+            self.by_challenge: dict[str, list[Item]] | paged.Challenges = paged.Challenges(self.items)
+        else:
+            self.items = []
+            self.by_challenge = {}  # items by challenge id, in log order
         self.touched: set[str] = set()  # challenges with new items since the caller last looked
         self.head = 0  # the last seq taken (seen or not)
         self.types: set[str] = set()
         self._marks: dict[str, Mark] = {}  # challenge id -> what the disputes list needs of it
-        self._briefs: dict[str, dict] = {}  # challenge id -> its brief, once shown (``brief``)
+        # challenge id -> its brief, once shown (``brief``); the last BRIEFS shown, not every
+        # challenge a storyteller paged through
+        self._briefs: collections.OrderedDict[str, dict] = collections.OrderedDict()
         self._flagged: dict[str, tuple[int, int]] = {}  # disputes' ids -> their rank
         self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
         self._shared: dict = {}  # tuples of characters and sets of owners, one copy of each
@@ -215,8 +246,56 @@ class Builder:
     def seen_state(self) -> GameState:
         """The viewer's state after every event taken (the truth for a storyteller)."""
         if self._seen_state is None:
-            self._seen_state = (self._truth if self.viewer.role == "storyteller" else self._seen).state()
+            whole = self.viewer.role == "storyteller"
+            state = (self._truth if whole else self._seen).state()
+            if self._shelves is not None:
+                shelf = self._shelves[0 if whole else 1]
+                if len(shelf):
+                    state = msgspec.structs.replace(state, met=msgspec.structs.replace(
+                        state.met, done=shelf.done(state.met)))
+            self._seen_state = state
         return self._seen_state
+
+    def _restore(self, replay: game.Replay, shelf: Shelf, pending: list[Event], challenge_id: str) -> None:
+        """Puts back the shelved page of ``challenge_id`` (an overrule of a finished
+        challenge, MET-14) before its event is folded, after what is pending."""
+        if pending:
+            replay.feed(pending)
+            pending.clear()
+        # the replay's parts are read between feeds; the met part is swapped for the same
+        # state with a page back in, which the replay's next evolver reads as before
+        replay.parts[_MET_PART] = shelf.restore(replay.parts[_MET_PART], challenge_id)
+
+    def _shelve(self) -> None:
+        for replay, shelf in zip((self._truth, self._seen), self._shelves):
+            replay.parts[_MET_PART] = shelf.shelve(replay.parts[_MET_PART])
+
+    def _teller_at(self, seq: int) -> Teller:
+        tellers = self._tellers
+        return tellers[bisect.bisect_right(tellers, seq, key=lambda t: t[0]) - 1][1]
+
+    def _rebuild(self, seqs, scenes: list[str | None]) -> list[Item]:
+        """The items of ``seqs`` (in log order, ``scenes`` theirs) made again from the
+        store's rows: what ``_extend`` made of them, the scene aside, which it kept."""
+        want = dict(zip(seqs, scenes))
+        out: list[Item] = []
+        share, viewer, at = self._shared.setdefault, self.viewer, ""
+        after, last = seqs[0] - 1, seqs[-1]
+        while after < last:
+            rows = self._store.read_after(self.session, after, limit=5000)
+            if not rows:
+                break
+            after = rows[-1].seq
+            rows = [r for r in rows if r.seq in want]
+            for row, event in zip(rows, _decoded(rows)):
+                f = views.forms(event)
+                if row.at != at:
+                    at = row.at
+                out.append(_item(row, at, f, views.pick(f, viewer), _people(event), _challenge_of(event),
+                                 want[row.seq], self._teller_at(row.seq), share))
+        if len(out) != len(seqs):
+            raise RuntimeError(f"session {self.session!r}: the store no longer holds the rows a kept review took")
+        return out
 
     def _extend(self, rows, events, whole):
         items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
@@ -226,6 +305,7 @@ class Builder:
         forms, pick = views.forms, views.pick
         truth, teller = self._truth, self._teller
         parts, SESSION, MET, ignored = truth.parts, _SESSION_PART, _MET_PART, _IGNORED
+        shelves, names_challenge, paging = self._shelves, _NAMES_CHALLENGE, self._store is not None
         # the truth is folded in runs, up to the events that need it as it stood before them
         # (where characters stand, the open challenges); the viewer's own fold at the end
         truths: list[Event] = []
@@ -235,9 +315,11 @@ class Builder:
             if kind is session.CharacterAdded:
                 names[event.character] = event.name or event.character
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
+                self._tellers.append((row.seq, teller))
             elif kind is session.SceneOpened:
                 scenes[event.scene] = event.name or event.scene
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
+                self._tellers.append((row.seq, teller))
             people = _people(event)
             challenge = _challenge_of(event)
             scene = event.scene if kind in _HAS_SCENE else None
@@ -261,25 +343,30 @@ class Builder:
             if scene is None and challenge:
                 scene = challenge_scene.get(challenge)
             if kind not in ignored:
+                if shelves is not None and kind in names_challenge and shelves[0].needs(event.challenge):
+                    self._restore(truth, shelves[0], truths, event.challenge)
                 truths.append(event)
             f = forms(event)
             seen = pick(f, viewer)
             if seen is None:
                 continue
             if not whole:  # a storyteller sees every event whole: its state is the truth
+                if shelves is not None and type(seen) in names_challenge and shelves[1].needs(seen.challenge):
+                    self._restore(self._seen, shelves[1], seens, seen.challenge)
                 seens.append(seen)
-            # a night repeats a few actors, types and groups of characters: each kept once,
-            # not once per event (issue 18: a kept review's memory per event)
-            owners = f.owners
             if row.at != at:  # the events of one command share their time: one copy
                 at = row.at
-            item = Item(
-                seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
-                characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
-                owners=owners if owners is None else share(owners, owners), sealed=f.public is not None,
-            )
+            item = _item(row, at, f, seen, people, challenge, scene, teller, share)
             items.append(item)
             add_type(row.type)
+            if paging:
+                if challenge:
+                    by_challenge.add(challenge, row.seq)
+                    touched.add(challenge)
+                for challenge_id in amended or ():
+                    by_challenge.add(challenge_id, row.seq)
+                    touched.add(challenge_id)
+                continue
             if challenge:
                 found = by_challenge.get(challenge)
                 if found is None:
@@ -293,6 +380,8 @@ class Builder:
                     touched.add(challenge_id)
         truth.feed(truths)
         self._seen.feed(seens)
+        if shelves is not None:
+            self._shelve()
         if self.keep_rows:
             self.rows.extend(rows)
         if rows:
@@ -303,7 +392,9 @@ class Builder:
         (its lists are copied: pointers, not items)."""
         state = msgspec.structs.replace(self.seen_state, head=self.items[-1].seq if self.items else 0)
         items, rows, by_challenge = self.items, self.rows, self.by_challenge
-        if copy:
+        if copy and self._store is not None:  # a view of what is taken so far: nothing copied
+            items, by_challenge, rows = items.upto(len(items)), by_challenge.upto(self.head), list(rows)
+        elif copy:
             items, rows = list(items), list(rows)
             by_challenge = {k: list(v) for k, v in by_challenge.items()}
         return Review(session=self.session, viewer=self.viewer, lang=self.lang, items=items,
@@ -340,7 +431,14 @@ class Builder:
         if found is None:
             story = _summary(self.review(copy=False), challenge_id, self.by_challenge[challenge_id], steps=False)
             found = self._briefs[challenge_id] = msgspec.to_builtins(_brief(story))
+            while len(self._briefs) > BRIEFS:
+                self._briefs.popitem(last=False)
+        else:
+            self._briefs.move_to_end(challenge_id)
         return found
+
+
+BRIEFS = 2 * 200 + 1000  # briefs kept told: the first screen's (FIRST_DISPUTES, FIRST_CHALLENGES), a page or so
 
 
 SETTLED = frozenset(("resolved", "cancelled", "confirmed", "ruled"))
@@ -855,7 +953,8 @@ def first_screen(builder: Builder) -> dict:
 
 def items_page(review: Review, after: int, limit: int) -> list[dict]:
     """Timeline rows after seq ``after`` (without their events), at most ``limit``."""
-    start = bisect.bisect_right(review.items, after, key=lambda i: i.seq)
+    index_after = getattr(review.items, "index_after", None)  # a kept review's pages: by their seqs
+    start = index_after(after) if index_after else bisect.bisect_right(review.items, after, key=lambda i: i.seq)
     return [item_dict(i, event=False) for i in review.items[start:start + limit]]
 
 

@@ -49,7 +49,9 @@ class Shelf:
     def __init__(self) -> None:
         self._pages: dict[int, bytes] = {}  # page index -> compressed dict[id, Challenge]
         self._counts: dict[int, int] = {}
-        self._cache: collections.OrderedDict[int, dict[str, met.Challenge]] = collections.OrderedDict()
+        # decoded pages by index, with the blob each came from (a page is replaced, never
+        # changed in place: a reader holding an earlier ``Done`` reads its own version)
+        self._cache: collections.OrderedDict[int, tuple[bytes, dict]] = collections.OrderedDict()
 
     def __len__(self) -> int:
         """Finished challenges on the shelf."""
@@ -58,17 +60,17 @@ class Shelf:
     def nbytes(self) -> int:
         return sum(len(b) for b in self._pages.values())
 
-    def page(self, n: int) -> dict[str, met.Challenge]:
+    def page(self, n: int, pages: dict[int, bytes] | None = None) -> dict[str, met.Challenge]:
+        """Page ``n`` decoded (of ``pages``, an earlier version of the shelf's, if given)."""
+        blob = (self._pages if pages is None else pages).get(n)
+        if blob is None:
+            return {}
         found = self._cache.get(n)
-        if found is None:
-            blob = self._pages.get(n)
-            found = {} if blob is None else _decode(zlib.decompress(blob))
-            self._cache[n] = found
+        if found is None or found[0] is not blob:
+            found = self._cache[n] = (blob, _decode(zlib.decompress(blob)))
             while len(self._cache) > _CACHED:
                 self._cache.popitem(last=False)
-        else:
-            self._cache.move_to_end(n)
-        return found
+        return found[1]
 
     def shelve(self, own: met.State) -> met.State:
         """``own`` without its final pages: those below the first page an open challenge
@@ -79,12 +81,13 @@ class Shelf:
         done = own.done
         if not any(done[n] for n in range(min(low, len(done)))):
             return own
+        pages, counts = dict(self._pages), dict(self._counts)  # copied, not changed: see _cache
         for n in range(min(low, len(done))):
             if done[n] and all(_number(cid) is not None for cid in done[n]):
-                merged = {**self.page(n), **done[n]} if n in self._pages else dict(done[n])
-                self._pages[n] = zlib.compress(_encode(merged), 1)
-                self._counts[n] = len(merged)
-                self._cache.pop(n, None)
+                merged = {**self.page(n), **done[n]} if n in pages else dict(done[n])
+                pages[n] = zlib.compress(_encode(merged), 1)
+                counts[n] = len(merged)
+        self._pages, self._counts = pages, counts
         kept = tuple({} if n < low and n in self._pages else page for n, page in enumerate(done))
         return msgspec.structs.replace(own, done=kept)
 
@@ -99,8 +102,8 @@ class Shelf:
             return own
         done = own.done + ({},) * (n + 1 - len(own.done))
         page = {**self.page(n), **done[n]}
-        del self._pages[n], self._counts[n]
-        self._cache.pop(n, None)
+        self._pages = {k: v for k, v in self._pages.items() if k != n}
+        self._counts = {k: v for k, v in self._counts.items() if k != n}
         return msgspec.structs.replace(own, done=done[:n] + (page,) + done[n + 1:])
 
     def whole(self, own: met.State) -> met.State:
@@ -121,18 +124,20 @@ class Done(collections.abc.Sequence):
     """Pages of finished challenges, the shelved ones decoded when read: what
     ``met.State.get`` and ``met.State.challenges`` read of ``done``."""
 
-    __slots__ = ("_shelf", "_kept", "_len")
+    __slots__ = ("_shelf", "_kept", "_len", "_pages", "_shelved")
 
     def __init__(self, shelf: Shelf, kept: tuple) -> None:
-        self._shelf, self._kept = shelf, kept
-        self._len = max(len(kept), max(shelf._pages, default=-1) + 1)
+        # the shelf's pages as they are now: a later shelve or restore leaves this one alone
+        self._shelf, self._kept, self._pages = shelf, kept, shelf._pages
+        self._shelved = sum(shelf._counts.values())
+        self._len = max(len(kept), max(self._pages, default=-1) + 1)
 
     def __len__(self) -> int:
         return self._len
 
     def total(self) -> int:
         """Finished challenges in all pages, without decoding the shelved ones."""
-        return len(self._shelf) + sum(len(page) for page in self._kept)
+        return self._shelved + sum(len(page) for page in self._kept)
 
     def __getitem__(self, n):
         if isinstance(n, slice):
@@ -142,6 +147,7 @@ class Done(collections.abc.Sequence):
         if not 0 <= n < self._len:
             raise IndexError(n)
         page = self._kept[n] if n < len(self._kept) else {}
-        if n in self._shelf._pages:
-            return {**self._shelf.page(n), **page} if page else self._shelf.page(n)
+        if n in self._pages:
+            shelved = self._shelf.page(n, self._pages)
+            return {**shelved, **page} if page else shelved
         return page

@@ -62,7 +62,7 @@ def _kept(store, session: str, actor, lang: str) -> _Kept:
         if found is None:
             while len(kept) >= _KEPT_SIZE:
                 kept.popitem(last=False)
-            found = kept[key] = _Kept(rv.Builder(session, actor, lang, keep_rows=False))
+            found = kept[key] = _Kept(rv.Builder(session, actor, lang, keep_rows=False, store=store))
         kept.move_to_end(key)
     return found
 
@@ -89,6 +89,9 @@ def _catch_up(store, kept: _Kept, session: str) -> None:
     while rows := store.read_after(session, kept.builder.head, limit=CATCH_UP):
         # a row edited through SQL may come back as TEXT: decode_events still reads it (altered)
         kept.builder.extend(rows, decode_events([r.data for r in rows]))
+        # the marks of the challenges these rows touched, while their items are still held:
+        # later, the pages behind them would be read from the store again (server/audit/paged.py)
+        kept.builder.marks()
         kept.snapshot = None
 
 
@@ -167,7 +170,8 @@ class ReviewController(Controller):
         limit: Annotated[int, Parameter(ge=1, le=PAGE)] = PAGE,
     ) -> list[dict[str, Any]]:
         review = await _review(request, grant, session, lang)
-        return rv.items_page(review, after, limit)
+        # off the loop: a page of a kept review may be read from the store again (server/audit/paged.py)
+        return await asyncio.to_thread(rv.items_page, review, after, limit)
 
     @get("/review/challenges", guards=[storyteller_only], raises=RAISES,
          summary="Challenge briefs in log order from an offset (a page of the review's challenges)")
@@ -189,14 +193,17 @@ class ReviewController(Controller):
         type: Annotated[str | None, Parameter(description="an event type, or a prefix: met, offline, v5")] = None,
     ) -> list[dict[str, Any]]:
         review = await _review(request, grant, session, lang)
-        items = rv.timeline(review, character=character, challenge=challenge, scene=scene, type=type)
-        return [rv.item_dict(i) for i in items]
+
+        def read() -> list[dict[str, Any]]:
+            items = rv.timeline(review, character=character, challenge=challenge, scene=scene, type=type)
+            return [rv.item_dict(i) for i in items]
+        return await asyncio.to_thread(read)
 
     @get("/review/challenges/{challenge:str}", guards=[storyteller_only], raises=RAISES,
          summary="One challenge (or offline record) and its whole story: who won and why, who saw what when")
     async def challenge(self, request: Request, grant: GrantDep, session: SessionPath,
                         challenge: FromPath[str], lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        story = rv.challenge_story(await _review(request, grant, session, lang), challenge)
+        story = await asyncio.to_thread(rv.challenge_story, await _review(request, grant, session, lang), challenge)
         if story is None:
             raise NotFoundException(f"no challenge {challenge!r} in session {session!r}")
         return msgspec.to_builtins(story)
@@ -206,7 +213,7 @@ class ReviewController(Controller):
     async def scene_steps(self, request: Request, grant: GrantDep, session: SessionPath,
                           scene: FromPath[str], lang: FromQuery[Lang] = "en") -> list[dict[str, Any]]:
         review = await _scene_review(request, grant, session, scene, lang)
-        return msgspec.to_builtins(rv.scene_index(review, scene))
+        return msgspec.to_builtins(await asyncio.to_thread(rv.scene_index, review, scene))
 
     @get("/review/scenes/{scene:str}/state", guards=[storyteller_only], raises=RAISES,
          summary="The scene's state at a seq: who is there, Time Out, its challenges with throws and bids")
