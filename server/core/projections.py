@@ -18,8 +18,9 @@ the sixth hour for a player) left out but counted, the last ``RECENT`` of them b
 size at any hour. ``GET /state?at=SEQ`` (a dispute's question) still answers the whole
 state, folded for the call.
 
-Memory: one state per view that has asked, each the size of the true state or less (136 bytes
-per event of a MET night, measured in session 5). Views
+Memory: one state per view that has asked, each holding its open part and, compressed
+on a shelf (server/core/shelf.py), the final pages of its finished challenges: about 3
+bytes per event of a MET night (was 131 with them in the state, session 6). Views
 differ in what each was sent, so they share nothing. At most ``max_views`` views are kept
 over all sessions (the least recently asked is dropped, and folded again from the log if
 it asks again): memory is bounded by that count times the night, not by the number of

@@ -44,10 +44,11 @@ class _Kept:
 
 # per store (weakly: a closed venue's reviews go with it), a few reviews by (session,
 # viewer, lang), least recently used dropped first: a few storytellers, a few sessions.
-# A kept review holds about 600 bytes per event of its session (BENCHMARKS "Session 6"),
-# so the bound is on the events held too: 8 reviews of a 735,000-event night would be
-# 3.5 GB; at most _KEPT_EVENTS timeline items (about 0.9 GB) are held over all of a store's
-# reviews, the one being asked for aside; a dropped one is built again from the store.
+# A kept review holds a few pages of items and, per event of its session, its seq, scene
+# and a share of its challenge's marks, about 50 bytes (server/audit/paged.py; 600 before
+# session 7, BENCHMARKS "Session 7"). The bound is on the events held too: at most
+# _KEPT_EVENTS timeline items over all of a store's reviews, the one being asked for
+# aside; a dropped one is built again from the store.
 _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _KEPT_SIZE = 8
 _KEPT_EVENTS = 1_500_000
