@@ -282,7 +282,8 @@ class Builder:
         share, viewer, at = self._shared.setdefault, self.viewer, ""
         after, last = seqs[0] - 1, seqs[-1]
         while after < last:
-            rows = self._store.read_after(self.session, after, limit=5000)
+            # no more rows than seqs in the range: a page is read, not the 5,000 rows after it
+            rows = self._store.read_after(self.session, after, limit=max(1, min(5000, last - after)))
             if not rows:
                 break
             after = rows[-1].seq
