@@ -53,11 +53,12 @@ class Items(collections.abc.Sequence):
             if ix is None:
                 ix = self._scene_index[scene] = len(self._scene_ids)
                 self._scene_ids.append(scene)
-        with self._lock:
-            self.seqs.append(item.seq)
-            self._scenes.append(ix)
-            self._hot.append(item)
-            if len(self._hot) >= PAGE:  # a page is full: it goes to the cache, then to the store
+        # the item first, its seq last: a reader finds an index below len(seqs) held
+        self._hot.append(item)
+        self._scenes.append(ix)
+        self.seqs.append(item.seq)
+        if len(self._hot) >= PAGE:  # a page is full: it goes to the cache, then to the store
+            with self._lock:
                 self._keep(self._hot_start // PAGE, self._hot)
                 self._hot, self._hot_start = [], self._hot_start + PAGE
 
@@ -105,6 +106,18 @@ class Items(collections.abc.Sequence):
 
     def at_seq(self, seq: int):
         return self[bisect.bisect_left(self.seqs, seq)]
+
+    def at_seqs(self, seqs) -> list:
+        """The items of ``seqs`` (ascending), a page looked up once for all its items."""
+        out, page, page_no, find = [], None, -1, self.seqs
+        lo = 0
+        for seq in seqs:
+            i = lo = bisect.bisect_left(find, seq, lo)
+            if i // PAGE != page_no:
+                page_no = i // PAGE
+                page = self._page(page_no)
+            out.append(page[i % PAGE])
+        return out
 
     def upto(self, n: int) -> "Upto":
         """The first ``n`` items, as they stay while more are appended (a snapshot)."""
@@ -162,7 +175,7 @@ class Challenges(collections.abc.Mapping):
             seqs = seqs[:bisect.bisect_right(seqs, self._upto)]
             if not seqs:
                 raise KeyError(challenge)
-        return [self._items.at_seq(seq) for seq in seqs]
+        return self._items.at_seqs(seqs)
 
     def __contains__(self, challenge) -> bool:
         seqs = self._seqs.get(challenge)
