@@ -220,35 +220,56 @@ def refuse_newer(path: str) -> None:
 
 
 class CommandIndex:
-    """Outcomes by (device, command_id), per session, loaded once from ``commands``.
+    """Where each stored command's outcome lies, by (device, command_id), per session,
+    loaded once from ``commands``.
 
     The writer loads a session's index before it commits any command of that session
-    and adds each outcome after its commit, so the index always holds every stored
+    and adds each command after its commit, so the index always holds every stored
     command of a loaded session; readers on other threads only look up.
+
+    A command is held as two ints: a hash of its key and the rowid of its row. Its
+    outcome is read from that row when a retry asks, which is rare. Holding each key and
+    outcome whole took about 410 bytes a command and grew all night (issue 18); two ints
+    take about 116 (tests/test_command_index.py). Two keys sharing a hash are told apart
+    by the row's own key, and the other one is then found by a scan.
     """
 
+    _ROW = "SELECT device, command_id, session, seqs, code, message FROM commands"
+
     def __init__(self) -> None:
-        self._sessions: dict[str, dict[tuple[str, str], Outcome]] = {}
+        self._sessions: dict[str, dict[int, int]] = {}
         self._lock = threading.Lock()
 
-    def of(self, conn: sqlite3.Connection, session: str) -> dict[tuple[str, str], Outcome]:
+    def _of(self, conn: sqlite3.Connection, session: str) -> dict[int, int]:
         index = self._sessions.get(session)
         if index is None:
             with self._lock:
                 index = self._sessions.get(session)
                 if index is None:
-                    index = {
-                        (device, command_id): Outcome(
-                            seqs=tuple(_seqs_decoder.decode(seqs)), code=code, message=message,
-                            replayed=True,
-                        )
-                        for device, command_id, seqs, code, message in conn.execute(
-                            "SELECT device, command_id, seqs, code, message FROM commands "
-                            "WHERE session = ?", (session,)
-                        )
-                    }
+                    index = {}
+                    for rowid, device, command_id in conn.execute(
+                            "SELECT rowid, device, command_id FROM commands WHERE session = ?", (session,)):
+                        index.setdefault(hash((device, command_id)), rowid)
                     self._sessions[session] = index
         return index
+
+    def load(self, conn: sqlite3.Connection, session: str) -> None:
+        self._of(conn, session)
+
+    def get(self, conn: sqlite3.Connection, session: str, device: str, command_id: str) -> Outcome | None:
+        rowid = self._of(conn, session).get(hash((device, command_id)))
+        if rowid is None:
+            return None
+        row = conn.execute(f"{self._ROW} WHERE rowid = ?", (rowid,)).fetchone()
+        if row is None or row[:3] != (device, command_id, session):  # another key's hash
+            row = conn.execute(f"{self._ROW} WHERE session = ? AND device = ? AND command_id = ?",
+                               (session, device, command_id)).fetchone()
+            if row is None:
+                return None
+        return Outcome(seqs=tuple(_seqs_decoder.decode(row[3])), code=row[4], message=row[5], replayed=True)
+
+    def add(self, conn: sqlite3.Connection, session: str, device: str, command_id: str, rowid: int) -> None:
+        self._of(conn, session).setdefault(hash((device, command_id)), rowid)
 
 
 class SQLiteStore(GroupCommit):
@@ -299,7 +320,7 @@ class SQLiteStore(GroupCommit):
         """
         results: list[tuple[concurrent.futures.Future, Outcome | BaseException]] = []
         known: dict[tuple[str, str, str], Outcome] = {}  # this batch's, by (session, device, id)
-        added: list[tuple[str, tuple[str, str], Outcome]] = []
+        added: list[tuple[str, tuple[str, str]]] = []  # (session, key), as command_rows
         head = self._head
         tips = dict(self._last_hash)  # committed only with the transaction
         event_rows: list[tuple] = []
@@ -309,7 +330,7 @@ class SQLiteStore(GroupCommit):
             key = (pending.device, pending.command_id)
             if pending.command_id:
                 # stored earlier, or a retry of a command earlier in this same batch
-                previous = self._commands.of(conn, pending.session).get(key) or known.get(
+                previous = self._commands.get(conn, pending.session, *key) or known.get(
                     (pending.session, *key))
                 if previous is not None:
                     results.append((future, msgspec.structs.replace(previous, replayed=True)))
@@ -335,7 +356,7 @@ class SQLiteStore(GroupCommit):
                 command_rows.append((pending.device, pending.command_id, pending.session,
                                      _seqs_encoder.encode(seqs).decode(), pending.code, pending.message))
                 known[(pending.session, *key)] = outcome
-                added.append((pending.session, key, outcome))
+                added.append((pending.session, key))
             results.append((future, outcome))
         try:
             conn.execute("BEGIN IMMEDIATE")
@@ -350,6 +371,9 @@ class SQLiteStore(GroupCommit):
                     [(sid, first, last) for sid, (first, last) in spans.items()])
             if command_rows:
                 conn.executemany("INSERT INTO commands VALUES (?,?,?,?,?,?)", command_rows)
+                # one statement under the write lock: its rows got consecutive rowids (were
+                # one not to, the index's lookup would notice the key and scan)
+                last_rowid = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
             conn.execute("COMMIT")
         except Exception as exc:  # the whole transaction failed (disk full, I/O error)
             try:
@@ -361,8 +385,9 @@ class SQLiteStore(GroupCommit):
             resolve([(future, error) for _, future in batch])
             return
         self._head, self._last_hash = head, tips
-        for session, key, outcome in added:
-            self._commands.of(conn, session)[key] = msgspec.structs.replace(outcome, replayed=True)
+        first_rowid = last_rowid - len(added) + 1 if added else 0
+        for i, (session, key) in enumerate(added):
+            self._commands.add(conn, session, *key, first_rowid + i)
         resolve(results)
 
     def _chain_tip(self, conn, session: str, tips: dict[str, str]) -> str:
@@ -380,7 +405,7 @@ class SQLiteStore(GroupCommit):
 
     def outcome_of(self, device: str, command_id: str, session: str | None = None) -> Outcome | None:
         if session is not None:
-            return self._commands.of(self._reader, session).get((device, command_id))
+            return self._commands.get(self._reader, session, device, command_id)
         row = self._reader.execute(  # without the session: a scan, for tools and tests
             "SELECT seqs, code, message FROM commands WHERE device=? AND command_id=?",
             (device, command_id),
