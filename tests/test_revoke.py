@@ -222,3 +222,22 @@ def test_a_reprint_for_one_lost_phone_cuts_off_that_phone_only(browser, tmp_path
         assert anna.errors == bruno.errors == tablet.errors == []
         for device in (anna, bruno, tablet):
             device.close()
+
+
+@pytest.mark.browser
+def test_a_phone_whose_code_was_revoked_while_it_was_offline_forgets_the_character(browser, tmp_path):  # noqa: F811
+    # the revocation's close never reaches a phone out of Wi-Fi: its next hello is refused,
+    # and a code this page was welcomed with, refused now, was revoked (docs/protocol.md)
+    setup = make_chronicle(tmp_path / "chronicle.db")
+    with served(setup.db) as server:
+        server.runtime.hub.close()  # no recheck timer: the phone's socket is left as it is
+        anna = web.Device(browser, server.url, setup.players["anna"])
+        anna.page.context.set_offline(True)  # the Wi-Fi drops; the heartbeat notices
+        anna.expect(anna.page.locator("#conn.offline")).to_be_visible()
+        assert server.runtime.store.revoke_tokens(session=setup.session, character="anna")
+        anna.page.context.set_offline(False)
+        anna.expect(anna.page.locator("#conn.revoked")).to_be_visible()
+        anna.expect(anna.page.locator("h1")).to_have_count(0)  # the character's view is gone
+        assert anna.page.evaluate("localStorage.getItem('conteur.token')") is None
+        assert anna.errors == []
+        anna.close()

@@ -177,6 +177,7 @@ export class Connection {
     this.timer = null;
     this.lastHeard = 0;
     this.stopped = false;
+    this.welcomed = false; // a welcome came for this page's token (see onclose)
     addEventListener("online", () => this.now());
     setInterval(() => this.heartbeat(), 500);
   }
@@ -215,7 +216,7 @@ export class Connection {
       const frames = frame.type === "batch" ? (frame.frames || []).filter((f) => f && f.type !== "batch") : [frame];
       for (const one of frames) {
         if (this.ws !== ws) break; // the batch's live said "start over": the rest is stale
-        if (one.type === "welcome") this.attempt = 0;
+        if (one.type === "welcome") { this.attempt = 0; this.welcomed = true; }
         this.onFrame(one);
       }
     };
@@ -225,7 +226,11 @@ export class Connection {
       if (ev.code === 4401 || ev.code === 4403) {
         this.stopped = true; // a refused or revoked token: retrying cannot help
         clearTimeout(this.timer);
-        this.onStatus(ev.code === 4401 && ev.reason === REVOKED ? "revoked" : "refused");
+        // a token this page was welcomed with, refused at a later hello: it was revoked
+        // while the socket was down (a Wi-Fi drop, a missed heartbeat), and the close that
+        // said so never came; its view and secrets must leave the phone all the same
+        const revoked = ev.code === 4401 && (ev.reason === REVOKED || (this.welcomed && ev.reason === "unauthorized"));
+        this.onStatus(revoked ? "revoked" : "refused");
         return;
       }
       this.onStatus("offline");
