@@ -5,9 +5,12 @@ and ruled. Built through the real command path on a real SQLite file."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
+from conteur.events import met
 from conteur.events.model import STORYTELLER, Actor
+from conteur.server.cli.simulate import next_commands, setup_commands
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import SESSION, Setup, command, make_chronicle
@@ -72,3 +75,24 @@ def evening(db: str | Path, *, close: bool = True) -> Setup:
     with SQLiteStore(str(db)) as store:
         play_evening(Chronicle(store), close=close)
     return setup
+
+
+def met_night(db, session: str, commands: int, seed: str, overrules: float | None = None) -> None:
+    """A simulated MET night of ``commands`` steps; with ``overrules``, a storyteller
+    overrules a finished challenge, any, with that chance at each step (MET-14)."""
+    rng = random.Random(seed)
+    with SQLiteStore(db) as store:
+        chronicle = Chronicle(store)
+        for actor, cmd in setup_commands(rng, "met"):
+            chronicle.submit(session, cmd, actor).result()
+        for _ in range(commands):
+            state = chronicle.state(session)
+            if overrules is not None and rng.random() < overrules:
+                resolved = [c for page in state.met.done for c in page.values() if c.status == "resolved"]
+                if resolved:
+                    ch = rng.choice(resolved)
+                    chronicle.submit(session, met.Overrule(challenge=ch.id, winner=rng.choice(ch.sides),
+                                                           reason="on reflection"), STORYTELLER).result()
+                    continue
+            for actor, cmd in next_commands(rng, "met", state):
+                chronicle.submit(session, cmd, actor).result()

@@ -11,6 +11,7 @@ per call; then measure, in-process with tracemalloc, what a night adds to what i
 
 from __future__ import annotations
 
+import functools
 import gc
 import random
 import shutil
@@ -24,13 +25,12 @@ from conteur.events import met
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import paged
 from conteur.server.audit import review as rv
-from conteur.server.cli.simulate import next_commands, setup_commands
 from conteur.server.core.auth import Tokens
 from conteur.server.core.projections import Projections, view_key
-from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore, decode_events
 from tests.client_support import served
 from tests.examples import examples
+from tests.review_support import met_night
 
 
 @pytest.fixture
@@ -41,24 +41,8 @@ def small_pages(monkeypatch):
     monkeypatch.setattr(paged, "CACHED", 1)
 
 
-def night(db, session: str, commands: int, seed: str, overrules: float = 0.02) -> None:
-    """A MET night where a storyteller now and then overrules a finished challenge, any."""
-    rng = random.Random(seed)
-    with SQLiteStore(db) as store:
-        chronicle = Chronicle(store)
-        for actor, command in setup_commands(rng, "met"):
-            chronicle.submit(session, command, actor).result()
-        for _ in range(commands):
-            state = chronicle.state(session)
-            if rng.random() < overrules:
-                resolved = [c for page in state.met.done for c in page.values() if c.status == "resolved"]
-                if resolved:
-                    ch = rng.choice(resolved)
-                    chronicle.submit(session, met.Overrule(challenge=ch.id, winner=rng.choice(ch.sides),
-                                                           reason="on reflection"), STORYTELLER).result()
-                    continue
-            for actor, command in next_commands(rng, "met", state):
-                chronicle.submit(session, command, actor).result()
+# a night where a storyteller now and then overrules a finished challenge
+night = functools.partial(met_night, overrules=0.02)
 
 
 def player(store, session: str) -> Actor:

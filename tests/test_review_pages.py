@@ -11,28 +11,16 @@ import pytest
 
 from conteur.events.model import STORYTELLER
 from conteur.server.audit import review as rv
-from conteur.server.cli.simulate import next_commands, setup_commands
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore, decode_events
 from tests.client_support import served
 from tests.examples import examples
-from tests.review_support import ANNA, evening
+from tests.review_support import ANNA, evening, met_night
 
 
 @pytest.fixture(scope="module")
 def setup(tmp_path_factory):
     return evening(tmp_path_factory.mktemp("pages") / "chronicle.db")
-
-
-def night(db, session: str, commands: int, seed: str) -> None:
-    rng = random.Random(seed)
-    with SQLiteStore(db) as store:
-        chronicle = Chronicle(store)
-        for actor, command in setup_commands(rng, "met"):
-            chronicle.submit(session, command, actor).result()
-        for _ in range(commands):
-            for actor, command in next_commands(rng, "met", chronicle.state(session)):
-                chronicle.submit(session, command, actor).result()
 
 
 def built_in_pieces(store: SQLiteStore, session: str, rng: random.Random, viewer=STORYTELLER,
@@ -75,7 +63,7 @@ def test_the_first_screen_and_its_pages_add_up_to_the_bundle(setup):
 
 def test_a_long_night_shows_a_first_page_and_the_rest_by_pages(tmp_path):
     db = tmp_path / "long.db"
-    night(db, "long", 2500, "long night")
+    met_night(db, "long", 2500, "long night")
     with SQLiteStore(db) as store:
         builder = built_in_pieces(store, "long", random.Random(3))
         whole = rv.bundle(rv.build(store, "long"))
@@ -97,7 +85,7 @@ def test_a_long_night_shows_a_first_page_and_the_rest_by_pages(tmp_path):
 
 def test_over_http_the_first_screen_follows_the_night_and_stays_for_storytellers(tmp_path):
     db = tmp_path / "served.db"
-    night(db, "s", 300, "served")
+    met_night(db, "s", 300, "served")
     with served(db) as server:
         from conteur.server.core.auth import Tokens
 
@@ -112,7 +100,7 @@ def test_over_http_the_first_screen_follows_the_night_and_stays_for_storytellers
                              timeout=60)
 
         before = get("/review/first").json()
-        night(db, "s", 200, "more of the night")  # another writer on the same file
+        met_night(db, "s", 200, "more of the night")  # another writer on the same file
         first = get("/review/first").json()
         whole = get("/review").json()
         assert first["head"] == whole["head"] > before["head"]

@@ -253,9 +253,6 @@ class CommandIndex:
                     self._sessions[session] = index
         return index
 
-    def load(self, conn: sqlite3.Connection, session: str) -> None:
-        self._of(conn, session)
-
     def get(self, conn: sqlite3.Connection, session: str, device: str, command_id: str) -> Outcome | None:
         rowid = self._of(conn, session).get(hash((device, command_id)))
         if rowid is None:
