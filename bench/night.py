@@ -17,13 +17,22 @@ restart fold their view from the log, and the whole bundle (``/review``) is time
 The last line gives last hour / first hour for each (targets: at most 1.5x for the state
 query and the review's first screen, RSS within 2x). Nothing is asserted.
 
+With ``--plays`` the server under test plays the night itself: each hour's commands go
+to it over its websocket, one socket per character and the storyteller's, as phones send
+them (bench/night_play.py), so it decides, folds and appends each one and keeps the
+session's true state and its command index all night, as at a venue. Without it, the
+hour is played in this process on the same file and the server only reads: its RSS is
+then what the reading parts keep (projections, a kept review).
+
     python bench/night.py                 # 6 hours at 20 commands/s (about 735,000 events, 6 minutes)
     python bench/night.py --hours 2 --rate 0.5   # a short night (CI smoke run)
+    python bench/night.py --plays        # the server itself plays the night (about 20 minutes)
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import random
 import sys
 import tempfile
@@ -34,6 +43,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.harness import ServerProcess  # noqa: E402
+from bench.night_play import play_served  # noqa: E402
 
 SESSION = "night"
 RULESET = "met"
@@ -72,16 +82,29 @@ def play_hour(db: Path, rng: random.Random, commands: int, first: bool) -> int:
         return store.head()
 
 
-def tokens(db: Path) -> tuple[str, str]:
+def tokens(db: Path) -> tuple[dict[str, str], str]:
+    """Each character's token, and a storyteller's."""
     from conteur.server.core.auth import Tokens
-    from conteur.server.core.service import Chronicle
     from conteur.server.store.sqlite import SQLiteStore
 
     with SQLiteStore(db) as store:
-        character = sorted(Chronicle(store).state(SESSION).session.characters)[0]
         t = Tokens(store)
-        return (t.issue("player", character=character, session=SESSION, name=character),
-                t.issue("storyteller", name="storyteller"))
+        players = {c: t.issue("player", character=c, session=SESSION, name=c)
+                   for c in sorted(store.load_state(SESSION).session.characters)}
+        return players, t.issue("storyteller", name="storyteller")
+
+
+def true_state(db: Path):
+    from conteur.server.store.sqlite import SQLiteStore
+
+    with SQLiteStore(db) as store:
+        return store.load_state(SESSION)
+
+
+# a server that plays: the night is played at many times a phone's rate (a device's frames
+# are not limited), and MET-16's windows are left to the players (a timer's seconds would be
+# minutes of the venue's night compressed here)
+PLAYING = {"rate": 1e9, "burst": 10**9, "window_timers": False}
 
 
 def timed_get(url: str, token: str) -> tuple[float, int]:
@@ -99,18 +122,22 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def night(hours: int, rate: float, seed: int = 18) -> None:
+def night(hours: int, rate: float, seed: int = 18, plays: bool = False) -> None:
     per_hour = int(rate * 3600)
+    how = ("the server plays the night: the hour's commands sent to it over its websocket"
+           if plays else "the hour's play appended to its file by another process, the server reads")
     print(f"\n== night: {hours} hours at {rate:g} commands/s ({per_hour:,} commands an "
           f"hour, one {RULESET} session), simulated without waiting; one server up all night, "
-          f"the hour's play appended to its file", flush=True)
+          f"{how}", flush=True)
     rng = random.Random(seed)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "night.db"
         head = play_hour(db, rng, min(per_hour, 50), first=True)  # the session's opening
-        player, storyteller = tokens(db)
-        with ServerProcess(db) as server:
+        players, storyteller = tokens(db)
+        player = players[min(players)]
+        state, sent = true_state(db), 0
+        with ServerProcess(db, settings=PLAYING if plays else None) as server:
             base = f"{server.url}/sessions/{SESSION}"
             # the phone and the storyteller asked once at the start of the night: their
             # views are kept from then on (a restart is measured at the end)
@@ -119,7 +146,12 @@ def night(hours: int, rate: float, seed: int = 18) -> None:
             start_rss = rss_mb(server.proc.pid)
             print(f"the night's opening: {head:,} events, server RSS {start_rss:.0f} MB", flush=True)
             for hour in range(1, hours + 1):
-                head = play_hour(db, rng, per_hour, first=False)
+                if plays:
+                    state, sent = asyncio.run(play_served(server.ws_url, SESSION, storyteller, players,
+                                                          state, rng, per_hour, sent))
+                    head = state.head
+                else:
+                    head = play_hour(db, rng, per_hour, first=False)
                 # the first query of the hour takes in the hour's events; the next ones
                 # are what a phone reconnecting in the same minute pays
                 state_first, _ = timed_get(f"{base}/state", player)
@@ -145,10 +177,11 @@ def night(hours: int, rate: float, seed: int = 18) -> None:
     first, last = rows[0], rows[-1]
     print(f"night: last hour / first hour: state query {last[1] / first[1]:.2f}x (target <= 1.5x), "
           f"review first screen {last[2] / first[2]:.2f}x (target <= 1.5x), "
-          f"RSS {last[4] / first[4]:.2f}x (target <= 2x)", flush=True)
+          f"RSS {last[4] / first[4]:.2f}x (target <= 2x{', the server plays' if plays else ''})", flush=True)
     if len(rows) > 1:
         print(f"night: the server's RSS grew {(last[4] - first[4]) * 2**20 / (last[0] - first[0]):.0f} bytes "
-              f"per event from hour 1 to hour {len(rows)} (a kept review and a player's projection)", flush=True)
+              f"per event from hour 1 to hour {len(rows)} (a kept review and a player's projection"
+              f"{', the true state and the command index' if plays else ''})", flush=True)
 
 
 def main() -> None:
@@ -157,10 +190,12 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=20.0, help="commands per second at the venue")
     parser.add_argument("--quick", action="store_true", help="2 hours at 0.5 commands/s (CI)")
     parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--plays", action="store_true",
+                        help="the server under test plays the night: commands sent over its websocket")
     args = parser.parse_args()
     if args.quick:
         args.hours, args.rate = 2, 0.5
-    night(args.hours, args.rate, args.seed)
+    night(args.hours, args.rate, args.seed, args.plays)
 
 
 if __name__ == "__main__":

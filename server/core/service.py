@@ -32,6 +32,7 @@ from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
 from conteur.events.met import carry_over
 from conteur.events.session import Carried
+from conteur.server.core.shelf import shelved, whole
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.interface import Basis, EventStore, Outcome, Pending, StoreError
 
@@ -98,10 +99,17 @@ class Chronicle:
     """The sessions of one chronicle database, and the one way commands become events."""
 
     def __init__(self, store: EventStore, *, snapshot_every: int | None = None,
-                 randbytes: Callable[[int], bytes] = os.urandom):
+                 randbytes: Callable[[int], bytes] = os.urandom, shelve: bool = True):
         """``randbytes`` makes the session seeds and the nonces of hidden rolls; only a
-        reproducible simulation (``conteur simulate --fixed-secrets``) passes another."""
+        reproducible simulation (``conteur simulate --fixed-secrets``) passes another.
+
+        ``shelve``: each session's final pages of finished MET challenges are held
+        compressed in its state (``shelf.Page``, issue 18 item 3): the one part of the
+        true state that grows with the night, about 136 bytes an event of a MET night kept
+        as long as the server runs, is then about 4. Decisions are the same either way
+        (tests/test_playing_memory.py); off only to show that."""
         self.store = store
+        self._shelve = shelved if shelve else (lambda state: state)
         self._randbytes = randbytes
         self.seeds = SecretSeeds(store, randbytes)
         self._states: dict[str, GameState] = {}
@@ -146,6 +154,7 @@ class Chronicle:
         return state
 
     def _loaded(self, session: str, state: GameState) -> GameState:
+        state = self._shelve(state)
         self._states[session] = self._committed[session] = state
         self._tips[session] = Basis(state.head)
         return state
@@ -227,7 +236,7 @@ class Chronicle:
 
         def save() -> None:
             try:
-                self.store.save_snapshot(session, seq, state, keep=3)
+                self.store.save_snapshot(session, seq, whole(state), keep=3)
             except Exception:  # a snapshot is an optimisation: the log stays the truth
                 pass
 
@@ -340,7 +349,7 @@ class Chronicle:
                 command_type=command.__struct_config__.tag, code=violation.code,
                 message=violation.message, character=a.actor.character, rule=violation.rule,
             )]
-        folded = self._states[session] = game.fold(events, state)
+        folded = self._states[session] = self._shelve(game.fold(events, state))
         epoch = self._epoch.get(session, 0)
         basis = self._tips.get(session)
         then = self._tips[session] = Basis()

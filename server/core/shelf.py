@@ -20,11 +20,13 @@ import collections
 import collections.abc
 import functools
 import pickle
+import threading
 import zlib
 
 import msgspec
 
 from conteur.events import met
+from conteur.events.game import GameState
 
 # pickle, not the typed msgpack codec: a view's challenges hold what the view was sent,
 # which its types do not always describe (a player's sealed throws are None); these bytes
@@ -151,3 +153,109 @@ class Done(collections.abc.Sequence):
             shelved = self._shelf.page(n, self._pages)
             return {**shelved, **page} if page else shelved
         return page
+
+
+# -- pages shelved in place: a state that is decided on (the command path) -----------------
+
+_decoded: collections.OrderedDict[int, tuple["Page", dict]] = collections.OrderedDict()
+_decoded_lock = threading.Lock()  # the loop decides, the snapshot thread writes whole states
+
+
+class Page(collections.abc.Mapping):
+    """A final page of finished challenges held compressed in the very slot of
+    ``met.State.done`` it came from: a mapping of the same challenges, decoded when read
+    (a few kept decoded, the least recently read dropped).
+
+    The command path's state (``Chronicle``) is decided on and kept at several versions
+    at once (the committed one, the folded one ahead of the commit, a snapshot's), so its
+    pages go nowhere a ``Shelf`` would have to keep in step: every reader (``met.State.get``,
+    ``challenges``) and every evolver (``met._put`` copies a page with ``{**page, ...}``, an
+    overrule's MET-14) reads it as the dict it was, and an overruled challenge's page comes
+    back as a plain dict in the new state, leaving the old state's page as it was. msgspec
+    cannot encode it (a loud ``TypeError``): a state is ``whole`` before it is encoded."""
+
+    __slots__ = ("_blob", "_len")
+
+    def __init__(self, challenges: dict[str, met.Challenge]) -> None:
+        self._blob = zlib.compress(_encode(challenges), 1)
+        self._len = len(challenges)
+
+    def _page(self) -> dict[str, met.Challenge]:
+        key = id(self)
+        with _decoded_lock:
+            found = _decoded.get(key)
+            if found is not None:
+                _decoded.move_to_end(key)
+                return found[1]
+        page = _decode(zlib.decompress(self._blob))
+        with _decoded_lock:
+            _decoded[key] = (self, page)  # the page held too: its id is not reused meanwhile
+            while len(_decoded) > _CACHED:
+                _decoded.popitem(last=False)
+        return page
+
+    def __getitem__(self, challenge_id: str) -> met.Challenge:
+        return self._page()[challenge_id]
+
+    def get(self, challenge_id, default=None):
+        return self._page().get(challenge_id, default)
+
+    def __contains__(self, challenge_id) -> bool:
+        return challenge_id in self._page()
+
+    def __iter__(self):
+        return iter(self._page())
+
+    def __len__(self) -> int:
+        return self._len
+
+    def keys(self):
+        return self._page().keys()
+
+    def values(self):
+        return self._page().values()
+
+    def items(self):
+        return self._page().items()
+
+    def nbytes(self) -> int:
+        return len(self._blob)
+
+    def __repr__(self) -> str:
+        return f"Page({self._len} challenges, {len(self._blob)} bytes)"
+
+
+def _final(own: met.State) -> int:
+    """The number of the first page that may still change without an overrule: the page
+    of an open challenge, or of the next one issued."""
+    low = met._page(f"c{own.counter + 1}")
+    for cid in own.live:
+        low = min(low, met._page(cid))
+    return low
+
+
+def shelved(state: GameState) -> GameState:
+    """``state`` with its final pages of finished challenges compressed in place (``Page``):
+    equal to ``state``, and every decision on it the same."""
+    own = state.met
+    done = own.done
+    pages = None
+    for n in range(min(_final(own), len(done))):
+        page = done[n]
+        if page and type(page) is dict:
+            if pages is None:
+                pages = list(done)
+            pages[n] = Page(page)
+    if pages is None:
+        return state
+    return msgspec.structs.replace(state, met=msgspec.structs.replace(own, done=tuple(pages)))
+
+
+def whole(state: GameState) -> GameState:
+    """``state`` with every ``Page`` a dict again: what the typed codec encodes (a
+    snapshot), the state a fold that never shelved holds."""
+    done = state.met.done
+    if not any(type(page) is Page for page in done):
+        return state
+    pages = tuple(dict(page.items()) if type(page) is Page else page for page in done)
+    return msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, done=pages))
