@@ -18,6 +18,7 @@ the file itself).
 
 from __future__ import annotations
 
+import array
 import concurrent.futures
 import sqlite3
 import threading
@@ -219,6 +220,80 @@ def refuse_newer(path: str) -> None:
         raise NewerDatabase(newer_message(path, version))
 
 
+class _Slots:
+    """hash -> rowid, open addressing over two ``array('q')``: 16 bytes a slot, at most two
+    thirds used, so 24 to 48 bytes a command (a dict of two ints took about 116: its
+    entry, and each int an object of its own). A lookup probes a few slots. Written by one
+    thread; a reader on another thread sees a slot's row before its hash (a hash found with
+    its row not yet there reads row 0, which no row has: the key is then looked up by SQL),
+    and a grown table whole or not at all."""
+
+    __slots__ = ("_table", "used")
+
+    def __init__(self, size: int = 64) -> None:
+        self._table = (array.array("q", bytes(8 * size)), array.array("q", bytes(8 * size)), size - 1)
+        self.used = 0
+
+    def get(self, h: int) -> int | None:
+        keys, rows, mask = self._table
+        h = h or 1  # 0 marks an empty slot
+        i = h & mask
+        while True:
+            k = keys[i]
+            if k == h:
+                return rows[i]
+            if not k:
+                return None
+            i = (i + 1) & mask
+
+    def setdefault(self, h: int, row: int) -> None:
+        keys, rows, mask = self._table
+        if 3 * (self.used + 1) > 2 * (mask + 1):
+            self._grow()
+            keys, rows, mask = self._table
+        h = h or 1
+        i = h & mask
+        while True:
+            k = keys[i]
+            if k == h:
+                return
+            if not k:
+                rows[i] = row
+                keys[i] = h
+                self.used += 1
+                return
+            i = (i + 1) & mask
+
+    def __setitem__(self, h: int, row: int) -> None:  # tests give two keys one row
+        keys, rows, mask = self._table
+        if self.get(h) is None:
+            self.setdefault(h, row)
+            return
+        h = h or 1
+        i = h & mask
+        while keys[i] != h:
+            i = (i + 1) & mask
+        rows[i] = row
+
+    def __getitem__(self, h: int) -> int:
+        row = self.get(h)
+        if row is None:
+            raise KeyError(h)
+        return row
+
+    def _grow(self) -> None:
+        keys, rows, mask = self._table
+        size = 2 * (mask + 1)
+        new_keys, new_rows, new_mask = array.array("q", bytes(8 * size)), array.array("q", bytes(8 * size)), size - 1
+        for k, row in zip(keys, rows):
+            if k:
+                i = k & new_mask
+                while new_keys[i]:
+                    i = (i + 1) & new_mask
+                new_keys[i], new_rows[i] = k, row
+        self._table = (new_keys, new_rows, new_mask)
+
+
 class CommandIndex:
     """Where each stored command's outcome lies, by (device, command_id), per session,
     loaded once from ``commands``.
@@ -227,26 +302,27 @@ class CommandIndex:
     and adds each command after its commit, so the index always holds every stored
     command of a loaded session; readers on other threads only look up.
 
-    A command is held as two ints: a hash of its key and the rowid of its row. Its
-    outcome is read from that row when a retry asks, which is rare. Holding each key and
-    outcome whole took about 410 bytes a command and grew all night (issue 18); two ints
-    take about 116 (tests/test_command_index.py). Two keys sharing a hash are told apart
-    by the row's own key, and the other one is then found by a scan.
+    A command is held as two ints: a hash of its key and the rowid of its row, in a
+    table of slots (``_Slots``). Its outcome is read from that row when a retry asks,
+    which is rare. Holding each key and outcome whole took about 410 bytes a command and
+    grew all night (issue 18); a dict of two ints about 116, the slots 24 to 48
+    (tests/test_command_index.py). Two keys sharing a hash are told apart by the row's
+    own key, and the other one is then found by a scan.
     """
 
     _ROW = "SELECT device, command_id, session, seqs, code, message FROM commands"
 
     def __init__(self) -> None:
-        self._sessions: dict[str, dict[int, int]] = {}
+        self._sessions: dict[str, _Slots] = {}
         self._lock = threading.Lock()
 
-    def _of(self, conn: sqlite3.Connection, session: str) -> dict[int, int]:
+    def _of(self, conn: sqlite3.Connection, session: str) -> _Slots:
         index = self._sessions.get(session)
         if index is None:
             with self._lock:
                 index = self._sessions.get(session)
                 if index is None:
-                    index = {}
+                    index = _Slots()
                     for rowid, device, command_id in conn.execute(
                             "SELECT rowid, device, command_id FROM commands WHERE session = ?", (session,)):
                         index.setdefault(hash((device, command_id)), rowid)
