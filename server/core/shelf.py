@@ -12,6 +12,11 @@ moved out again (``shelve``). Reading a page decodes it (a few kept decoded, lea
 read dropped).
 
 ``whole`` gives the state with every page back, equal to the fold that never shelved.
+
+The command path's true state (``Chronicle``) is shelved otherwise: its final pages stay
+in their own slots of ``met.State.done``, each as a ``Page``, a compressed mapping read
+back when asked for (``shelved``, and ``whole`` for a state to encode). Nothing there has to
+be put back before an event: the page is the state's own, whatever version of it is read.
 """
 
 from __future__ import annotations
@@ -240,9 +245,11 @@ def shelved(state: GameState) -> GameState:
     own = state.met
     done = own.done
     pages = None
+    # each command looks at every page below the final one: 13 us at 250 pages (a six-hour
+    # night at 20 commands/s), against the milliseconds a command takes
     for n in range(min(_final(own), len(done))):
         page = done[n]
-        if page and type(page) is dict:
+        if type(page) is dict and page:  # the type first: a Page's len is Python-level
             if pages is None:
                 pages = list(done)
             pages[n] = Page(page)
