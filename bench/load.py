@@ -5,7 +5,7 @@ reach"); nothing is asserted (benchmarks, not timed tests).
 
     python bench/load.py            # 300 devices, 200 commands/s, K=2000, 1,000,000 events
     python bench/load.py --quick    # CI smoke run: 20 devices, small counts, a short night
-    python bench/load.py --skip ws,onecore,store,replay   # the six-hour night alone (bench/night.py)
+    python bench/load.py --skip ws,onecore,store,replay   # the six-hour nights alone (bench/night.py, read and played)
 
 The 1,000,000-event chronicle is made once by ``conteur.server.cli.simulate`` and cached in
 ``$TMPDIR/conteur-bench`` (``--cache``); the first full run takes about 15 minutes longer.
@@ -515,7 +515,9 @@ def main() -> None:
     if "night" not in skip:
         from bench.night import night
 
-        night(2, 0.5) if q else night(6, 20.0)
+        hours, rate = (2, 0.5) if q else (6, 20.0)
+        night(hours, rate)
+        night(hours, rate, plays=True)  # the server plays it: its true state and command index too
 
 
 def _port() -> int:
