@@ -32,7 +32,7 @@ from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
 from conteur.events.met import carry_over
 from conteur.events.session import Carried
-from conteur.server.core.shelf import shelved, whole
+from conteur.server.core.shelf import shelved
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.interface import Basis, EventStore, Outcome, Pending, StoreError
 
@@ -236,7 +236,7 @@ class Chronicle:
 
         def save() -> None:
             try:
-                self.store.save_snapshot(session, seq, whole(state), keep=3)
+                self.store.save_snapshot(session, seq, state, keep=3)  # its Pages encoded one by one
             except Exception:  # a snapshot is an optimisation: the log stays the truth
                 pass
 

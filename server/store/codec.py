@@ -7,6 +7,7 @@ otherwise would break the hash chain of logs moved between stores.
 
 from __future__ import annotations
 
+import collections.abc
 from typing import Sequence
 
 import msgspec
@@ -22,7 +23,18 @@ SNAPSHOT_VERSION = 1
 _event_encoder = msgspec.json.Encoder()
 _event_decoder = msgspec.json.Decoder(game.AnyEvent)
 _events_decoder = msgspec.json.Decoder(list[game.AnyEvent])
-_state_encoder = msgspec.msgpack.Encoder()
+
+
+def _mapping(obj):
+    """A state may hold a page of finished challenges as a mapping read when asked for
+    (the command path's, server/core/shelf.Page): encoded as the dict it stands for, a page
+    at a time, so a snapshot never decodes the whole night at once (issue 18 item 3)."""
+    if isinstance(obj, collections.abc.Mapping):
+        return dict(obj.items())
+    raise NotImplementedError(f"a snapshot cannot encode {type(obj).__name__}")
+
+
+_state_encoder = msgspec.msgpack.Encoder(enc_hook=_mapping)
 _state_decoder = msgspec.msgpack.Decoder(GameState)
 
 

@@ -29,6 +29,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
 
 from conteur.server.core.auth import Tokens
+from conteur.server.core.heap import fix_mmap_threshold
 from conteur.events import nesting
 from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
@@ -144,6 +145,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        fix_mmap_threshold()  # server/core/heap.py: big blocks freed (snapshots) leave no mark
         owned = isinstance(db, (str, Path))  # a chronicle file or a postgresql:// URL
         store = open_store(db, create=True) if owned else db
         runtime = Runtime(store, settings)
