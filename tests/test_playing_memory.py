@@ -5,7 +5,7 @@ The command path (``Chronicle``) holds each session's true state as long as it r
 its finished MET challenges grew with the night, about 136 bytes an event. Its final pages
 are now held compressed in place (``shelf.Page``): read back when a decider asks for one
 (an overrule, MET-14), copied back into a plain page by the evolver that changes one, and
-whole again before a snapshot is encoded. These tests shrink the pages so a short night
+encoded as the page it stands for by the snapshot codec. These tests shrink the pages so a short night
 has many, play the same seeded night through a shelving Chronicle and a plain one, and
 compare every stored event and the state, also after a restart from a snapshot; then
 measure with tracemalloc what playing adds to what is kept.
@@ -63,6 +63,8 @@ def night(db, *, shelve: bool, commands: int, seed: str, snapshot_every: int = 1
         on_shelf = play(chronicle, random.Random(seed), commands, overrules=0.03)
         kept = chronicle.state(SESSION)
         assert any(type(page) is shelf.Page for page in kept.met.done) == shelve
+        # a snapshot's bytes are those of the state made whole
+        assert encode_state(kept) == encode_state(shelf.whole(kept))
         chronicle._snapshots.shutdown(wait=True)  # its snapshots written before the store closes
         rows = [(r.seq, r.type, bytes(r.data)) for r in store.read_after(SESSION, 0)]
         return rows, shelf.whole(kept), on_shelf

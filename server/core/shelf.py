@@ -15,7 +15,7 @@ read dropped).
 
 The command path's true state (``Chronicle``) is shelved otherwise: its final pages stay
 in their own slots of ``met.State.done``, each as a ``Page``, a compressed mapping read
-back when asked for (``shelved``, and ``whole`` for a state to encode). Nothing there has to
+back when asked for (``shelved``; the snapshot codec encodes each as its dict). Nothing there has to
 be put back before an event: the page is the state's own, whatever version of it is read.
 """
 
@@ -176,8 +176,10 @@ class Page(collections.abc.Mapping):
     pages go nowhere a ``Shelf`` would have to keep in step: every reader (``met.State.get``,
     ``challenges``) and every evolver (``met._put`` copies a page with ``{**page, ...}``, an
     overrule's MET-14) reads it as the dict it was, and an overruled challenge's page comes
-    back as a plain dict in the new state, leaving the old state's page as it was. msgspec
-    cannot encode it (a loud ``TypeError``): a state is ``whole`` before it is encoded."""
+    back as a plain dict in the new state, leaving the old state's page as it was. The
+    snapshot codec encodes it as the dict it stands for, a page at a time
+    (``codec._mapping``); any other msgspec encoder refuses it (a ``TypeError``): ``whole``
+    first."""
 
     __slots__ = ("_blob", "_len")
 
