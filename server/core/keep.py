@@ -1,0 +1,132 @@
+"""Snapshots of what a server keeps per view, so that the first request after a restart
+costs what it costs live (issue 18 item 3).
+
+A server up all night answers a player's ``GET /state`` from a projection it keeps up to
+date (projections.py) and the review's first screen from a kept review
+(server/audit/kept.py). After a restart both were folded again from the whole log: 9.8 s
+and 14.5 s at 735,000 events. So each is saved now and then, through the store
+(``EventStore.save_view``), as bytes this module makes:
+
+- an envelope: this format's ``VERSION`` with the store's ``SNAPSHOT_VERSION``, the seq of
+  the session's log it was folded up to, and the hash of the session's row at that seq;
+- the body, the view's own content, in the typed msgpack codec of its type (a view's
+  state is a ``GameState`` whose sealed throws and bids are None, which ``met.Challenge``'s
+  types allow: tests/test_restart.py shows every view of simulated nights round-trips).
+
+A snapshot is a cache: one of another version, one that does not decode, one whose seq
+is past the session's head or whose row there is not the row it was folded from (another
+log under the same name: a file copied over, edited) is skipped, and the view is folded
+from the log as before. Never fatal, never wrong.
+
+A player's snapshot holds only what that player's view holds (its own fold of the forms it
+was sent, its shelved pages): the envelope's hash and seq are the server's check, never
+served to anyone.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, TypeVar
+
+import msgspec
+
+from conteur.events.game import GameState
+from conteur.server.core.shelf import Shelf
+from conteur.server.store.codec import SNAPSHOT_VERSION
+
+VERSION = 1  # this envelope's, and the bodies' shapes (views.py, server/audit/kept.py)
+
+T = TypeVar("T")
+
+
+class Envelope(msgspec.Struct, array_like=True):
+    version: tuple[int, int]  # (VERSION, SNAPSHOT_VERSION)
+    seq: int  # the session's log folded up to
+    tip: str  # the hash of the session's row at ``seq``
+    body: msgspec.Raw
+
+
+_encoder = msgspec.msgpack.Encoder()
+_envelope = msgspec.msgpack.Decoder(Envelope)
+_decoders: dict[type, msgspec.msgpack.Decoder] = {}
+
+
+def _tip(store, session: str, seq: int) -> str | None:
+    rows = store.read_after(session, seq - 1, limit=1, upto=seq)
+    return rows[0].hash if rows and rows[0].seq == seq else None
+
+
+def save(store, session: str, view: str, seq: int, body) -> bool:
+    """Saves ``body`` (a msgspec-encodable value) as ``view``'s snapshot at ``seq``;
+    False when there is nothing to save it at (an empty session) or the store failed (a
+    cache: the server goes on)."""
+    try:
+        tip = _tip(store, session, seq) if seq else None
+        if tip is None:
+            return False
+        data = _encoder.encode(Envelope((VERSION, SNAPSHOT_VERSION), seq, tip, msgspec.Raw(_encoder.encode(body))))
+        store.save_view(session, view, seq, data)
+        return True
+    except Exception:  # noqa: BLE001 - a disk full or a store gone: the next save tries again
+        return False
+
+
+def load(store, session: str, view: str, upto: int, kind: type[T]) -> tuple[int, T] | None:
+    """(seq, body) of ``view``'s snapshot if it is usable for a fold up to ``upto``: of
+    this version, decodable as ``kind``, at or before ``upto`` and folded from this log."""
+    try:
+        found = store.load_view(session, view)
+    except Exception:  # noqa: BLE001 - a cache: its absence is never fatal
+        return None
+    if found is None:
+        return None
+    try:
+        envelope = _envelope.decode(found[1])
+        if tuple(envelope.version) != (VERSION, SNAPSHOT_VERSION) or not 0 < envelope.seq <= upto:
+            return None
+        if envelope.seq != found[0] or _tip(store, session, envelope.seq) != envelope.tip:
+            return None  # another log under this session's name
+        decoder = _decoders.get(kind)
+        if decoder is None:
+            decoder = _decoders[kind] = msgspec.msgpack.Decoder(kind)
+        return envelope.seq, decoder.decode(envelope.body)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+        return None
+
+
+def body(data: bytes) -> bytes:
+    """The body's bytes of a stored snapshot (what the view holds, the envelope aside)."""
+    return bytes(_envelope.decode(data).body)
+
+
+def guarded(make: Callable[[], T]) -> T | None:
+    """``make()``, or None when it fails: a snapshot whose content does not fit (a bug
+    here, a body of another shape) is never fatal."""
+    try:
+        return make()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+class ViewBody(msgspec.Struct, array_like=True):
+    """A projection's view (projections.py): its state with the finished pages out, the
+    pages as its shelf holds them (compressed, in the same typed codec), the last seq it
+    was sent."""
+
+    seen: int
+    state: GameState
+    pages: dict[int, bytes]
+    counts: dict[int, int]
+
+
+def save_view(store, session: str, view: str, seq: int, seen: int, state: GameState, shelf: Shelf) -> bool:
+    pages, counts = shelf.pages()
+    return save(store, session, view, seq, ViewBody(seen, state, pages, counts))
+
+
+def load_view(store, session: str, view: str, upto: int) -> tuple[int, int, GameState, Shelf] | None:
+    """(seq, seen, state, shelf) of a view's usable snapshot, or None."""
+    found = load(store, session, view, upto, ViewBody)
+    if found is None:
+        return None
+    seq, b = found
+    return seq, b.seen, b.state, Shelf.loaded(b.pages, b.counts)
