@@ -27,7 +27,7 @@ import httpx
 import msgspec
 import pytest
 
-from conteur.events import game, views
+from conteur.events import game, met, views
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import kept as review_snapshots
 from conteur.server.audit import paged
@@ -52,6 +52,7 @@ def often(monkeypatch):
     monkeypatch.setattr(projections, "SAVE_EVERY", EVERY)
     monkeypatch.setattr(http_review, "SAVE_EVERY", EVERY)
     monkeypatch.setattr(paged, "PAGE", 256)  # a kept review's items over many pages, one being filled
+    monkeypatch.setattr(met, "PAGE", 8)  # finished challenges shelved by the page (server/core/shelf.py)
 
 
 @pytest.fixture
@@ -258,10 +259,11 @@ def test_a_players_snapshot_holds_nothing_of_another_players_secret(tmp_path, mo
         _secret_night(db, physical, choice)
         with SQLiteStore(db) as store:
             t = Tokens(store)
-            who = {"anna": t.issue("player", character="anna", session=SESSION, name="anna"),
-                   "bruno": t.issue("player", character="bruno", session=SESSION, name="bruno"),
+            # the storytellers' view kept first: a snapshot mixing views would show
+            who = {"storyteller": t.issue("storyteller", session=SESSION, name="st"),
                    "observer": t.issue("observer", session=SESSION, name="wall"),
-                   "storyteller": t.issue("storyteller", session=SESSION, name="st")}
+                   "anna": t.issue("player", character="anna", session=SESSION, name="anna"),
+                   "bruno": t.issue("player", character="bruno", session=SESSION, name="bruno")}
         with served(db) as server:
             for token in who.values():
                 r = httpx.get(f"{server.url}/sessions/{SESSION}/state",
@@ -318,3 +320,35 @@ def test_a_review_snapshot_of_another_view_class_is_not_used(night, tmp_path):
                         msgspec.msgpack.decode(data, type=keep.Envelope).seq, data)
         assert review_snapshots.load(store, SESSION, Actor(role="player", character="x"), "en",
                                      store.session_head(SESSION)) is None
+
+
+def test_postgresql_keeps_view_snapshots_and_an_older_chronicle_gets_their_table(pg_url):
+    """A PostgreSQL chronicle created before view snapshots gets their table at its next
+    opening by a role that may create it; the snapshots then live there like SQLite's."""
+    import psycopg
+
+    from conteur.server.store.postgres import PostgresStore
+
+    with PostgresStore(pg_url) as store:
+        store.save_view(SESSION, "observers", 4, b"\x00one")
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute("DROP TABLE views")  # as a chronicle of the previous release has it
+    with PostgresStore(pg_url) as store:
+        assert store.load_view(SESSION, "observers") is None
+        store.save_view(SESSION, "observers", 5, b"\x00two")
+    with PostgresStore(pg_url) as store:
+        assert store.load_view(SESSION, "observers") == (5, b"\x00two")
+
+
+def test_on_postgresql_a_restarted_server_answers_from_its_snapshots_as_a_fold_does(night, tmp_path, loads, pg_url):
+    from conteur.server.store.migrate import migrate
+
+    db, who = night
+    folded = answers(without_caches(db, tmp_path / "folded.db"), who)
+    migrate(str(tmp_path / "folded.db"), pg_url)  # the log and the tokens, no snapshot of any kind
+    answers(pg_url, who)  # a server up: every view and both reviews kept, and saved
+    loads.clear()
+    restarted = answers(pg_url, who)
+    assert loads and all(found for _, found in loads), loads
+    for key in folded:
+        assert restarted[key] == folded[key], key
