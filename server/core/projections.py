@@ -26,6 +26,11 @@ over all sessions (the least recently asked is dropped, and folded again from th
 it asks again): memory is bounded by that count times the night, not by the number of
 queries or devices. Phones resync over the websocket; this query is for tools and the
 odd reconnecting script.
+
+After a restart (issue 18 item 3): each view saves a snapshot every ``SAVE_EVERY`` events
+it takes (server/core/keep.py: its state, its shelf's pages, the last seq it was sent), and
+a view's first fold starts from it when it is usable, so the first query after a crash
+costs what one costs live, not a fold of the night (9.8 s at 735,000 events).
 """
 
 from __future__ import annotations
