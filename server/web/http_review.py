@@ -110,6 +110,11 @@ def _catch_up(store, kept: _Kept, session: str) -> None:
         # later, the pages behind them would be read from the store again (server/audit/paged.py)
         kept.builder.marks()
         kept.snapshot = None
+
+
+def _save(store, kept: _Kept) -> None:
+    """Saves the kept review's snapshot once it took SAVE_EVERY events past its last (after
+    an answer: with the briefs it told for it)."""
     if kept.builder.head - kept.saved >= SAVE_EVERY:
         snapshots.save(store, kept.builder)
         kept.saved = kept.builder.head  # tried: a failed save is tried again SAVE_EVERY later
@@ -122,6 +127,7 @@ def _snapshot(store, kept: _Kept, session: str) -> tuple[rv.Review, int]:
         _trim(store, kept)
         if kept.snapshot is None:
             kept.snapshot = kept.builder.review()
+        _save(store, kept)
         return kept.snapshot, kept.builder.head
 
 
@@ -151,7 +157,9 @@ def _with_builder(store, kept: _Kept, session: str, read):
     with kept.lock:
         _catch_up(store, kept, session)
         _trim(store, kept)
-        return read(kept.builder)
+        out = read(kept.builder)
+        _save(store, kept)
+        return out
 
 
 async def _scene_review(request: Request, grant: Grant, session: str, scene: str, lang: str) -> rv.Review:
