@@ -125,11 +125,13 @@ def without_caches(db: Path, to: Path) -> Path:
     return to
 
 
-def stored(db: Path) -> dict[str, tuple[int, bytes]]:
+def stored(db: Path, pages: bool = False) -> dict[str, tuple[int, bytes]]:
+    """The views' snapshots in the file (with ``pages``, their shelved pages' entries too)."""
     conn = sqlite3.connect(db)
     try:
         return {view: (seq, data) for view, seq, data in
-                conn.execute("SELECT view, seq, data FROM views WHERE session=?", (SESSION,))}
+                conn.execute("SELECT view, seq, data FROM views WHERE session=?", (SESSION,))
+                if pages or "#" not in view}
     finally:
         conn.close()
 
@@ -186,10 +188,27 @@ def _ahead(db: Path, tmp_path: Path) -> dict[str, bytes]:
     return {view: data for view, (_, data) in stored(later).items()}
 
 
-@pytest.mark.parametrize("spoil", ["garbage", "truncated", "other version", "another log", "ahead"])
-def test_a_corrupt_or_stale_snapshot_is_skipped_and_the_view_folded_from_the_log(night, tmp_path, loads, spoil):
+@pytest.mark.parametrize("spoil", ["garbage", "truncated", "other version", "another log", "ahead", "a page"])
+def test_a_corrupt_or_stale_snapshot_is_skipped_and_the_view_folded_from_the_log(night, tmp_path, loads, spoil,
+                                                                                 monkeypatch):
     db, who = night
-    if spoil == "another log":
+    shelves: list[bool] = []
+    if spoil == "a page":  # one shelved page of each snapshot another: the snapshot is skipped whole
+        real = keep.load_pages
+
+        def load_pages(*args):
+            found = real(*args)
+            shelves.append(found is not None)
+            return found
+
+        monkeypatch.setattr(keep, "load_pages", load_pages)
+        pages = stored(db, pages=True)
+        replaced = {}
+        for view in stored(db):
+            mine = sorted(name for name in pages if name.startswith(view + "#") or name.startswith(view + "/"))
+            assert mine, view
+            replaced[mine[0]] = pages[mine[0]][1][:-1] + b"\x00"
+    elif spoil == "another log":
         replaced = _envelope_of_another_log(db, tmp_path)
     elif spoil == "ahead":
         replaced = _ahead(db, tmp_path)
@@ -214,7 +233,10 @@ def test_a_corrupt_or_stale_snapshot_is_skipped_and_the_view_folded_from_the_log
     conn.close()
     loads.clear()
     restarted = answers(db, who)
-    assert loads and not any(found for _, found in loads[:len(who) + 2]), loads
+    if spoil == "a page":
+        assert shelves.count(False) == len(who) + 2, shelves  # each view's and each review's
+    else:
+        assert loads and not any(found for _, found in loads[:len(who) + 2]), loads
     folded = answers(without_caches(db, tmp_path / "folded.db"), who)
     for key in folded:
         assert restarted[key] == folded[key], key
@@ -299,10 +321,12 @@ def test_every_view_of_an_open_night_round_trips_through_the_snapshot_codec(tmp_
             shelved = msgspec.structs.replace(state, met=shelf.shelve(state.met))
             sealed += sum(v is None for c in state.met.challenges.values() for v in (*c.throws.values(),
                                                                                     *c.bids.values()))
-            data = msgspec.msgpack.encode(keep.ViewBody(rows[-1].seq, shelved, *shelf.pages()))
+            pages, counts = shelf.pages()
+            named = keep.Pages({n: b"" for n in pages}, counts)
+            data = msgspec.msgpack.encode(keep.ViewBody(rows[-1].seq, shelved, named))
             back = msgspec.msgpack.decode(data, type=keep.ViewBody)
-            assert back.state == shelved and back.seen == rows[-1].seq
-            restored = Shelf.loaded(back.pages, back.counts)
+            assert back.state == shelved and back.seen == rows[-1].seq and back.pages == named
+            restored = Shelf.loaded({n: bytes(blob) for n, blob in pages.items()}, back.pages.counts)
             assert msgspec.structs.replace(back.state, met=restored.whole(back.state.met)) == state, viewer
         if ruleset == "met":
             assert sealed, "no view held a sealed throw or bid: the codec was not put to the test"
@@ -352,3 +376,28 @@ def test_on_postgresql_a_restarted_server_answers_from_its_snapshots_as_a_fold_d
     assert loads and all(found for _, found in loads), loads
     for key in folded:
         assert restarted[key] == folded[key], key
+
+
+def test_a_finished_page_is_stored_once_not_with_every_snapshot(tmp_path):
+    """A night's shelved pages are most of a view's bytes: each is written when it is new
+    or changed, and each snapshot names them (server/core/keep.py)."""
+    db = tmp_path / "pages.db"
+    met_night(db, SESSION, 400, "pages")
+    with SQLiteStore(db) as store:
+        viewer = Actor(role="player", character=sorted(Chronicle(store).state(SESSION).session.characters)[0])
+        views_ = projections.Projections(store, save_every=1)
+        views_.state_json(SESSION, viewer)
+        first = stored(db, pages=True)
+    more(db, 300, "pages, later")
+    with SQLiteStore(db) as store:
+        views_.store = store
+        views_.state_json(SESSION, viewer)
+        later = stored(db, pages=True)
+        name = projections.stored_name(viewer.character)
+        assert later[name][0] > first[name][0]  # a new snapshot
+        pages = [n for n in first if n.startswith(name + "#")]
+        assert len(pages) > 3
+        assert {n: first[n] for n in pages} == {n: later[n] for n in pages}  # its pages as they were
+        assert len([n for n in later if n.startswith(name + "#")]) > len(pages)  # and the new ones
+        restarted = projections.Projections(store).state_json(SESSION, viewer)
+        assert restarted == projections.Projections(store, save_every=10**9).state_json(SESSION, viewer)

@@ -25,7 +25,6 @@ from conteur.events.narrate import Teller
 from conteur.server.audit import paged
 from conteur.server.audit import review as rv
 from conteur.server.core import keep
-from conteur.server.core.shelf import Shelf
 
 _LITTLE = sys.byteorder == "little"
 
@@ -46,16 +45,11 @@ def _array(code: str, data: bytes) -> array.array:
     return a
 
 
-class Pages(msgspec.Struct, array_like=True):
-    pages: dict[int, bytes]
-    counts: dict[int, int]
-
-
 class ReviewBody(msgspec.Struct, array_like=True):
     head: int
     truth: GameState
     seen: GameState | None  # the viewer's own fold; None for a storyteller (the truth)
-    shelves: tuple[Pages, Pages]  # the truth's, the viewer's
+    shelves: tuple[keep.Pages, keep.Pages]  # the truth's, the viewer's (pages stored as ``<name>/truth#<n>``, ``/seen#<n>``)
     names: dict[str, str]
     scenes: dict[str, str]
     challenge_scene: dict[str, str | None]
@@ -77,17 +71,20 @@ def name(viewer: Actor, lang: str) -> str:
     return f"review:{viewer.role}:{viewer.character or ''}:{lang}"
 
 
-def _pages(shelf: Shelf) -> Pages:
-    return Pages(*shelf.pages())
+def _stored(b: rv.Builder) -> tuple[keep.Stored, keep.Stored]:
+    """Which of the builder's shelved pages are stored already (kept on the builder)."""
+    found = getattr(b, "_stored", None)
+    if found is None:
+        found = b._stored = (keep.Stored(), keep.Stored())
+    return found
 
 
-def dump(b: rv.Builder) -> ReviewBody:
+def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
     """What ``b`` (a kept builder: with a store, its items paged) holds, as a body."""
     items = b.items
     whole = b.viewer.role == "storyteller"
     return ReviewBody(
-        head=b.head, truth=b._truth.state(), seen=None if whole else b._seen.state(),
-        shelves=(_pages(b._shelves[0]), _pages(b._shelves[1])),
+        head=b.head, truth=b._truth.state(), seen=None if whole else b._seen.state(), shelves=shelves,
         names=b.names, scenes=b.scenes, challenge_scene=b.challenge_scene,
         tellers=[(seq, t.names, t.scenes) for seq, t in b._tellers],
         seqs=_bytes(items.seqs), item_scenes=_bytes(items._scenes), scene_ids=list(items._scene_ids),
@@ -97,7 +94,13 @@ def dump(b: rv.Builder) -> ReviewBody:
 
 
 def save(store, b: rv.Builder) -> bool:
-    return keep.save(store, b.session, name(b.viewer, b.lang), b.head, dump(b))
+    view = name(b.viewer, b.lang)
+    try:
+        shelves = tuple(keep.save_pages(store, b.session, f"{view}/{part}", b.head, shelf, stored)
+                        for part, shelf, stored in zip(("truth", "seen"), b._shelves, _stored(b)))
+    except Exception:  # noqa: BLE001 - a cache: tried again at the next save
+        return False
+    return keep.save(store, b.session, view, b.head, dump(b, shelves))
 
 
 def load(store, session: str, viewer: Actor, lang: str, upto: int) -> rv.Builder | None:
@@ -117,7 +120,12 @@ def _builder(store, session: str, viewer: Actor, lang: str, body: ReviewBody) ->
     b.head = body.head
     b._truth = Replay(body.truth)
     b._seen = Replay(body.seen) if body.seen is not None else Replay()
-    b._shelves = tuple(Shelf.loaded(p.pages, p.counts) for p in body.shelves)
+    shelves = [keep.load_pages(store, session, f"{name(viewer, lang)}/{part}", pages)
+               for part, pages in zip(("truth", "seen"), body.shelves)]
+    if None in shelves:
+        raise ValueError("a shelved page is missing or another")
+    b._shelves = tuple(shelf for shelf, _ in shelves)
+    b._stored = tuple(stored for _, stored in shelves)
     b.names.update(body.names)  # the builder's teller reads these very dicts
     b.scenes.update(body.scenes)
     b.challenge_scene = body.challenge_scene

@@ -139,11 +139,13 @@ def stored_name(key: str) -> str:
 
 
 class _View:
-    __slots__ = ("viewer", "state", "seen", "shelf", "saved")
+    __slots__ = ("viewer", "state", "seen", "shelf", "saved", "stored")
 
-    def __init__(self, viewer: Actor, state: GameState, seen: int, shelf: Shelf, saved: int = 0):
+    def __init__(self, viewer: Actor, state: GameState, seen: int, shelf: Shelf, saved: int = 0,
+                 stored: keep.Stored | None = None):
         self.viewer = viewer
         self.saved = saved  # the seq of the log its last snapshot was folded up to
+        self.stored = stored or keep.Stored()  # its shelf's pages in the store already
         self.shelf = shelf  # the view's final pages of finished challenges, out of ``state``
         self.state = self.shelved(state)
         self.seen = seen  # the last seq this view was sent (its state's ``head``)
@@ -249,7 +251,8 @@ class Projections:
         """Saves the snapshot of each view folded ``save_every`` events past its last."""
         for key, view in s.views.items():
             if s.seq - view.saved >= self.save_every:
-                keep.save_view(self.store, session, stored_name(key), s.seq, view.seen, view.state, view.shelf)
+                keep.save_view(self.store, session, stored_name(key), s.seq, view.seen, view.state, view.shelf,
+                               view.stored)
                 view.saved = s.seq  # tried: a failed save is tried again ``save_every`` later
 
     def _build(self, session: str, viewer: Actor, key: str, upto: int) -> _View:
@@ -257,8 +260,8 @@ class Projections:
         others' seq), or the log from the first event."""
         found = keep.load_view(self.store, session, stored_name(key), upto) if upto else None
         if found is not None:
-            start, seen, state, shelf = found
-            view = _View(viewer, state, seen, shelf, saved=start)
+            start, seen, state, shelf, stored = found
+            view = _View(viewer, state, seen, shelf, saved=start, stored=stored)
         elif key == STORYTELLERS:
             state = self.store.load_state(session, upto) if upto else game.initial()
             return _View(viewer, state, state.head, Shelf())
