@@ -340,8 +340,8 @@ def test_a_review_snapshot_of_another_view_class_is_not_used(night, tmp_path):
     body = msgspec.msgpack.decode(keep.body(data), type=review_snapshots.ReviewBody)
     assert body.seen is None
     with SQLiteStore(db) as store:
-        store.save_view(SESSION, review_snapshots.name(Actor(role="player", character="x"), "en"),
-                        msgspec.msgpack.decode(data, type=keep.Envelope).seq, data)
+        store.save_views(SESSION, msgspec.msgpack.decode(data, type=keep.Envelope).seq,
+                         {review_snapshots.name(Actor(role="player", character="x"), "en"): data})
         assert review_snapshots.load(store, SESSION, Actor(role="player", character="x"), "en",
                                      store.session_head(SESSION)) is None
 
@@ -354,14 +354,15 @@ def test_postgresql_keeps_view_snapshots_and_an_older_chronicle_gets_their_table
     from conteur.server.store.postgres import PostgresStore
 
     with PostgresStore(pg_url) as store:
-        store.save_view(SESSION, "observers", 4, b"\x00one")
+        store.save_views(SESSION, 4, {"observers": b"\x00one"})
     with psycopg.connect(pg_url, autocommit=True) as conn:
         conn.execute("DROP TABLE views")  # as a chronicle of the previous release has it
     with PostgresStore(pg_url) as store:
         assert store.load_view(SESSION, "observers") is None
-        store.save_view(SESSION, "observers", 5, b"\x00two")
+        store.save_views(SESSION, 5, {"observers": b"\x00two", "observers#0": b"\x01"})
     with PostgresStore(pg_url) as store:
         assert store.load_view(SESSION, "observers") == (5, b"\x00two")
+        assert store.load_view(SESSION, "observers#0") == (5, b"\x01")
 
 
 def test_on_postgresql_a_restarted_server_answers_from_its_snapshots_as_a_fold_does(night, tmp_path, loads, pg_url):

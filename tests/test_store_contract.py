@@ -405,12 +405,13 @@ def test_snapshots_are_found_at_or_before_a_seq_and_pruned_with_keep(night):
 def test_a_views_snapshot_is_one_per_session_and_view_replaced_and_seen_by_another_opening(store, reopen):
     """View snapshots (server/core/keep.py) are opaque bytes, the newest replacing the last."""
     assert store.load_view("s1", "player:anna") is None
-    store.save_view("s1", "player:anna", 3, b"\x00first")
-    store.save_view("s1", "player:anna", 7, b"\x00second")
-    store.save_view("s1", "observers", 5, b"\x01")
-    store.save_view("s2", "player:anna", 9, b"\x02" * 100_000)
+    store.save_views("s1", 3, {"player:anna": b"\x00first", "player:anna#0": b"\x03"})
+    store.save_views("s1", 7, {"player:anna": b"\x00second"})
+    store.save_views("s1", 5, {"observers": b"\x01"})
+    store.save_views("s2", 9, {"player:anna": b"\x02" * 100_000})
     again = reopen()
     assert again.load_view("s1", "player:anna") == (7, b"\x00second")
+    assert again.load_view("s1", "player:anna#0") == (3, b"\x03")  # left as it was
     assert again.load_view("s1", "observers") == (5, b"\x01")
     assert again.load_view("s2", "player:anna") == (9, b"\x02" * 100_000)
     assert again.load_view("s2", "observers") is None

@@ -95,12 +95,9 @@ def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
 
 def save(store, b: rv.Builder) -> bool:
     view = name(b.viewer, b.lang)
-    try:
-        shelves = tuple(keep.save_pages(store, b.session, f"{view}/{part}", b.head, shelf, stored)
-                        for part, shelf, stored in zip(("truth", "seen"), b._shelves, _stored(b)))
-    except Exception:  # noqa: BLE001 - a cache: tried again at the next save
-        return False
-    return keep.save(store, b.session, view, b.head, dump(b, shelves))
+    named = [keep.new_pages(f"{view}/{part}", shelf, stored)
+             for part, shelf, stored in zip(("truth", "seen"), b._shelves, _stored(b))]
+    return keep.save(store, b.session, view, b.head, dump(b, tuple(p for p, _ in named)), [n for _, n in named])
 
 
 def load(store, session: str, viewer: Actor, lang: str, upto: int) -> rv.Builder | None:

@@ -5,7 +5,7 @@ A server up all night answers a player's ``GET /state`` from a projection it kee
 date (projections.py) and the review's first screen from a kept review
 (server/audit/kept.py). After a restart both were folded again from the whole log: 9.8 s
 and 14.5 s at 735,000 events. So each is saved now and then, through the store
-(``EventStore.save_view``), as bytes this module makes:
+(``EventStore.save_views``), as bytes this module makes:
 
 - an envelope: this format's ``VERSION`` with the store's ``SNAPSHOT_VERSION``, the seq of
   the session's log it was folded up to, and the hash of the session's row at that seq;
@@ -56,19 +56,24 @@ def _tip(store, session: str, seq: int) -> str | None:
     return rows[0].hash if rows and rows[0].seq == seq else None
 
 
-def save(store, session: str, view: str, seq: int, body) -> bool:
-    """Saves ``body`` (a msgspec-encodable value) as ``view``'s snapshot at ``seq``;
-    False when there is nothing to save it at (an empty session) or the store failed (a
-    cache: the server goes on)."""
+def save(store, session: str, view: str, seq: int, body, pages: "list[New] | tuple" = ()) -> bool:
+    """Saves ``body`` (a msgspec-encodable value) as ``view``'s snapshot at ``seq``, with
+    the shelved pages it names that are not stored yet, in one transaction; False when
+    there is nothing to save it at (an empty session) or the store failed (a cache: the
+    server goes on, and tries again at its next save)."""
     try:
         tip = _tip(store, session, seq) if seq else None
         if tip is None:
             return False
         data = _encoder.encode(Envelope((VERSION, SNAPSHOT_VERSION), seq, tip, msgspec.Raw(_encoder.encode(body))))
-        store.save_view(session, view, seq, data)
-        return True
+        entries = {name: blob for new in pages for name, blob in new.entries.items()}
+        entries[view] = data
+        store.save_views(session, seq, entries)
     except Exception:  # noqa: BLE001 - a disk full or a store gone: the next save tries again
         return False
+    for new in pages:
+        new.done()
+    return True
 
 
 def load(store, session: str, view: str, upto: int, kind: type[T]) -> tuple[int, T] | None:
@@ -134,16 +139,31 @@ class Stored:
         self.digests: dict[int, bytes] = {n: _digest(b) for n, b in self.blobs.items()}
 
 
-def save_pages(store, session: str, view: str, seq: int, shelf: Shelf, stored: Stored) -> Pages:
-    """Stores the shelf's pages not stored yet; their names for the snapshot's body."""
+class New:
+    """The pages of one shelf a snapshot names that the store does not hold yet: written
+    with the snapshot, then marked stored (``done``)."""
+
+    __slots__ = ("stored", "entries", "blobs", "gone")
+
+    def __init__(self, stored: Stored, entries: dict[str, bytes], blobs: dict[int, bytes], gone: list[int]):
+        self.stored, self.entries, self.blobs, self.gone = stored, entries, blobs, gone
+
+    def done(self) -> None:
+        for n, blob in self.blobs.items():
+            self.stored.blobs[n], self.stored.digests[n] = blob, _digest(blob)
+        for n in self.gone:  # put back for an overrule: its entry is left, named by no snapshot
+            self.stored.blobs.pop(n, None)
+            self.stored.digests.pop(n, None)
+
+
+def new_pages(view: str, shelf: Shelf, stored: Stored) -> tuple[Pages, New]:
+    """The shelf's pages as a snapshot names them, and those to store with it."""
     pages, counts = shelf.pages()
-    for n, blob in pages.items():
-        if stored.blobs.get(n) is not blob:
-            store.save_view(session, f"{view}#{n}", seq, blob)
-            stored.blobs[n], stored.digests[n] = blob, _digest(blob)
-    for n in [n for n in stored.blobs if n not in pages]:  # put back for an overrule: its entry is left
-        del stored.blobs[n], stored.digests[n]
-    return Pages({n: stored.digests[n] for n in pages}, dict(counts))
+    blobs = {n: blob for n, blob in pages.items() if stored.blobs.get(n) is not blob}
+    digests = {n: _digest(blob) if n in blobs else stored.digests[n] for n, blob in pages.items()}
+    new = New(stored, {f"{view}#{n}": blob for n, blob in blobs.items()}, blobs,
+              [n for n in stored.blobs if n not in pages])
+    return Pages(digests, dict(counts)), new
 
 
 def load_pages(store, session: str, view: str, named: Pages) -> tuple[Shelf, Stored] | None:
@@ -170,11 +190,8 @@ class ViewBody(msgspec.Struct, array_like=True):
 
 def save_view(store, session: str, view: str, seq: int, seen: int, state: GameState, shelf: Shelf,
               stored: Stored) -> bool:
-    try:
-        pages = save_pages(store, session, view, seq, shelf, stored)
-    except Exception:  # noqa: BLE001 - a cache: tried again at the next save
-        return False
-    return save(store, session, view, seq, ViewBody(seen, state, pages))
+    pages, new = new_pages(view, shelf, stored)
+    return save(store, session, view, seq, ViewBody(seen, state, pages), [new])
 
 
 def load_view(store, session: str, view: str, upto: int) -> tuple[int, int, GameState, Shelf, Stored] | None:

@@ -134,7 +134,7 @@ def done_page(state: GameState, after: int, limit: int) -> DonePage:
 
 
 def stored_name(key: str) -> str:
-    """A view's name in the store (``EventStore.save_view``): text without a NUL."""
+    """A view's name in the store (``EventStore.save_views``): text without a NUL."""
     return {STORYTELLERS: "storytellers", OBSERVERS: "observers"}.get(key) or f"player:{key}"
 
 

@@ -30,7 +30,7 @@ What every implementation guarantees:
 - **Snapshots are a cache.** A snapshot is a folded ``GameState`` at a seq; reading one
   never changes what a fold returns, a snapshot of another ``SNAPSHOT_VERSION`` or one
   that does not decode is ignored, and replaying from zero is always the truth.
-- **View snapshots** (``save_view``, ``load_view``) are opaque bytes a caller keeps per
+- **View snapshots** (``save_views``, ``load_view``) are opaque bytes a caller keeps per
   (session, view): the newest replaces the last; the caller checks them before use.
 - **Tokens** are stored only as the SHA-256 of the secret (``TokenRecord.hash``); the
   store never sees a token itself. Revocation is a timestamp, never a deletion.
@@ -214,11 +214,11 @@ class EventStore(Protocol):
         seq); with ``keep``, only the session's newest ``keep`` snapshots stay."""
         ...
 
-    def save_view(self, session: str, view: str, seq: int, data: bytes) -> None:
-        """Stores ``data``, a view's snapshot folded up to ``seq`` (the bytes are the
-        caller's: ``server/core/keep.py``), as the only one of ``(session, view)``. A
-        cache like the state's snapshots: never part of the log, lost without harm. A
-        store that cannot keep it (a role without the table) does nothing."""
+    def save_views(self, session: str, seq: int, views: dict[str, bytes]) -> None:
+        """Stores each of ``views`` (name -> bytes of the caller's: ``server/core/keep.py``)
+        as the only one of ``(session, name)``, folded up to ``seq``, in one transaction.
+        A cache like the state's snapshots: never part of the log, lost without harm. A
+        store that cannot keep them (a role without the table) does nothing."""
         ...
 
     def load_view(self, session: str, view: str) -> tuple[int, bytes] | None:

@@ -521,10 +521,11 @@ class PostgresStore(GroupCommit):
         finally:
             conn.close()
 
-    def save_view(self, session: str, view: str, seq: int, data: bytes) -> None:
+    def save_views(self, session: str, seq: int, views: dict[str, bytes]) -> None:
         if self._views:
             self._write("INSERT INTO views VALUES (%s, %s, %s, %s) ON CONFLICT (session, view) "
-                        "DO UPDATE SET seq = excluded.seq, data = excluded.data", (session, view, seq, data))
+                        "DO UPDATE SET seq = excluded.seq, data = excluded.data",
+                        [(session, view, seq, data) for view, data in views.items()], many=True)
 
     def load_view(self, session: str, view: str) -> tuple[int, bytes] | None:
         if not self._views:

@@ -507,8 +507,15 @@ class SQLiteStore(GroupCommit):
         finally:
             conn.close()
 
-    def save_view(self, session: str, view: str, seq: int, data: bytes) -> None:
-        self._write("INSERT OR REPLACE INTO views VALUES (?,?,?,?)", (session, view, seq, data))
+    def save_views(self, session: str, seq: int, views: dict[str, bytes]) -> None:
+        conn = self._connect()
+        try:
+            with conn:
+                conn.execute("BEGIN")
+                conn.executemany("INSERT OR REPLACE INTO views VALUES (?,?,?,?)",
+                                 [(session, view, seq, data) for view, data in views.items()])
+        finally:
+            conn.close()
 
     def load_view(self, session: str, view: str) -> tuple[int, bytes] | None:
         row = self._reader.execute("SELECT seq, data FROM views WHERE session=? AND view=?",
