@@ -34,7 +34,7 @@ from conteur.events.game import GameState
 from conteur.server.core.shelf import Shelf
 from conteur.server.store.codec import SNAPSHOT_VERSION
 
-VERSION = 1  # this envelope's, and the bodies' shapes (views.py, server/audit/kept.py)
+VERSION = 1  # this envelope's, and the bodies' shapes (ViewBody, server/audit/kept.py's ReviewBody)
 
 T = TypeVar("T")
 
