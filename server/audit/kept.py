@@ -6,8 +6,8 @@ What a kept ``review.Builder`` holds, all of it but what it reads again from the
 anyway (the items of a page: server/audit/paged.py): where it stands in the log, the
 true state and the viewer's own (finished pages on their shelves, compressed as held),
 the roster's names and scenes as they changed, each challenge's scene, each item's seq
-and scene, each challenge's items by seq, the event types seen, and what the disputes
-list knows of each challenge. A builder made from it answers what the builder it was
+and scene, each challenge's items by seq, the event types seen, what the disputes list
+knows of each challenge, and the briefs told lately (the first screen's). A builder made from it answers what the builder it was
 saved from answers (tests/test_restart.py, byte for byte). The envelope, its checks and
 what is skipped are server/core/keep.py's.
 """
@@ -15,7 +15,9 @@ what is skipped are server/core/keep.py's.
 from __future__ import annotations
 
 import array
+import collections
 import sys
+from typing import Any
 
 import msgspec
 
@@ -63,6 +65,9 @@ class ReviewBody(msgspec.Struct, array_like=True):
     flagged: dict[str, tuple[int, int]]
     unsettled: list[str]
     touched: list[str]
+    # the briefs told lately (the first screen's disputes and challenges), each as sent:
+    # telling them again reads their challenges' pages from all over the night
+    briefs: list[tuple[str, dict[str, Any]]] = []
 
 
 def name(viewer: Actor, lang: str) -> str:
@@ -90,7 +95,7 @@ def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
         seqs=_bytes(items.seqs), item_scenes=_bytes(items._scenes), scene_ids=list(items._scene_ids),
         by_challenge={cid: _bytes(seqs) for cid, seqs in b.by_challenge._seqs.items()},
         types=sorted(b.types), marks=b._marks, flagged=b._flagged, unsettled=sorted(b._unsettled),
-        touched=sorted(b.touched))
+        touched=sorted(b.touched), briefs=list(b._briefs.items()))
 
 
 def save(store, b: rv.Builder) -> bool:
@@ -146,5 +151,6 @@ def _builder(store, session: str, viewer: Actor, lang: str, body: ReviewBody) ->
     b._flagged = body.flagged
     b._unsettled = set(body.unsettled)
     b.touched = set(body.touched)
+    b._briefs = collections.OrderedDict(body.briefs)
     return b
 
