@@ -59,7 +59,12 @@ class ReviewBody(msgspec.Struct, array_like=True):
     seqs: bytes  # each item's seq, int64 little-endian
     item_scenes: bytes  # each item's scene, an index into scene_ids (-1: none), int32
     scene_ids: list[str]
-    by_challenge: dict[str, bytes]  # challenge id -> its items' seqs, int64
+    # each challenge's items by seq: the ids, how many items each, all their seqs end to
+    # end (int32, int64): three objects, not one per challenge (70,000 at 735,000 events,
+    # whose small allocations a server would keep as resident memory after the save)
+    challenges: list[str]
+    counts: bytes
+    challenge_seqs: bytes
     types: list[str]
     marks: dict[str, rv.Mark]
     flagged: dict[str, tuple[int, int]]
@@ -68,6 +73,13 @@ class ReviewBody(msgspec.Struct, array_like=True):
     # the briefs told lately (the first screen's disputes and challenges), each as sent:
     # telling them again reads their challenges' pages from all over the night
     briefs: list[tuple[str, dict[str, Any]]] = []
+
+
+def _joined(arrays) -> array.array:
+    out = array.array("q")
+    for a in arrays:
+        out.extend(a)
+    return out
 
 
 def name(viewer: Actor, lang: str) -> str:
@@ -88,12 +100,14 @@ def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
     """What ``b`` (a kept builder: with a store, its items paged) holds, as a body."""
     items = b.items
     whole = b.viewer.role == "storyteller"
+    by_challenge = b.by_challenge._seqs
     return ReviewBody(
         head=b.head, truth=b._truth.state(), seen=None if whole else b._seen.state(), shelves=shelves,
         names=b.names, scenes=b.scenes, challenge_scene=b.challenge_scene,
         tellers=[(seq, t.names, t.scenes) for seq, t in b._tellers],
         seqs=_bytes(items.seqs), item_scenes=_bytes(items._scenes), scene_ids=list(items._scene_ids),
-        by_challenge={cid: _bytes(seqs) for cid, seqs in b.by_challenge._seqs.items()},
+        challenges=list(by_challenge), counts=_bytes(array.array("i", map(len, by_challenge.values()))),
+        challenge_seqs=_bytes(_joined(by_challenge.values())),
         types=sorted(b.types), marks=b._marks, flagged=b._flagged, unsettled=sorted(b._unsettled),
         touched=sorted(b.touched), briefs=list(b._briefs.items()))
 
@@ -145,7 +159,13 @@ def _builder(store, session: str, viewer: Actor, lang: str, body: ReviewBody) ->
     items._hot_start = start
     items._hot = b._rebuild(items.seqs[start:], [items.scene_of(i) for i in range(start, len(items.seqs))]) \
         if start < len(items.seqs) else []
-    b.by_challenge._seqs = {cid: _array("q", seqs) for cid, seqs in body.by_challenge.items()}
+    counts, seqs = _array("i", body.counts), _array("q", body.challenge_seqs)
+    if len(counts) != len(body.challenges) or sum(counts) != len(seqs):
+        raise ValueError("the challenges' items do not add up")
+    by_challenge, at = {}, 0
+    for cid, count in zip(body.challenges, counts):
+        by_challenge[cid], at = seqs[at:at + count], at + count
+    b.by_challenge._seqs = by_challenge
     b.types = set(body.types)
     b._marks = body.marks
     b._flagged = body.flagged

@@ -46,6 +46,16 @@ class Envelope(msgspec.Struct, array_like=True):
     body: msgspec.Raw
 
 
+class _Out(msgspec.Struct, array_like=True):
+    """``Envelope`` as written: the body encoded in the same pass (the same bytes as a
+    ``Raw`` of it), not once alone and copied again (a review's is megabytes)."""
+
+    version: tuple[int, int]
+    seq: int
+    tip: str
+    body: object
+
+
 _encoder = msgspec.msgpack.Encoder()
 _envelope = msgspec.msgpack.Decoder(Envelope)
 _decoders: dict[type, msgspec.msgpack.Decoder] = {}
@@ -65,7 +75,7 @@ def save(store, session: str, view: str, seq: int, body, pages: "list[New] | tup
         tip = _tip(store, session, seq) if seq else None
         if tip is None:
             return False
-        data = _encoder.encode(Envelope((VERSION, SNAPSHOT_VERSION), seq, tip, msgspec.Raw(_encoder.encode(body))))
+        data = _encoder.encode(_Out((VERSION, SNAPSHOT_VERSION), seq, tip, body))
         entries = {name: blob for new in pages for name, blob in new.entries.items()}
         entries[view] = data
         store.save_views(session, seq, entries)
