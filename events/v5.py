@@ -609,11 +609,14 @@ def evolve_pool_rolled(own: State, e: PoolRolled, state: GameState) -> State:
         visibility=e.visibility,
     )
     rolls = {**own.rolls, _roll_key(e.character, e.visibility): roll}
-    return replace(own, rolls=rolls, **_counted(own, e.roll))
+    next_roll, next_hidden = id_counted(e.roll, own.next_roll, own.next_hidden)  # as _counted
+    return replace(own, rolls=rolls, next_roll=next_roll, next_hidden=next_hidden)
 
 
 def evolve_rouse_checked(own: State, e: RouseChecked, state: GameState) -> State:
-    return replace(own, hunger={**own.hunger, e.character: e.hunger_after}, **_counted(own, e.roll))
+    next_roll, next_hidden = id_counted(e.roll, own.next_roll, own.next_hidden)  # as _counted
+    return replace(own, hunger={**own.hunger, e.character: e.hunger_after}, next_roll=next_roll,
+                   next_hidden=next_hidden)
 
 
 def evolve_willpower_rerolled(own: State, e: WillpowerRerolled, state: GameState) -> State:
