@@ -5,6 +5,7 @@ toggling its character, the viewer a player is, the seqs a viewer may see, and a
 from __future__ import annotations
 
 import asyncio
+import threading
 from pathlib import Path
 
 from conteur.client.client import Backoff, Client
@@ -61,3 +62,43 @@ class TogglingPhone:
         return (self.client.live.is_set() and not self.client.queued()
                 and received[-len(log_seqs):] == log_seqs[-len(received):]
                 and (received[-1] if received else 0) == (log_seqs[-1] if log_seqs else 0))
+
+
+async def restart_under_load(restart, devices, commands: int) -> tuple[list[str], list[str]]:
+    """Each device sends ``commands`` commands, each retried with its own id while it is
+    answered ``unavailable`` (as a phone's outbox does), while ``restart`` (blocking: a
+    PostgreSQL restart) runs once every device is a third of the way through and the
+    last command of each waits for it to end. Returns (the ids acknowledged, one entry
+    per ``unavailable`` answer)."""
+    unavailable: list[str] = []
+    restarted = threading.Event()
+    readies = [asyncio.Event() for _ in devices]
+
+    async def play(device, prefix: str, ready: asyncio.Event) -> list[str]:
+        acked = []
+        for i in range(commands):
+            command_id = f"{prefix}-{i}"
+            if i == commands // 3:
+                ready.set()  # the restart may begin: the rest are sent around and after it
+            for _ in range(300):
+                answer = await device.command({"type": "skip_time", "seconds": 60}, id=command_id, timeout=60)
+                if answer["type"] == "ack":
+                    acked.append(command_id)
+                    break
+                assert answer["type"] == "reject" and answer["code"] == "unavailable", answer
+                unavailable.append(command_id)
+                await asyncio.sleep(0.05)  # the same id again
+            else:
+                raise AssertionError(f"{command_id} was never recorded")
+            if i == commands - 1 and not restarted.is_set():
+                await asyncio.to_thread(restarted.wait, 120)
+        return acked
+
+    async def restarting() -> None:
+        await asyncio.gather(*(r.wait() for r in readies))
+        await asyncio.to_thread(restart)
+        restarted.set()
+
+    results = await asyncio.gather(restarting(), *(play(d, f"d{k}", readies[k]) for k, d in enumerate(devices)))
+    assert unavailable, "no command met the outage"
+    return [c for ids in results[1:] for c in ids], unavailable

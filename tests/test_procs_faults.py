@@ -19,7 +19,6 @@ import re
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import httpx
@@ -29,7 +28,7 @@ from bench.harness import ServerProcess, free_port, prepare_venue
 from conteur.server.store.chain import verify_rows
 from conteur.server.store.factory import open_store
 from conteur.server.testing import Device, Venue
-from tests.faults_support import eventually
+from tests.faults_support import eventually, restart_under_load
 from tests.procs_support import Phone, Spread, log_of, player, seen_seqs
 
 pytest.importorskip("psycopg")
@@ -117,38 +116,8 @@ async def test_a_postgresql_restart_under_load_with_two_processes_decides_each_c
             await device.connect()
         try:
             assert (await devices[0].command({"type": "open_session", "name": "night"}))["type"] == "ack"
-            unavailable: list[str] = []
-            restarted = threading.Event()
-            readies = [asyncio.Event() for _ in devices]
-
-            async def play(device: Device, prefix: str, ready: asyncio.Event) -> list[str]:
-                acked = []
-                for i in range(12):
-                    if i == 4:
-                        ready.set()
-                    for _ in range(300):
-                        answer = await device.command({"type": "skip_time", "seconds": 60},
-                                                      id=f"{prefix}-{i}", timeout=60)
-                        if answer["type"] == "ack":
-                            acked.append(f"{prefix}-{i}")
-                            break
-                        assert answer["type"] == "reject" and answer["code"] == "unavailable", answer
-                        unavailable.append(prefix)
-                        await asyncio.sleep(0.05)  # the same id again, as an outbox does
-                    if i == 11 and not restarted.is_set():
-                        await asyncio.to_thread(restarted.wait, 120)
-                return acked
-
-            async def restart() -> None:
-                await asyncio.gather(*(r.wait() for r in readies))
-                await asyncio.to_thread(pg_cluster.restart)
-                restarted.set()
-
-            results = await asyncio.gather(
-                restart(), *(play(d, f"d{k}", readies[k]) for k, d in enumerate(devices)))
-            acked = [c for ids in results[1:] for c in ids]
+            acked, _ = await restart_under_load(pg_cluster.restart, devices, 12)
             assert len(acked) == 4 * 12
-            assert unavailable, "no command met the outage"
             with open_store(pg_url) as store:
                 head = store.head()
             # both processes' devices see the whole stream after the outage (their tails

@@ -98,6 +98,28 @@ def test_a_review_read_back_by_pages_answers_as_the_review_built_at_once(tmp_pat
             assert rv.state_at(review, middle) == rv.state_at(reference, middle)
 
 
+def test_a_bundle_of_a_kept_review_holds_what_it_had_taken_when_asked(tmp_path, small_pages):
+    # the bundle reads a kept review's pages once (rv.held) while the night goes on
+    db = tmp_path / "held.db"
+    night(db, "s", examples(300), "held")
+    with SQLiteStore(db) as store:
+        rows = store.read_after("s", 0)
+        half = rows[:len(rows) // 2]
+        kept, whole = rv.Builder("s", STORYTELLER, "en", store=store), rv.Builder("s", STORYTELLER, "en")
+        for builder in (kept, whole):
+            builder.extend(half, decode_events([r.data for r in half]))
+        taken, reference = kept.review(), whole.review()
+        rest = rows[len(half):]
+        kept.extend(rest, decode_events([r.data for r in rest]))
+        kept.marks()
+        held = rv.held(taken)
+        assert isinstance(held.items, list) and len(held.items) == len(reference.items) > 4 * paged.PAGE
+        told = lambda review: {cid: [rv.item_dict(i) for i in items]  # noqa: E731
+                               for cid, items in review.challenge_items.items()}
+        assert told(held) == told(reference)
+        assert rv.bundle(taken) == rv.bundle(reference)
+
+
 def test_projections_with_shelved_challenges_answer_as_the_fold_per_call(tmp_path, small_pages):
     db = tmp_path / "views.db"
     night(db, "s", examples(300), "views", overrules=0.05)

@@ -191,3 +191,11 @@ class Challenges(collections.abc.Mapping):
 
     def upto(self, seq: int) -> "Challenges":
         return Challenges(self._items, self._seqs, seq)
+
+    def seqs(self):
+        """(challenge id, the seqs of its items taken so far), in order of first item."""
+        for challenge, seqs in list(self._seqs.items()):
+            if self._upto is not None:
+                seqs = seqs[:bisect.bisect_right(seqs, self._upto)]
+            if seqs:
+                yield challenge, seqs

@@ -912,9 +912,24 @@ def _header(review: Review, types: Iterable[str]) -> dict:
     }
 
 
+def held(review: Review) -> Review:
+    """The review with its items in memory: a kept review's pages are read from the store
+    again when walked (server/audit/paged.py), and the bundle walks them four times (its
+    header, the stories, the fairness, the timeline), so it reads them once here. Its
+    answer holds a dict per item anyway: holding the items too while it is built does not
+    change its order of size, and both go when it is sent."""
+    if isinstance(review.items, list):
+        return review
+    items = list(review.items)
+    by_seq = {item.seq: item for item in items}
+    return msgspec.structs.replace(review, items=items, challenge_items={
+        cid: [by_seq[seq] for seq in seqs] for cid, seqs in review.challenge_items.seqs()})
+
+
 def bundle(review: Review) -> dict:
     """Everything the review page shows, in one answer (exports and scripts; the page
     itself loads ``first_screen`` and the rest by parts)."""
+    review = held(review)
     all_stories = stories(review, steps=False)  # briefs: who saw each step is for a challenge's page
     return {
         **_header(review, {i.type for i in review.items}),
