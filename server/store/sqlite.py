@@ -65,14 +65,22 @@ def latest_snapshot(conn: sqlite3.Connection, session: str,
     return row[0], state
 
 
+def _scan_span(conn: sqlite3.Connection, session: str, after: int, upto: int | None) -> tuple[int, int] | None:
+    """(after, upto) of a scan of ``session``'s rows, narrowed to the session's own span
+    (``heads``); None for a session with no row."""
+    span = conn.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
+    if span is None:
+        return None
+    return max(after, span[0] - 1), min(upto if upto is not None else 1 << 62, span[1])
+
+
 def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto: int | None = None,
                    chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
     """Decoded events of a session in chunks: (last seq of chunk, events)."""
-    span = conn.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
+    span = _scan_span(conn, session, after, upto)
     if span is None:
         return
-    after = max(after, span[0] - 1)  # the scan runs over the session's own span only
-    upto = min(upto if upto is not None else 1 << 62, span[1])
+    after, upto = span
     while True:
         rows = conn.execute(
             "SELECT seq, data FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq LIMIT ?",
@@ -110,11 +118,10 @@ _FOLD_SQL = _fold_sql()
 def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
                  chunk: int = 20000) -> Iterator[tuple[int, list, int]]:
     """(last seq of chunk, events for ``game.Replay`` (``codec.decode_fold``), rows read)."""
-    span = conn.execute("SELECT first, last FROM heads WHERE session=?", (session,)).fetchone()
+    span = _scan_span(conn, session, after, upto)
     if span is None:
         return
-    after = max(after, span[0] - 1)  # the scan runs over the session's own span only
-    upto = min(upto if upto is not None else 1 << 62, span[1])
+    after, upto = span
     while True:
         last, rows, bodies = conn.execute(_FOLD_SQL, (after, upto, session, chunk)).fetchone()
         if not rows:
