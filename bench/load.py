@@ -269,7 +269,7 @@ def replay_figures(db: Path) -> dict:
     from conteur.events import game
     from conteur.server.store import replay
     from conteur.server.store.codec import decode_fold
-    from conteur.server.store.sqlite import _FOLD_SQL, SQLiteStore
+    from conteur.server.store.sqlite import _FOLD_SQL, FOLD_CHUNK, SQLiteStore
 
     with SQLiteStore(db) as store:
         sessions = store.sessions()
@@ -303,7 +303,7 @@ def replay_figures(db: Path) -> dict:
             while True:
                 t0 = time.perf_counter()
                 top, rows, bodies = store._reader.execute(
-                    _FOLD_SQL, (after, spans[sid][1], sid, 20000)).fetchone()
+                    _FOLD_SQL, (after, spans[sid][1], sid, FOLD_CHUNK)).fetchone()
                 t1 = time.perf_counter()
                 if not rows:
                     break

@@ -114,10 +114,12 @@ def _fold_sql() -> str:
 
 
 _FOLD_SQL = _fold_sql()
+# rows a replay reads at a time: the chunk's blob, then its decode, are a few MB at most
+FOLD_CHUNK = 5000
 
 
 def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                 chunk: int = 20000) -> Iterator[tuple[int, list, int]]:
+                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, int]]:
     """(last seq of chunk, events for ``game.Replay`` (``codec.decode_fold``), rows read)."""
     span = _scan_span(conn, session, after, upto)
     if span is None:
