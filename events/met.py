@@ -910,7 +910,7 @@ def acting(e: ChallengeIssued) -> tuple[str, ...]:
 
 def evolve_throw_committed(own: State, e: ThrowCommitted, state: GameState) -> State:
     ch = own.get(e.challenge)
-    return _put(own, replace(ch, throws={**ch.throws, e.character: e.choice}, cancellable=None))
+    return _update(own, e.challenge, throws={**ch.throws, e.character: e.choice}, cancellable=None)
 
 
 def evolve_throws_revealed(own: State, e: ThrowsRevealed, state: GameState) -> State:

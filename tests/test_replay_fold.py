@@ -270,6 +270,7 @@ def test_every_event_kind_decodes_for_replay_to_its_own_fold(tmp_path):
     state before it, gives the state the whole event gives."""
     fold_types = {t.__struct_config__.tag: t for t in game.FOLD_TYPES}
     assert set(fold_types) == set(game.EVENT_BY_TAG)
+    assert not any(tag.startswith("~") for tag in game.EVENT_BY_TAG)  # codec.Kept's tag is no event's
     for tag, whole in game.EVENT_BY_TAG.items():
         mine = fold_types[tag]
         if mine is whole:
