@@ -61,8 +61,11 @@ class Challenge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     mutual: bool = False
     round: int = 1
     status: str = "throwing"  # throwing | bidding | window | overbid | resolved | cancelled
-    throws: dict[str, str] = {}  # this round's sealed throws (the server knows them)
-    bids: dict[str, int] = {}  # this round's bids, or the overbid answer
+    # this round's sealed throws (the server knows them); None where the fold is a view's
+    # that was told only that a throw is in (ThrowCommitted.redacted): a view's snapshot
+    # is stored with these types (server/core/keep.py)
+    throws: dict[str, str | None] = {}
+    bids: dict[str, int | None] = {}  # this round's bids, or the overbid answer (None: as throws)
     winner: str | None = None
     loser: str | None = None
     by: str = ""  # how the current result came: throw | bid | difficulty | ...

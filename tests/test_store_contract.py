@@ -402,6 +402,21 @@ def test_snapshots_are_found_at_or_before_a_seq_and_pruned_with_keep(night):
     assert store.latest_snapshot(sessions[1]) == (0, None)  # per session
 
 
+def test_a_views_snapshot_is_one_per_session_and_view_replaced_and_seen_by_another_opening(store, reopen):
+    """View snapshots (server/core/keep.py) are opaque bytes, the newest replacing the last."""
+    assert store.load_view("s1", "player:anna") is None
+    store.save_views("s1", 3, {"player:anna": b"\x00first", "player:anna#0": b"\x03"})
+    store.save_views("s1", 7, {"player:anna": b"\x00second"})
+    store.save_views("s1", 5, {"observers": b"\x01"})
+    store.save_views("s2", 9, {"player:anna": b"\x02" * 100_000})
+    again = reopen()
+    assert again.load_view("s1", "player:anna") == (7, b"\x00second")
+    assert again.load_view("s1", "player:anna#0") == (3, b"\x03")  # left as it was
+    assert again.load_view("s1", "observers") == (5, b"\x01")
+    assert again.load_view("s2", "player:anna") == (9, b"\x02" * 100_000)
+    assert again.load_view("s2", "observers") is None
+
+
 def test_load_states_gives_what_load_state_gives_one_by_one(night, reopen):
     store, _, sessions = night
     expected = {sid: store.load_state(sid, use_snapshots=False) for sid in sessions}

@@ -30,6 +30,8 @@ What every implementation guarantees:
 - **Snapshots are a cache.** A snapshot is a folded ``GameState`` at a seq; reading one
   never changes what a fold returns, a snapshot of another ``SNAPSHOT_VERSION`` or one
   that does not decode is ignored, and replaying from zero is always the truth.
+- **View snapshots** (``save_views``, ``load_view``) are opaque bytes a caller keeps per
+  (session, view): the newest replaces the last; the caller checks them before use.
 - **Tokens** are stored only as the SHA-256 of the secret (``TokenRecord.hash``); the
   store never sees a token itself. Revocation is a timestamp, never a deletion.
 - **Session secrets** (FAIR-2 seeds) live outside the append-only log; the first seed
@@ -210,6 +212,17 @@ class EventStore(Protocol):
     def save_snapshot(self, session: str, seq: int, state: GameState, *, keep: int | None = None) -> None:
         """Stores ``state`` as the session's state at ``seq`` (replacing one at the same
         seq); with ``keep``, only the session's newest ``keep`` snapshots stay."""
+        ...
+
+    def save_views(self, session: str, seq: int, views: dict[str, bytes]) -> None:
+        """Stores each of ``views`` (name -> bytes of the caller's: ``server/core/keep.py``)
+        as the only one of ``(session, name)``, folded up to ``seq``, in one transaction.
+        A cache like the state's snapshots: never part of the log, lost without harm. A
+        store that cannot keep them (a role without the table) does nothing."""
+        ...
+
+    def load_view(self, session: str, view: str) -> tuple[int, bytes] | None:
+        """(seq, data) of the view's stored snapshot, or None."""
         ...
 
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,

@@ -94,6 +94,8 @@ CREATE TABLE commands (device text NOT NULL, command_id text NOT NULL, session t
                        PRIMARY KEY (device, command_id));
 CREATE TABLE snapshots (session text NOT NULL, seq bigint NOT NULL, version int NOT NULL,
                         state bytea NOT NULL, PRIMARY KEY (session, seq));
+CREATE TABLE views (session text NOT NULL, view text NOT NULL, seq bigint NOT NULL,
+                    data bytea NOT NULL, PRIMARY KEY (session, view));
 CREATE TABLE tokens (hash text PRIMARY KEY, role text NOT NULL, character text, session text,
                      name text NOT NULL DEFAULT '', created text NOT NULL, revoked text);
 CREATE TABLE secrets (session text PRIMARY KEY, seed bytea NOT NULL);
@@ -121,6 +123,7 @@ GRANTS = {
     "log_head": "SELECT, UPDATE",
     "heads": "SELECT, INSERT, UPDATE",
     "snapshots": "SELECT, INSERT, UPDATE, DELETE",
+    "views": "SELECT, INSERT, UPDATE",
     "tokens": "SELECT, INSERT, UPDATE (revoked)",
     "secrets": "SELECT, INSERT",
 }
@@ -158,6 +161,23 @@ def _schema_version(conn) -> int | None:
         return None
     row = conn.execute("SELECT value FROM conteur_meta WHERE key='schema_version'").fetchone()
     return int(row[0]) if row else 0
+
+
+VIEWS = ("CREATE TABLE IF NOT EXISTS views (session text NOT NULL, view text NOT NULL, "
+         "seq bigint NOT NULL, data bytea NOT NULL, PRIMARY KEY (session, view))")
+
+
+def _views_table(conn) -> bool:
+    """Whether the views table (view snapshots, a cache) is there, created if this role
+    may: a chronicle created before it gets it at its next opening by its owner; one
+    whose role may not create it keeps no view snapshots (``conteur pg-setup`` adds it)."""
+    if conn.execute("SELECT to_regclass('views') IS NOT NULL").fetchone()[0]:
+        return True
+    try:
+        conn.execute(VIEWS)
+        return True
+    except psycopg.Error:
+        return False
 
 
 WRITER_LOCK = 0x636F6E74  # "cont": the advisory lock key of the one deciding process
@@ -204,6 +224,7 @@ class PostgresStore(GroupCommit):
                 raise StoreError(f"{self.path} was written by a newer conteur (schema version "
                                  f"{version}); this conteur reads version {PG_SCHEMA_VERSION} "
                                  f"and older: upgrade conteur on this machine")
+            self._views = _views_table(conn)
         finally:
             conn.close()
         self._start_writer("conteur-pg-writer")
@@ -499,6 +520,18 @@ class PostgresStore(GroupCommit):
                         (session, session, keep))
         finally:
             conn.close()
+
+    def save_views(self, session: str, seq: int, views: dict[str, bytes]) -> None:
+        if self._views:
+            self._write("INSERT INTO views VALUES (%s, %s, %s, %s) ON CONFLICT (session, view) "
+                        "DO UPDATE SET seq = excluded.seq, data = excluded.data",
+                        [(session, view, seq, data) for view, data in views.items()], many=True)
+
+    def load_view(self, session: str, view: str) -> tuple[int, bytes] | None:
+        if not self._views:
+            return None
+        rows = self._query("SELECT seq, data FROM views WHERE session = %s AND view = %s", (session, view))
+        return (rows[0][0], bytes(rows[0][1])) if rows else None
 
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
                    progress: Progress | None = None) -> GameState:

@@ -214,6 +214,10 @@ def create_schema(db: sqlite_utils.Database) -> None:
             {"session": str, "seq": int, "version": int, "state": bytes},
             pk=("session", "seq"),
         )
+    # A view's snapshot (server/core/keep.py): a player's, the observers', the storytellers',
+    # a kept review's; one per (session, view), replaced, a cache like ``snapshots``
+    db.execute("CREATE TABLE IF NOT EXISTS views (session TEXT NOT NULL, view TEXT NOT NULL, "
+               "seq INTEGER NOT NULL, data BLOB NOT NULL, PRIMARY KEY (session, view)) WITHOUT ROWID")
     # Each session's first and last seq, written in the group commit's transaction: the
     # events table has no (session, seq) index (it would cost a third of append speed),
     # so without this, listing sessions and bounding a session's tail scanned the log.
@@ -541,6 +545,21 @@ class SQLiteStore(GroupCommit):
                 )
         finally:
             conn.close()
+
+    def save_views(self, session: str, seq: int, views: dict[str, bytes]) -> None:
+        conn = self._connect()
+        try:
+            with conn:
+                conn.execute("BEGIN")
+                conn.executemany("INSERT OR REPLACE INTO views VALUES (?,?,?,?)",
+                                 [(session, view, seq, data) for view, data in views.items()])
+        finally:
+            conn.close()
+
+    def load_view(self, session: str, view: str) -> tuple[int, bytes] | None:
+        row = self._reader.execute("SELECT seq, data FROM views WHERE session=? AND view=?",
+                                   (session, view)).fetchone()
+        return (row[0], bytes(row[1])) if row is not None else None
 
     # -- tokens ----------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from litestar.exceptions import NotAuthorizedException, NotFoundException, Permi
 from litestar.params import FromPath, FromQuery, Parameter
 
 from conteur.server.audit import export as ex
+from conteur.server.audit import kept as snapshots
 from conteur.server.audit import review as rv
 from conteur.events import wire
 from conteur.server.core.auth import Grant
@@ -40,6 +41,13 @@ class _Kept:
         self.builder = builder
         self.lock = threading.Lock()
         self.snapshot: rv.Review | None = None
+        self.restored = False  # its stored snapshot looked for (at its first catch-up)
+        self.saved = 0  # the seq its last stored snapshot was taken at
+
+
+# a kept review taken this many events past its last stored snapshot saves one
+# (server/audit/kept.py): after a restart, the first screen is that snapshot and the rows after it
+SAVE_EVERY = 20_000
 
 
 # per store (weakly: a closed venue's reviews go with it), a few reviews by (session,
@@ -86,7 +94,15 @@ CATCH_UP = 5000  # rows read and decoded at a time: an hour of play is not held 
 def _catch_up(store, kept: _Kept, session: str) -> None:
     """Takes the rows committed since the review last looked (under ``kept.lock``), a
     chunk at a time: the rows and their decoded events of a whole hour at once (about
-    1.2 KB per event) would raise the server's memory for good (freed, not returned)."""
+    1.2 KB per event) would raise the server's memory for good (freed, not returned).
+    A review never taken starts from its stored snapshot, if it has a usable one."""
+    if not kept.restored:
+        kept.restored = True
+        if not kept.builder.head:
+            b = kept.builder
+            found = snapshots.load(store, session, b.viewer, b.lang, store.session_head(session))
+            if found is not None:
+                kept.builder, kept.saved, kept.snapshot = found, found.head, None
     while rows := store.read_after(session, kept.builder.head, limit=CATCH_UP):
         # a row edited through SQL may come back as TEXT: decode_events still reads it (altered)
         kept.builder.extend(rows, decode_events([r.data for r in rows]))
@@ -96,6 +112,14 @@ def _catch_up(store, kept: _Kept, session: str) -> None:
         kept.snapshot = None
 
 
+def _save(store, kept: _Kept) -> None:
+    """Saves the kept review's snapshot once it took SAVE_EVERY events past its last (after
+    an answer: with the briefs it told for it)."""
+    if kept.builder.head - kept.saved >= SAVE_EVERY:
+        snapshots.save(store, kept.builder)
+        kept.saved = kept.builder.head  # tried: a failed save is tried again SAVE_EVERY later
+
+
 def _snapshot(store, kept: _Kept, session: str) -> tuple[rv.Review, int]:
     """The review so far and the last seq it took (seen by its viewer or not)."""
     with kept.lock:
@@ -103,6 +127,7 @@ def _snapshot(store, kept: _Kept, session: str) -> tuple[rv.Review, int]:
         _trim(store, kept)
         if kept.snapshot is None:
             kept.snapshot = kept.builder.review()
+        _save(store, kept)
         return kept.snapshot, kept.builder.head
 
 
@@ -132,7 +157,9 @@ def _with_builder(store, kept: _Kept, session: str, read):
     with kept.lock:
         _catch_up(store, kept, session)
         _trim(store, kept)
-        return read(kept.builder)
+        out = read(kept.builder)
+        _save(store, kept)
+        return out
 
 
 async def _scene_review(request: Request, grant: Grant, session: str, scene: str, lang: str) -> rv.Review:

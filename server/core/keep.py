@@ -1,0 +1,216 @@
+"""Snapshots of what a server keeps per view, so that the first request after a restart
+costs what it costs live (issue 18 item 3).
+
+A server up all night answers a player's ``GET /state`` from a projection it keeps up to
+date (projections.py) and the review's first screen from a kept review
+(server/audit/kept.py). After a restart both were folded again from the whole log: 9.8 s
+and 14.5 s at 735,000 events. So each is saved now and then, through the store
+(``EventStore.save_views``), as bytes this module makes:
+
+- an envelope: this format's ``VERSION`` with the store's ``SNAPSHOT_VERSION``, the seq of
+  the session's log it was folded up to, and the hash of the session's row at that seq;
+- the body, the view's own content, in the typed msgpack codec of its type (a view's
+  state is a ``GameState`` whose sealed throws and bids are None, which ``met.Challenge``'s
+  types allow: tests/test_restart.py shows every view of simulated nights round-trips).
+
+A snapshot is a cache: one of another version, one that does not decode, one whose seq
+is past the session's head or whose row there is not the row it was folded from (another
+log under the same name: a file copied over, edited) is skipped, and the view is folded
+from the log as before. Never fatal, never wrong.
+
+A player's snapshot holds only what that player's view holds (its own fold of the forms it
+was sent, its shelved pages): the envelope's hash and seq are the server's check, never
+served to anyone.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Callable, TypeVar
+
+import msgspec
+
+from conteur.events.game import GameState
+from conteur.server.core.shelf import Shelf
+from conteur.server.store.codec import SNAPSHOT_VERSION
+
+VERSION = 1  # this envelope's, and the bodies' shapes (ViewBody, server/audit/kept.py's ReviewBody)
+
+T = TypeVar("T")
+
+
+class Envelope(msgspec.Struct, array_like=True):
+    version: tuple[int, int]  # (VERSION, SNAPSHOT_VERSION)
+    seq: int  # the session's log folded up to
+    tip: str  # the hash of the session's row at ``seq``
+    body: msgspec.Raw
+
+
+class _Out(msgspec.Struct, array_like=True):
+    """``Envelope`` as written: the body encoded in the same pass (the same bytes as a
+    ``Raw`` of it), not once alone and copied again (a review's is megabytes)."""
+
+    version: tuple[int, int]
+    seq: int
+    tip: str
+    body: object
+
+
+_encoder = msgspec.msgpack.Encoder()
+_envelope = msgspec.msgpack.Decoder(Envelope)
+_decoders: dict[type, msgspec.msgpack.Decoder] = {}
+
+
+def _tip(store, session: str, seq: int) -> str | None:
+    rows = store.read_after(session, seq - 1, limit=1, upto=seq)
+    return rows[0].hash if rows and rows[0].seq == seq else None
+
+
+def save(store, session: str, view: str, seq: int, body, pages: "list[New] | tuple" = ()) -> bool:
+    """Saves ``body`` (a msgspec-encodable value) as ``view``'s snapshot at ``seq``, with
+    the shelved pages it names that are not stored yet, in one transaction; False when
+    there is nothing to save it at (an empty session) or the store failed (a cache: the
+    server goes on, and tries again at its next save)."""
+    try:
+        tip = _tip(store, session, seq) if seq else None
+        if tip is None:
+            return False
+        data = _encoder.encode(_Out((VERSION, SNAPSHOT_VERSION), seq, tip, body))
+        entries = {name: blob for new in pages for name, blob in new.entries.items()}
+        entries[view] = data
+        store.save_views(session, seq, entries)
+    except Exception:  # noqa: BLE001 - a disk full or a store gone: the next save tries again
+        return False
+    for new in pages:
+        new.done()
+    return True
+
+
+def load(store, session: str, view: str, upto: int, kind: type[T]) -> tuple[int, T] | None:
+    """(seq, body) of ``view``'s snapshot if it is usable for a fold up to ``upto``: of
+    this version, decodable as ``kind``, at or before ``upto`` and folded from this log."""
+    try:
+        found = store.load_view(session, view)
+    except Exception:  # noqa: BLE001 - a cache: its absence is never fatal
+        return None
+    if found is None:
+        return None
+    try:
+        envelope = _envelope.decode(found[1])
+        if tuple(envelope.version) != (VERSION, SNAPSHOT_VERSION) or not 0 < envelope.seq <= upto:
+            return None
+        if envelope.seq != found[0] or _tip(store, session, envelope.seq) != envelope.tip:
+            return None  # another log under this session's name
+        decoder = _decoders.get(kind)
+        if decoder is None:
+            decoder = _decoders[kind] = msgspec.msgpack.Decoder(kind)
+        return envelope.seq, decoder.decode(envelope.body)
+    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
+        return None
+
+
+def body(data: bytes) -> bytes:
+    """The body's bytes of a stored snapshot (what the view holds, the envelope aside)."""
+    return bytes(_envelope.decode(data).body)
+
+
+def guarded(make: Callable[[], T]) -> T | None:
+    """``make()``, or None when it fails: a snapshot whose content does not fit (a bug
+    here, a body of another shape) is never fatal."""
+    try:
+        return make()
+    except Exception:  # noqa: BLE001
+        return None
+
+
+class Pages(msgspec.Struct, array_like=True):
+    """A shelf's pages as a snapshot names them: each page is stored once, as its own
+    entry (``<view>#<n>``), when it is new or changed (a page is final: only an overrule
+    changes it again), and named here by its digest. A night's pages are most of a view's
+    bytes (2.6 MB a view at 735,000 events): saved whole with every snapshot, sixty
+    players' views would write gigabytes to a Pi's card in a night."""
+
+    digests: dict[int, bytes]
+    counts: dict[int, int]
+
+
+def _digest(blob: bytes) -> bytes:
+    return hashlib.blake2b(blob, digest_size=16).digest()
+
+
+class Stored:
+    """Which pages of one kept fold are in the store already (the blobs as the shelf
+    holds them: a changed page is a new blob)."""
+
+    __slots__ = ("blobs", "digests")
+
+    def __init__(self, pages: dict[int, bytes] | None = None) -> None:
+        self.blobs: dict[int, bytes] = dict(pages or {})
+        self.digests: dict[int, bytes] = {n: _digest(b) for n, b in self.blobs.items()}
+
+
+class New:
+    """The pages of one shelf a snapshot names that the store does not hold yet: written
+    with the snapshot, then marked stored (``done``)."""
+
+    __slots__ = ("stored", "entries", "blobs", "gone")
+
+    def __init__(self, stored: Stored, entries: dict[str, bytes], blobs: dict[int, bytes], gone: list[int]):
+        self.stored, self.entries, self.blobs, self.gone = stored, entries, blobs, gone
+
+    def done(self) -> None:
+        for n, blob in self.blobs.items():
+            self.stored.blobs[n], self.stored.digests[n] = blob, _digest(blob)
+        for n in self.gone:  # put back for an overrule: its entry is left, named by no snapshot
+            self.stored.blobs.pop(n, None)
+            self.stored.digests.pop(n, None)
+
+
+def new_pages(view: str, shelf: Shelf, stored: Stored) -> tuple[Pages, New]:
+    """The shelf's pages as a snapshot names them, and those to store with it."""
+    pages, counts = shelf.pages()
+    blobs = {n: blob for n, blob in pages.items() if stored.blobs.get(n) is not blob}
+    digests = {n: _digest(blob) if n in blobs else stored.digests[n] for n, blob in pages.items()}
+    new = New(stored, {f"{view}#{n}": blob for n, blob in blobs.items()}, blobs,
+              [n for n in stored.blobs if n not in pages])
+    return Pages(digests, dict(counts)), new
+
+
+def load_pages(store, session: str, view: str, named: Pages) -> tuple[Shelf, Stored] | None:
+    """The shelf the body names, each page read and checked against its digest; None
+    when one is missing or another (a save cut short: the snapshot is skipped)."""
+    pages = {}
+    for n, digest in named.digests.items():
+        found = store.load_view(session, f"{view}#{n}")
+        if found is None or _digest(found[1]) != digest:
+            return None
+        pages[n] = found[1]
+    return Shelf.loaded(pages, named.counts), Stored(pages)
+
+
+class ViewBody(msgspec.Struct, array_like=True):
+    """A projection's view (projections.py): its state with the finished pages out, the
+    pages its shelf holds (compressed, in the same typed codec) by name, the last seq it
+    was sent."""
+
+    seen: int
+    state: GameState
+    pages: Pages
+
+
+def save_view(store, session: str, view: str, seq: int, seen: int, state: GameState, shelf: Shelf,
+              stored: Stored) -> bool:
+    pages, new = new_pages(view, shelf, stored)
+    return save(store, session, view, seq, ViewBody(seen, state, pages), [new])
+
+
+def load_view(store, session: str, view: str, upto: int) -> tuple[int, int, GameState, Shelf, Stored] | None:
+    """(seq, seen, state, shelf, its stored pages) of a view's usable snapshot, or None."""
+    found = load(store, session, view, upto, ViewBody)
+    if found is None:
+        return None
+    seq, b = found
+    shelf = guarded(lambda: load_pages(store, session, view, b.pages))
+    if shelf is None:
+        return None
+    return (seq, b.seen, b.state, *shelf)
