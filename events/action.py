@@ -1130,9 +1130,12 @@ def evolve_action_rolled(own: State, e: ActionRolled, state: GameState) -> State
     cooperations = own.cooperations
     if e.cooperation:
         cooperations = {**cooperations, e.cooperation: bool(e.cooperation_success)}
-    groups = _count_in_group(own, e.character, e.simultaneous, e.together, e.turn, e.option)
+    # one roll in five of a night: the counters and groups without a call each when unchanged
+    groups = own.groups if e.simultaneous <= 1 else \
+        _count_in_group(own, e.character, e.simultaneous, e.together, e.turn, e.option)
+    next_roll, next_hidden = id_counted(e.roll, own.next_roll, own.next_hidden)
     return replace(own, waiting=waiting, pending=pending, cooperations=cooperations,
-                   groups=groups, **_roll_counted(own, e.roll))
+                   groups=groups, next_roll=next_roll, next_hidden=next_hidden)
 
 
 def evolve_action_begun(own: State, e: ActionBegun, state: GameState) -> State:

@@ -40,7 +40,7 @@ Choices where the text is silent (RULES marks some **(choice)**):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import msgspec
 from msgspec.structs import replace
@@ -592,13 +592,6 @@ def _roll_key(character: str | None, visibility: str) -> str:
     return f"blind:{character or ''}" if visibility == "blind" else character or ""
 
 
-def _counted(own: State, roll: str) -> dict[str, Any]:
-    """The id counters once roll ``roll`` is folded. Ids from before audiences ("r7" for
-    any roll) count as public ones, so new public ids never repeat them."""
-    public_next, hidden = id_counted(roll, own.next_roll, own.next_hidden)
-    return {"next_roll": public_next, "next_hidden": hidden}
-
-
 def evolve_pool_rolled(own: State, e: PoolRolled, state: GameState) -> State:
     roll = Roll(
         id=e.roll,
@@ -609,11 +602,16 @@ def evolve_pool_rolled(own: State, e: PoolRolled, state: GameState) -> State:
         visibility=e.visibility,
     )
     rolls = {**own.rolls, _roll_key(e.character, e.visibility): roll}
-    return replace(own, rolls=rolls, **_counted(own, e.roll))
+    # ids from before audiences ("r7" for any roll) count as public ones, so new public ids
+    # never repeat them (the counters as keywords: a dict to unpack cost a replay 3%)
+    next_roll, next_hidden = id_counted(e.roll, own.next_roll, own.next_hidden)
+    return replace(own, rolls=rolls, next_roll=next_roll, next_hidden=next_hidden)
 
 
 def evolve_rouse_checked(own: State, e: RouseChecked, state: GameState) -> State:
-    return replace(own, hunger={**own.hunger, e.character: e.hunger_after}, **_counted(own, e.roll))
+    next_roll, next_hidden = id_counted(e.roll, own.next_roll, own.next_hidden)
+    return replace(own, hunger={**own.hunger, e.character: e.hunger_after}, next_roll=next_roll,
+                   next_hidden=next_hidden)
 
 
 def evolve_willpower_rerolled(own: State, e: WillpowerRerolled, state: GameState) -> State:
