@@ -31,7 +31,7 @@ from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Row, verify_rows
 from conteur.server.audit import paged
 from conteur.server.core import venue_time
-from conteur.server.core.shelf import Shelf
+from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
 from conteur.events.narrate import Teller, challenge_sentence, offline_sentence, sentence
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
@@ -137,8 +137,7 @@ def _challenge_of(event: Event) -> str | None:
 _SESSION_PART, _MET_PART = game.PART_NAMES.index("session"), game.PART_NAMES.index("met")
 _IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
 # MET events naming a challenge: folding one may need its shelved page back (server/core/shelf.py)
-_NAMES_CHALLENGE = frozenset(t for t in game.EVENT_TYPES
-                             if t.__module__ == met.__name__ and "challenge" in t.__struct_fields__)
+_NAMES_CHALLENGE = NAMES_CHALLENGE
 
 
 def _item(row: Row, at: str, f, seen: Event, people: tuple[str, ...], challenge: str | None,

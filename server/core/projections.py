@@ -46,7 +46,7 @@ from conteur.events import game, met, views
 from conteur.events.game import GameState
 from conteur.events.model import Actor
 from conteur.server.core import keep
-from conteur.server.core.shelf import Shelf
+from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
 from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder()
@@ -172,8 +172,7 @@ class _View:
 
 
 # MET events naming a challenge: the ones whose fold may need a shelved page back
-_NAMES_CHALLENGE = frozenset(t for t in game.EVENT_TYPES
-                             if t.__module__ == met.__name__ and "challenge" in t.__struct_fields__)
+_NAMES_CHALLENGE = NAMES_CHALLENGE
 
 
 class _Session:
