@@ -32,7 +32,10 @@ class Teller:
         self.scenes = scenes if scenes is not None else {}
 
     def __call__(self, key: str, **fields) -> str:
-        return fill(self.t.get(key, T["en"].get(key, key)), fields)
+        template = self.t.get(key)
+        if template is None:
+            template = T["en"].get(key, key)
+        return fill(template, fields)
 
     def who(self, character: str | None) -> str:
         if character is None or character == session.STORYTELLER_SIDE:
