@@ -458,10 +458,13 @@ SETTLED = frozenset(("resolved", "cancelled", "confirmed", "ruled"))
 # ---------------------------------------------------------------- timeline
 
 
+_TIME_OUTS = (session.TimeOutCalled, session.TimeOutEnded)
+_SESSION_WIDE = (session.TimeSkipped, session.SessionOpened, session.SessionClosed)
+
+
 def _session_wide(item: Item) -> bool:
     e = item.event
-    return isinstance(e, (session.TimeOutCalled, session.TimeOutEnded)) and e.scope == "session" or isinstance(
-        e, (session.TimeSkipped, session.SessionOpened, session.SessionClosed))
+    return isinstance(e, _TIME_OUTS) and e.scope == "session" or isinstance(e, _SESSION_WIDE)
 
 
 def matches(item: Item, *, character: str | None = None, challenge: str | None = None,
