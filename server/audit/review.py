@@ -124,7 +124,8 @@ def _plan(kind: type) -> tuple:
     """What the review reads of an event type, found once per type: the fields that may
     name a character and whether it has throws, the field naming its challenge (or
     offline record), whether it names a scene, whether the truth folds it, whether folding
-    it may need a shelved page back, and its role in ``Builder._extend``."""
+    it may need a shelved page back, its role in ``Builder._extend``, and whether it is
+    public by kind (``Event.owners``, always None: every viewer sees it whole)."""
     fields = getattr(kind, "__struct_fields__", ())
     if issubclass(kind, offline._BetweenTwo):
         challenge = "record"
@@ -133,7 +134,8 @@ def _plan(kind: type) -> tuple:
     else:
         challenge = None
     found = _PLANS[kind] = (tuple(f for f in _PEOPLE if f in fields), "throws" in fields, challenge,
-                            kind in _HAS_SCENE, kind not in _IGNORED, kind in _NAMES_CHALLENGE, _ROLES.get(kind))
+                            kind in _HAS_SCENE, kind not in _IGNORED, kind in _NAMES_CHALLENGE, _ROLES.get(kind),
+                            getattr(kind, "owners", None) is Event.owners)
     return found
 
 
@@ -143,14 +145,14 @@ _IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__
 _NAMES_CHALLENGE = NAMES_CHALLENGE
 
 
-def _item(row: Row, at: str, f, seen: Event, people: tuple[str, ...], challenge: str | None,
-          scene: str | None, teller: Teller, share) -> Item:
-    """A timeline item. A night repeats a few actors, types and groups of characters: each
-    is kept once (``share``), not once per event (issue 18: a kept review's memory)."""
-    owners = f.owners
+def _item(row: Row, at: str, owners: frozenset[str] | None, sealed: bool, seen: Event, people: tuple[str, ...],
+          challenge: str | None, scene: str | None, teller: Teller, share) -> Item:
+    """A timeline item (``owners`` and ``sealed`` of its forms, ``views.forms``). A night
+    repeats a few actors, types and groups of characters: each is kept once (``share``),
+    not once per event (issue 18: a kept review's memory)."""
     return Item(seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
                 characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
-                owners=owners if owners is None else share(owners, owners), sealed=f.public is not None)
+                owners=owners if owners is None else share(owners, owners), sealed=sealed)
 
 
 def _where(characters: dict, people: Iterable[str]) -> str | None:
@@ -294,8 +296,8 @@ class Builder:
                 f = views.forms(event)
                 if row.at != at:
                     at = row.at
-                out.append(_item(row, at, f, views.pick(f, viewer), _people(event), _challenge_of(event),
-                                 want[row.seq], self._teller_at(row.seq), share))
+                out.append(_item(row, at, f.owners, f.public is not None, views.pick(f, viewer), _people(event),
+                                 _challenge_of(event), want[row.seq], self._teller_at(row.seq), share))
         if len(out) != len(seqs):
             raise RuntimeError(f"session {self.session!r}: the store no longer holds the rows a kept review took")
         return out
@@ -317,7 +319,8 @@ class Builder:
             kind = type(event)
             # what the review reads of this kind of event, looked up once a kind, not tried
             # field by field on every event of a night (issue 18 item 4)
-            people_fields, throws, challenge_field, has_scene, folded, named, role = plans.get(kind) or _plan(kind)
+            people_fields, throws, challenge_field, has_scene, folded, named, role, public = \
+                plans.get(kind) or _plan(kind)
             if role is _ADDED:
                 names[event.character] = event.name or event.character
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
@@ -355,11 +358,13 @@ class Builder:
                 if shelves is not None and named and shelves[0].needs(event.challenge):
                     self._restore(truth, shelves[0], truths, event.challenge)
                 truths.append(event)
-            f = forms(event)
-            if whole:  # a storyteller sees every event whole: its state is the truth
-                seen = event
+            if public:  # seen whole by everyone (``views.forms`` of a kind whose owners are None)
+                seen, owners, sealed = event, None, True
             else:
-                seen = pick(f, viewer)
+                f = forms(event)
+                owners, sealed = f.owners, f.public is not None
+                seen = event if whole else pick(f, viewer)  # a storyteller sees every event whole
+            if not whole:  # its state is the truth; any other viewer's is its own fold
                 if seen is None:
                     continue
                 if shelves is not None and type(seen) in _NAMES_CHALLENGE and shelves[1].needs(seen.challenge):
@@ -367,7 +372,7 @@ class Builder:
                 seens.append(seen)
             if row.at != at:  # the events of one command share their time: one copy
                 at = row.at
-            item = _item(row, at, f, seen, people, challenge, scene, teller, share)
+            item = _item(row, at, owners, sealed, seen, people, challenge, scene, teller, share)
             items.append(item)
             add_type(row.type)
             if paging:
