@@ -244,8 +244,8 @@ class Page(collections.abc.Mapping):
 
 def _final(own: met.State) -> int:
     """The number of the first page that may still change without an overrule: the page
-    of an open challenge, or of the next one issued."""
-    low = met._page(f"c{own.counter + 1}")
+    of an open challenge, or of the next one issued (``met._page`` of "c<counter + 1>")."""
+    low = max(0, own.counter) // met.PAGE
     for cid in own.live:
         low = min(low, met._page(cid))
     return low
@@ -304,11 +304,10 @@ class Shelving:
         end = min(_final(own), len(own.done))
         start = min(self._upto.get(session, 0), end) if events is not None else 0
         numbers = range(start, end)
-        if start:
-            named = {met._page(e.challenge) for e in events if type(e) in NAMES_CHALLENGE}
-            again = sorted(n for n in named if n < start)
+        if start and events:
+            again = {n for n in (met._page(e.challenge) for e in events if type(e) in NAMES_CHALLENGE) if n < start}
             if again:
-                numbers = [*again, *numbers]
+                numbers = [*sorted(again), *numbers]
         self._upto[session] = end
         return _compressed(state, numbers)
 
