@@ -46,12 +46,12 @@ class Folded(msgspec.Struct, frozen=True, gc=False):
 
 
 def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = True) -> dict[str, Folded]:
-    """Every session's state, folded in this process from its own connection, the log read
-    once (``fold_all``)."""
+    """Every session's state, folded in this process from its own connection, session by
+    session (``fold_all``, the log read once, was measured slower: see there)."""
     conn = sqlite3.connect(path)
     try:
-        conn.execute("BEGIN")  # one view of the log for the heads and the whole pass
-        return fold_all(conn, sessions, use_snapshots=use_snapshots)
+        return {s: Folded(*fold_session(conn, s, use_snapshots=use_snapshots))
+                for s in dict.fromkeys(sessions)}
     finally:
         conn.close()
 
@@ -73,16 +73,32 @@ def _pass_sql(among: int) -> str:
 _PASS_ALL = _pass_sql(0)
 
 
+# rows a pass reads at a time: three times a session's chunk (``FOLD_CHUNK``), so that each
+# session's share of a chunk (a night interleaves three) is fed about as many events at once
+# as a session's own replay is; with 5,000 the pass ran 3.5% more instructions than
+# session by session, with 15,000 as many (BENCHMARKS, session 9). A chunk and its decoded
+# events are some 20-30 MB at most, at start-up.
+PASS_CHUNK = 3 * FOLD_CHUNK
+
+
 class _Mismatch(Exception):
     """A chunk's sessions did not split into one per event."""
 
 
 def fold_all(conn: sqlite3.Connection, sessions: Sequence[str], *, use_snapshots: bool = True,
-             chunk: int = FOLD_CHUNK) -> dict[str, Folded]:
+             chunk: int = PASS_CHUNK) -> dict[str, Folded]:
     """Every session's state as ``fold_session`` gives it (``head`` its last row), the log
-    read once for those folded from zero. A session with a snapshot folds its own tail; so
-    do all when the pass would scan more rows than their spans hold together (sessions far
-    apart in the log), or when fewer than two are to fold from zero."""
+    read once for those folded from zero (in one read transaction: begin one first). A
+    session with a snapshot folds its own tail; so do all when the pass would scan more rows
+    than their spans hold together (sessions far apart in the log), or when fewer than two
+    are to fold from zero.
+
+    Not what a start-up runs: measured on the bench chronicle (session 9), its read is
+    faster (1.28 against 1.83 us a row in CPU time: no span scanned three times), but dealing
+    each chunk's events to their sessions in Python costs as much again, and the whole ran
+    3-10% slower in CPU time than session by session (as many instructions at best).
+    ``bench/load.py`` prints it beside the start-up's replay, so that the day it pays (a
+    cheaper deal, sessions interleaved more finely) it shows."""
     sessions = list(dict.fromkeys(sessions))
     spans = {s: (first, last) for s, first, last in conn.execute("SELECT session, first, last FROM heads")}
     snapshotted = {s for (s,) in conn.execute("SELECT DISTINCT session FROM snapshots WHERE version=?",
