@@ -17,12 +17,14 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, Request, Response, get
+from litestar.response import Stream
 from litestar.exceptions import NotAuthorizedException, NotFoundException, PermissionDeniedException
 from litestar.params import FromPath, FromQuery, Parameter
 
 from conteur.server.audit import export as ex
 from conteur.server.audit import kept as snapshots
 from conteur.server.audit import review as rv
+from conteur.server.audit import streamed
 from conteur.events import wire
 from conteur.server.core.auth import Grant
 from conteur.server.store.codec import decode_events
@@ -178,9 +180,14 @@ class ReviewController(Controller):
     @get("/review", guards=[storyteller_only], raises=RAISES,
          summary="Everything the review page shows: timeline, challenges, disputes first, verification, fairness")
     async def bundle(self, request: Request, grant: GrantDep, session: SessionPath,
-                     lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        review = await _review(request, grant, session, lang, rows=True)
-        return await asyncio.to_thread(rv.bundle, review)
+                     lang: FromQuery[Lang] = "en") -> Stream:
+        # streamed by parts, each made in a worker thread as the last is sent: its memory
+        # is a chunk of rows and a few pages of items at any length of night; it is whole
+        # once its closing brace came (server/audit/streamed.py)
+        kept = await _find(request, grant, session, lang)
+        store = runtime(request).store
+        took = await asyncio.to_thread(_with_builder, store, kept, session, streamed.taken)
+        return Stream(streamed.bundle(store, took), media_type="application/json")
 
     @get("/review/first", guards=[storyteller_only], raises=RAISES,
          summary="The review page's first screen, the same size at any length of night: disputes first, the "
