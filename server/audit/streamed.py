@@ -31,7 +31,7 @@ from conteur.events.model import Actor
 from conteur.server.audit import review as rv
 from conteur.server.audit.verify import Report, VerdictWalk
 from conteur.server.store.chain import Row, verify_rows
-from conteur.server.store.codec import decode_event
+from conteur.server.store.codec import decode_event, decode_events
 
 ROWS = 5000  # stored rows read at a time: a chunk's rows and events stay a few MB
 ITEMS = 1000  # timeline items or challenges encoded into one part of the stream
@@ -193,3 +193,12 @@ def _array(values: Iterable) -> Iterator[bytes]:
         yield (b"[" if first else b",") + b",".join(part) + b"]"
     else:
         yield b"[]" if first else b"]"
+
+
+def built(store, session: str, viewer: Actor, lang: str) -> rv.Builder:
+    """A session's review kept as a server keeps one (paged from the store, without its
+    rows), taken ``ROWS`` rows at a time: what an export or a script walks."""
+    builder = rv.Builder(session, viewer, lang, keep_rows=False, store=store)
+    while rows := store.read_after(session, builder.head, limit=ROWS):
+        builder.extend(rows, decode_events([r.data for r in rows]))
+    return builder
