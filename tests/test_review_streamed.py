@@ -19,8 +19,9 @@ import httpx
 import msgspec
 import pytest
 
+from conteur.events import met
 from conteur.events.model import STORYTELLER, Actor
-from conteur.server.audit import paged, streamed
+from conteur.server.audit import paged, streamed, verify
 from conteur.server.audit import review as rv
 from conteur.server.cli.simulate import RULESETS, next_commands, setup_commands
 from conteur.server.core.auth import Tokens
@@ -37,6 +38,8 @@ def small_pages(monkeypatch):
     """Pages of 16 items, one kept besides the one being filled; parts of 7 values: a short
     night has many of each."""
     monkeypatch.setattr(paged, "PAGE", 16)
+    monkeypatch.setattr(met, "PAGE", 4)  # finished challenges shelved by pages of 4...
+    monkeypatch.setattr(verify, "SHELVE_EVERY", 5)  # ...in the verification's walk too
     monkeypatch.setattr(paged, "CACHED", 1)
     monkeypatch.setattr(streamed, "ITEMS", 7)
     monkeypatch.setattr(streamed, "ROWS", 50)

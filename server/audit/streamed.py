@@ -53,9 +53,12 @@ def session_rows(store, session: str, head: int, chunk: int = ROWS) -> Iterator[
         after = rows[-1].seq
 
 
-def verify_session(rows: Callable[[], Iterable[Row]], session: str, viewer: Actor | None = None) -> rv.Verification:
+def verify_session(rows: Callable[[], Iterable[Row]], session: str, viewer: Actor | None = None,
+                   each: Callable[[int, object], None] | None = None) -> rv.Verification:
     """``review.verify`` over one session's rows, which ``rows()`` reads again for each of
-    the two passes instead of holding them: the same answer, field for field."""
+    the two passes instead of holding them: the same answer, field for field. ``each(seq,
+    event)`` is given the events the second pass decodes, if it comes (the chain intact),
+    up to the last or to a bad draw."""
     found = _Scan()
     count, broken = verify_rows(found.scan(rows()))
     if broken is not None:
@@ -76,6 +79,8 @@ def verify_session(rows: Callable[[], Iterable[Row]], session: str, viewer: Acto
             if ok:
                 ok = walk.feed(row, event)
             counted.add(event)
+            if each is not None:
+                each(row.seq, event)
             yield event
 
     if found.seed:
@@ -157,15 +162,35 @@ def bundle(store, took: Taken) -> Iterator[bytes]:
     review = took.review
     header = _encode(rv._header(review, took.types))
     yield header[:-1]  # the object stays open: every other part goes in it
-    verification = verify_session(lambda: session_rows(store, review.session, took.head), review.session)
+    counts = _Counts(review.viewer)
+    verification = verify_session(lambda: session_rows(store, review.session, took.head), review.session,
+                                  each=counts.add)
     yield b',"verification":' + _encode(verification)
     yield b',"disputes":' + _encode(_disputes(review, took.flagged))
     yield b',"challenges":'
     yield from _array(_briefs(review))
-    yield b',"fairness":' + _encode(rv.fairness(review))
+    # the fairness panel counts what the verification's second pass decoded; when that
+    # pass stopped short (a broken chain, a bad draw), it walks the review's items
+    fair_panel = counts.fairness(review) if counts.last == took.head else rv.fairness(review)
+    yield b',"fairness":' + _encode(fair_panel)
     yield b',"items":'
     yield from _array(rv.item_dict(i, event=False) for i in review.items)
     yield b"}"
+
+
+class _Counts(rv.Counts):
+    """The fairness panel's counts of the events the viewer saw, fed every stored event."""
+
+    def __init__(self, viewer: Actor) -> None:
+        super().__init__()
+        self.viewer, self.last = viewer, 0
+        self.whole = viewer.role == "storyteller"  # sees every event whole: no forms to make
+
+    def add(self, seq: int, event) -> None:  # type: ignore[override]
+        self.last = seq
+        seen = event if self.whole else views.pick(views.forms(event), self.viewer)
+        if seen is not None:
+            super().add(seen)
 
 
 def _disputes(review: rv.Review, flagged: dict[str, tuple[int, int]]) -> list[str]:

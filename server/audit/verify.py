@@ -8,6 +8,7 @@ from typing import Iterable
 
 import msgspec
 
+from conteur.server.core.shelf import shelved
 from conteur.server.store.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
 from conteur.server.store.interface import EventStore
 from conteur.server.store.sqlite import file_rows
@@ -114,6 +115,9 @@ def check_verdicts(rows: Iterable[Row], report: Report) -> None:
             return
 
 
+SHELVE_EVERY = 2000  # events between two shelvings of a walk's states
+
+
 class VerdictWalk:
     """The verdicts' check one event at a time (``check_verdicts``; a streamed
     verification feeds it the events it decodes for the draws, server/audit/streamed.py)."""
@@ -126,10 +130,17 @@ class VerdictWalk:
         self.states: dict[str, object] = {}
         self.checkers: dict[str, Verdicts] = {}
         self._initial, self._evolve, self._verdicts = game.initial, game.evolve, Verdicts
+        self._fed = 0
 
     def feed(self, row: Row, event) -> bool:
         """Checks one event's verdict; False (and the report says why) once one is bad."""
         state = self.states.get(row.session) or self._initial()
+        self._fed += 1
+        if self._fed % SHELVE_EVERY == 0:
+            # the finished challenges' final pages compressed, as the command path keeps
+            # them (server/core/shelf.py): the walk's memory does not grow with the night,
+            # and every verdict and evolver reads the same state
+            state = shelved(state)
         checker = self.checkers.get(row.session)
         if checker is None:
             checker = self.checkers[row.session] = self._verdicts()
