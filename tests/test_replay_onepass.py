@@ -1,13 +1,11 @@
-"""Issue 18 item 2: the start-up's replay reads the log once for every session
-(``replay.fold_all``) and folds the hottest kinds through replay-only steps
-(``events.replay_steps``). Both must give, byte for byte (the snapshot encoding, dict
+"""Issue 18 item 2: the start-up's replay folds the hottest kinds through replay-only
+steps (``events.replay_steps``). It must give, byte for byte (the snapshot encoding, dict
 order included), the states ``game.evolve`` gives event by event, on real SQLite files
 holding random nights of the three rulesets played side by side."""
 
 from __future__ import annotations
 
 import functools
-import sqlite3
 
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -35,14 +33,12 @@ def same(a: game.GameState, b: game.GameState) -> bool:
     return a == b and codec.encode_state(a) == codec.encode_state(b)
 
 
-@given(seed=st.integers(0, 10_000), sizes=st.tuples(st.integers(150, 800), st.integers(100, 500)),
-       chunk=st.integers(1, 700), pick=st.integers(0, 5))
+@given(seed=st.integers(0, 10_000), sizes=st.tuples(st.integers(150, 800), st.integers(100, 500)))
 @settings(max_examples=examples(4), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_one_pass_over_random_nights_is_byte_identical_to_evolve(tmp_path_factory, seed, sizes, chunk, pick):
+def test_the_start_ups_replay_of_random_nights_is_byte_identical_to_evolve(tmp_path_factory, seed, sizes):
     """Two nights of three sessions each (met, v5, action, played side by side): every
-    session folded by the one pass, in chunks of any size, of all the sessions or a few,
-    is the reference fold with its head at its last row, byte for byte; and as
-    ``fold_session`` and ``load_states`` give it."""
+    session as ``fold_session`` and ``load_states`` fold it (the replay steps doing the hot
+    kinds) is the reference fold with its head at its last row, byte for byte."""
     db = tmp_path_factory.mktemp("night") / "c.db"
     with SQLiteStore(db) as store:
         play(Chronicle(store), "n1", events=sizes[0], seed=seed, close=seed % 2 == 0)
@@ -50,48 +46,12 @@ def test_one_pass_over_random_nights_is_byte_identical_to_evolve(tmp_path_factor
         truths = {sid: msgspec.structs.replace(reference(events), head=store.session_head(sid))
                   for sid, events in nights(store).items()}
         assert {sid.rsplit("-", 1)[1] for sid in truths} == {"met", "v5", "action"}
-        conn = sqlite3.connect(db)
-        try:
-            passed = replay.fold_all(conn, list(truths), use_snapshots=False, chunk=chunk)
-            some = [sid for i, sid in enumerate(truths) if i != pick]  # the pass over a few
-            fewer = replay.fold_all(conn, some, use_snapshots=False, chunk=chunk)
-        finally:
-            conn.close()
-        assert list(passed) == list(truths) and list(fewer) == some
         for sid, truth in truths.items():
-            assert same(passed[sid].state, truth), sid
-            assert passed[sid].folded == sum(e.__struct_config__.tag not in game.IGNORED
-                                             for e in nights(store)[sid])
-            one, _ = store_sqlite.fold_session(store._reader, sid, use_snapshots=False)
+            one, folded = store_sqlite.fold_session(store._reader, sid, use_snapshots=False)
             assert same(one, truth), sid
-            if sid in fewer:
-                assert same(fewer[sid].state, truth), sid
+            assert folded == sum(e.__struct_config__.tag not in game.IGNORED for e in nights(store)[sid])
         many = replay.load_states(store, use_snapshots=False, workers=1)
         assert all(same(many[sid], truths[sid]) for sid in truths)
-
-
-def test_sessions_with_a_snapshot_fold_their_tails_beside_the_pass(tmp_path):
-    """A session with a snapshot folds from it; the others from zero in one pass; every
-    state is the reference. Sessions too far apart for a pass to pay fold one by one."""
-    db = tmp_path / "c.db"
-    with SQLiteStore(db) as store:
-        play(Chronicle(store), "n1", events=900, seed=11)
-        sessions = store.sessions()
-        events = nights(store)
-        middle = store.read_after(sessions[0], 0)[200].seq
-        store.save_snapshot(sessions[0], middle, store.load_state(sessions[0], middle, use_snapshots=False))
-        play(Chronicle(store), "n2", events=600, seed=12)  # after n1: far from its sessions
-        truths = {sid: msgspec.structs.replace(reference(evs), head=store.session_head(sid))
-                  for sid, evs in nights(store).items()}
-        conn = sqlite3.connect(db)
-        try:
-            folded = replay.fold_all(conn, store.sessions(), use_snapshots=True)
-            apart = replay.fold_all(conn, [sessions[1], store.sessions()[-1]], use_snapshots=False)
-        finally:
-            conn.close()
-        assert folded[sessions[0]].folded < len(events[sessions[0]]) - 150  # from the snapshot
-        assert all(same(folded[sid].state, truths[sid]) for sid in truths)
-        assert all(same(done.state, truths[sid]) for sid, done in apart.items())
 
 
 @given(seed=st.integers(0, 10_000), size=st.integers(200, 900), cuts=st.lists(st.integers(0, 900), max_size=8))
@@ -146,27 +106,3 @@ def test_every_replay_step_stands_for_its_evolver_on_every_event_of_its_kind(tmp
         # the hot kinds: every night holds them
         assert {action.ActionRolled, v5.PoolRolled, met.ThrowCommitted, met.ThrowsRevealed, met.RoundWon,
                 met.ChallengeIssued, met.ChallengeResolved} <= seen, seen
-
-
-def test_a_session_id_the_pass_cannot_split_folds_one_by_one(tmp_path):
-    """The pass joins a chunk's sessions with a unit separator: a session named with one
-    (a log edited by hand) does not split into one name an event, and every session then
-    folds one by one, to the same states."""
-    db = tmp_path / "c.db"
-    with SQLiteStore(db) as store:
-        play(Chronicle(store), "n", events=400, seed=2)
-        truths = {sid: msgspec.structs.replace(reference(evs), head=store.session_head(sid))
-                  for sid, evs in nights(store).items()}
-    odd = {}
-    with sqlite3.connect(db) as conn:
-        conn.execute("DROP TRIGGER events_no_update")
-        for sid in truths:
-            odd[sid] = sid.replace("-", "\x1f-", 1) if sid.endswith("met") else sid
-            conn.execute("UPDATE events SET session=? WHERE session=?", (odd[sid], sid))
-            conn.execute("UPDATE heads SET session=? WHERE session=?", (odd[sid], sid))
-    conn = sqlite3.connect(db)
-    try:
-        folded = replay.fold_all(conn, list(odd.values()), use_snapshots=False)
-    finally:
-        conn.close()
-    assert all(same(folded[odd[sid]].state, truth) for sid, truth in truths.items())

@@ -15,7 +15,6 @@ read-only. Other stores fold in their own way behind ``EventStore.load_states``.
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import sqlite3
@@ -26,10 +25,8 @@ from typing import Sequence
 
 import msgspec
 
-from conteur.events import game
 from conteur.events.game import GameState
-from conteur.server.store.codec import SNAPSHOT_VERSION, decode_fold
-from conteur.server.store.sqlite import FOLD_CHUNK, SQLiteStore, bodies_sql, fold_session, ignored_sql
+from conteur.server.store.sqlite import SQLiteStore, fold_session
 
 log = logging.getLogger("conteur.replay")
 
@@ -47,109 +44,15 @@ class Folded(msgspec.Struct, frozen=True, gc=False):
 
 def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = True) -> dict[str, Folded]:
     """Every session's state, folded in this process from its own connection, session by
-    session (``fold_all``, the log read once, was measured slower: see there)."""
+    session. Reading the log once for every session and dealing each chunk's events to
+    their sessions was measured (session 9, BENCHMARKS.md): its read was faster, the deal in
+    Python cost as much again, and the whole ran 3-10% slower in CPU time."""
     conn = sqlite3.connect(path)
     try:
         return {s: Folded(*fold_session(conn, s, use_snapshots=use_snapshots))
                 for s in dict.fromkeys(sessions)}
     finally:
         conn.close()
-
-
-_SEP = "\x1f"  # between the sessions of a chunk: a session id holding it fails the pass's count check
-
-
-def _pass_sql(among: int) -> str:
-    """A chunk of the one pass: the folded rows after a seq, in seq order (of the ``among``
-    sessions given, or of all), their bodies in one blob (``codec.decode_fold``) and their
-    sessions in one string. The rows no part folds are filtered out before the LIMIT: a
-    session's head is its last row anyway (``heads``)."""
-    of = f" AND session IN ({','.join('?' * among)})" if among else ""
-    return (f"SELECT max(seq), count(*), {bodies_sql(False)}, group_concat(session, char({ord(_SEP)})) "
-            f"FROM (SELECT seq, session, type, data FROM events WHERE seq > ? AND seq <= ? "
-            f"AND type NOT IN ({ignored_sql()}){of} ORDER BY seq LIMIT ?)")
-
-
-_PASS_ALL = _pass_sql(0)
-
-
-# rows a pass reads at a time: three times a session's chunk (``FOLD_CHUNK``), so that each
-# session's share of a chunk (a night interleaves three) is fed about as many events at once
-# as a session's own replay is; with 5,000 the pass ran 3.5% more instructions than
-# session by session, with 15,000 as many (BENCHMARKS, session 9). A chunk and its decoded
-# events are some 20-30 MB at most, at start-up.
-PASS_CHUNK = 3 * FOLD_CHUNK
-
-
-class _Mismatch(Exception):
-    """A chunk's sessions did not split into one per event."""
-
-
-def fold_all(conn: sqlite3.Connection, sessions: Sequence[str], *, use_snapshots: bool = True,
-             chunk: int = PASS_CHUNK) -> dict[str, Folded]:
-    """Every session's state as ``fold_session`` gives it (``head`` its last row), the log
-    read once for those folded from zero (in one read transaction: begin one first). A
-    session with a snapshot folds its own tail; so do all when the pass would scan more rows
-    than their spans hold together (sessions far apart in the log), or when fewer than two
-    are to fold from zero.
-
-    Not what a start-up runs: measured on the bench chronicle (session 9), its read is
-    faster (1.28 against 1.83 us a row in CPU time: no span scanned three times), but dealing
-    each chunk's events to their sessions in Python costs as much again, and the whole ran
-    3-10% slower in CPU time than session by session (as many instructions at best).
-    ``bench/load.py`` prints it beside the start-up's replay, so that the day it pays (a
-    cheaper deal, sessions interleaved more finely) it shows."""
-    sessions = list(dict.fromkeys(sessions))
-    spans = {s: (first, last) for s, first, last in conn.execute("SELECT session, first, last FROM heads")}
-    snapshotted = {s for (s,) in conn.execute("SELECT DISTINCT session FROM snapshots WHERE version=?",
-                                              (SNAPSHOT_VERSION,))} if use_snapshots else set()
-    together = [s for s in sessions if s in spans and s not in snapshotted]
-    low = min((spans[s][0] for s in together), default=0) - 1
-    high = max((spans[s][1] for s in together), default=0)
-    if len(together) < 2 or high - low > sum(spans[s][1] - spans[s][0] + 1 for s in together):
-        together = []
-    folded: dict[str, Folded] = {}
-    if together:
-        try:
-            folded = _one_pass(conn, together, len(together) < len(spans), low, high, spans, chunk)
-        except _Mismatch:
-            folded = {}
-    for s in sessions:
-        if s not in folded:
-            folded[s] = Folded(*fold_session(conn, s, use_snapshots=use_snapshots))
-    return {s: folded[s] for s in sessions}
-
-
-def _one_pass(conn: sqlite3.Connection, sessions: list[str], among: bool, low: int, high: int,
-              spans: dict[str, tuple[int, int]], chunk: int) -> dict[str, Folded]:
-    sql, of = (_pass_sql(len(sessions)), tuple(sessions)) if among else (_PASS_ALL, ())
-    replays = {s: game.Replay() for s in sessions}
-    counts = dict.fromkeys(sessions, 0)
-    after = low
-    paused = gc.isenabled()
-    gc.disable()  # as fold_chunks: millions of short-lived containers, no cycles
-    try:
-        while True:
-            top, rows, bodies, names = conn.execute(sql, (after, high, *of, chunk)).fetchone()
-            if not rows:
-                break
-            after = top
-            events = decode_fold(bodies)
-            names = names.split(_SEP)
-            if len(names) != len(events):
-                raise _Mismatch
-            shares: dict[str, list] = {s: [] for s in sessions}
-            adds = {s: share.append for s, share in shares.items()}
-            for name, event in zip(names, events):
-                adds[name](event)
-            for s, share in shares.items():
-                if share:
-                    replays[s].feed(share)
-                    counts[s] += len(share)
-    finally:
-        if paused:
-            gc.enable()
-    return {s: Folded(replays[s].state(head=spans[s][1]), counts[s]) for s in sessions}
 
 
 def _fold_in_worker(path: str, sessions: list[str], use_snapshots: bool) -> list[tuple[str, int, bytes]]:
