@@ -30,6 +30,7 @@ then what the reading parts keep (projections, a kept review).
     python bench/night.py                 # 6 hours at 20 commands/s (about 735,000 events, 6 minutes)
     python bench/night.py --hours 2 --rate 0.5   # a short night (CI smoke run)
     python bench/night.py --plays        # the server itself plays the night (about 20 minutes)
+    python bench/night.py --hours 2 --bundle   # and the whole bundle each hour (issue 18 item 3)
 """
 
 from __future__ import annotations
@@ -141,7 +142,31 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def night(hours: int, rate: float, seed: int = 18, plays: bool = False) -> None:
+def whole_bundle(base: str, token: str, pid: int) -> tuple[float, int, float, float, float]:
+    """The whole bundle (``GET /review``, what exports and scripts load): its time, its
+    size, and the server's RSS before it, at its highest while it was made (sampled) and
+    after it."""
+    import threading
+
+    before = rss_mb(pid)
+    peak, done = [before], threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            peak[0] = max(peak[0], rss_mb(pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        seconds, size = timed_get(f"{base}/review", token)
+    finally:
+        done.set()
+        sampler.join()
+    after = rss_mb(pid)
+    return seconds, size, before, max(peak[0], after), after
+
+
+def night(hours: int, rate: float, seed: int = 18, plays: bool = False, bundle: bool = False) -> None:
     per_hour = int(rate * 3600)
     how = ("the server plays the night: the hour's commands sent to it over its websocket"
            if plays else "the hour's play appended to its file by another process, the server reads")
@@ -149,7 +174,7 @@ def night(hours: int, rate: float, seed: int = 18, plays: bool = False) -> None:
           f"hour, one {RULESET} session), simulated without waiting; one server up all night, "
           f"{how}", flush=True)
     rng = random.Random(seed)
-    rows = []
+    rows, wholes = [], []
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "night.db"
         head = play_hour(db, rng, min(per_hour, 50), first=True)  # the session's opening
@@ -183,6 +208,12 @@ def night(hours: int, rate: float, seed: int = 18, plays: bool = False) -> None:
                       f"({state_size / 1024:.0f} KB; the hour's first {state_first * 1000:.0f} ms), "
                       f"review first screen {review_s * 1000:.0f} ms ({review_size / 1e6:.2f} MB; "
                       f"again {review_again * 1000:.0f} ms), server RSS {rss:.0f} MB", flush=True)
+                if bundle:
+                    whole = whole_bundle(base, storyteller, server.proc.pid)
+                    wholes.append(whole)
+                    print(f"hour {hour}: the whole bundle {whole[0] * 1000:.0f} ms ({whole[1] / 1e6:.1f} MB), "
+                          f"server RSS {whole[2]:.0f} MB before it, {whole[3]:.0f} MB at most while it was made, "
+                          f"{whole[4]:.0f} MB after it ({whole[4] / whole[2]:.2f}x)", flush=True)
             server.kill9()  # the laptop crashes at the end of the night
         bare = without_snapshots(db, Path(tmp) / "bare.db")
         with ServerProcess(db) as server:  # and is started again
@@ -204,6 +235,11 @@ def night(hours: int, rate: float, seed: int = 18, plays: bool = False) -> None:
     print(f"night: last hour / first hour: state query {last[1] / first[1]:.2f}x (target <= 1.5x), "
           f"review first screen {last[2] / first[2]:.2f}x (target <= 1.5x), "
           f"RSS {last[4] / first[4]:.2f}x (target <= 2x{', the server plays' if plays else ''})", flush=True)
+    if wholes:
+        a, b = wholes[0], wholes[-1]
+        print(f"night: the whole bundle, last hour / first hour: time {b[0] / a[0]:.2f}x, size {b[1] / a[1]:.2f}x, "
+              f"RSS added while made {(b[3] - b[2]) / max(a[3] - a[2], 1):.2f}x; RSS after / before it, "
+              f"first hour {a[4] / a[2]:.2f}x, last hour {b[4] / b[2]:.2f}x (target ~1.2x)", flush=True)
     if len(rows) > 1:
         print(f"night: the server's RSS grew {(last[4] - first[4]) * 2**20 / (last[0] - first[0]):.0f} bytes "
               f"per event from hour 1 to hour {len(rows)} (a kept review and a player's projection"
@@ -216,12 +252,14 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=20.0, help="commands per second at the venue")
     parser.add_argument("--quick", action="store_true", help="2 hours at 0.5 commands/s (CI)")
     parser.add_argument("--seed", type=int, default=18)
+    parser.add_argument("--bundle", action="store_true",
+                        help="also the whole bundle (GET /review) each hour: its time, size, the server's RSS before/after")
     parser.add_argument("--plays", action="store_true",
                         help="the server under test plays the night: commands sent over its websocket")
     args = parser.parse_args()
     if args.quick:
         args.hours, args.rate = 2, 0.5
-    night(args.hours, args.rate, args.seed, args.plays)
+    night(args.hours, args.rate, args.seed, args.plays, args.bundle)
 
 
 if __name__ == "__main__":

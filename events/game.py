@@ -32,7 +32,7 @@ from typing import Any, Callable, TypeVar, Union
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events import action, met, offline, session, slim, v5
+from conteur.events import action, met, offline, replay_steps, session, slim, v5
 from conteur.events.model import Actor, Command, Draws, Event, refuse, unchanged
 
 RULESETS = {"session": session, "met": met, "v5": v5, "action": action, "offline": offline}
@@ -249,14 +249,32 @@ _DRAWN = _DRAWN | frozenset(kind for kind in slim.SLIM if "draws" in kind.__stru
 FOLD_TYPES: tuple[type, ...] = tuple(slim.SLIM) + tuple(t for t in EVENT_TYPES if t not in slim.SLIM.values())
 
 
-class Replay:
-    """The replay-only fold: the same states as ``evolve`` event by event (the parts'
-    own evolvers, unchanged, do the work), without a frozen ``GameState`` per event. The
-    parts are held in a list, the draw streams in a dict of this replay's own, and a
-    whole ``GameState`` is built only for an evolver that reads it (a few kinds: a retest,
-    a sheet amended) and at the end. ``tests/test_replay_fold.py`` pins it to ``evolve``."""
+# Replay's steps for the hottest kinds (``events.replay_steps``): kind -> (index of the
+# part, the step, the part's evolver it stands for, the steps of the event's other parts).
+# Only for an evolver registered for that kind that does not read the whole state.
+_WORKS: dict[int, Callable[[Any], replay_steps.Work]] = {
+    PART_NAMES.index(part): work for part, work in replay_steps.WORKS.items()}
+_FAST: dict[type, tuple[int, Callable, Evolver, tuple[tuple[int, Evolver, bool], ...]]] = {}
+for _kind, (_part, _evolver, _step) in replay_steps.STEPS.items():
+    _i = PART_NAMES.index(_part)
+    if (_i, _evolver, False) not in _STEPS[_kind]:
+        raise RuntimeError(f"replay step of {_kind.__name__} stands for no evolver of its {_part} part")
+    _others = tuple(s for s in _STEPS[_kind] if s[0] != _i)
+    if not any(reads for _, _, reads in _others):
+        _FAST[_kind] = (_i, _step, _evolver, _others)
 
-    __slots__ = ("_start", "parts", "_streams", "_counter")
+
+class Replay:
+    """The replay-only fold: the same states as ``evolve`` event by event, without a frozen
+    ``GameState`` per event. The parts are held in a list, the draw streams in a dict of
+    this replay's own, and a whole ``GameState`` is built only for an evolver that reads it
+    (a few kinds: a retest, a sheet amended) and at the end. The hottest kinds fold through
+    replay steps into a part's ``Work`` (``events.replay_steps``), turned back into a frozen
+    part before anything else reads that part and at the end of each ``feed``; the others
+    through their parts' own evolvers, unchanged. ``tests/test_replay_fold.py`` pins it to
+    ``evolve``."""
+
+    __slots__ = ("_start", "parts", "_streams", "_counter", "_work")
 
     def __init__(self, state: GameState | None = None) -> None:
         self._start = state = initial() if state is None else state
@@ -265,35 +283,71 @@ class Replay:
         self.parts = [getattr(state, name) for name in PART_NAMES]
         self._streams = dict(state.streams)
         self._counter = state.draw_counter
+        self._work: list[replay_steps.Work | None] = [None] * len(PART_NAMES)
 
     def _whole(self) -> GameState:
         # the streams dict is this replay's own and lent here: evolvers never keep or change it
         return replace(self._start, **dict(zip(PART_NAMES, self.parts)), streams=self._streams,
                        draw_counter=self._counter)
 
+    def _settle(self) -> None:
+        """Every part being folded by steps turned back into its frozen part."""
+        work, parts = self._work, self.parts
+        for i, w in enumerate(work):
+            if w is not None:
+                parts[i] = w.done()
+                work[i] = None
+
     def feed(self, events) -> None:
         parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
+        work, fast_of, works = self._work, _FAST, _WORKS
         try:
             for event in events:
                 kind = type(event)
-                steps = steps_of[kind]
-                if len(steps) == 1:
-                    ((i, f, reads),) = steps
-                    if reads:
+                fast = fast_of.get(kind)
+                if fast is not None:
+                    i, step, evolver, others = fast
+                    w = work[i]
+                    if w is None:
+                        w = work[i] = works[i](parts[i])
+                    if step(w, event):  # a case the step leaves to the evolver
+                        parts[i] = evolver(w.done(), event, None)
+                        work[i] = None
+                    for j, f, _ in others:
+                        if work[j] is not None:
+                            parts[j] = work[j].done()
+                            work[j] = None
+                        parts[j] = f(parts[j], event, None)
+                else:
+                    steps = steps_of[kind]
+                    if len(steps) == 1:
+                        ((i, f, reads),) = steps
+                        if reads:
+                            self._settle()
+                            self._counter = counter
+                            parts[i] = f(parts[i], event, self._whole())
+                        else:
+                            if work[i] is not None:
+                                parts[i] = work[i].done()
+                                work[i] = None
+                            parts[i] = f(parts[i], event, None)
+                    elif steps:
+                        self._settle()
                         self._counter = counter
-                        parts[i] = f(parts[i], event, self._whole())
-                    else:
-                        parts[i] = f(parts[i], event, None)
-                elif steps:
-                    self._counter = counter
-                    before = self._whole() if any(reads for _, _, reads in steps) else None
-                    changed = [(i, f(parts[i], event, before)) for i, f, _ in steps]
-                    for i, own in changed:
-                        parts[i] = own
+                        before = self._whole() if any(reads for _, _, reads in steps) else None
+                        changed = [(i, f(parts[i], event, before)) for i, f, _ in steps]
+                        for i, own in changed:
+                            parts[i] = own
                 if kind in drawn and (records := event.draws):
-                    counter = count_draws(streams, counter, records)
+                    if len(records) == 1 and (record := records[0]).stream:
+                        # a throw, a Rouse check: count_draws's first case, without the call
+                        if record.counter >= streams.get(record.stream, 0):
+                            streams[record.stream] = record.counter + 1
+                    else:
+                        counter = count_draws(streams, counter, records)
         finally:
             self._counter = counter
+            self._settle()
 
     def state(self, **changes) -> GameState:
         """The state folded so far (a new one each call, sharing nothing mutable with the

@@ -14,8 +14,11 @@ from __future__ import annotations
 import csv
 import html
 import io
+import itertools
+import os
 import sys
 from pathlib import Path
+from typing import Callable, Iterable, Iterator
 from urllib.parse import quote
 
 import msgspec
@@ -25,7 +28,7 @@ from conteur.events.game import CommandRejected
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import review as rv
 from conteur.server.core import venue_time
-from conteur.server.store.chain import row_to_line
+from conteur.server.store.chain import Row, row_to_line
 from conteur.server.store.interface import EventStore
 from conteur.events.catalogue import LANGS, section
 from conteur.events.narrate import challenge_sentence, offline_sentence
@@ -113,18 +116,28 @@ def _unsettled(review: rv.Review, e: offline.OfflineChallengeRecorded) -> str | 
 def chapters(review: rv.Review) -> list[Chapter]:
     """The record in log order, a new chapter each time play moves to another scene;
     events of no scene (a Time Out of the whole session, a time skip) stay in place."""
+    out: list[Chapter] = []
+    for chapter, line in chapter_lines(review):
+        if not out or out[-1] is not chapter:
+            out.append(chapter)
+        chapter.lines.append(line)
+    return out
+
+
+def chapter_lines(review: rv.Review) -> Iterator[tuple[Chapter, Line]]:
+    """Each line of the record with its chapter (the same object until play moves to
+    another scene; its ``lines`` left empty): an export writes them as they come."""
     labels = LABELS[review.lang]
-    out = [Chapter(scene=None, title=labels["prelude"], lines=[])]
+    chapter = Chapter(scene=None, title=labels["prelude"], lines=[])
     for item in review.items:
         line = _line(review, item)
         if line is None:
             continue
-        if item.scene is not None and item.scene != out[-1].scene:
+        if item.scene is not None and item.scene != chapter.scene:
             name = review.scenes.get(item.scene, item.scene)
-            out.append(Chapter(scene=item.scene, title=f"{labels['scene']} : {name}" if review.lang == "fr"
-                               else f"{labels['scene']}: {name}", lines=[]))
-        out[-1].lines.append(line)
-    return [c for c in out if c.lines]
+            chapter = Chapter(scene=item.scene, title=f"{labels['scene']} : {name}" if review.lang == "fr"
+                              else f"{labels['scene']}: {name}", lines=[])
+        yield chapter, line
 
 
 def _hhmm(at: str) -> str:
@@ -163,26 +176,52 @@ def _head(review: rv.Review, verification: rv.Verification) -> list[tuple[str, s
 
 
 def markdown(review: rv.Review, verification: rv.Verification) -> str:
+    return "".join(markdown_parts(review, verification))
+
+
+def markdown_parts(review: rv.Review, verification: rv.Verification) -> Iterator[str]:
     labels = LABELS[review.lang]
     s = review.state.session
     out = [f"# {labels['title']} — {s.name or review.session}", ""]
     for key, value in _head(review, verification):
         colon = " :" if review.lang == "fr" else ":"
         out.append(f"- **{key}**{colon} {value}" if key else f"- {value}")
-    for chapter in chapters(review):
-        out += ["", f"## {chapter.title}", ""]
-        for line in chapter.lines:
-            text = _md_escape(line.text)
-            if line.kind == "challenge":
-                text = f"**{line.challenge}** — {text}"
-            elif line.kind == "ruling":
-                text = f"**{labels['ruling']}** — {text}"
-            elif line.kind == "time_out":
-                text = f"**{text}**"
-            elif line.kind == "offline":
-                text = f"*{labels['offline']} {line.challenge}* — {text}"
-            out.append(f"- {_hhmm(line.at)} · {text} (#{line.seq})")
-    return "\n".join(out) + "\n"
+    yield "\n".join(out)
+    yield from _lines(_markdown_lines(review, labels))
+    yield "\n"
+
+
+def _markdown_lines(review: rv.Review, labels: dict) -> Iterator[str]:
+    chapter = None
+    for now, line in chapter_lines(review):
+        if now is not chapter:
+            chapter = now
+            yield from ("", f"## {chapter.title}", "")
+        text = _md_escape(line.text)
+        if line.kind == "challenge":
+            text = f"**{line.challenge}** — {text}"
+        elif line.kind == "ruling":
+            text = f"**{labels['ruling']}** — {text}"
+        elif line.kind == "time_out":
+            text = f"**{text}**"
+        elif line.kind == "offline":
+            text = f"*{labels['offline']} {line.challenge}* — {text}"
+        yield f"- {_hhmm(line.at)} · {text} (#{line.seq})"
+
+
+PART = 1000  # lines of an export written at a time
+
+
+def _lines(lines: Iterable[str]) -> Iterator[str]:
+    """Lines after those already written, each after a newline, ``PART`` to a piece."""
+    part: list[str] = []
+    for line in lines:
+        part.append(line)
+        if len(part) >= PART:
+            yield "\n" + "\n".join(part)
+            part = []
+    if part:
+        yield "\n" + "\n".join(part)
 
 
 def _md_escape(text: str) -> str:
@@ -214,6 +253,10 @@ li.note, li.scene { color: #333; font-size: 10pt; }
 
 
 def html_record(review: rv.Review, verification: rv.Verification) -> str:
+    return "".join(html_parts(review, verification))
+
+
+def html_parts(review: rv.Review, verification: rv.Verification) -> Iterator[str]:
     labels = LABELS[review.lang]
     esc = html.escape
     s = review.state.session
@@ -225,21 +268,31 @@ def html_record(review: rv.Review, verification: rv.Verification) -> str:
         cls = ' class="broken"' if key == labels["log"] and not verification.ok else ""
         out.append(f"<dt>{esc(key)}</dt><dd{cls}>{esc(value)}</dd>")
     out.append("</dl>")
-    for chapter in chapters(review):
-        scene = f' data-scene="{esc(chapter.scene)}"' if chapter.scene else ""
-        out.append(f"<section{scene}>\n<h2>{esc(chapter.title)}</h2>\n<ol class=\"lines\">")
-        for line in chapter.lines:
-            text = esc(line.text)
-            if line.kind == "ruling":
-                text = f"<b>{esc(labels['ruling'])}</b> — {text}"
-            elif line.kind in ("challenge", "offline") and line.challenge:
-                text = f"<b>{esc(line.challenge)}</b> — {text}"
-            data = f' data-challenge="{esc(line.challenge)}"' if line.challenge else ""
-            out.append(f'<li class="{line.kind}" id="e{line.seq}"{data}><span class="time">{_hhmm(line.at)}</span>'
-                       f'<span class="text">{text}</span><span class="seq">#{line.seq}</span></li>')
-        out.append("</ol>\n</section>")
-    out.append("</article>\n</body>\n</html>\n")
-    return "\n".join(out)
+    yield "\n".join(out)
+    yield from _lines(_html_lines(review, labels))
+    yield "\n</article>\n</body>\n</html>\n"
+
+
+def _html_lines(review: rv.Review, labels: dict) -> Iterator[str]:
+    esc = html.escape
+    chapter = None
+    for now, line in chapter_lines(review):
+        if now is not chapter:
+            if chapter is not None:
+                yield "</ol>\n</section>"
+            chapter = now
+            scene = f' data-scene="{esc(chapter.scene)}"' if chapter.scene else ""
+            yield f"<section{scene}>\n<h2>{esc(chapter.title)}</h2>\n<ol class=\"lines\">"
+        text = esc(line.text)
+        if line.kind == "ruling":
+            text = f"<b>{esc(labels['ruling'])}</b> — {text}"
+        elif line.kind in ("challenge", "offline") and line.challenge:
+            text = f"<b>{esc(line.challenge)}</b> — {text}"
+        data = f' data-challenge="{esc(line.challenge)}"' if line.challenge else ""
+        yield (f'<li class="{line.kind}" id="e{line.seq}"{data}><span class="time">{_hhmm(line.at)}</span>'
+               f'<span class="text">{text}</span><span class="seq">#{line.seq}</span></li>')
+    if chapter is not None:
+        yield "</ol>\n</section>"
 
 
 # ``at`` stays UTC, as stored; ``local_time`` is the venue's (last: older sheets' columns keep their places)
@@ -247,14 +300,22 @@ CSV_COLUMNS = ["seq", "at", "actor", "type", "scene", "challenge", "characters",
 
 
 def csv_text(review: rv.Review) -> str:
+    return "".join(csv_parts(review))
+
+
+def csv_parts(review: rv.Review) -> Iterator[str]:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
-    for item in review.items:
+    for n, item in enumerate(review.items, 1):
         writer.writerow([item.seq, item.at, item.actor, item.type, item.scene or "", item.challenge or "",
                          " ".join(item.characters), item.text, msgspec.json.encode(item.event).decode(),
                          venue_time.stamp(item.at)])
-    return buffer.getvalue()
+        if n % PART == 0:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
 
 
 class ViewedLine(msgspec.Struct, frozen=True, kw_only=True):
@@ -267,34 +328,69 @@ class ViewedLine(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def jsonl(review: rv.Review) -> bytes:
+    return b"".join(jsonl_parts(review, lambda: review.rows))
+
+
+def jsonl_parts(review: rv.Review, rows: Callable[[], Iterable[Row]]) -> Iterator[bytes]:
+    """A storyteller's: every stored row (``rows()``), hashes and all; another viewer's:
+    its items' forms, without hashes."""
     if review.viewer.is_storyteller:
-        return b"".join(row_to_line(row) + b"\n" for row in review.rows)
-    encode = msgspec.json.encode
-    return b"".join(
-        encode(ViewedLine(seq=i.seq, at=i.at, type=i.type, event=msgspec.Raw(encode(i.event)))) + b"\n"
-        for i in review.items
-    )
+        lines = (row_to_line(row) + b"\n" for row in rows())
+    else:
+        encode = msgspec.json.encode
+        lines = (encode(ViewedLine(seq=i.seq, at=i.at, type=i.type, event=msgspec.Raw(encode(i.event)))) + b"\n"
+                 for i in review.items)
+    while part := b"".join(itertools.islice(lines, PART)):
+        yield part
 
 
 def render(review: rv.Review, fmt: str) -> bytes:
+    """The export made whole from a review holding its rows (``Builder(keep_rows=True)``)."""
+    return b"".join(render_parts(review, fmt, verification=lambda: rv.verify(review.rows, viewer=review.viewer),
+                                 rows=lambda: review.rows))
+
+
+def render_parts(review: rv.Review, fmt: str, *, verification: Callable[[], rv.Verification],
+                 rows: Callable[[], Iterable[Row]]) -> Iterator[bytes]:
+    """The export in parts, as it is written: ``rows()`` gives the session's stored rows (a
+    storyteller's JSON Lines), ``verification()`` the chain's check (the record's head)."""
     if fmt == "jsonl":
-        return jsonl(review)
+        return jsonl_parts(review, rows)
     if fmt == "csv":
-        return csv_text(review).encode("utf-8")
-    verification = rv.verify(review.rows, viewer=review.viewer)
-    if fmt == "md":
-        return markdown(review, verification).encode("utf-8")
-    if fmt == "html":
-        return html_record(review, verification).encode("utf-8")
+        return (part.encode("utf-8") for part in csv_parts(review))
+    if fmt in ("md", "html"):
+        record = markdown_parts if fmt == "md" else html_parts
+        return (part.encode("utf-8") for part in _after(verification, lambda v: record(review, v)))
     raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
 
 
+def _after(first: Callable, then: Callable) -> Iterator:
+    """``then(first())``'s parts, ``first`` called only when the first part is asked for
+    (a stream's headers go before the verification's two passes over the log)."""
+    yield from then(first())
+
+
 def export(store: EventStore, session_id: str, fmt: str, *, lang: str = "en", viewer: Actor = STORYTELLER) -> bytes:
+    return b"".join(export_parts(store, session_id, fmt, lang=lang, viewer=viewer))
+
+
+def export_parts(store: EventStore, session_id: str, fmt: str, *, lang: str = "en",
+                 viewer: Actor = STORYTELLER) -> Iterator[bytes]:
+    """The export of a session from its store, in parts: its review kept as a server keeps
+    one (paged, without its rows: server/audit/paged.py), its rows read again by chunks for
+    the verification and a storyteller's JSON Lines (server/audit/streamed.py), so its
+    memory does not grow with the night."""
+    from conteur.server.audit import streamed
+
     if fmt not in FORMATS:
         raise ExportError(f"unknown format {fmt!r}: one of {', '.join(FORMATS)}")
     if session_id not in store.sessions():
         raise ExportError(f"no session {session_id!r} in this chronicle")
-    return render(rv.build(store, session_id, viewer, lang), fmt)
+    builder = streamed.built(store, session_id, viewer, lang)
+    review, head = builder.review(copy=False), builder.head
+    return render_parts(review, fmt, rows=lambda: streamed.session_rows(store, session_id, head),
+                        verification=lambda: streamed.verify_session(
+                            lambda: streamed.session_rows(store, session_id, head), session_id, viewer))
 
 
 def viewer_of_token(store: EventStore, token: str, session_id: str) -> Actor:
@@ -333,16 +429,34 @@ def cmd_export(args) -> int:
     with open_store(args.db) as store:  # a mistyped --db is an error, never a new chronicle
         try:
             viewer = viewer_of_token(store, args.as_token, args.session) if args.as_token else STORYTELLER
-            data = export(store, args.session, args.format, lang=args.lang, viewer=viewer)
+            parts = export_parts(store, args.session, args.format, lang=args.lang, viewer=viewer)
+            if args.out:
+                write_atomically(Path(args.out), parts)
+            else:
+                for part in parts:
+                    sys.stdout.buffer.write(part)
+                sys.stdout.flush()
         except ExportError as exc:
             print(f"conteur export: {exc}", file=sys.stderr)
             return 2
-    if args.out:
-        Path(args.out).write_bytes(data)
-    else:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
     return 0
+
+
+def write_atomically(path: Path, parts: Iterable[bytes]) -> None:
+    """Writes the parts as they come to a file beside ``path``, renamed onto it once
+    whole and on disk: a failure (or a crash) in the middle leaves no half export, only
+    the file as it was before, and no temporary one."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as out:
+            for part in parts:
+                out.write(part)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def add_commands(sub) -> None:

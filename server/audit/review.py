@@ -864,27 +864,46 @@ DIE_LABELS = {3: "d3 (server throws)", 6: "d6 (D+/-)", 8: "d8", 10: "d10"}
 def fairness(review: Review) -> Fairness:
     """Every die face and every throw the viewer saw, against the uniform share (FAIR-2
     proves each draw; this shows the evening's spread), and per-character tallies."""
-    faces: dict[int, Counter] = collections.defaultdict(Counter)  # not setdefault: a Counter a draw
-    throws: Counter = Counter()
-    contests: list[tuple[str, str]] = []
-    sealed_seen: set[str] = set()  # ACT-12: sealed rolls this viewer saw whole when rolled
+    counts = Counts()
     for item in review.items:
-        for record in getattr(item.event, "draws", None) or ():
+        counts.add(item.event)
+    return counts.fairness(review)
+
+
+class Counts:
+    """What the fairness panel counts of the events a viewer saw, fed one at a time (the
+    streamed bundle feeds it the events its verification decodes, server/audit/streamed.py)."""
+
+    def __init__(self) -> None:
+        self.faces: dict[int, Counter] = collections.defaultdict(Counter)  # not setdefault: a Counter a draw
+        self.throws: Counter = Counter()
+        self.contests: collections.Counter[tuple[str, str]] = Counter()
+        self.sealed_seen: set[str] = set()  # ACT-12: sealed rolls this viewer saw whole when rolled
+
+    def add(self, event: Event) -> None:
+        faces = self.faces
+        for record in getattr(event, "draws", None) or ():
             faces[record.sides][str(record.face)] += 1
-        if isinstance(item.event, action.ActionRolled) and item.event.sealed:
-            sealed_seen.add(item.event.roll)
-        elif isinstance(item.event, action.ActionRevealed) and item.event.roll not in sealed_seen:
-            for record in item.event.rolled.draws:  # first seen here: counted once
+        if isinstance(event, action.ActionRolled) and event.sealed:
+            self.sealed_seen.add(event.roll)
+        elif isinstance(event, action.ActionRevealed) and event.roll not in self.sealed_seen:
+            for record in event.rolled.draws:  # first seen here: counted once
                 faces[record.sides][str(record.face)] += 1
-        if isinstance(item.event, met.ThrowsRevealed):
-            throws.update(item.event.throws.values())
-        elif isinstance(item.event, action.OppositionSettled):
-            loser = item.event.defender if item.event.winner == item.event.initiator else item.event.initiator
-            contests.append((item.event.winner, loser))
-        elif isinstance(item.event, action.OppositionRuled) and item.event.winner is not None:
+        if isinstance(event, met.ThrowsRevealed):
+            self.throws.update(event.throws.values())
+        elif isinstance(event, action.OppositionSettled):
+            loser = event.defender if event.winner == event.initiator else event.initiator
+            self.contests[(event.winner, loser)] += 1
+        elif isinstance(event, action.OppositionRuled) and event.winner is not None:
             # a contest a storyteller settled counts as ruled, as an overruled challenge does
-            ruled = item.event
-            contests.append((ruled.winner, ruled.opponent if ruled.winner == ruled.character else ruled.character))
+            self.contests[(event.winner, event.opponent if event.winner == event.character else event.character)] += 1
+
+    def fairness(self, review: Review) -> Fairness:
+        return _fairness(review, self.faces, self.throws, self.contests)
+
+
+def _fairness(review: Review, faces: dict[int, Counter], throws: Counter,
+              contests: Counter[tuple[str, str]]) -> Fairness:
     dice = [bars(DIE_LABELS.get(sides, f"d{sides}"), [str(f) for f in range(1, sides + 1)], c)
             for sides, c in sorted(faces.items())]
     choices = ["rock", "paper", "scissors"]
@@ -893,11 +912,11 @@ def fairness(review: Review) -> Fairness:
         throw_bars.label = f"throws ({throws['bomb']} bomb not counted)"
     tallies = {c: Tally(character=c, name=n) for c, n in review.names.items()}
 
-    def count(winner: str | None, loser: str | None, won: str, lost: str) -> None:
+    def count(winner: str | None, loser: str | None, won: str, lost: str, times: int = 1) -> None:
         if winner in tallies:
-            setattr(tallies[winner], won, getattr(tallies[winner], won) + 1)
+            setattr(tallies[winner], won, getattr(tallies[winner], won) + times)
         if loser in tallies:
-            setattr(tallies[loser], lost, getattr(tallies[loser], lost) + 1)
+            setattr(tallies[loser], lost, getattr(tallies[loser], lost) + times)
 
     for ch in review.state.met.challenges.values():
         if ch.status == "resolved":
@@ -905,8 +924,8 @@ def fairness(review: Review) -> Fairness:
     for record in review.state.offline.records.values():
         if record.status in ("confirmed", "ruled"):
             count(record.winner, record.loser, "offline_won", "offline_lost")
-    for winner, loser in contests:
-        count(winner, loser, "contests_won", "contests_lost")
+    for (winner, loser), times in contests.items():
+        count(winner, loser, "contests_won", "contests_lost", times)
     return Fairness(dice=dice, throws=throw_bars, tallies=list(tallies.values()))
 
 

@@ -4,8 +4,11 @@ every verdict re-derived from its recorded inputs (``events.verdicts``)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable
+
 import msgspec
 
+from conteur.server.core.shelf import shelved
 from conteur.server.store.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
 from conteur.server.store.interface import EventStore
 from conteur.server.store.sqlite import file_rows
@@ -95,34 +98,63 @@ def check_rows(rows: list[Row], report: Report, *, gapless: bool, progress_facto
     return report
 
 
-def check_verdicts(rows: list[Row], report: Report) -> None:
+def check_verdicts(rows: Iterable[Row], report: Report) -> None:
     """Every verdict (successes, PS, a round's or a contest's winner...) derived again from
     the inputs its event records, on the state folded up to it; the first seq whose
     recorded verdict the rules do not give is named."""
-    from conteur.events import game
-    from conteur.events.verdicts import Verdicts
     from conteur.server.store.codec import decode_event
 
-    states: dict[str, object] = {}
-    checkers: dict[str, Verdicts] = {}
+    walk = VerdictWalk(report)
     for row in rows:
         try:
             event = decode_event(row.data)
         except msgspec.DecodeError as exc:
             report.bad_verdict = VerdictMismatch(row.session, row.seq, f"undecodable event: {exc}")
             return
-        state = states.get(row.session) or game.initial()
-        checker = checkers.setdefault(row.session, Verdicts())
+        if not walk.feed(row, event):
+            return
+
+
+SHELVE_EVERY = 2000  # events between two shelvings of a walk's states
+
+
+class VerdictWalk:
+    """The verdicts' check one event at a time (``check_verdicts``; a streamed
+    verification feeds it the events it decodes for the draws, server/audit/streamed.py)."""
+
+    def __init__(self, report: Report) -> None:
+        from conteur.events import game
+        from conteur.events.verdicts import Verdicts
+
+        self.report = report
+        self.states: dict[str, object] = {}
+        self.checkers: dict[str, Verdicts] = {}
+        self._initial, self._evolve, self._verdicts = game.initial, game.evolve, Verdicts
+        self._fed = 0
+
+    def feed(self, row: Row, event) -> bool:
+        """Checks one event's verdict; False (and the report says why) once one is bad."""
+        state = self.states.get(row.session) or self._initial()
+        self._fed += 1
+        if self._fed % SHELVE_EVERY == 0:
+            # the finished challenges' final pages compressed, as the command path keeps
+            # them (server/core/shelf.py): the walk's memory does not grow with the night,
+            # and every verdict and evolver reads the same state
+            state = shelved(state)
+        checker = self.checkers.get(row.session)
+        if checker is None:
+            checker = self.checkers[row.session] = self._verdicts()
         reason = checker.check(state, event)
         if reason is None:
             try:
-                states[row.session] = game.evolve(state, event)
+                self.states[row.session] = self._evolve(state, event)
             except Exception as exc:  # noqa: BLE001 - a forged event the rules cannot fold
                 reason = f"the event does not follow from the ones before it ({type(exc).__name__}: {exc})"
         if reason is not None:
-            report.bad_verdict = VerdictMismatch(row.session, row.seq, reason)
-            return
-        report.verdicts_checked += checker.judges(event)
+            self.report.bad_verdict = VerdictMismatch(row.session, row.seq, reason)
+            return False
+        self.report.verdicts_checked += checker.judges(event)
+        return True
 
 
 def check_draws(rows: list[Row], report: Report) -> None:

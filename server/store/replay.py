@@ -43,7 +43,10 @@ class Folded(msgspec.Struct, frozen=True, gc=False):
 
 
 def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = True) -> dict[str, Folded]:
-    """Every session's state, folded in this process from its own connection."""
+    """Every session's state, folded in this process from its own connection, session by
+    session. Reading the log once for every session and dealing each chunk's events to
+    their sessions was measured (session 9, BENCHMARKS.md): its read was faster, the deal in
+    Python cost as much again, and the whole ran 3-10% slower in CPU time."""
     conn = sqlite3.connect(path)
     try:
         return {s: Folded(*fold_session(conn, s, use_snapshots=use_snapshots))
@@ -92,19 +95,21 @@ def load_states(store: SQLiteStore, sessions: Sequence[str] | None = None, *,
         if workers is None:
             workers = (os.cpu_count() or 1) if sum(work.values()) >= PARALLEL_FROM else 1
         parts = deal(work, min(workers, len(sessions)))
+        folded = None
         if len(parts) > 1:
             try:
                 folded = _fold_in_processes(store.path, parts, use_snapshots)
             except (OSError, RuntimeError, msgspec.DecodeError) as error:
                 # slower is better than not starting: fold here, as without workers
                 log.warning("replay workers failed (%s); folding in this process", error)
-                return {sid: store.load_state(sid, use_snapshots=use_snapshots) for sid in sessions}
-            states = {}
-            for sid, done in folded.items():
-                if use_snapshots and done.folded >= store.snapshot_every:
-                    store.save_snapshot(sid, done.state.head, done.state)
-                states[sid] = done.state
-            return {sid: states[sid] for sid in sessions}
+        if folded is None:
+            folded = fold_sessions(store.path, sessions, use_snapshots=use_snapshots)
+        states = {}
+        for sid, done in folded.items():
+            if use_snapshots and done.folded >= store.snapshot_every:
+                store.save_snapshot(sid, done.state.head, done.state)
+            states[sid] = done.state
+        return {sid: states[sid] for sid in sessions}
     return {sid: store.load_state(sid, use_snapshots=use_snapshots) for sid in sessions}
 
 

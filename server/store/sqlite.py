@@ -93,24 +93,35 @@ def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto:
         yield after, decode_events([d for _, d in rows])
 
 
-def _fold_sql() -> str:
-    """The chunk query of a replay. SQLite joins the chunk's bodies into one blob (no
-    Python object per row: 1.5x a plain cursor's read), in the subquery's seq order (a
-    scan of the rowid range: ``test_replay_fold`` checks it on logs inserted out of order);
-    the rows no part folds (``game.IGNORED``) are left out (group_concat skips NULL) but
-    counted; a row whose event the state keeps whole (``slim.KEPT``: its body's last
-    bytes, an O(1) test where ``instr`` cost 0.5 us an event) is wrapped for
-    ``codec.decode_fold``. The tags are the code's own constants, written in as literals."""
-    def literal(tag: str) -> str:
-        if not tag.replace(".", "").replace("_", "").isalnum():
-            raise ValueError(f"event tag {tag!r} cannot be written into SQL as a literal")
-        return f"'{tag}'"
+def _literal(tag: str) -> str:
+    if not tag.replace(".", "").replace("_", "").isalnum():
+        raise ValueError(f"event tag {tag!r} cannot be written into SQL as a literal")
+    return f"'{tag}'"
 
-    ignored = ",".join(map(literal, sorted(game.IGNORED)))
-    kept = " ".join(f"WHEN substr(data, -{len(end)}) = X'{end.hex()}' AND type = {literal(tag)} "
+
+def ignored_sql() -> str:
+    """``game.IGNORED`` as an SQL list of literals."""
+    return ','.join(map(_literal, sorted(game.IGNORED)))
+
+
+def bodies_sql(ignored: bool) -> str:
+    """The blob of a chunk's bodies, as ``codec.decode_fold`` reads it: a row whose event
+    the state keeps whole (``slim.KEPT``: its body's last bytes, an O(1) test where
+    ``instr`` cost 0.5 us an event) wrapped; with ``ignored``, the rows no part folds
+    (``game.IGNORED``) left out (group_concat skips NULL). CAST: SQLite 3.40 gives TEXT."""
+    skip = f"WHEN type IN ({ignored_sql()}) THEN NULL " if ignored else ""
+    kept = " ".join(f"WHEN substr(data, -{len(end)}) = X'{end.hex()}' AND type = {_literal(tag)} "
                     "THEN '{\"type\":\"~kept\",\"event\":' || data || '}'" for tag, end in slim.KEPT.items())
-    return (f"SELECT max(seq), count(*), CAST(group_concat(CASE WHEN type IN ({ignored}) THEN NULL {kept} "
-            "ELSE data END, ',') AS BLOB) FROM (SELECT seq, type, data FROM events "
+    return f"CAST(group_concat(CASE {skip}{kept} ELSE data END, ',') AS BLOB)"
+
+
+def _fold_sql() -> str:
+    """The chunk query of a session's replay. SQLite joins the chunk's bodies into one blob
+    (no Python object per row: 1.5x a plain cursor's read), in the subquery's seq order (a
+    scan of the rowid range: ``test_replay_fold`` checks it on logs inserted out of order);
+    the rows no part folds are left out of the blob but counted (progress, head). The tags
+    are the code's own constants, written in as literals."""
+    return (f"SELECT max(seq), count(*), {bodies_sql(True)} FROM (SELECT seq, type, data FROM events "
             "WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq LIMIT ?)")
 
 

@@ -16,13 +16,15 @@ import weakref
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, Request, Response, get
+from litestar import Controller, Request, get
+from litestar.response import Stream
 from litestar.exceptions import NotAuthorizedException, NotFoundException, PermissionDeniedException
 from litestar.params import FromPath, FromQuery, Parameter
 
 from conteur.server.audit import export as ex
 from conteur.server.audit import kept as snapshots
 from conteur.server.audit import review as rv
+from conteur.server.audit import streamed
 from conteur.events import wire
 from conteur.server.core.auth import Grant
 from conteur.server.store.codec import decode_events
@@ -32,6 +34,14 @@ RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException] 
 Lang = Literal["en", "fr"]
 Format = Literal["md", "html", "jsonl", "csv"]
 PAGE = 5000  # rows or challenges a page of the review holds at most
+
+
+class _Typed(Stream):
+    """A stream with its own media type: Litestar gives a route's (``text/plain`` for the
+    export, whose type depends on its format) precedence over a ``Stream``'s."""
+
+    def to_asgi_response(self, *args, media_type=None, **kwargs):
+        return super().to_asgi_response(*args, media_type=self.media_type or media_type, **kwargs)
 
 
 class _Kept:
@@ -139,17 +149,11 @@ async def _find(request: Request, grant: Grant, session: str, lang: str) -> _Kep
     return _kept(store, session, grant.actor, lang)
 
 
-async def _review(request: Request, grant: Grant, session: str, lang: str = "en", *,
-                  rows: bool = False) -> rv.Review:
+async def _review(request: Request, grant: Grant, session: str, lang: str = "en") -> rv.Review:
     """The session's review for this caller, extended with what happened since it was
-    last asked for, never walked again from the first event (issue 18). With ``rows``,
-    its stored rows too (the verification, the exports), read again for this answer."""
+    last asked for, never walked again from the first event (issue 18)."""
     kept = await _find(request, grant, session, lang)
-    store = runtime(request).store
-    review, head = await asyncio.to_thread(_snapshot, store, kept, session)
-    if rows:
-        stored = await asyncio.to_thread(store.read_after, session, 0)
-        review = msgspec.structs.replace(review, rows=[r for r in stored if r.seq <= head])
+    review, _head = await asyncio.to_thread(_snapshot, runtime(request).store, kept, session)
     return review
 
 
@@ -178,9 +182,14 @@ class ReviewController(Controller):
     @get("/review", guards=[storyteller_only], raises=RAISES,
          summary="Everything the review page shows: timeline, challenges, disputes first, verification, fairness")
     async def bundle(self, request: Request, grant: GrantDep, session: SessionPath,
-                     lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        review = await _review(request, grant, session, lang, rows=True)
-        return await asyncio.to_thread(rv.bundle, review)
+                     lang: FromQuery[Lang] = "en") -> Stream:
+        # streamed by parts, each made in a worker thread as the last is sent: its memory
+        # is a chunk of rows and a few pages of items at any length of night; it is whole
+        # once its closing brace came (server/audit/streamed.py)
+        kept = await _find(request, grant, session, lang)
+        store = runtime(request).store
+        took = await asyncio.to_thread(_with_builder, store, kept, session, streamed.taken)
+        return Stream(streamed.bundle(store, took), media_type="application/json")
 
     @get("/review/first", guards=[storyteller_only], raises=RAISES,
          summary="The review page's first screen, the same size at any length of night: disputes first, the "
@@ -267,19 +276,33 @@ class ReviewController(Controller):
     @get("/review/verify", raises=RAISES,
          summary="The session's hash chain (and, once closed, its fair draws): verified or the first bad seq")
     async def verify(self, request: Request, grant: GrantDep, session: SessionPath) -> dict[str, Any]:
-        rows = await asyncio.to_thread(runtime(request).store.read_after, session, 0)
-        if not rows:
+        store = runtime(request).store
+        head = await asyncio.to_thread(store.session_head, session)
+        if not head:
             raise NotFoundException(f"no session {session!r}")
-        return msgspec.to_builtins(await asyncio.to_thread(rv.verify, rows, "", grant.actor))
+        # two passes over the rows by chunks, none of the night held (server/audit/streamed.py)
+        verification = await asyncio.to_thread(
+            streamed.verify_session, lambda: streamed.session_rows(store, session, head), session, grant.actor)
+        return msgspec.to_builtins(verification)
 
     @get("/export", raises=RAISES, media_type="text/plain",
          summary="The session as md or html (the chronicle record), jsonl or csv, in the caller's view")
     async def export(self, request: Request, grant: GrantDep, session: SessionPath,
                      format: FromQuery[Format] = "html", lang: FromQuery[Lang] = "en",
-                     download: FromQuery[bool] = False) -> Response[bytes]:
-        review = await _review(request, grant, session, lang, rows=True)
-        data = await asyncio.to_thread(ex.render, review, format)
+                     download: FromQuery[bool] = False) -> _Typed:
+        kept = await _find(request, grant, session, lang)
+        store = runtime(request).store
+        review, head = await asyncio.to_thread(_snapshot, store, kept, session)
+
+        def rows():
+            return streamed.session_rows(store, session, head)
+
+        # written as it is made (server/audit/streamed.py): a chunk of rows and a few pages
+        # of items at a time; a failure midway ends the body without chunked encoding's
+        # last chunk, which a browser or curl reports as a download that failed
+        parts = ex.render_parts(review, format, rows=rows,
+                                verification=lambda: streamed.verify_session(rows, session, grant.actor))
         disposition = "attachment" if download or format in ("jsonl", "csv") else "inline"
         name = ex.filename(session, format, lang)
-        return Response(content=data, media_type=ex.MEDIA_TYPES[format].split(";")[0],
-                        headers={"Content-Disposition": ex.content_disposition(disposition, name)})
+        return _Typed(parts, media_type=ex.MEDIA_TYPES[format].split(";")[0],
+                      headers={"Content-Disposition": ex.content_disposition(disposition, name)})

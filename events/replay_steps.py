@@ -1,0 +1,226 @@
+"""Replay-only steps for the hottest kinds: the same parts as their evolvers give, without a
+frozen part per event.
+
+A replay folds a night's events one by one, and the pure evolvers build a new frozen part
+(``replace``) and copy a dict or two for every one of them: for a roll or a throw that is
+most of the fold's cost. ``game.Replay`` folds these kinds instead into a ``Work``: a
+replay-owned copy of the fields they change (its dicts copied when the work is made, so
+nothing a caller holds is ever changed), turned back into a frozen part (``done``) before
+any other evolver of that part runs, before an evolver that reads the whole state, and at
+the end of every ``feed``: between feeds, ``Replay.parts`` are frozen parts as ever.
+
+The evolvers stay the definition: each step does what its evolver does, written against the
+work (dict insertion order included, so snapshots encode the same bytes), and a case a step
+does not cover (an opposed roll, a roll of a multi-turn action) runs the evolver itself on
+the frozen part. ``tests/test_replay_fold.py`` folds random nights and every kind both ways.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from msgspec.structs import replace
+
+from conteur.events import action, met, slim, v5
+
+OPEN = met.OPEN
+_page = met._page
+
+
+class Work:
+    """A part being folded by steps: ``own`` the frozen part it started from (or last went
+    through an evolver), the fields below owned by this work alone."""
+
+    __slots__ = ("own",)
+
+    def done(self) -> Any:
+        raise NotImplementedError
+
+
+class _Counted(Work):
+    """A part with roll ids counted (``model.id_counted``, written out in place)."""
+
+    __slots__ = ("next_roll", "next_hidden")
+
+    def count(self, value: str) -> None:
+        digits, _, key = value[1:].partition(".")
+        if not digits.isdigit() or digits.startswith("0"):
+            return
+        number = int(digits)
+        if not key:
+            if number + 1 > self.next_roll:
+                self.next_roll = number + 1
+            return
+        if self.next_hidden.get(key, 1) > number:
+            return
+        self.next_hidden[key] = number + 1
+
+
+class V5Work(_Counted):
+    __slots__ = ("rolls", "hunger")
+
+    def __init__(self, own: v5.State) -> None:
+        self.own = own
+        self.rolls, self.hunger = dict(own.rolls), dict(own.hunger)
+        self.next_roll, self.next_hidden = own.next_roll, dict(own.next_hidden)
+
+    def done(self) -> v5.State:
+        return replace(self.own, rolls=self.rolls, hunger=self.hunger, next_roll=self.next_roll,
+                       next_hidden=self.next_hidden)
+
+
+class ActionWork(_Counted):
+    __slots__ = ()
+
+    def __init__(self, own: action.State) -> None:
+        self.own = own
+        self.next_roll, self.next_hidden = own.next_roll, dict(own.next_hidden)
+
+    def done(self) -> action.State:
+        return replace(self.own, next_roll=self.next_roll, next_hidden=self.next_hidden)
+
+
+class MetWork(Work):
+    """``live`` copied; a page of ``done`` copied when first written (``owned``)."""
+
+    __slots__ = ("live", "pages", "owned", "counter")
+
+    def __init__(self, own: met.State) -> None:
+        self.own = own
+        self.live, self.pages, self.owned, self.counter = dict(own.live), list(own.done), set(), own.counter
+
+    def done(self) -> met.State:
+        return replace(self.own, live=self.live, done=tuple(self.pages), counter=self.counter)
+
+    def get(self, challenge_id: str) -> met.Challenge | None:
+        found = self.live.get(challenge_id)
+        if found is None:
+            page = _page(challenge_id)
+            if page < len(self.pages):
+                found = self.pages[page].get(challenge_id)
+        return found
+
+    def put(self, ch: met.Challenge) -> None:
+        """``met._put``."""
+        if ch.status in OPEN:
+            self.live[ch.id] = ch
+            return
+        if ch.id in self.live:
+            del self.live[ch.id]
+        n = _page(ch.id)
+        pages = self.pages
+        while len(pages) <= n:
+            pages.append({})
+            self.owned.add(len(pages) - 1)
+        if n not in self.owned:
+            pages[n] = dict(pages[n])
+            self.owned.add(n)
+        pages[n][ch.id] = ch
+
+    def update(self, challenge_id: str, **changes) -> None:
+        """``met._update``."""
+        self.put(replace(self.get(challenge_id), **changes))
+
+
+# ---------------------------------------------------------------- the steps
+# step(work, event) -> None; a step that returns True did not fold the event: the caller
+# folds it through the evolver (the work turned back into its part first)
+
+
+def _pool_rolled(w: V5Work, e) -> None:
+    w.rolls[v5._roll_key(e.character, e.visibility)] = v5.Roll(
+        id=e.roll, character=e.character, normal=e.normal, hunger=e.hunger, difficulty=e.difficulty,
+        visibility=e.visibility)
+    w.count(e.roll)
+
+
+def _rouse_checked(w: V5Work, e) -> None:
+    w.hunger[e.character] = e.hunger_after
+    w.count(e.roll)
+
+
+def _action_rolled(w: ActionWork, e) -> bool | None:
+    # the evolver changes only the roll counters of a roll that is not opposed, answers
+    # none, cooperates with none, is not one of simultaneous ones and ends no begun action
+    if (e.opponent is not None or e.against is not None or e.cooperation or e.simultaneous > 1
+            or e.roll in w.own.pending):
+        return True
+    w.count(e.roll)
+    return None
+
+
+def _challenge_issued(w: MetWork, e: met.ChallengeIssued) -> None:
+    w.put(met.Challenge(
+        id=e.challenge, kind=e.kind, initiator=e.initiator, defender=e.defender, tested=e.tested,
+        attribute=e.attribute, defender_attribute=e.defender_attribute, difficulty=e.difficulty,
+        tests=e.tests, abilities=e.abilities, defender_abilities=e.defender_abilities, mutual=e.mutual))
+    w.counter += 1
+
+
+def _live(w: MetWork, e, **changes) -> bool | None:
+    """``met._update`` of a live challenge that stays open (``changes`` set no status, or
+    an open one): the nearly every case; any other left to the evolver."""
+    ch = w.live.get(e.challenge)
+    if ch is None or ch.status not in OPEN:
+        return True
+    ch = replace(ch, **changes)
+    if ch.status not in OPEN:
+        return True  # never: a live challenge is open and these keep it so
+    w.live[ch.id] = ch
+    return None
+
+
+def _throw_committed(w: MetWork, e) -> bool | None:
+    ch = w.live.get(e.challenge)
+    if ch is None or ch.status not in OPEN:
+        return True
+    w.live[ch.id] = replace(ch, throws={**ch.throws, e.character: e.choice}, cancellable=None)
+    return None
+
+
+def _throws_revealed(w: MetWork, e: met.ThrowsRevealed) -> bool | None:
+    return _live(w, e, status="throwing" if e.winner else "bidding", bids={})
+
+
+def _bid_declared(w: MetWork, e: met.BidDeclared) -> bool | None:
+    ch = w.live.get(e.challenge)
+    if ch is None or ch.status not in OPEN:
+        return True
+    w.live[ch.id] = replace(ch, bids={**ch.bids, e.character: e.value})
+    return None
+
+
+def _round_won(w: MetWork, e: met.RoundWon) -> bool | None:
+    return _live(w, e, status="window", winner=e.winner, loser=e.loser, by=e.by)
+
+
+def _round_started(w: MetWork, e: met.RoundStarted) -> bool | None:
+    return _live(w, e, status="throwing", round=e.round, test=e.test, throws={}, bids={}, overbid_value=None)
+
+
+def _challenge_resolved(w: MetWork, e: met.ChallengeResolved) -> None:
+    w.update(e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason=e.reason)
+
+
+def _challenge_cancelled(w: MetWork, e: met.ChallengeCancelled) -> None:
+    w.update(e.challenge, status="cancelled", reason=e.reason or "cancelled")
+
+
+# the work of each part that has steps, by its name in game.PART_NAMES
+WORKS: dict[str, Callable[[Any], Work]] = {"met": MetWork, "v5": V5Work, "action": ActionWork}
+
+# whole event type -> (part, its evolver the step stands for, step)
+STEPS: dict[type, tuple[str, Callable, Callable]] = {
+    v5.PoolRolled: ("v5", v5.evolve_pool_rolled, _pool_rolled),
+    v5.RouseChecked: ("v5", v5.evolve_rouse_checked, _rouse_checked),
+    action.ActionRolled: ("action", action.evolve_action_rolled, _action_rolled),
+    met.ChallengeIssued: ("met", met.evolve_challenge_issued, _challenge_issued),
+    met.ThrowCommitted: ("met", met.evolve_throw_committed, _throw_committed),
+    met.ThrowsRevealed: ("met", met.evolve_throws_revealed, _throws_revealed),
+    met.BidDeclared: ("met", met.evolve_bid_declared, _bid_declared),
+    met.RoundWon: ("met", met.evolve_round_won, _round_won),
+    met.RoundStarted: ("met", met.evolve_round_started, _round_started),
+    met.ChallengeResolved: ("met", met.evolve_challenge_resolved, _challenge_resolved),
+    met.ChallengeCancelled: ("met", met.evolve_challenge_cancelled, _challenge_cancelled),
+}
+STEPS.update({kind: STEPS[full] for kind, full in slim.SLIM.items() if full in STEPS})
