@@ -404,7 +404,10 @@ def review_vs_replay(folder: Path, events: int) -> dict:
     """The review page of a night of about ``events`` events (one MET session, as
     ``bench/night.py`` plays it), built as the server builds it on its first request (the
     review walked once, then its first screen), against replaying the same session from
-    zero (``load_state`` without snapshots); this process pinned to one core; best of 3."""
+    zero (``load_state`` without snapshots); this process pinned to one core; the best of
+    at least 3 rounds, and of more (up to 15) until the builds took 2 s: a 5,000-event
+    night builds in a tenth of a second, where best of 3 was mostly the machine's noise
+    (the CI smoke runs printed 3.42 and 3.87 for the same code)."""
     import random
 
     from bench.night import SESSION, play_hour
@@ -419,7 +422,9 @@ def review_vs_replay(folder: Path, events: int) -> dict:
             n = store.session_head(SESSION) and len(store.read_after(SESSION, 0))
             store.load_state(SESSION, use_snapshots=False)  # warm: imports, page cache
             replay = build = replay_cpu = build_cpu = float("inf")
-            for _ in range(3):
+            rounds = spent = 0
+            while rounds < 3 or (spent < 2.0 and rounds < 15):
+                rounds += 1
                 t, c = time.perf_counter(), time.process_time()
                 store.load_state(SESSION, use_snapshots=False)
                 replay, replay_cpu = min(replay, time.perf_counter() - t), min(replay_cpu, time.process_time() - c)
@@ -429,8 +434,9 @@ def review_vs_replay(folder: Path, events: int) -> dict:
                 builder.extend(rows, decode_events([r.data for r in rows]))
                 first = rv.first_screen(builder)
                 build, build_cpu = min(build, time.perf_counter() - t), min(build_cpu, time.process_time() - c)
+                spent += time.perf_counter() - t
     return {"events": n, "replay": replay, "build": build, "replay_cpu": replay_cpu, "build_cpu": build_cpu,
-            "first_items": len(first["items"]), "one_core": len(cores) > 1}
+            "first_items": len(first["items"]), "one_core": len(cores) > 1, "rounds": rounds}
 
 
 def report_review(r: dict) -> None:
@@ -439,7 +445,7 @@ def report_review(r: dict) -> None:
     print(f"review page: {r['events']:,} events built in {r['build']:.2f} s, replay {r['replay']:.2f} s, "
           f"ratio {r['build'] / r['replay']:.2f} (target <= 3)", flush=True)
     print(f"  (in CPU time of this process: built in {r['build_cpu']:.2f} s, replay {r['replay_cpu']:.2f} s, "
-          f"ratio {r['build_cpu'] / r['replay_cpu']:.2f})")
+          f"ratio {r['build_cpu'] / r['replay_cpu']:.2f}; best of {r['rounds']} rounds)")
 
 
 # -- main ------------------------------------------------------------------------------

@@ -32,7 +32,10 @@ class Teller:
         self.scenes = scenes if scenes is not None else {}
 
     def __call__(self, key: str, **fields) -> str:
-        return fill(self.t.get(key, T["en"].get(key, key)), fields)
+        template = self.t.get(key)
+        if template is None:
+            template = T["en"].get(key, key)
+        return fill(template, fields)
 
     def who(self, character: str | None) -> str:
         if character is None or character == session.STORYTELLER_SIDE:
@@ -260,6 +263,13 @@ def _won(t: Teller, winner: str, loser: str, by: str) -> str:
     return t(key, w=t.who(winner), l=t.who(loser))
 
 
+# the events ``challenge_sentence`` tells something of (one check, not its whole chain, for the others)
+_IN_A_STORY = (met.ChallengeIssued, met.ThrowsRevealed, met.BidDeclared, met.OverbidDeclared, met.BidsCompared,
+               met.RoundWon, met.RoundStarted, met.RetestTaken, met.RetestCancelled, met.OverbidSettled,
+               met.TieDebtIncurred, met.TieDebtPaid, met.ChallengeConceded, met.ChallengeResolved,
+               met.ChallengeCancelled, met.ChallengeOverruled)
+
+
 def challenge_sentence(events: Iterable, t: Teller, *, rulings: bool = True) -> str:
     """One line for a challenge's whole story, from its events in log order; without
     ``rulings`` a storyteller's overrule or cancel is left for its own line, in place."""
@@ -269,6 +279,8 @@ def challenge_sentence(events: Iterable, t: Teller, *, rulings: bool = True) -> 
     bids: dict[str, int | None] = {}
     overbid: dict[str, int | None] = {}
     for e in events:
+        if not isinstance(e, _IN_A_STORY):  # a committed throw, most of a challenge's events: told by the reveal
+            continue
         clause = parts[-1]
         if isinstance(e, met.ChallengeIssued):
             issued, header = e, challenge_header(e, t)

@@ -31,10 +31,22 @@ from tests.examples import examples
 SESSION = "s"
 
 
-def play(chronicle: Chronicle, rng: random.Random, commands: int, overrules: float) -> int:
+def layout(state) -> list[type]:
+    return [type(page) for page in state.met.done]
+
+
+def shelved_as_a_full_pass(chronicle: Chronicle) -> None:
+    """The pages a shelving Chronicle compressed, looking only at those that may have
+    changed since its last pass, are those a pass over every page compresses."""
+    state = chronicle.state(SESSION)
+    assert layout(state) == layout(shelf.shelved(state))
+
+
+def play(chronicle: Chronicle, rng: random.Random, commands: int, overrules: float, *, full_pass: bool = False) -> int:
     """Random players' commands (``conteur simulate``'s), and now and then a storyteller
     overruling a resolved challenge (MET-14); returns how many overrules named a
-    challenge whose page was shelved at the time."""
+    challenge whose page was shelved at the time. With ``full_pass``, each command's
+    state is checked to be shelved as a pass over every page shelves it."""
     on_shelf = 0
     if not chronicle.store.session_head(SESSION):
         for actor, cmd in setup_commands(rng, "met"):
@@ -48,9 +60,13 @@ def play(chronicle: Chronicle, rng: random.Random, commands: int, overrules: flo
                 on_shelf += type(state.met.done[met._page(ch.id)]) is shelf.Page
                 chronicle.submit(SESSION, met.Overrule(challenge=ch.id, winner=rng.choice(ch.sides),
                                                        reason="on reflection"), STORYTELLER).result()
+                if full_pass:
+                    shelved_as_a_full_pass(chronicle)  # the overruled page compressed again
                 continue
         for actor, cmd in next_commands(rng, "met", state):
             chronicle.submit(SESSION, cmd, actor).result()
+        if full_pass:
+            shelved_as_a_full_pass(chronicle)
     return on_shelf
 
 
@@ -60,7 +76,7 @@ def night(db, *, shelve: bool, commands: int, seed: str, snapshot_every: int = 1
     with SQLiteStore(db, snapshot_every=10**9) as store:
         chronicle = Chronicle(store, shelve=shelve, snapshot_every=snapshot_every,
                               randbytes=random.Random(seed).randbytes)
-        on_shelf = play(chronicle, random.Random(seed), commands, overrules=0.03)
+        on_shelf = play(chronicle, random.Random(seed), commands, overrules=0.03, full_pass=shelve)
         kept = chronicle.state(SESSION)
         assert any(type(page) is shelf.Page for page in kept.met.done) == shelve
         # a snapshot's bytes are those of the state made whole
@@ -128,3 +144,35 @@ def test_what_a_playing_chronicle_keeps_does_not_grow_with_finished_challenges(t
     plain = grown_per_event(tmp_path / "plain.db", False, commands)
     assert plain > 60, (shelved, plain)
     assert shelved < plain / 3, (shelved, plain)
+
+
+class Counted(tuple):
+    """A state's pages that count how often one is looked at."""
+
+    looked = 0
+
+    def __getitem__(self, n):
+        type(self).looked += 1
+        return tuple.__getitem__(self, n)
+
+
+def test_a_command_that_finishes_nothing_looks_at_no_finished_page(tmp_path, monkeypatch):
+    """Each command looked at every page below the final one, to shelve those that had
+    become final: 13 us a command by the sixth hour of a night, and growing with it. Now
+    only the pages that became final since the last command, or that its events named."""
+    monkeypatch.setattr(met, "PAGE", 4)
+    with SQLiteStore(tmp_path / "night.db", snapshot_every=10**9) as store:
+        chronicle = Chronicle(store, snapshot_every=10**9)
+        play(chronicle, random.Random("pages"), 400, overrules=0.0)
+        state = chronicle.state(SESSION)
+        final = sum(type(page) is shelf.Page for page in state.met.done)
+        assert final > 10
+        counted = Counted(state.met.done)
+        chronicle._states[SESSION] = msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, done=counted))
+        # a refused overrule (no such challenge): decided, folded, shelved; its state's pages the same
+        refused = chronicle.submit(SESSION, met.Overrule(challenge=f"c{10**6}", winner="x", reason="?"),
+                                   STORYTELLER).result()
+        assert refused.outcome.rejected
+        assert chronicle.state(SESSION).met.done is counted
+        assert Counted.looked <= 2, f"{Counted.looked} pages looked at, of {final} final ones"
+        chronicle._snapshots.shutdown(wait=True)

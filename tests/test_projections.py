@@ -8,6 +8,7 @@ one of them in ``GET /state/done``'s pages."""
 from __future__ import annotations
 
 import random
+import threading
 
 import msgspec
 import pytest
@@ -15,7 +16,8 @@ import pytest
 from conteur.events import game, met, views
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.cli.simulate import next_commands, setup_commands
-from conteur.server.core.projections import RECENT, Projections
+from conteur.server.core import keep
+from conteur.server.core.projections import RECENT, Projections, stored_name, view_key
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore, decode_events
 from tests.examples import examples
@@ -174,3 +176,57 @@ def test_views_beyond_the_bound_are_dropped_and_fold_again_the_same(tmp_path):
         assert kept == 2 < len(everyone)
         for v in reversed(everyone):
             assert projections.state_json("s", v) == first[v.character or v.role] == live_per_call(store, "s", v)
+
+
+class Recording(SQLiteStore):
+    """The real store, noting which thread saved which views' snapshots at which seq."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.saves: list[tuple[int, int, str]] = []
+
+    def save_views(self, session: str, seq: int, views: dict[str, bytes]) -> None:
+        super().save_views(session, seq, views)
+        self.saves += [(threading.get_ident(), seq, view) for view in views if "#" not in view]
+
+
+def test_the_query_that_crosses_the_save_mark_saves_no_views_snapshot_itself(tmp_path):
+    """The views of a session are caught up together and cross the save mark together:
+    the query that crossed it wrote every view's snapshot under the session's lock (up to
+    sixty players' in one request). It hands them to the projections' own thread now,
+    which writes them all; a restarted server starts each view from its snapshot."""
+    rng = random.Random("saves")
+    every = 100
+    with Recording(tmp_path / "night.db") as store:
+        chronicle = Chronicle(store)
+
+        def play(commands: int) -> None:
+            for _ in range(commands):
+                for actor, command in next_commands(rng, "met", chronicle.state("s")):
+                    chronicle.submit("s", command, actor).result()
+
+        for actor, command in setup_commands(rng, "met"):
+            chronicle.submit("s", command, actor).result()
+        play(150)
+        projections = Projections(store, save_every=every)
+        everyone = viewers(store, "s")
+        assert len(everyone) >= 6
+        for viewer in everyone:
+            projections.state_json("s", viewer)
+        play(150)
+        head = store.session_head("s")
+        assert head - projections._sessions["s"].seq >= every  # every view crosses the mark at the next query
+        asked = projections.state_json("s", everyone[3])
+        mine = [view for thread, seq, view in store.saves if thread == threading.get_ident() and seq == head]
+        assert mine == [], f"the query saved {len(mine)} views' snapshots itself"
+        projections.flush()
+        at_head = {view for _, seq, view in store.saves if seq == head}
+        assert at_head == {stored_name(view_key(viewer)) for viewer in everyone}
+        restarted = Projections(store, save_every=10**9)
+        for viewer in everyone:
+            found = keep.load_view(store, "s", stored_name(view_key(viewer)), head)
+            assert found is not None and found[0] == head, viewer
+            assert restarted.state_json("s", viewer) == projections.state_json("s", viewer) == \
+                live_per_call(store, "s", viewer)
+        assert asked == live_per_call(store, "s", everyone[3])
+        projections.close()

@@ -388,11 +388,13 @@ def test_a_finished_page_is_stored_once_not_with_every_snapshot(tmp_path):
         viewer = Actor(role="player", character=sorted(Chronicle(store).state(SESSION).session.characters)[0])
         views_ = projections.Projections(store, save_every=1)
         views_.state_json(SESSION, viewer)
+        views_.flush()  # the snapshot is written by the projections' own thread
         first = stored(db, pages=True)
     more(db, 300, "pages, later")
     with SQLiteStore(db) as store:
         views_.store = store
         views_.state_json(SESSION, viewer)
+        views_.flush()
         later = stored(db, pages=True)
         name = projections.stored_name(viewer.character)
         assert later[name][0] > first[name][0]  # a new snapshot

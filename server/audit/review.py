@@ -31,7 +31,7 @@ from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Row, verify_rows
 from conteur.server.audit import paged
 from conteur.server.core import venue_time
-from conteur.server.core.shelf import Shelf
+from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
 from conteur.events.narrate import Teller, challenge_sentence, offline_sentence, sentence
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
@@ -86,8 +86,7 @@ class Review(msgspec.Struct, kw_only=True):
         return self.challenge_items.get(challenge_id, [])
 
 
-def _people(event: Event) -> tuple[str, ...]:
-    fields, throws = _people_fields(type(event))
+def _people_in(event: Event, fields: tuple[str, ...], throws: bool) -> tuple[str, ...]:
     found: list[str] = []
     for field in fields:
         value = getattr(event, field)
@@ -100,55 +99,60 @@ def _people(event: Event) -> tuple[str, ...]:
     return tuple(found)
 
 
-_PEOPLE_OF: dict[type, tuple[tuple[str, ...], bool]] = {}
-_HAS_SCENE = frozenset(t for t in game.EVENT_TYPES if "scene" in t.__struct_fields__)
-
-
-def _people_fields(kind: type) -> tuple[tuple[str, ...], bool]:
-    """The fields of an event type that may name a character: looked up once per type,
-    not tried one by one on every event of a night (the review walks every one)."""
-    found = _PEOPLE_OF.get(kind)
-    if found is None:
-        fields = getattr(kind, "__struct_fields__", ())
-        found = _PEOPLE_OF[kind] = (tuple(f for f in _PEOPLE if f in fields), "throws" in fields)
-    return found
-
-
-_CHALLENGE_FIELD: dict[type, str | None] = {}
+def _people(event: Event) -> tuple[str, ...]:
+    plan = _PLANS.get(type(event)) or _plan(type(event))
+    return _people_in(event, plan[0], plan[1])
 
 
 def _challenge_of(event: Event) -> str | None:
-    kind = type(event)
-    field = _CHALLENGE_FIELD.get(kind, "")
-    if field == "":
-        if issubclass(kind, offline._BetweenTwo):
-            field = "record"
-        elif kind.__module__ == met.__name__ and "challenge" in getattr(kind, "__struct_fields__", ()):
-            field = "challenge"
-        else:
-            field = None
-        _CHALLENGE_FIELD[kind] = field
+    field = (_PLANS.get(type(event)) or _plan(type(event)))[2]
     if field is None:
         return None
     value = getattr(event, field)
     return value if isinstance(value, str) else None
 
 
+_HAS_SCENE = frozenset(t for t in game.EVENT_TYPES if "scene" in t.__struct_fields__)
+# the events ``Builder._extend`` does more with: each its own object, told apart by ``is``
+_ADDED, _OPENED, _ISSUED, _RECORDED, _AMENDED = (object() for _ in range(5))
+_ROLES = {session.CharacterAdded: _ADDED, session.SceneOpened: _OPENED, met.ChallengeIssued: _ISSUED,
+          offline.OfflineChallengeRecorded: _RECORDED, session.SheetAmended: _AMENDED}
+_PLANS: dict[type, tuple] = {}
+
+
+def _plan(kind: type) -> tuple:
+    """What the review reads of an event type, found once per type: the fields that may
+    name a character and whether it has throws, the field naming its challenge (or
+    offline record), whether it names a scene, whether the truth folds it, whether folding
+    it may need a shelved page back, its role in ``Builder._extend``, and whether it is
+    public by kind (``Event.owners``, always None: every viewer sees it whole)."""
+    fields = getattr(kind, "__struct_fields__", ())
+    if issubclass(kind, offline._BetweenTwo):
+        challenge = "record"
+    elif kind.__module__ == met.__name__ and "challenge" in fields:
+        challenge = "challenge"
+    else:
+        challenge = None
+    found = _PLANS[kind] = (tuple(f for f in _PEOPLE if f in fields), "throws" in fields, challenge,
+                            kind in _HAS_SCENE, kind not in _IGNORED, kind in _NAMES_CHALLENGE, _ROLES.get(kind),
+                            getattr(kind, "owners", None) is Event.owners)
+    return found
+
+
 _SESSION_PART, _MET_PART = game.PART_NAMES.index("session"), game.PART_NAMES.index("met")
 _IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
 # MET events naming a challenge: folding one may need its shelved page back (server/core/shelf.py)
-_NAMES_CHALLENGE = frozenset(t for t in game.EVENT_TYPES
-                             if t.__module__ == met.__name__ and "challenge" in t.__struct_fields__)
+_NAMES_CHALLENGE = NAMES_CHALLENGE
 
 
-def _item(row: Row, at: str, f, seen: Event, people: tuple[str, ...], challenge: str | None,
-          scene: str | None, teller: Teller, share) -> Item:
-    """A timeline item. A night repeats a few actors, types and groups of characters: each
-    is kept once (``share``), not once per event (issue 18: a kept review's memory)."""
-    owners = f.owners
+def _item(row: Row, at: str, owners: frozenset[str] | None, sealed: bool, seen: Event, people: tuple[str, ...],
+          challenge: str | None, scene: str | None, teller: Teller, share) -> Item:
+    """A timeline item (``owners`` and ``sealed`` of its forms, ``views.forms``). A night
+    repeats a few actors, types and groups of characters: each is kept once (``share``),
+    not once per event (issue 18: a kept review's memory)."""
     return Item(seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
                 characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
-                owners=owners if owners is None else share(owners, owners), sealed=f.public is not None)
+                owners=owners if owners is None else share(owners, owners), sealed=sealed)
 
 
 def _where(characters: dict, people: Iterable[str]) -> str | None:
@@ -292,8 +296,8 @@ class Builder:
                 f = views.forms(event)
                 if row.at != at:
                     at = row.at
-                out.append(_item(row, at, f, views.pick(f, viewer), _people(event), _challenge_of(event),
-                                 want[row.seq], self._teller_at(row.seq), share))
+                out.append(_item(row, at, f.owners, f.public is not None, views.pick(f, viewer), _people(event),
+                                 _challenge_of(event), want[row.seq], self._teller_at(row.seq), share))
         if len(out) != len(seqs):
             raise RuntimeError(f"session {self.session!r}: the store no longer holds the rows a kept review took")
         return out
@@ -303,39 +307,46 @@ class Builder:
         names, scenes, challenge_scene, viewer = self.names, self.scenes, self.challenge_scene, self.viewer
         share = self._shared.setdefault
         at = ""
-        forms, pick = views.forms, views.pick
+        forms, pick, plans = views.forms, views.pick, _PLANS
         truth, teller = self._truth, self._teller
-        parts, SESSION, MET, ignored = truth.parts, _SESSION_PART, _MET_PART, _IGNORED
-        shelves, names_challenge, paging = self._shelves, _NAMES_CHALLENGE, self._store is not None
+        parts, SESSION, MET = truth.parts, _SESSION_PART, _MET_PART
+        shelves, paging = self._shelves, self._store is not None
         # the truth is folded in runs, up to the events that need it as it stood before them
         # (where characters stand, the open challenges); the viewer's own fold at the end
         truths: list[Event] = []
         seens: list[Event] = []
         for row, event in zip(rows, events):
             kind = type(event)
-            if kind is session.CharacterAdded:
+            # what the review reads of this kind of event, looked up once a kind, not tried
+            # field by field on every event of a night (issue 18 item 4)
+            people_fields, throws, challenge_field, has_scene, folded, named, role, public = \
+                plans.get(kind) or _plan(kind)
+            if role is _ADDED:
                 names[event.character] = event.name or event.character
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
                 self._tellers.append((row.seq, teller))
-            elif kind is session.SceneOpened:
+            elif role is _OPENED:
                 scenes[event.scene] = event.name or event.scene
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
                 self._tellers.append((row.seq, teller))
-            people = _people(event)
-            challenge = _challenge_of(event)
-            scene = event.scene if kind in _HAS_SCENE else None
+            people = _people_in(event, people_fields, throws) if people_fields or throws else ()
+            challenge = None
+            if challenge_field is not None:
+                challenge = getattr(event, challenge_field)
+                if not isinstance(challenge, str):
+                    challenge = None
+            scene = event.scene if has_scene else None
             amended = None
-            if (scene is None and not challenge or kind is met.ChallengeIssued
-                    or kind is offline.OfflineChallengeRecorded or kind is session.SheetAmended):
+            if scene is None and not challenge or role is not None and role is not _ADDED and role is not _OPENED:
                 if truths:
                     truth.feed(truths)
                     truths.clear()
                 characters = parts[SESSION].characters
-                if kind is met.ChallengeIssued:
+                if role is _ISSUED:
                     challenge_scene[event.challenge] = _where(characters, (event.initiator, event.tested or event.defender))
-                elif kind is offline.OfflineChallengeRecorded:
+                elif role is _RECORDED:
                     challenge_scene[event.record] = _where(characters, (event.recorder, event.opponent))
-                elif kind is session.SheetAmended:
+                elif role is _AMENDED:
                     # an open challenge is checked against the sheet as amended (rules-choices
                     # 21): its story shows the amendment, for a dispute about a refused bid
                     amended = [c.id for c in parts[MET].live.values() if event.character in c.sides]
@@ -343,21 +354,25 @@ class Builder:
                     scene = _where(characters, people)
             if scene is None and challenge:
                 scene = challenge_scene.get(challenge)
-            if kind not in ignored:
-                if shelves is not None and kind in names_challenge and shelves[0].needs(event.challenge):
+            if folded:
+                if shelves is not None and named and shelves[0].needs(event.challenge):
                     self._restore(truth, shelves[0], truths, event.challenge)
                 truths.append(event)
-            f = forms(event)
-            seen = pick(f, viewer)
-            if seen is None:
-                continue
-            if not whole:  # a storyteller sees every event whole: its state is the truth
-                if shelves is not None and type(seen) in names_challenge and shelves[1].needs(seen.challenge):
+            if public:  # seen whole by everyone (``views.forms`` of a kind whose owners are None)
+                seen, owners, sealed = event, None, True
+            else:
+                f = forms(event)
+                owners, sealed = f.owners, f.public is not None
+                seen = event if whole else pick(f, viewer)  # a storyteller sees every event whole
+            if not whole:  # its state is the truth; any other viewer's is its own fold
+                if seen is None:
+                    continue
+                if shelves is not None and type(seen) in _NAMES_CHALLENGE and shelves[1].needs(seen.challenge):
                     self._restore(self._seen, shelves[1], seens, seen.challenge)
                 seens.append(seen)
             if row.at != at:  # the events of one command share their time: one copy
                 at = row.at
-            item = _item(row, at, f, seen, people, challenge, scene, teller, share)
+            item = _item(row, at, owners, sealed, seen, people, challenge, scene, teller, share)
             items.append(item)
             add_type(row.type)
             if paging:
@@ -448,10 +463,13 @@ SETTLED = frozenset(("resolved", "cancelled", "confirmed", "ruled"))
 # ---------------------------------------------------------------- timeline
 
 
+_TIME_OUTS = (session.TimeOutCalled, session.TimeOutEnded)
+_SESSION_WIDE = (session.TimeSkipped, session.SessionOpened, session.SessionClosed)
+
+
 def _session_wide(item: Item) -> bool:
     e = item.event
-    return isinstance(e, (session.TimeOutCalled, session.TimeOutEnded)) and e.scope == "session" or isinstance(
-        e, (session.TimeSkipped, session.SessionOpened, session.SessionClosed))
+    return isinstance(e, _TIME_OUTS) and e.scope == "session" or isinstance(e, _SESSION_WIDE)
 
 
 def matches(item: Item, *, character: str | None = None, challenge: str | None = None,
@@ -544,6 +562,15 @@ class Mark(msgspec.Struct, frozen=True, kw_only=True):
     last_seq: int
 
 
+def _any_event(items: list[Item], kind: type) -> bool:
+    # a loop, not ``any`` over a generator: the first screen marks every challenge of the
+    # night, all its items (a generator's frame per challenge was a quarter of the marks)
+    for item in items:
+        if isinstance(item.event, kind):
+            return True
+    return False
+
+
 def _mark(review: Review, challenge_id: str, items: list[Item]) -> Mark | None:
     if not items:
         return None
@@ -552,12 +579,12 @@ def _mark(review: Review, challenge_id: str, items: list[Item]) -> Mark | None:
         record = review.state.offline.records.get(challenge_id)
         status = record.status if record else "recorded"
         return Mark(kind="offline", status=status,
-                    disputed=any(isinstance(i.event, offline.OfflineChallengeDisputed) for i in items),
+                    disputed=_any_event(items, offline.OfflineChallengeDisputed),
                     ruled=status == "ruled", last_seq=items[-1].seq)
     ch = review.state.met.get(challenge_id)
     if ch is None:
         return None
-    overruled = any(isinstance(i.event, met.ChallengeOverruled) for i in items)
+    overruled = _any_event(items, met.ChallengeOverruled)
     return Mark(kind="met", status=ch.status, disputed=overruled, ruled=overruled or ch.status == "cancelled",
                 last_seq=items[-1].seq)
 

@@ -30,12 +30,17 @@ odd reconnecting script.
 After a restart (issue 18 item 3): each view saves a snapshot every ``SAVE_EVERY`` events
 it takes (server/core/keep.py: its state, its shelf's pages, the last seq it was sent), and
 a view's first fold starts from it when it is usable, so the first query after a crash
-costs what one costs live, not a fold of the night (9.8 s at 735,000 events).
+costs what one costs live, not a fold of the night (9.8 s at 735,000 events). The views of
+a session are caught up together, so they cross that mark together: the query that
+crossed it saved every one, up to sixty players' snapshots in one request. A query now
+only hands them (states and pages that are never changed in place) to a thread of the
+projections' own, which writes them one after the other on its own connection.
 """
 
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import gc
 import itertools
 import threading
@@ -46,7 +51,7 @@ from conteur.events import game, met, views
 from conteur.events.game import GameState
 from conteur.events.model import Actor
 from conteur.server.core import keep
-from conteur.server.core.shelf import Shelf
+from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
 from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder()
@@ -172,8 +177,7 @@ class _View:
 
 
 # MET events naming a challenge: the ones whose fold may need a shelved page back
-_NAMES_CHALLENGE = frozenset(t for t in game.EVENT_TYPES
-                             if t.__module__ == met.__name__ and "challenge" in t.__struct_fields__)
+_NAMES_CHALLENGE = NAMES_CHALLENGE
 
 
 class _Session:
@@ -195,6 +199,7 @@ class Projections:
         self._sessions: dict[str, _Session] = {}
         self._lock = threading.Lock()
         self._recent: collections.OrderedDict[tuple[str, str], None] = collections.OrderedDict()
+        self._saves: concurrent.futures.ThreadPoolExecutor | None = None  # made at the first save
 
     def _session(self, session: str) -> _Session:
         with self._lock:
@@ -248,12 +253,34 @@ class Projections:
                         s.views.pop(old_key, None)
 
     def _save(self, session: str, s: _Session) -> None:
-        """Saves the snapshot of each view folded ``save_every`` events past its last."""
+        """Queues the snapshot of each view folded ``save_every`` events past its last, as
+        it stands now (under the session's lock): its state and its shelf's pages are
+        replaced, never changed, by later queries. Only the saving thread touches a view's
+        ``stored`` pages once the view is made."""
         for key, view in s.views.items():
             if s.seq - view.saved >= self.save_every:
-                keep.save_view(self.store, session, stored_name(key), s.seq, view.seen, view.state, view.shelf,
-                               view.stored)
+                if self._saves is None:
+                    with self._lock:
+                        if self._saves is None:
+                            self._saves = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conteur-views")
+                shelf = Shelf.loaded(*view.shelf.pages())
+                try:
+                    self._saves.submit(keep.save_view, self.store, session, stored_name(key), s.seq, view.seen,
+                                       view.state, shelf, view.stored)
+                except RuntimeError:  # closed meanwhile (the server stopping): a cache, skipped
+                    pass
                 view.saved = s.seq  # tried: a failed save is tried again ``save_every`` later
+
+    def flush(self) -> None:
+        """Waits until every snapshot queued so far is written (or failed: a cache)."""
+        if self._saves is not None:
+            self._saves.submit(lambda: None).result()  # one thread: the queue's order
+
+    def close(self) -> None:
+        """Writes the queued snapshots and ends the saving thread (a server stopping)."""
+        if self._saves is not None:
+            self._saves.shutdown(wait=True)
+            self._saves = None
 
     def _build(self, session: str, viewer: Actor, key: str, upto: int) -> _View:
         """A view's first fold: its snapshot and the log after it up to ``upto`` (the

@@ -32,7 +32,7 @@ from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
 from conteur.events.met import carry_over
 from conteur.events.session import Carried
-from conteur.server.core.shelf import shelved
+from conteur.server.core.shelf import Shelving
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.interface import Basis, EventStore, Outcome, Pending, StoreError
 
@@ -109,7 +109,7 @@ class Chronicle:
         as long as the server runs, is then about 4. Decisions are the same either way
         (tests/test_playing_memory.py); off only to show that."""
         self.store = store
-        self._shelve = shelved if shelve else (lambda state: state)
+        self._shelving = Shelving() if shelve else None
         self._randbytes = randbytes
         self.seeds = SecretSeeds(store, randbytes)
         self._states: dict[str, GameState] = {}
@@ -153,8 +153,13 @@ class Chronicle:
                 state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
 
-    def _loaded(self, session: str, state: GameState) -> GameState:
-        state = self._shelve(state)
+    def _shelve(self, session: str, state: GameState, events=None) -> GameState:
+        """``events``: what was folded into ``state`` from the session's state as last
+        shelved (None: a state of other origin, all its pages looked at)."""
+        return state if self._shelving is None else self._shelving(session, state, events)
+
+    def _loaded(self, session: str, state: GameState, events=None) -> GameState:
+        state = self._shelve(session, state, events)
         self._states[session] = self._committed[session] = state
         self._tips[session] = Basis(state.head)
         return state
@@ -197,7 +202,7 @@ class Chronicle:
                 new = [event for seq, event in rows if seq > tip.seq]
                 if new:
                     self._epoch[session] = self._epoch.get(session, 0) + 1
-                    self._loaded(session, msgspec.structs.replace(game.fold(new, state), head=last))
+                    self._loaded(session, msgspec.structs.replace(game.fold(new, state), head=last), new)
             else:
                 self.note_remote(session, last)
 
@@ -218,6 +223,8 @@ class Chronicle:
 
     def forget(self, session: str) -> None:
         self._states.pop(session, None)
+        if self._shelving is not None:
+            self._shelving.forget(session)
         self._tips.pop(session, None)
         self._committed.pop(session, None)
         self._epoch[session] = self._epoch.get(session, 0) + 1
@@ -349,7 +356,7 @@ class Chronicle:
                 command_type=command.__struct_config__.tag, code=violation.code,
                 message=violation.message, character=a.actor.character, rule=violation.rule,
             )]
-        folded = self._states[session] = self._shelve(game.fold(events, state))
+        folded = self._states[session] = self._shelve(session, game.fold(events, state), events)
         epoch = self._epoch.get(session, 0)
         basis = self._tips.get(session)
         then = self._tips[session] = Basis()

@@ -318,23 +318,6 @@ class _Slots:
                 return
             i = (i + 1) & mask
 
-    def __setitem__(self, h: int, row: int) -> None:  # tests give two keys one row
-        keys, rows, mask = self._table
-        if self.get(h) is None:
-            self.setdefault(h, row)
-            return
-        h = h or 1
-        i = h & mask
-        while keys[i] != h:
-            i = (i + 1) & mask
-        rows[i] = row
-
-    def __getitem__(self, h: int) -> int:
-        row = self.get(h)
-        if row is None:
-            raise KeyError(h)
-        return row
-
     def _grow(self) -> None:
         keys, rows, mask = self._table
         size = 2 * (mask + 1)
@@ -346,6 +329,12 @@ class _Slots:
                     i = (i + 1) & new_mask
                 new_keys[i], new_rows[i] = k, row
         self._table = (new_keys, new_rows, new_mask)
+
+
+def _key(device: str, command_id: str) -> int:
+    """A command's key as the index holds it (``hash`` is salted per process: the index
+    is rebuilt from the file at each start, never stored)."""
+    return hash((device, command_id))
 
 
 class CommandIndex:
@@ -379,12 +368,12 @@ class CommandIndex:
                     index = _Slots()
                     for rowid, device, command_id in conn.execute(
                             "SELECT rowid, device, command_id FROM commands WHERE session = ?", (session,)):
-                        index.setdefault(hash((device, command_id)), rowid)
+                        index.setdefault(_key(device, command_id), rowid)
                     self._sessions[session] = index
         return index
 
     def get(self, conn: sqlite3.Connection, session: str, device: str, command_id: str) -> Outcome | None:
-        rowid = self._of(conn, session).get(hash((device, command_id)))
+        rowid = self._of(conn, session).get(_key(device, command_id))
         if rowid is None:
             return None
         row = conn.execute(f"{self._ROW} WHERE rowid = ?", (rowid,)).fetchone()
@@ -396,7 +385,7 @@ class CommandIndex:
         return Outcome(seqs=tuple(_seqs_decoder.decode(row[3])), code=row[4], message=row[5], replayed=True)
 
     def add(self, conn: sqlite3.Connection, session: str, device: str, command_id: str, rowid: int) -> None:
-        self._of(conn, session).setdefault(hash((device, command_id)), rowid)
+        self._of(conn, session).setdefault(_key(device, command_id), rowid)
 
 
 class SQLiteStore(GroupCommit):

@@ -161,6 +161,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
             runtime.stop_following()
             runtime.timers.cancel_all()
             runtime.hub.close()
+            runtime.projections.close()  # the views' snapshots queued, written before the store goes
             if owned:
                 store.close()
 
