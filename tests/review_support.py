@@ -96,3 +96,24 @@ def met_night(db, session: str, commands: int, seed: str, overrules: float | Non
                     continue
             for actor, cmd in next_commands(rng, "met", state):
                 chronicle.submit(session, cmd, actor).result()
+
+
+def random_night(db, session: str, ruleset: str, commands: int, rng: random.Random, *, close: bool) -> None:
+    """A simulated night of one ruleset through the real command path: the set-up, then
+    ``commands`` rounds of what the simulator's players would send, closed or not."""
+    with SQLiteStore(db) as store:
+        chronicle = Chronicle(store)
+        for actor, cmd in setup_commands(rng, ruleset):
+            chronicle.submit(session, cmd, actor).result()
+        for _ in range(commands):
+            for actor, cmd in next_commands(rng, ruleset, chronicle.state(session)):
+                chronicle.submit(session, cmd, actor).result()
+        if close:
+            assert not chronicle.execute_sync(session, command("close_session"), STORYTELLER).outcome.rejected
+
+
+def every_viewer(store: SQLiteStore, session: str) -> list[Actor]:
+    """The storytellers, an observer display and each character's player."""
+    characters = sorted(store.load_state(session).session.characters)
+    return [STORYTELLER, Actor(role="observer", name="eye")] + [
+        Actor(role="player", character=c, name=c) for c in characters]

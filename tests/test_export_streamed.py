@@ -19,17 +19,16 @@ import httpx
 import pytest
 
 from conteur.events import met
-from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import export as ex
 from conteur.server.audit import paged, streamed, verify
 from conteur.server.audit import review as rv
 from conteur.server.cli.main import main
-from conteur.server.cli.simulate import RULESETS, next_commands, setup_commands
+from conteur.server.cli.simulate import RULESETS
 from conteur.server.core.auth import Tokens
-from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
-from tests.client_support import command, served
+from tests.client_support import served
 from tests.examples import examples
+from tests.review_support import every_viewer, random_night
 
 
 @pytest.fixture
@@ -43,32 +42,14 @@ def small_parts(monkeypatch):
     monkeypatch.setattr(streamed, "ROWS", 40)
 
 
-def play(db, session: str, ruleset: str, commands: int, rng: random.Random, *, close: bool) -> None:
-    with SQLiteStore(db) as store:
-        chronicle = Chronicle(store)
-        for actor, cmd in setup_commands(rng, ruleset):
-            chronicle.submit(session, cmd, actor).result()
-        for _ in range(commands):
-            for actor, cmd in next_commands(rng, ruleset, chronicle.state(session)):
-                chronicle.submit(session, cmd, actor).result()
-        if close:
-            assert not chronicle.execute_sync(session, command("close_session"), STORYTELLER).outcome.rejected
-
-
-def viewers(store, session: str) -> list[Actor]:
-    characters = sorted(store.load_state(session).session.characters)
-    return [STORYTELLER, Actor(role="observer", name="eye")] + [
-        Actor(role="player", character=c, name=c) for c in characters]
-
-
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_every_export_by_parts_is_the_whole_one_for_every_viewer(tmp_path, small_parts, ruleset):
     for n in range(examples(2)):
         rng = random.Random(f"export {ruleset} {n}")
         db = tmp_path / f"{n}.db"
-        play(db, "s", ruleset, rng.randint(20, 100), rng, close=rng.random() < 0.6)
+        random_night(db, "s", ruleset, rng.randint(20, 100), rng, close=rng.random() < 0.6)
         with SQLiteStore(db) as store:
-            for viewer in viewers(store, "s"):
+            for viewer in every_viewer(store, "s"):
                 for lang in ("en", "fr"):
                     whole = rv.build(store, "s", viewer, lang)
                     for fmt in ex.FORMATS:
@@ -79,10 +60,10 @@ def test_every_export_by_parts_is_the_whole_one_for_every_viewer(tmp_path, small
 def test_over_http_each_viewer_downloads_the_whole_export_of_its_own_view(tmp_path, small_parts):
     db = tmp_path / "served.db"
     rng = random.Random("http")
-    play(db, "s", "met", 80, rng, close=True)
+    random_night(db, "s", "met", 80, rng, close=True)
     with SQLiteStore(db) as store:
         tokens = Tokens(store)
-        who = viewers(store, "s")
+        who = every_viewer(store, "s")
         issued = [tokens.issue("storyteller", name="st"), tokens.issue("observer", session="s", name="eye")] + [
             tokens.issue("player", character=v.character, session="s", name=v.character) for v in who[2:]]
     with served(db) as server:
@@ -99,7 +80,7 @@ def test_over_http_each_viewer_downloads_the_whole_export_of_its_own_view(tmp_pa
 
 def test_the_cli_writes_its_file_whole_and_leaves_no_temporary_one(tmp_path, small_parts):
     db = tmp_path / "cli.db"
-    play(db, "s", "v5", 60, random.Random("cli"), close=True)
+    random_night(db, "s", "v5", 60, random.Random("cli"), close=True)
     out = tmp_path / "out" / "night.md"
     out.parent.mkdir()
     assert main(["export", "--db", str(db), "--session", "s", "--format", "md", "--out", str(out)]) == 0

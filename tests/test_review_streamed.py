@@ -23,14 +23,13 @@ from conteur.events import met
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import paged, streamed, verify
 from conteur.server.audit import review as rv
-from conteur.server.cli.simulate import RULESETS, next_commands, setup_commands
+from conteur.server.cli.simulate import RULESETS
 from conteur.server.core.auth import Tokens
-from conteur.server.core.service import Chronicle
 from conteur.server.store.chain import row_hash
 from conteur.server.store.sqlite import SQLiteStore, decode_events
-from tests.client_support import command, served
+from tests.client_support import served
 from tests.examples import examples
-from tests.review_support import met_night
+from tests.review_support import every_viewer, met_night, random_night
 
 
 @pytest.fixture
@@ -43,24 +42,6 @@ def small_pages(monkeypatch):
     monkeypatch.setattr(paged, "CACHED", 1)
     monkeypatch.setattr(streamed, "ITEMS", 7)
     monkeypatch.setattr(streamed, "ROWS", 50)
-
-
-def play(db, session: str, ruleset: str, commands: int, rng: random.Random, *, close: bool) -> None:
-    with SQLiteStore(db) as store:
-        chronicle = Chronicle(store)
-        for actor, cmd in setup_commands(rng, ruleset):
-            chronicle.submit(session, cmd, actor).result()
-        for _ in range(commands):
-            for actor, cmd in next_commands(rng, ruleset, chronicle.state(session)):
-                chronicle.submit(session, cmd, actor).result()
-        if close:
-            assert not chronicle.execute_sync(session, command("close_session"), STORYTELLER).outcome.rejected
-
-
-def viewers(store, session: str) -> list[Actor]:
-    characters = sorted(store.load_state(session).session.characters)
-    return [Actor(role="storyteller", name="st"), Actor(role="observer", name="eye")] + [
-        Actor(role="player", character=c, name=c) for c in characters]
 
 
 def kept(store, session: str, viewer: Actor, lang: str, rng: random.Random) -> rv.Builder:
@@ -86,9 +67,9 @@ def test_the_streamed_bundle_is_the_whole_one_for_every_viewer(tmp_path, small_p
     for n in range(examples(2)):
         rng = random.Random(f"{ruleset}-{n}")
         db = tmp_path / f"{ruleset}-{n}.db"
-        play(db, "s", ruleset, rng.randint(20, 120), rng, close=rng.random() < 0.6)
+        random_night(db, "s", ruleset, rng.randint(20, 120), rng, close=rng.random() < 0.6)
         with SQLiteStore(db) as store:
-            for viewer in viewers(store, "s"):
+            for viewer in every_viewer(store, "s"):
                 lang = rng.choice(("en", "fr"))
                 whole = msgspec.json.encode(rv.bundle(rv.build(store, "s", viewer, lang)))
                 assert streamed_bytes(store, kept(store, "s", viewer, lang, rng)) == whole, (ruleset, n, viewer)
@@ -97,7 +78,7 @@ def test_the_streamed_bundle_is_the_whole_one_for_every_viewer(tmp_path, small_p
 def test_an_empty_part_and_a_night_of_one_part_stream_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(streamed, "ITEMS", 10_000)
     db = tmp_path / "short.db"
-    play(db, "s", "met", 3, random.Random(3), close=False)
+    random_night(db, "s", "met", 3, random.Random(3), close=False)
     with SQLiteStore(db) as store:
         builder = kept(store, "s", STORYTELLER, "en", random.Random(4))
         parts = list(streamed.bundle(store, streamed.taken(builder)))
@@ -122,14 +103,14 @@ def test_the_verification_by_chunks_answers_as_the_whole_one(tmp_path, monkeypat
     monkeypatch.setattr(streamed, "ROWS", 7)
     db = tmp_path / "v.db"
     rng = random.Random(edit)
-    play(db, "s", "met", 60, rng, close=True)
+    random_night(db, "s", "met", 60, rng, close=True)
     with SQLiteStore(db) as store:
         seqs = [r.seq for r in store.read_after("s", 0)]
     tamper(db, edit.format(mid=seqs[len(seqs) // 2], last=seqs[-1]))
     with SQLiteStore(db) as store:
         rows = store.read_after("s", 0)
         head = rows[-1].seq
-        for viewer in [None, *viewers(store, "s")]:
+        for viewer in [None, *every_viewer(store, "s")]:
             whole = rv.verify(rows, "", viewer)
             by_chunks = streamed.verify_session(lambda: streamed.session_rows(store, "s", head), "s", viewer)
             assert by_chunks == whole, (edit, viewer)
@@ -157,10 +138,10 @@ def forge(db, seq: int, data: bytes) -> None:
 def test_a_forged_draw_and_an_undecodable_row_are_named_as_before(tmp_path, monkeypatch, how):
     monkeypatch.setattr(streamed, "ROWS", 5)
     db = tmp_path / "f.db"
-    play(db, "s", "v5", 40, random.Random(7), close=True)
+    random_night(db, "s", "v5", 40, random.Random(7), close=True)
     with SQLiteStore(db) as store:
         rows = store.read_after("s", 0)
-        who = [None, *viewers(store, "s")]
+        who = [None, *every_viewer(store, "s")]
     drawn = [(r, msgspec.json.decode(r.data)) for r in rows if b'"face":' in bytes(r.data)]
     assert drawn
     row, body = drawn[len(drawn) // 2]
