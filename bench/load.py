@@ -412,7 +412,7 @@ def review_vs_replay(folder: Path, events: int) -> dict:
 
     from bench.night import SESSION, play_hour
     from conteur.server.audit import review as rv
-    from conteur.server.store.sqlite import SQLiteStore, decode_events
+    from conteur.server.store.sqlite import SQLiteStore
 
     db = folder / "review-night.db"
     play_hour(db, random.Random(45), max(1, int(events / 1.7)), first=True)  # 1.7 events a command
@@ -430,8 +430,7 @@ def review_vs_replay(folder: Path, events: int) -> dict:
                 replay, replay_cpu = min(replay, time.perf_counter() - t), min(replay_cpu, time.process_time() - c)
                 t, c = time.perf_counter(), time.process_time()
                 builder = rv.Builder(SESSION)
-                rows = store.read_after(SESSION, 0)
-                builder.extend(rows, decode_events([r.data for r in rows]))
+                builder.extend(*rv.read_session(store, SESSION))
                 first = rv.first_screen(builder)
                 build, build_cpu = min(build, time.perf_counter() - t), min(build_cpu, time.process_time() - c)
                 spent += time.perf_counter() - t

@@ -298,7 +298,12 @@ class Replay:
                 parts[i] = w.done()
                 work[i] = None
 
-    def feed(self, events) -> None:
+    def feed(self, events, *, settle: bool = True) -> None:
+        """Folds ``events``. Without ``settle`` the parts being folded by steps stay in
+        their works (the met, dice and action parts are stale until the next ``feed``
+        that settles, or ``settle``): a caller reading only the other parts between short
+        runs (the review reads where characters stand) does not turn every page of the
+        night's challenges back into a frozen part after each run (issue 18 item 4)."""
         parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
         work, fast_of, works = self._work, _FAST, _WORKS
         try:
@@ -347,11 +352,17 @@ class Replay:
                         counter = count_draws(streams, counter, records)
         finally:
             self._counter = counter
-            self._settle()
+            if settle:
+                self._settle()
+
+    def settle(self) -> None:
+        """Every part up to date (after a ``feed`` without ``settle``)."""
+        self._settle()
 
     def state(self, **changes) -> GameState:
         """The state folded so far (a new one each call, sharing nothing mutable with the
         replay), with ``changes`` (a store sets ``head``)."""
+        self._settle()
         whole = self._whole()
         return replace(whole, streams=dict(self._streams), **changes)
 

@@ -58,6 +58,13 @@ def test_random_nights_of_every_ruleset_replay_as_evolve_does(tmp_path_factory, 
             for a, b in zip(bounds, bounds[1:]):
                 fed.feed(events[a:b])
                 assert fed.state() == reference(events[:b])
+            # unsettled between chunks (the review's short runs, server/audit/review.py): the
+            # session part is current after each, the whole state once asked for
+            unsettled, session_part = game.Replay(), game.PART_NAMES.index("session")
+            for a, b in zip(bounds, bounds[1:]):
+                unsettled.feed(events[a:b], settle=False)
+                assert unsettled.parts[session_part] == reference(events[:b]).session
+            assert unsettled.state() == truth
             middle = bounds[len(bounds) // 2]
             assert game.fold(events[middle:], reference(events[:middle])) == truth
             # a viewer's partial fold (events.views): what a phone rebuilds

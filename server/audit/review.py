@@ -19,13 +19,14 @@ import collections
 import gc
 import itertools
 import math
+import operator
 from collections import Counter
 from sys import intern
 from typing import Any, Iterable
 
 import msgspec
 
-from conteur.events import action, game, met, offline, session, views
+from conteur.events import action, game, met, offline, replay_steps, session, views
 from conteur.events.game import GameState
 from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Row, verify_rows
@@ -133,13 +134,43 @@ def _plan(kind: type) -> tuple:
         challenge = "challenge"
     else:
         challenge = None
-    found = _PLANS[kind] = (tuple(f for f in _PEOPLE if f in fields), "throws" in fields, challenge,
+    people = tuple(f for f in _PEOPLE if f in fields)
+    found = _PLANS[kind] = (people, "throws" in fields, challenge,
                             kind in _HAS_SCENE, kind not in _IGNORED, kind in _NAMES_CHALLENGE, _ROLES.get(kind),
-                            getattr(kind, "owners", None) is Event.owners)
+                            getattr(kind, "owners", None) is Event.owners, _people_reader(people, "throws" in fields))
     return found
 
 
+KNOWN_PEOPLE = 4096  # groups of characters remembered per event kind
+
+
+def _people_reader(fields: tuple[str, ...], throws: bool):
+    """The characters an event of one kind names (``_people_in``), looked up by the
+    values of its fields: a night names the same few pairs over and over, and working
+    them out field by field was a tenth of building the review (issue 18 item 4)."""
+    if not fields and not throws:
+        return None
+    values = operator.attrgetter(*fields) if fields else None
+    single = len(fields) == 1
+    known: dict[tuple, tuple[str, ...]] = {}
+
+    def people(event: Event) -> tuple[str, ...]:
+        key = () if values is None else (values(event),) if single else values(event)
+        if throws and event.throws:
+            key += tuple(event.throws)
+        found = known.get(key)
+        if found is None:
+            if len(known) >= KNOWN_PEOPLE:  # a server's sessions, all night: kept bounded
+                known.clear()
+            found = known[key] = _people_in(event, fields, throws)
+        return found
+
+    return people
+
+
 _SESSION_PART, _MET_PART = game.PART_NAMES.index("session"), game.PART_NAMES.index("met")
+if "session" in replay_steps.WORKS:  # ``Builder._extend`` reads it between unsettled feeds
+    raise RuntimeError("the session part is folded by replay steps: the review must settle before reading it")
 _IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
 # MET events naming a challenge: folding one may need its shelved page back (server/core/shelf.py)
 _NAMES_CHALLENGE = NAMES_CHALLENGE
@@ -169,9 +200,19 @@ def _decoded(rows: list[Row]) -> list[Event]:
     return decode_events([r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows])
 
 
-def read_session(store: EventStore, session_id: str) -> tuple[list[Row], list[Event]]:
-    rows = store.read_after(session_id, 0)
-    return rows, _decoded(rows)
+def read_session(store: EventStore, session_id: str, after: int = 0,
+                 limit: int | None = None) -> tuple[list[Row], list[Event]]:
+    """The session's rows after ``after`` (at most ``limit``) and their events. The
+    collector waits meanwhile, as in the store's fold: the rows and events only grow
+    while read, and its passes over them were a few percent of a review's build."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        rows = store.read_after(session_id, after, limit=limit)
+        return rows, _decoded(rows)
+    finally:
+        if paused:
+            gc.enable()
 
 
 def build(store: EventStore, session_id: str, viewer: Actor = STORYTELLER, lang: str = "en") -> Review:
@@ -263,9 +304,8 @@ class Builder:
     def _restore(self, replay: game.Replay, shelf: Shelf, pending: list[Event], challenge_id: str) -> None:
         """Puts back the shelved page of ``challenge_id`` (an overrule of a finished
         challenge, MET-14) before its event is folded, after what is pending."""
-        if pending:
-            replay.feed(pending)
-            pending.clear()
+        replay.feed(pending)  # settled too: the met part is read below
+        pending.clear()
         # the replay's parts are read between feeds; the met part is swapped for the same
         # state with a page back in, which the replay's next evolver reads as before
         replay.parts[_MET_PART] = shelf.restore(replay.parts[_MET_PART], challenge_id)
@@ -319,8 +359,7 @@ class Builder:
             kind = type(event)
             # what the review reads of this kind of event, looked up once a kind, not tried
             # field by field on every event of a night (issue 18 item 4)
-            people_fields, throws, challenge_field, has_scene, folded, named, role, public = \
-                plans.get(kind) or _plan(kind)
+            _, _, challenge_field, has_scene, folded, named, role, public, people_of = plans.get(kind) or _plan(kind)
             if role is _ADDED:
                 names[event.character] = event.name or event.character
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
@@ -329,7 +368,7 @@ class Builder:
                 scenes[event.scene] = event.name or event.scene
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
                 self._tellers.append((row.seq, teller))
-            people = _people_in(event, people_fields, throws) if people_fields or throws else ()
+            people = people_of(event) if people_of is not None else ()
             challenge = None
             if challenge_field is not None:
                 challenge = getattr(event, challenge_field)
@@ -339,7 +378,8 @@ class Builder:
             amended = None
             if scene is None and not challenge or role is not None and role is not _ADDED and role is not _OPENED:
                 if truths:
-                    truth.feed(truths)
+                    # unsettled: the session part, read here, is never left in a work
+                    truth.feed(truths, settle=False)
                     truths.clear()
                 characters = parts[SESSION].characters
                 if role is _ISSUED:
@@ -349,6 +389,7 @@ class Builder:
                 elif role is _AMENDED:
                     # an open challenge is checked against the sheet as amended (rules-choices
                     # 21): its story shows the amendment, for a dispute about a refused bid
+                    truth.settle()
                     amended = [c.id for c in parts[MET].live.values() if event.character in c.sides]
                 if scene is None and not challenge:
                     scene = _where(characters, people)
@@ -372,7 +413,10 @@ class Builder:
                 seens.append(seen)
             if row.at != at:  # the events of one command share their time: one copy
                 at = row.at
-            item = _item(row, at, owners, sealed, seen, people, challenge, scene, teller, share)
+            # ``_item``, written out: a call per event of the night
+            item = Item(seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
+                        characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
+                        owners=owners if owners is None else share(owners, owners), sealed=sealed)
             items.append(item)
             add_type(row.type)
             if paging:
