@@ -121,3 +121,21 @@ def test_a_non_empty_destination_is_refused(night, tmp_path):
         migrate(str(path), str(other))
     with pytest.raises(MigrateError, match="same chronicle"):
         migrate(str(path), str(path))
+
+
+def test_both_stores_read_a_sessions_entries_as_its_rows(night, pg_url):
+    """``read_entries`` (the review's read, issue 18 item 4): the columns of ``read_after``
+    it keeps, in the same order, after a seq and within a limit, on SQLite and PostgreSQL."""
+    path, _, _ = night
+    migrate(str(path), pg_url)
+    for target in (str(path), pg_url):
+        with open_store(target) as store:
+            for sid in store.sessions():
+                rows = store.read_after(sid, 0)
+                entries = store.read_entries(sid)
+                assert [(e.seq, e.type, bytes(e.data), e.actor, e.at) for e in entries] == \
+                    [(r.seq, r.type, bytes(r.data), r.actor, r.at) for r in rows]
+                middle = rows[len(rows) // 2].seq
+                assert [e.seq for e in store.read_entries(sid, middle, limit=7)] == \
+                    [r.seq for r in rows if r.seq > middle][:7]
+            assert store.read_entries("nobody") == []

@@ -29,7 +29,7 @@ import msgspec
 from conteur.events import action, game, met, offline, replay_steps, session, views
 from conteur.events.game import GameState
 from conteur.events.model import STORYTELLER, Actor, Event
-from conteur.server.store.chain import Row, verify_rows
+from conteur.server.store.chain import Entry, Row, verify_rows
 from conteur.server.audit import paged
 from conteur.server.core import venue_time
 from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
@@ -200,15 +200,17 @@ def _decoded(rows: list[Row]) -> list[Event]:
     return decode_events([r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows])
 
 
-def read_session(store: EventStore, session_id: str, after: int = 0,
-                 limit: int | None = None) -> tuple[list[Row], list[Event]]:
-    """The session's rows after ``after`` (at most ``limit``) and their events. The
-    collector waits meanwhile, as in the store's fold: the rows and events only grow
-    while read, and its passes over them were a few percent of a review's build."""
+def read_session(store: EventStore, session_id: str, after: int = 0, limit: int | None = None, *,
+                 whole: bool = True) -> tuple[list[Row] | list[Entry], list[Event]]:
+    """The session's rows after ``after`` (at most ``limit``) and their events; without
+    ``whole``, its entries (``chain.Entry``: no chain columns, for a ``Builder`` that keeps
+    no rows). The collector waits meanwhile, as in the store's fold: the rows and events
+    only grow while read, and its passes over them were a few percent of a review's build."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        rows = store.read_after(session_id, after, limit=limit)
+        rows = store.read_after(session_id, after, limit=limit) if whole else \
+            store.read_entries(session_id, after, limit=limit)
         return rows, _decoded(rows)
     finally:
         if paused:
@@ -248,6 +250,7 @@ class Builder:
         self._truth = game.Replay()
         self._seen = game.Replay()
         self._seen_state: GameState | None = None
+        self._current: Review | None = None  # ``review(copy=False)`` since the last ``extend``
         self.names: dict[str, str] = {}
         self.scenes: dict[str, str] = {}
         self.challenge_scene: dict[str, str | None] = {}
@@ -276,9 +279,11 @@ class Builder:
         self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
         self._shared: dict = {}  # tuples of characters and sets of owners, one copy of each
 
-    def extend(self, rows: list[Row], events: list[Event]) -> None:
+    def extend(self, rows: list[Row] | list[Entry], events: list[Event]) -> None:
+        if self.keep_rows and rows and type(rows[0]) is not Row:
+            raise TypeError("a review that keeps its rows (to verify them) needs whole rows, not entries")
         whole = self.viewer.role == "storyteller"
-        self._seen_state = None
+        self._seen_state = self._current = None
         paused = gc.isenabled()
         gc.disable()  # as the store's fold: no cycles, only a growing review to walk again
         try:
@@ -327,7 +332,7 @@ class Builder:
         after, last = seqs[0] - 1, seqs[-1]
         while after < last:
             # no more rows than seqs in the range: a page is read, not the 5,000 rows after it
-            rows = self._store.read_after(self.session, after, limit=max(1, min(5000, last - after)))
+            rows = self._store.read_entries(self.session, after, limit=max(1, min(5000, last - after)))
             if not rows:
                 break
             after = rows[-1].seq
@@ -449,7 +454,10 @@ class Builder:
 
     def review(self, *, copy: bool = True) -> Review:
         """The review so far; with ``copy``, one that later ``extend`` calls leave alone
-        (its lists are copied: pointers, not items)."""
+        (its lists are copied: pointers, not items). Without, the same one until the next
+        ``extend`` (the first screen asks for it once a brief, 400 times)."""
+        if not copy and self._current is not None:
+            return self._current
         state = msgspec.structs.replace(self.seen_state, head=self.items[-1].seq if self.items else 0)
         items, rows, by_challenge = self.items, self.rows, self.by_challenge
         if copy and self._store is not None:  # a view of what is taken so far: nothing copied
@@ -457,10 +465,13 @@ class Builder:
         elif copy:
             items, rows = list(items), list(rows)
             by_challenge = {k: list(v) for k, v in by_challenge.items()}
-        return Review(session=self.session, viewer=self.viewer, lang=self.lang, items=items,
-                      names=dict(self.names) if copy else self.names,
-                      scenes=dict(self.scenes) if copy else self.scenes, state=state, rows=rows,
-                      challenge_items=by_challenge)
+        found = Review(session=self.session, viewer=self.viewer, lang=self.lang, items=items,
+                       names=dict(self.names) if copy else self.names,
+                       scenes=dict(self.scenes) if copy else self.scenes, state=state, rows=rows,
+                       challenge_items=by_challenge)
+        if not copy:
+            self._current = found
+        return found
 
 
     def marks(self) -> tuple[dict[str, Mark], dict[str, tuple[int, int]]]:
@@ -489,7 +500,8 @@ class Builder:
         the challenge moves (call ``marks`` first)."""
         found = self._briefs.get(challenge_id)
         if found is None:
-            story = _summary(self.review(copy=False), challenge_id, self.by_challenge[challenge_id], steps=False)
+            story = _summary(self.review(copy=False), challenge_id, self.by_challenge[challenge_id], steps=False,
+                             mark=None if challenge_id in self.touched else self._marks.get(challenge_id))
             found = self._briefs[challenge_id] = msgspec.to_builtins(_brief(story))
             while len(self._briefs) > BRIEFS:
                 self._briefs.popitem(last=False)
@@ -633,8 +645,11 @@ def _mark(review: Review, challenge_id: str, items: list[Item]) -> Mark | None:
                 last_seq=items[-1].seq)
 
 
-def _summary(review: Review, challenge_id: str, items: list[Item], *, steps: bool = True) -> Story | None:
-    mark = _mark(review, challenge_id, items)
+def _summary(review: Review, challenge_id: str, items: list[Item], *, steps: bool = True,
+             mark: Mark | None = None) -> Story | None:
+    """``mark``: the challenge's mark when already known (a ``Builder``'s, up to date)."""
+    if mark is None:
+        mark = _mark(review, challenge_id, items)
     if mark is None:
         return None
     t = review.teller

@@ -31,6 +31,18 @@ class Row(msgspec.Struct, frozen=True, gc=False):
     hash: str
 
 
+class Entry(msgspec.Struct, frozen=True, gc=False):
+    """A stored event without its chain's columns (session, device, command id,
+    hashes): what a review reads of each row (``EventStore.read_entries``). Half the
+    columns of a ``Row``, read about a third faster (issue 18 item 4)."""
+
+    seq: int
+    type: str
+    data: bytes
+    actor: str
+    at: str
+
+
 _canonical = msgspec.json.Encoder()
 
 

@@ -53,7 +53,7 @@ import msgspec
 
 from conteur.events.game import GameState
 from conteur.events.model import Event, Role
-from conteur.server.store.chain import GENESIS, Row
+from conteur.server.store.chain import GENESIS, Entry, Row
 
 __all__ = [
     "GENESIS", "Basis", "EventStore", "Outcome", "Pending", "Progress", "Row", "StoreError", "TokenRecord",
@@ -184,6 +184,11 @@ class EventStore(Protocol):
                    upto: int | None = None) -> list[Row]:
         """The session's rows with ``after < seq <= upto`` (``upto`` None: to its end),
         in seq order, at most ``limit`` of them."""
+        ...
+
+    def read_entries(self, session: str, after: int = 0, limit: int | None = None) -> list[Entry]:
+        """``read_after`` without the chain's columns (``chain.Entry``): what the review
+        reads, when it keeps no rows to verify."""
         ...
 
     def rows(self, after: int = 0, upto: int | None = None) -> Iterator[Row]:

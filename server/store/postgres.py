@@ -31,7 +31,7 @@ import msgspec
 
 from conteur.events.game import IGNORED, GameState
 from conteur.events.model import Event
-from conteur.server.store.chain import GENESIS, Row, row_hash
+from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
 from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.fold import fold_chunks
@@ -440,6 +440,14 @@ class PostgresStore(GroupCommit):
             sql += " LIMIT %s"
             args.append(limit)
         return [Row(*r) for r in self._query(sql, args)]
+
+    def read_entries(self, session: str, after: int = 0, limit: int | None = None) -> list[Entry]:
+        sql = "SELECT seq, type, data, actor, at FROM events WHERE session = %s AND seq > %s ORDER BY seq"
+        args: list = [session, after]
+        if limit is not None:
+            sql += " LIMIT %s"
+            args.append(limit)
+        return [Entry(*r) for r in self._query(sql, args)]
 
     def rows(self, after: int = 0, upto: int | None = None, chunk: int = 5000) -> Iterator[Row]:
         # in pages by seq: no transaction held open while the caller works, and the log

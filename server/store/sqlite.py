@@ -31,7 +31,7 @@ import sqlite_utils
 from conteur.events import game, slim
 from conteur.events.game import GameState
 from conteur.events.model import Event
-from conteur.server.store.chain import GENESIS, Row, row_hash
+from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
 from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_event, decode_events, decode_fold, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
@@ -564,6 +564,17 @@ class SQLiteStore(GroupCommit):
             sql += " LIMIT ?"
             args += (limit,)
         return [Row(*r) for r in self._reader.execute(sql, args)]
+
+    def read_entries(self, session: str, after: int = 0, limit: int | None = None) -> list[Entry]:
+        span = self.session_span(session)
+        if span is None:
+            return []
+        sql = "SELECT seq, type, data, actor, at FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq"
+        args: tuple = (max(after, span[0] - 1), span[1], session)
+        if limit is not None:
+            sql += " LIMIT ?"
+            args += (limit,)
+        return [Entry(*r) for r in self._reader.execute(sql, args)]
 
     def rows(self, after: int = 0, upto: int | None = None) -> Iterator[Row]:
         sql, args = "SELECT * FROM events WHERE seq > ?", (after,)
