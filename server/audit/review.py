@@ -53,7 +53,10 @@ class Item(msgspec.Struct, kw_only=True, gc=False):
     scene: str | None = None
     challenge: str | None = None  # a Mind's Eye Theatre challenge ("c3") or offline record ("o1")
     owners: frozenset[str] | None = None  # who saw it whole (None: everyone)
-    sealed: bool = False  # the others saw a sealed form (False: they saw nothing)
+    # the others saw a sealed form (False: they saw nothing); None: not worked out, the
+    # event is whole (a storyteller's review: ``forms`` of every event was a twentieth of
+    # its build, for the few challenge pages that show who saw what)
+    sealed: bool | None = False
     # The sentence is told when first read, not when the item is made: the first screen
     # shows 1,500 rows of a night's tens of thousands, and telling was a third of building
     # the review. ``teller`` holds the roster's names as they stood at this event.
@@ -406,10 +409,12 @@ class Builder:
                 truths.append(event)
             if public:  # seen whole by everyone (``views.forms`` of a kind whose owners are None)
                 seen, owners, sealed = event, None, True
+            elif whole:  # a storyteller sees every event whole: who else did, worked out if asked
+                seen, owners, sealed = event, None, None
             else:
                 f = forms(event)
                 owners, sealed = f.owners, f.public is not None
-                seen = event if whole else pick(f, viewer)  # a storyteller sees every event whole
+                seen = pick(f, viewer)
             if not whole:  # its state is the truth; any other viewer's is its own fold
                 if seen is None:
                     continue
@@ -564,11 +569,15 @@ def seen_by(review: Review, item: Item) -> Seen:
     """Who saw this event, and in which form, when it was sent."""
     storytellers, observers = ROLES.get(review.lang, ROLES["en"])
     everyone = [review.names[c] for c in review.names] + [observers]
-    if item.owners is None:
+    owners, sealed = item.owners, item.sealed
+    if sealed is None:  # a storyteller's item: its event is whole
+        f = views.forms(item.event)
+        owners, sealed = f.owners, f.public is not None
+    if owners is None:
         return Seen(whole=[storytellers] + everyone, sealed=[], hidden=[])
-    whole = [storytellers] + [name for c, name in review.names.items() if c in item.owners]  # roster order
+    whole = [storytellers] + [name for c, name in review.names.items() if c in owners]  # roster order
     others = [n for n in everyone if n not in whole]
-    return Seen(whole=whole, sealed=others if item.sealed else [], hidden=[] if item.sealed else others)
+    return Seen(whole=whole, sealed=others if sealed else [], hidden=[] if sealed else others)
 
 
 class Step(msgspec.Struct, kw_only=True):
