@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import collections
+import contextlib
 import gc
 import itertools
 import math
@@ -209,12 +210,20 @@ def read_session(store: EventStore, session_id: str, after: int = 0, limit: int 
     ``whole``, its entries (``chain.Entry``: no chain columns, for a ``Builder`` that keeps
     no rows). The collector waits meanwhile, as in the store's fold: the rows and events
     only grow while read, and its passes over them were a few percent of a review's build."""
-    paused = gc.isenabled()
-    gc.disable()
-    try:
+    with collector_paused():
         rows = store.read_after(session_id, after, limit=limit) if whole else \
             store.read_entries(session_id, after, limit=limit)
         return rows, _decoded(rows)
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """The cyclic collector held off while a review grows or is told: it makes no cycles,
+    and the collector's passes over a night's young objects were a few percent of it."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if paused:
             gc.enable()
@@ -287,13 +296,8 @@ class Builder:
             raise TypeError("a review that keeps its rows (to verify them) needs whole rows, not entries")
         whole = self.viewer.role == "storyteller"
         self._seen_state = self._current = None
-        paused = gc.isenabled()
-        gc.disable()  # as the store's fold: no cycles, only a growing review to walk again
-        try:
+        with collector_paused():  # as the store's fold
             self._extend(rows, events, whole)
-        finally:
-            if paused:
-                gc.enable()
 
     @property
     def seen_state(self) -> GameState:
@@ -1067,6 +1071,11 @@ def first_screen(builder: Builder) -> dict:
     there are of each. The verification and the fairness panel come by their own requests
     (``/review/verify``, ``/review/fairness``), the rest by pages (``items_page``,
     ``challenges_page``)."""
+    with collector_paused():
+        return _first_screen(builder)
+
+
+def _first_screen(builder: Builder) -> dict:
     marks, flagged = builder.marks()
     review = builder.review(copy=False)
     shown = sorted(flagged, key=flagged.__getitem__)[:FIRST_DISPUTES]

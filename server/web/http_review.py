@@ -27,7 +27,6 @@ from conteur.server.audit import review as rv
 from conteur.server.audit import streamed
 from conteur.events import wire
 from conteur.server.core.auth import Grant
-from conteur.server.store.codec import decode_events
 from conteur.server.web.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 
 RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException]  # 401, 403, 404
@@ -113,9 +112,9 @@ def _catch_up(store, kept: _Kept, session: str) -> None:
             found = snapshots.load(store, session, b.viewer, b.lang, store.session_head(session))
             if found is not None:
                 kept.builder, kept.saved, kept.snapshot = found, found.head, None
-    while rows := store.read_after(session, kept.builder.head, limit=CATCH_UP):
-        # a row edited through SQL may come back as TEXT: decode_events still reads it (altered)
-        kept.builder.extend(rows, decode_events([r.data for r in rows]))
+    # entries, not rows: a kept review keeps no rows (its verification reads them again)
+    while (taken := rv.read_session(store, session, kept.builder.head, CATCH_UP, whole=False))[0]:
+        kept.builder.extend(*taken)
         # the marks of the challenges these rows touched, while their items are still held:
         # later, the pages behind them would be read from the store again (server/audit/paged.py)
         kept.builder.marks()
