@@ -108,6 +108,19 @@ def test_append_then_read_after_is_exclusive_and_ordered(store):
     assert store.read_after("s1", after=3) == []
 
 
+def test_read_entries_are_read_after_without_the_chain_columns(store):
+    """What a review reads (issue 18 item 4): seq, type, data, actor and at of the same
+    rows as ``read_after``, in order, after a seq and within a limit, one session only."""
+    store.append_sync(Pending(session="s1", events=[ev(1), ev(2)], actor="st", device="d1"))
+    store.append_sync(Pending(session="s2", events=[ev(3)], actor="anna"))
+    store.append_sync(Pending(session="s1", events=[ev(4), ev(5)], actor="bruno", device="d2", command_id="c9"))
+    rows = store.read_after("s1", 0)
+    assert [(e.seq, e.type, bytes(e.data), e.actor, e.at) for e in store.read_entries("s1")] == \
+        [(r.seq, r.type, bytes(r.data), r.actor, r.at) for r in rows]
+    assert [e.seq for e in store.read_entries("s1", after=2, limit=1)] == [4]
+    assert store.read_entries("s1", after=5) == [] and store.read_entries("nobody") == []
+
+
 def test_sessions_are_separate_streams_with_global_seqs(store):
     store.append_sync(Pending(session="a", events=[ev(1)]))
     store.append_sync(Pending(session="b", events=[ev(2)]))
