@@ -488,8 +488,12 @@ class Builder:
         with new items (and those not settled yet): the first screen's cost stays that of
         what changed since it was last shown."""
         review = self.review(copy=False)
-        for cid in self.touched | self._unsettled:
-            mark = _mark(review, cid, self.by_challenge.get(cid, []))
+        marked = self.touched | self._unsettled
+        # a night's worth of marks looks its challenges up in one merge of the met part's
+        # pages, not a page found per id (a first screen marks every challenge)
+        get = review.state.met.challenges.get if len(marked) > MERGED_MARKS else review.state.met.get
+        for cid in marked:
+            mark = _mark(review, cid, self.by_challenge.get(cid, []), get)
             self._flagged.pop(cid, None)
             self._unsettled.discard(cid)
             self._briefs.pop(cid, None)
@@ -519,6 +523,7 @@ class Builder:
         return found
 
 
+MERGED_MARKS = 256  # challenges to mark at once past which the met part's pages are merged first
 BRIEFS = 2 * 200 + 1000  # briefs kept told: the first screen's (FIRST_DISPUTES, FIRST_CHALLENGES), a page or so
 
 
@@ -640,7 +645,8 @@ def _any_event(items: list[Item], kind: type) -> bool:
     return False
 
 
-def _mark(review: Review, challenge_id: str, items: list[Item]) -> Mark | None:
+def _mark(review: Review, challenge_id: str, items: list[Item], get=None) -> Mark | None:
+    """``get``: how a met challenge is found by id (``met.State.get`` unless given)."""
     if not items:
         return None
     first = items[0].event
@@ -650,7 +656,7 @@ def _mark(review: Review, challenge_id: str, items: list[Item]) -> Mark | None:
         return Mark(kind="offline", status=status,
                     disputed=_any_event(items, offline.OfflineChallengeDisputed),
                     ruled=status == "ruled", last_seq=items[-1].seq)
-    ch = review.state.met.get(challenge_id)
+    ch = (get or review.state.met.get)(challenge_id)
     if ch is None:
         return None
     overruled = _any_event(items, met.ChallengeOverruled)
