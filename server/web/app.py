@@ -159,7 +159,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
         try:
             yield
         finally:
-            reviews.close()
+            await reviews.close()
             runtime.stop_following()
             runtime.timers.cancel_all()
             runtime.hub.close()

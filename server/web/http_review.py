@@ -145,32 +145,37 @@ def follow(store) -> None:
 
 
 class Follower:
-    """A thread that keeps a store's kept reviews caught up between requests: the first
-    screen a storyteller asks after an hour of play then tells what changed, without
-    first taking the hour's events (120,000 at a venue's rate, 2-3 s of a core; BENCHMARKS
-    "Session 10"). What a review answers is the same either way: a request still takes the
-    rows committed since the last look before it answers, and a review's catch-up is the
-    same by chunks of any size. It saves nothing: a review's snapshot is queued after an
-    answer (``_save``)."""
+    """Keeps a store's kept reviews caught up between requests: the first screen a
+    storyteller asks after an hour of play then tells what changed, without first taking
+    the hour's events (120,000 at a venue's rate, 2-3 s of a core; BENCHMARKS "Session 10").
+    What a review answers is the same either way: a request still takes the rows committed
+    since the last look before it answers, and a review's catch-up is the same by chunks of
+    any size. It saves nothing: a review's snapshot is queued after an answer (``_save``).
+    A task of the server's loop, each look done in the loop's worker threads as a
+    request's catch-up is; ``close`` waits for the look under way."""
 
     def __init__(self, store, every: float | None = None):
         self.store = store
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, args=(every or FOLLOW_EVERY,), name="conteur-reviews",
-                                        daemon=True)
-        self._thread.start()
+        self.every = every or FOLLOW_EVERY
+        self._stop = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run())
 
-    def _run(self, every: float) -> None:
-        while not self._stop.wait(every):
+    async def _run(self) -> None:
+        while True:
             try:
-                follow(self.store)
+                await asyncio.wait_for(self._stop.wait(), self.every)
+                return
+            except asyncio.TimeoutError:
+                pass
+            try:
+                await asyncio.to_thread(follow, self.store)
             except Exception:  # noqa: BLE001 - a read that failed: the next request catches up as before
                 pass
 
-    def close(self) -> None:
-        """Ends the thread (after the catch-up it may be doing): before the store is closed."""
+    async def close(self) -> None:
+        """Ends the looks (after the one under way): before the store is closed."""
         self._stop.set()
-        self._thread.join()
+        await self._task
 
 
 def _save(store, kept: _Kept, later) -> None:
