@@ -26,6 +26,7 @@ from conteur.server.audit import kept as snapshots
 from conteur.server.audit import review as rv
 from conteur.server.audit import streamed
 from conteur.events import wire
+from conteur.server.core import heap
 from conteur.server.core.auth import Grant
 from conteur.server.store.codec import decode_events
 from conteur.server.web.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
@@ -193,6 +194,8 @@ def _write(store, kept: _Kept) -> None:
     with kept.lock:
         taken = snapshots.taken(kept.builder)
     snapshots.write(store, taken)
+    del taken
+    heap.trim()
 
 
 def _snapshot(store, kept: _Kept, session: str, later) -> tuple[rv.Review, int]:
