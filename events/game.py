@@ -236,17 +236,29 @@ _STEPS: dict[type[Event], tuple[tuple[int, Evolver, bool], ...]] = {
 
 
 # The tags of the events no part folds and that carry no draws: a refusal kept as
-# evidence, a comparison or a concession the next event settles. A replay from the store
-# need not even read them (``sqlite.fold_session``); the state is the same without them.
+# evidence, a comparison or a concession the next event settles. The state is the same
+# without them: a store's replay decodes them to their tag alone (``SKIPPED``), and
+# PostgreSQL's does not even read them.
 IGNORED: frozenset[str] = frozenset(kind.__struct_config__.tag for kind, steps in _STEPS.items()
                                     if not steps and kind not in _DRAWN)
 
+# the IGNORED kinds for a store's replay: the tag alone, every field skipped unread. A
+# store's read joins every row of a chunk as stored: leaving these rows out in SQL (a CASE
+# a row) cost more than decoding them so (session 10, BENCHMARKS.md).
+SKIPPED: dict[type, type[Event]] = {
+    msgspec.defstruct(f"{kind.__name__}Skipped", [], module=__name__, tag=kind.__struct_config__.tag,
+                      tag_field=kind.__struct_config__.tag_field, frozen=True, gc=False): kind
+    for kind in HANDLERS if kind.__struct_config__.tag in IGNORED}
+
 # A store's replay decodes the hot kinds into ``slim`` types (only the fields their
 # evolvers read): folded by the same steps as the whole events, their draws counted alike.
-# ``FOLD_TYPES`` is what such a replay decodes: every event type, the hot ones slim.
+# ``FOLD_TYPES`` is what such a replay decodes: every event type, the hot ones slim, the
+# IGNORED ones to their tag.
 _STEPS.update({kind: _STEPS[full] for kind, full in slim.SLIM.items()})
+_STEPS.update({kind: () for kind in SKIPPED})
 _DRAWN = _DRAWN | frozenset(kind for kind in slim.SLIM if "draws" in kind.__struct_fields__)
-FOLD_TYPES: tuple[type, ...] = tuple(slim.SLIM) + tuple(t for t in EVENT_TYPES if t not in slim.SLIM.values())
+FOLD_TYPES: tuple[type, ...] = tuple(slim.SLIM) + tuple(SKIPPED) + tuple(
+    t for t in EVENT_TYPES if t not in slim.SLIM.values() and t not in SKIPPED.values())
 
 
 # Replay's steps for the hottest kinds (``events.replay_steps``): kind -> (index of the

@@ -12,7 +12,7 @@ from typing import Sequence, Union
 
 import msgspec
 
-from conteur.events import game
+from conteur.events import game, slim
 from conteur.events.game import GameState
 from conteur.events.model import Event
 
@@ -59,29 +59,48 @@ def decode_events(datas: Sequence[bytes | str]) -> list[Event]:
                                                    for d in datas) + b"]")
 
 
-class Kept(msgspec.Struct, frozen=True, tag_field="type", tag="~kept", gc=False):
-    """A stored event a replay must decode whole (``slim.KEPT``), wrapped so by the
-    store's read (``{"type":"~kept","event":...}``, never stored: no event tag starts
-    with ``~``) among the others, which decode slim."""
-
-    event: game.AnyEvent  # type: ignore[valid-type]
+def _fold_decoder(types) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(list[Union[tuple(types)]])  # type: ignore[misc]
 
 
-_fold_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.FOLD_TYPES]])  # type: ignore[misc]
-_whole_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.EVENT_TYPES]])  # type: ignore[misc]
+# what a store's replay decodes, from the cheapest to the whole events: the hot kinds slim
+# and the ignored ones to their tag (``game.FOLD_TYPES``); the same with the event kinds a
+# part keeps whole (``slim.NeedsWhole``: a sealed opposed roll) decoded whole; everything
+# whole (a row edited by hand that a slim type refuses otherwise)
+_FOLD_DECODERS = (
+    _fold_decoder(game.FOLD_TYPES),
+    _fold_decoder(slim.SLIM[t] if slim.SLIM.get(t) in slim.KEEPS else t for t in game.FOLD_TYPES),
+    _fold_decoder(game.EVENT_TYPES),
+)
+
+
+class FoldDecoder:
+    """Decodes a chunk's stored bodies (joined by commas) for ``game.Replay`` only. A
+    slim type that meets an event its part keeps whole refuses it and the chunk is decoded
+    again with the next decoder (``_FOLD_DECODERS``); a scan that met one keeps starting
+    from the decoder that passed, since a night that seals opposed rolls seals many."""
+
+    __slots__ = ("_first",)
+
+    def __init__(self) -> None:
+        self._first = 0
+
+    def __call__(self, bodies: bytes) -> list:
+        data = b"[" + bodies + b"]"
+        for i in range(self._first, len(_FOLD_DECODERS) - 1):
+            try:
+                events = _FOLD_DECODERS[i].decode(data)
+            except msgspec.ValidationError:
+                continue
+            self._first = i
+            return events
+        return _FOLD_DECODERS[-1].decode(data)
 
 
 def decode_fold(bodies: bytes) -> list:
-    """The events of ``bodies`` (stored event bodies joined by commas, some wrapped in
-    ``Kept``) for ``game.Replay`` only: the hot kinds slim (``events.slim``), the others
-    whole. An event kept whole in the state that its reader did not wrap (a row edited by
-    hand) makes the whole chunk decode whole: slower, never wrong."""
-    data = b"[" + bodies + b"]"
-    try:
-        events = _fold_decoder.decode(data)
-    except msgspec.ValidationError:
-        events = _whole_decoder.decode(data)
-    return [e.event if type(e) is Kept else e for e in events]
+    """The events of ``bodies`` (stored event bodies joined by commas) for ``game.Replay``
+    only (``FoldDecoder``, once)."""
+    return FoldDecoder()(bodies)
 
 
 def encode_state(state: GameState) -> bytes:
