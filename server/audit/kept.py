@@ -140,10 +140,6 @@ def write(store, t: Taken) -> bool:
     return keep.save(store, t.session, t.view, body.head, body, [n for _, n in named])
 
 
-def save(store, b: rv.Builder) -> bool:
-    return write(store, taken(b))
-
-
 def load(store, session: str, viewer: Actor, lang: str, upto: int) -> rv.Builder | None:
     """A kept builder made from the review's usable snapshot at or before ``upto``, or
     None (none, stale, undecodable: the review is walked from the log as before)."""
