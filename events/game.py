@@ -242,11 +242,27 @@ IGNORED: frozenset[str] = frozenset(kind.__struct_config__.tag for kind, steps i
                                     if not steps and kind not in _DRAWN)
 
 # A store's replay decodes the hot kinds into ``slim`` types (only the fields their
-# evolvers read): folded by the same steps as the whole events, their draws counted alike.
-# ``FOLD_TYPES`` is what such a replay decodes: every event type, the hot ones slim.
+# evolvers read): folded by the same steps as the whole events. ``FOLD_TYPES`` is what such
+# a replay decodes: every event type, the hot ones slim, their draw records counted alike;
+# ``SUMMED_TYPES`` the same with the hot ones slim without their draw records, which the
+# replay is then fed as stored summaries beside the events (``Replay.feed``,
+# ``server/store/drawn.py``).
 _STEPS.update({kind: _STEPS[full] for kind, full in slim.SLIM.items()})
-_DRAWN = _DRAWN | frozenset(kind for kind in slim.SLIM if "draws" in kind.__struct_fields__)
-FOLD_TYPES: tuple[type, ...] = tuple(slim.SLIM) + tuple(t for t in EVENT_TYPES if t not in slim.SLIM.values())
+# a slim kind without records is here too: fed without summaries, it fails loudly
+# (``event.draws``) rather than leave its draws uncounted
+_DRAWN = _DRAWN | frozenset(kind for kind, full in slim.SLIM.items() if full in _DRAWN)
+
+
+def _fold_types(slims: dict[type[Event], type]) -> tuple[type, ...]:
+    return tuple(slims.values()) + tuple(t for t in EVENT_TYPES if t not in slims)
+
+
+FOLD_TYPES: tuple[type, ...] = _fold_types(slim.COUNTED)
+SUMMED_TYPES: tuple[type, ...] = _fold_types(slim.SUMMED)
+# the kinds that carry draws (whole or slim), fed one summary each by a store's replay; and
+# their tags: a store keeps one summary of each such event
+DRAWN: frozenset[type] = _DRAWN
+DRAWN_TAGS: frozenset[str] = frozenset(t.__struct_config__.tag for t in EVENT_TYPES if t in _DRAWN)
 
 
 # Replay's steps for the hottest kinds (``events.replay_steps``): kind -> (index of the
@@ -298,9 +314,15 @@ class Replay:
                 parts[i] = w.done()
                 work[i] = None
 
-    def feed(self, events) -> None:
+    def feed(self, events, summaries=None) -> None:
+        """Folds ``events``. With ``summaries`` (a store's replay, ``server/store/drawn.py``):
+        one per event of a kind that carries draws, in order, each what
+        ``events.drawn.summarize`` makes of its records, merged in place of counting them
+        (the events' own records, if any, are not read)."""
         parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
         work, fast_of, works = self._work, _FAST, _WORKS
+        summed = summaries is not None
+        next_summary = iter(summaries).__next__ if summed else None
         try:
             for event in events:
                 kind = type(event)
@@ -338,7 +360,18 @@ class Replay:
                         changed = [(i, f(parts[i], event, before)) for i, f, _ in steps]
                         for i, own in changed:
                             parts[i] = own
-                if kind in drawn and (records := event.draws):
+                if kind not in drawn:
+                    continue
+                if summed:
+                    # the summary's streams and counter: what count_draws would leave
+                    # (events.drawn.merge, inlined: a chunk has thousands)
+                    summary = next_summary()
+                    for name, last in summary.streams.items():
+                        if last > streams.get(name, 0):
+                            streams[name] = last
+                    if summary.counter > counter:
+                        counter = summary.counter
+                elif records := event.draws:
                     if len(records) == 1 and (record := records[0]).stream:
                         # a throw, a Rouse check: count_draws's first case, without the call
                         if record.counter >= streams.get(record.stream, 0):

@@ -68,17 +68,19 @@ class Kept(msgspec.Struct, frozen=True, tag_field="type", tag="~kept", gc=False)
 
 
 _fold_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.FOLD_TYPES]])  # type: ignore[misc]
+_summed_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.SUMMED_TYPES]])  # type: ignore[misc]
 _whole_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.EVENT_TYPES]])  # type: ignore[misc]
 
 
-def decode_fold(bodies: bytes) -> list:
+def decode_fold(bodies: bytes, summed: bool = False) -> list:
     """The events of ``bodies`` (stored event bodies joined by commas, some wrapped in
     ``Kept``) for ``game.Replay`` only: the hot kinds slim (``events.slim``), the others
-    whole. An event kept whole in the state that its reader did not wrap (a row edited by
-    hand) makes the whole chunk decode whole: slower, never wrong."""
+    whole; with ``summed``, the hot kinds without their draw records (the replay is then fed
+    their stored summaries). An event kept whole in the state that its reader did not wrap
+    (a row edited by hand) makes the whole chunk decode whole: slower, never wrong."""
     data = b"[" + bodies + b"]"
     try:
-        events = _fold_decoder.decode(data)
+        events = (_summed_decoder if summed else _fold_decoder).decode(data)
     except msgspec.ValidationError:
         events = _whole_decoder.decode(data)
     return [e.event if type(e) is Kept else e for e in events]

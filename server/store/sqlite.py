@@ -31,6 +31,7 @@ import sqlite_utils
 from conteur.events import game, slim
 from conteur.events.game import GameState
 from conteur.events.model import Event
+from conteur.server.store import drawn
 from conteur.server.store.chain import GENESIS, Row, row_hash
 from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_event, decode_events, decode_fold, decode_state, encode_event, encode_state, event_type)
@@ -131,18 +132,30 @@ FOLD_CHUNK = 5000
 
 
 def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, int]]:
-    """(last seq of chunk, events for ``game.Replay`` (``codec.decode_fold``), rows read)."""
+                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None, int]]:
+    """(last seq of chunk, events for ``game.Replay`` (``codec.decode_fold``), their draw
+    summaries or None (``drawn``: where they do not match the rows, the events' records
+    decoded instead), rows read)."""
     span = _scan_span(conn, session, after, upto)
     if span is None:
         return
     after, upto = span
+    summed = drawn.exists(conn)
     while True:
         last, rows, bodies = conn.execute(_FOLD_SQL, (after, upto, session, chunk)).fetchone()
         if not rows:
             return
+        if bodies is None:
+            events, summaries = [], None
+        elif summed:
+            summaries = drawn.chunk(conn, session, after, last)
+            events = decode_fold(bodies, summed=True)
+            if not drawn.matches(events, summaries):
+                events, summaries = decode_fold(bodies), None
+        else:
+            events, summaries = decode_fold(bodies), None
         after = last
-        yield last, decode_fold(bodies) if bodies is not None else [], rows
+        yield last, events, summaries, rows
 
 
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
@@ -153,9 +166,9 @@ def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, 
     counts them."""
     start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
 
-    def chunks() -> Iterator[tuple[int, list[Event]]]:
-        for last, events, rows in _fold_chunks(conn, session, start, at):
-            yield last, events
+    def chunks() -> Iterator[tuple[int, list, list | None]]:
+        for last, events, summaries, rows in _fold_chunks(conn, session, start, at):
+            yield last, events, summaries
             if progress and rows > len(events):
                 progress(rows - len(events))
 
@@ -403,6 +416,7 @@ class SQLiteStore(GroupCommit):
         if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         _rebuild_heads(conn)
+        drawn.ensure(conn)
         last = conn.execute("SELECT max(seq) FROM events").fetchone()
         self._head = last[0] or 0
         conn.close()
@@ -440,6 +454,7 @@ class SQLiteStore(GroupCommit):
         head = self._head
         tips = dict(self._last_hash)  # committed only with the transaction
         event_rows: list[tuple] = []
+        drawn_rows: list[tuple] = []  # (session, seq, summary): ``drawn``
         command_rows: list[tuple] = []
         at = utc_now()
         for pending, future in batch:
@@ -452,14 +467,16 @@ class SQLiteStore(GroupCommit):
                     results.append((future, msgspec.structs.replace(previous, replayed=True)))
                     continue
             try:
-                datas = [(event_type(e), encode_event(e)) for e in pending.events]
+                datas = [(event_type(e), encode_event(e), drawn.summary_of(e)) for e in pending.events]
             except Exception as exc:  # this command alone fails; nothing of it is written
                 results.append((future, exc))
                 continue
             last_hash = self._chain_tip(conn, pending.session, tips)
             seqs = []
-            for tag, data in datas:
+            for tag, data, summary in datas:
                 head += 1
+                if summary is not None:
+                    drawn_rows.append((pending.session, head, summary))
                 digest = row_hash(last_hash, head, pending.session, tag, data, pending.actor,
                                   pending.device, pending.command_id, at)
                 event_rows.append((head, pending.session, tag, data, pending.actor, pending.device,
@@ -478,6 +495,7 @@ class SQLiteStore(GroupCommit):
             conn.execute("BEGIN IMMEDIATE")
             if event_rows:
                 conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
+                conn.executemany("INSERT INTO drawn VALUES (?,?,?)", drawn_rows)
                 spans: dict[str, list[int]] = {}
                 for row in event_rows:
                     span = spans.setdefault(row[1], [row[0], row[0]])
