@@ -285,9 +285,8 @@ def replay_figures(db: Path) -> dict:
     import gc
 
     from conteur.events import game
-    from conteur.server.store import replay
-    from conteur.server.store.codec import decode_fold
-    from conteur.server.store import drawn
+    from conteur.server.store import drawn, replay
+    from conteur.server.store.codec import FoldDecoder
     from conteur.server.store.sqlite import _FOLD_SQL, FOLD_CHUNK, SQLiteStore
 
     with SQLiteStore(db) as store:
@@ -312,13 +311,14 @@ def replay_figures(db: Path) -> dict:
         gc.collect()
         # where the time goes: read, decode, evolve timed apart, session by session, each
         # read over the session's span as load_state reads it (sqlite._fold_chunks: one
-        # blob a chunk, the hot kinds decoded slim)
+        # blob a chunk, the hot kinds decoded slim without their draw records, their stored
+        # summaries read beside (counted in the read), the ignored ones to their tag)
         read = decode = evolve = 0.0
         spans = {s: (first, last) for s, first, last in
                  store._reader.execute("SELECT session, first, last FROM heads")}
         gc.disable()  # as the fold runs: the cyclic GC would walk the growing states
         for sid in sessions:
-            folding, after = game.Replay(), spans[sid][0] - 1
+            folding, after, decode_fold = game.Replay(), spans[sid][0] - 1, FoldDecoder(summed=True)
             while True:
                 t0 = time.perf_counter()
                 top, rows, bodies = store._reader.execute(
@@ -328,7 +328,7 @@ def replay_figures(db: Path) -> dict:
                 summaries = drawn.chunk(store._reader, sid, after, top)  # read beside, as _fold_chunks
                 t1 = time.perf_counter()
                 after = top
-                events = decode_fold(bodies, summed=True) if bodies is not None else []
+                events = decode_fold(bodies)
                 t2 = time.perf_counter()
                 folding.feed(events, summaries)
                 t3 = time.perf_counter()

@@ -236,25 +236,36 @@ _STEPS: dict[type[Event], tuple[tuple[int, Evolver, bool], ...]] = {
 
 
 # The tags of the events no part folds and that carry no draws: a refusal kept as
-# evidence, a comparison or a concession the next event settles. A replay from the store
-# need not even read them (``sqlite.fold_session``); the state is the same without them.
+# evidence, a comparison or a concession the next event settles. The state is the same
+# without them: a store's replay decodes them to their tag alone (``SKIPPED``), and
+# PostgreSQL's does not even read them.
 IGNORED: frozenset[str] = frozenset(kind.__struct_config__.tag for kind, steps in _STEPS.items()
                                     if not steps and kind not in _DRAWN)
 
+# the IGNORED kinds for a store's replay: the tag alone, every field skipped unread. A
+# store's read joins every row of a chunk as stored: leaving these rows out in SQL (a CASE
+# a row) cost more than decoding them so (session 10, BENCHMARKS.md).
+SKIPPED: dict[type, type[Event]] = {
+    msgspec.defstruct(f"{kind.__name__}Skipped", [], module=__name__, tag=kind.__struct_config__.tag,
+                      tag_field=kind.__struct_config__.tag_field, frozen=True, gc=False): kind
+    for kind in HANDLERS if kind.__struct_config__.tag in IGNORED}
+
 # A store's replay decodes the hot kinds into ``slim`` types (only the fields their
 # evolvers read): folded by the same steps as the whole events. ``FOLD_TYPES`` is what such
-# a replay decodes: every event type, the hot ones slim, their draw records counted alike;
-# ``SUMMED_TYPES`` the same with the hot ones slim without their draw records, which the
-# replay is then fed as stored summaries beside the events (``Replay.feed``,
-# ``server/store/drawn.py``).
+# a replay decodes: every event type, the hot ones slim, their draw records counted alike,
+# the IGNORED ones to their tag; ``SUMMED_TYPES`` the same with the hot ones slim without
+# their draw records, which the replay is then fed as stored summaries beside the events
+# (``Replay.feed``, ``server/store/drawn.py``).
 _STEPS.update({kind: _STEPS[full] for kind, full in slim.SLIM.items()})
+_STEPS.update({kind: () for kind in SKIPPED})
 # a slim kind without records is here too: fed without summaries, it fails loudly
 # (``event.draws``) rather than leave its draws uncounted
 _DRAWN = _DRAWN | frozenset(kind for kind, full in slim.SLIM.items() if full in _DRAWN)
 
 
 def _fold_types(slims: dict[type[Event], type]) -> tuple[type, ...]:
-    return tuple(slims.values()) + tuple(t for t in EVENT_TYPES if t not in slims)
+    return tuple(slims.values()) + tuple(SKIPPED) + tuple(
+        t for t in EVENT_TYPES if t not in slims and t not in SKIPPED.values())
 
 
 FOLD_TYPES: tuple[type, ...] = _fold_types(slim.COUNTED)

@@ -14,9 +14,8 @@ events (``game._STEPS``);
 Only a replay of the stored log may use them: nothing else should ever see a slim event.
 An evolver that keeps its event whole in the state cannot have one: ``action.begun`` (kept
 in ``pending``) is not slimmed, and a sealed opposed ``action.rolled`` (kept in
-``waiting``) refuses to decode slim (``__post_init__``), so its reader decodes it whole
-(``KEPT``: what a store looks for in the bytes to know beforehand; a row it misses still
-refuses, and its reader falls back to whole events).
+``waiting``) refuses to decode slim (``__post_init__``): its reader (``codec.FoldDecoder``)
+then decodes the chunk again with that kind whole (``KEEPS``).
 """
 
 from __future__ import annotations
@@ -82,8 +81,6 @@ SUMMED: dict[type[Event], type] = {
 # slim type -> the whole type it stands for
 SLIM: dict[type, type[Event]] = {slim: full for kinds in (COUNTED, SUMMED) for full, slim in kinds.items()}
 
-# tag -> how the stored body of an event of that kind its evolver keeps whole ends:
-# ``sealed`` is ActionRolled's last field, and msgspec writes every field in order. A
-# body that ends otherwise (a field added after it, a row edited by hand) still refuses
-# to decode slim, and its chunk decodes whole (``test_replay_fold`` sees that it does not).
-KEPT: dict[str, bytes] = {"action.rolled": b'"sealed":true}'}
+# the whole kinds whose slim type may refuse an event (``NeedsWhole``): a replay's reader
+# decodes them whole in a chunk that holds one (``codec.FoldDecoder``)
+KEEPS: frozenset[type[Event]] = frozenset({action.ActionRolled})

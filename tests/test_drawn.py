@@ -44,7 +44,7 @@ def summed_chunks(path, sid: str) -> list[bool]:
     """For each chunk of the store's replay of ``sid``: whether it was fed summaries."""
     conn = sqlite3.connect(path)
     try:
-        return [s is not None for _, _, s, _ in store_sqlite._fold_chunks(conn, sid, 0, None, chunk=300)]
+        return [s is not None for _, _, s in store_sqlite._fold_chunks(conn, sid, 0, None, chunk=300)]
     finally:
         conn.close()
 

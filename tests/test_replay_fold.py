@@ -123,10 +123,11 @@ def test_an_evolver_that_reads_the_whole_state_gets_it(evolver, reads):
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-def test_events_no_part_folds_are_not_read_and_the_head_is_still_the_last_row(tmp_path, request, kind):
-    """``game.IGNORED`` rows (refusals, comparisons, concessions) are left out of a store's
-    replay (SQLite's and PostgreSQL's); the state is the same, its ``head`` still the seq
-    of the session's last row at or before ``at``, even when that row is one of them."""
+def test_events_no_part_folds_change_nothing_and_the_head_is_still_the_last_row(tmp_path, request, kind):
+    """``game.IGNORED`` rows (refusals, comparisons, concessions) fold to nothing in a
+    store's replay (SQLite's decodes them to their tag alone, PostgreSQL's leaves them
+    out); the state is the same, its ``head`` still the seq of the session's last row at
+    or before ``at``, even when that row is one of them."""
     assert "command_rejected" in game.IGNORED and "met.bids_compared" in game.IGNORED
     target = tmp_path / "c.db" if kind == "sqlite" else request.getfixturevalue("pg_url")
     with open_store(target, create=True) as store:
@@ -217,43 +218,49 @@ def fold_blobs(store: SQLiteStore, sid: str) -> list[bytes]:
         if not rows:
             return blobs
         after = top
-        if bodies is not None:  # a chunk of IGNORED rows only
-            blobs.append(bodies)
+        blobs.append(bodies)
+
+
+def as_read(mine, whole) -> bool:
+    """Whether ``mine``, an event as a store's replay decodes it, stands for ``whole``: its
+    tag alone for a kind no part folds, every field a slim type keeps as the whole
+    event's, or the whole event itself."""
+    if type(mine) in game.SKIPPED:
+        return game.SKIPPED[type(mine)] is type(whole)
+    if type(mine) in slim.SLIM:
+        return slim.SLIM[type(mine)] is type(whole) and \
+            all(getattr(mine, f) == getattr(whole, f) for f in mine.__struct_fields__)
+    return mine == whole
 
 
 @given(seed=st.integers(0, 10_000), size=st.integers(200, 900), cuts=st.lists(st.integers(0, 900), max_size=4))
 @settings(max_examples=examples(5), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_the_slim_replay_of_random_nights_is_the_fold_of_whole_events(tmp_path_factory, seed, size, cuts):
     """Every session of a random night of the three rulesets: the events as the store's
-    replay decodes them (slim where it may, kept rolls whole) fold, whole and in chunks
-    cut anywhere, to the states of ``game.fold`` over whole events; no chunk of a night
-    the server wrote falls back to whole decoding (the kept rolls are found by the read);
-    and ``load_state`` and ``fold_session`` at any ``at`` agree with it."""
+    replay decodes them (slim where it may, the ignored kinds to their tag, a chunk that
+    holds a sealed opposed roll with its rolls whole) fold, whole and in chunks cut
+    anywhere, to the states of ``game.fold`` over whole events; no chunk of a night the
+    server wrote falls back to decoding every kind whole; and ``load_state`` and
+    ``fold_session`` at any ``at`` agree with it."""
     db = tmp_path_factory.mktemp("night") / "c.db"
     with SQLiteStore(db) as store:
         play(Chronicle(store), "n", events=size, seed=seed, close=seed % 2 == 0)
         for sid, events in nights(store).items():
-            blobs = fold_blobs(store, sid)
-            slimmed = [e for b in blobs for e in codec._fold_decoder.decode(b"[" + b + b"]")]
-            unwrapped = [e.event if type(e) is codec.Kept else e for e in slimmed]
-            folded = [e for e in events if e.__struct_config__.tag not in game.IGNORED]
-            assert [e.__struct_config__.tag for e in unwrapped] == [e.__struct_config__.tag for e in folded]
-            for mine, whole in zip(unwrapped, folded):
-                if type(mine) is not type(whole):  # slim: every field it has, as the whole event's
-                    assert slim.SLIM[type(mine)] is type(whole)
-                    assert all(getattr(mine, f) == getattr(whole, f) for f in mine.__struct_fields__)
-                else:
-                    assert mine == whole
-            kept = [e for e in slimmed if type(e) is codec.Kept]
-            assert all(e.event.sealed and e.event.opponent is not None for e in kept)
-            assert len(kept) == sum(isinstance(e, action.ActionRolled) and e.sealed and e.opponent is not None
-                                    for e in folded)
+            decode = codec.FoldDecoder()
+            slimmed = [e for b in fold_blobs(store, sid) for e in decode(b)]
+            assert len(slimmed) == len(events)
+            assert all(as_read(mine, whole) for mine, whole in zip(slimmed, events))
+            slimmable = {whole for whole in slim.SLIM.values() if whole not in slim.KEEPS}
+            assert not any(type(e) in slimmable for e in slimmed)
+            kept = [e for e in slimmed if type(e) is action.ActionRolled]
+            assert bool(kept) == any(isinstance(e, action.ActionRolled) and e.sealed and e.opponent is not None
+                                     for e in events)
             truth = game.fold(events)
-            assert game.fold(unwrapped) == truth
-            bounds = sorted({0, len(unwrapped), *(c % (len(unwrapped) + 1) for c in cuts)})
+            assert game.fold(slimmed) == truth
+            bounds = sorted({0, len(slimmed), *(c % (len(slimmed) + 1) for c in cuts)})
             fed = game.Replay()
             for a, b in zip(bounds, bounds[1:]):
-                fed.feed(unwrapped[a:b])
+                fed.feed(slimmed[a:b])
             assert fed.state() == truth
             head = store.session_head(sid)
             assert store.load_state(sid, use_snapshots=False) == msgspec.structs.replace(truth, head=head)
@@ -266,15 +273,19 @@ def test_the_slim_replay_of_random_nights_is_the_fold_of_whole_events(tmp_path_f
 def test_every_event_kind_decodes_for_replay_to_its_own_fold(tmp_path):
     """Each event type the store replays: its slim form (or itself) has the tag and, for
     every field it keeps, the whole type's own type and default; the kinds slimmed are
-    exactly ``slim.READ``'s; and one event of each kind a night holds, folded slim onto the
-    state before it, gives the state the whole event gives."""
+    exactly ``slim.READ``'s, the kinds read as their tag alone exactly ``game.IGNORED``;
+    and one event of each kind a night holds, folded as read onto the state before it,
+    gives the state the whole event gives."""
     fold_types = {t.__struct_config__.tag: t for t in game.FOLD_TYPES}
     assert set(fold_types) == set(game.EVENT_BY_TAG)
-    assert not any(tag.startswith("~") for tag in game.EVENT_BY_TAG)  # codec.Kept's tag is no event's
     for tag, whole in game.EVENT_BY_TAG.items():
         mine = fold_types[tag]
         if mine is whole:
-            assert whole not in slim.READ, tag
+            assert whole not in slim.READ and tag not in game.IGNORED, tag
+            continue
+        if mine in game.SKIPPED:
+            assert game.SKIPPED[mine] is whole and tag in game.IGNORED and not mine.__struct_fields__
+            assert game._STEPS[mine] == game._STEPS[whole] == () and whole not in game._DRAWN
             continue
         assert slim.SLIM[mine] is whole and tuple(mine.__struct_fields__) == slim.READ[whole]
         fields = {f.name: f for f in msgspec.structs.fields(whole)}
@@ -289,12 +300,14 @@ def test_every_event_kind_decodes_for_replay_to_its_own_fold(tmp_path):
             before = game.initial()
             for event in events:
                 tag = event.__struct_config__.tag
-                if tag not in seen and tag not in game.IGNORED:
+                if tag not in seen:
                     seen.add(tag)
                     (mine,) = codec.decode_fold(codec.encode_event(event))
+                    assert as_read(mine, event), tag
                     assert game.fold([mine], before) == game.evolve(before, event), tag
                 before = game.evolve(before, event)
         assert {t.__struct_config__.tag for t in slim.READ} <= seen
+        assert seen & game.IGNORED
 
 
 def _event_reads(evolver, event_arg: int = 1) -> tuple[set[str], int]:
@@ -336,10 +349,11 @@ def test_the_slim_kinds_hold_every_field_their_evolvers_read():
                                 b'"sealed":true}', type=kind)
 
 
-def test_a_kept_roll_the_read_misses_decodes_whole_and_folds_alike(tmp_path):
-    """A sealed opposed roll whose body does not end as the server writes it (edited by
-    hand, keys reordered, stored as TEXT): the read cannot wrap it, its slim decode
-    refuses, the chunk decodes whole; the fold is the same."""
+def test_a_sealed_opposed_roll_decodes_whole_and_folds_alike_whatever_its_bytes(tmp_path):
+    """A sealed opposed roll (ACT-12: kept whole in the state) refuses its slim type, and
+    its chunk decodes again with the rolls whole, wherever the roll stands in the chunk
+    and however its body is written (keys reordered, stored as TEXT); the fold is the
+    same, and a scan that met one keeps decoding rolls whole."""
     with SQLiteStore(tmp_path / "c.db") as store:
         play(Chronicle(store), "k", events=1200, seed=5)
         sid = next(s for s in store.sessions() if s.endswith("action"))
@@ -347,13 +361,18 @@ def test_a_kept_roll_the_read_misses_decodes_whole_and_folds_alike(tmp_path):
         sealed = next(e for e in events if isinstance(e, action.ActionRolled) and e.sealed and e.opponent)
         body = msgspec.json.decode(codec.encode_event(sealed))
         moved = msgspec.json.encode({"sealed": body.pop("sealed"), **body})
-        assert not moved.endswith(slim.KEPT["action.rolled"])
-        others = [codec.encode_event(e) for e in events if e.__struct_config__.tag not in game.IGNORED]
-        folded = codec.decode_fold(b",".join(others + [moved]))
-        assert folded[-1] == sealed and type(folded[0]) is type(events[0])
-        assert game.fold(folded) == game.fold([e for e in events if e.__struct_config__.tag not in game.IGNORED]
-                                              + [sealed])
-    # through the store: every kept roll rewritten so (as TEXT) in a copy of the file
+        bodies = [codec.encode_event(e) for e in events]
+        decode = codec.FoldDecoder()
+        plain = [e for e in events if not (isinstance(e, action.ActionRolled) and e.sealed and e.opponent)]
+        first = decode(b",".join(codec.encode_event(e) for e in plain))
+        assert not any(type(e) is action.ActionRolled for e in first)  # slim while none is met
+        folded = decode(b",".join(bodies + [moved]))
+        assert folded[-1] == sealed and all(as_read(m, w) for m, w in zip(folded, events))
+        assert game.fold(folded) == game.fold(events + [sealed])
+        again = decode(b",".join(codec.encode_event(e) for e in plain))
+        assert any(type(e) is action.ActionRolled for e in again)  # the scan keeps them whole
+        assert game.fold(again) == game.fold(plain)
+    # through the store: every sealed opposed roll rewritten so (as TEXT) in a copy of the file
     copy = tmp_path / "edited.db"
     with sqlite3.connect(tmp_path / "c.db") as src, sqlite3.connect(copy) as dst:
         src.backup(dst)

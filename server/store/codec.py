@@ -12,7 +12,7 @@ from typing import Sequence, Union
 
 import msgspec
 
-from conteur.events import game
+from conteur.events import game, slim
 from conteur.events.game import GameState
 from conteur.events.model import Event
 
@@ -59,31 +59,54 @@ def decode_events(datas: Sequence[bytes | str]) -> list[Event]:
                                                    for d in datas) + b"]")
 
 
-class Kept(msgspec.Struct, frozen=True, tag_field="type", tag="~kept", gc=False):
-    """A stored event a replay must decode whole (``slim.KEPT``), wrapped so by the
-    store's read (``{"type":"~kept","event":...}``, never stored: no event tag starts
-    with ``~``) among the others, which decode slim."""
-
-    event: game.AnyEvent  # type: ignore[valid-type]
+def _fold_decoder(types) -> msgspec.json.Decoder:
+    return msgspec.json.Decoder(list[Union[tuple(types)]])  # type: ignore[misc]
 
 
-_fold_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.FOLD_TYPES]])  # type: ignore[misc]
-_summed_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.SUMMED_TYPES]])  # type: ignore[misc]
-_whole_decoder = msgspec.json.Decoder(list[Union[(Kept,) + game.EVENT_TYPES]])  # type: ignore[misc]
+# what a store's replay decodes, from the cheapest to the whole events: the hot kinds slim
+# and the ignored ones to their tag (``game.FOLD_TYPES``); the same with the event kinds a
+# part keeps whole (``slim.NeedsWhole``: a sealed opposed roll) decoded whole; everything
+# whole (a row edited by hand that a slim type refuses otherwise). The same from
+# ``game.SUMMED_TYPES`` for a replay fed the stored draw summaries (``summed``).
+def _fold_decoders(types: tuple[type, ...]) -> tuple[msgspec.json.Decoder, ...]:
+    return (_fold_decoder(types),
+            _fold_decoder(slim.SLIM[t] if slim.SLIM.get(t) in slim.KEEPS else t for t in types),
+            _fold_decoder(game.EVENT_TYPES))
+
+
+_FOLD_DECODERS = {False: _fold_decoders(game.FOLD_TYPES), True: _fold_decoders(game.SUMMED_TYPES)}
+
+
+class FoldDecoder:
+    """Decodes a chunk's stored bodies (joined by commas) for ``game.Replay`` only. A
+    slim type that meets an event its part keeps whole refuses it and the chunk is decoded
+    again with the next decoder (``_FOLD_DECODERS``); a scan that met one keeps starting
+    from the decoder that passed, since a night that seals opposed rolls seals many."""
+
+    __slots__ = ("_first", "_decoders")
+
+    def __init__(self, summed: bool = False) -> None:
+        self._first = 0
+        self._decoders = _FOLD_DECODERS[summed]
+
+    def __call__(self, bodies: bytes) -> list:
+        data = b"[" + bodies + b"]"
+        decoders = self._decoders
+        for i in range(self._first, len(decoders) - 1):
+            try:
+                events = decoders[i].decode(data)
+            except msgspec.ValidationError:
+                continue
+            self._first = i
+            return events
+        return decoders[-1].decode(data)
 
 
 def decode_fold(bodies: bytes, summed: bool = False) -> list:
-    """The events of ``bodies`` (stored event bodies joined by commas, some wrapped in
-    ``Kept``) for ``game.Replay`` only: the hot kinds slim (``events.slim``), the others
-    whole; with ``summed``, the hot kinds without their draw records (the replay is then fed
-    their stored summaries). An event kept whole in the state that its reader did not wrap
-    (a row edited by hand) makes the whole chunk decode whole: slower, never wrong."""
-    data = b"[" + bodies + b"]"
-    try:
-        events = (_summed_decoder if summed else _fold_decoder).decode(data)
-    except msgspec.ValidationError:
-        events = _whole_decoder.decode(data)
-    return [e.event if type(e) is Kept else e for e in events]
+    """The events of ``bodies`` (stored event bodies joined by commas) for ``game.Replay``
+    only (``FoldDecoder``, once); with ``summed``, the hot kinds without their draw records
+    (the replay is then fed their stored summaries)."""
+    return FoldDecoder(summed)(bodies)
 
 
 def encode_state(state: GameState) -> bytes:

@@ -28,13 +28,12 @@ from typing import Iterator, Sequence
 import msgspec
 import sqlite_utils
 
-from conteur.events import game, slim
 from conteur.events.game import GameState
 from conteur.events.model import Event
 from conteur.server.store import drawn
 from conteur.server.store.chain import GENESIS, Row, row_hash
 from conteur.server.store.codec import (
-    SNAPSHOT_VERSION, decode_event, decode_events, decode_fold, decode_state, encode_event, encode_state, event_type)
+    SNAPSHOT_VERSION, decode_event, decode_events, FoldDecoder, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.group import GroupCommit, resolve, utc_now
@@ -94,85 +93,50 @@ def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto:
         yield after, decode_events([d for _, d in rows])
 
 
-def _literal(tag: str) -> str:
-    if not tag.replace(".", "").replace("_", "").isalnum():
-        raise ValueError(f"event tag {tag!r} cannot be written into SQL as a literal")
-    return f"'{tag}'"
-
-
-def ignored_sql() -> str:
-    """``game.IGNORED`` as an SQL list of literals."""
-    return ','.join(map(_literal, sorted(game.IGNORED)))
-
-
-def bodies_sql(ignored: bool) -> str:
-    """The blob of a chunk's bodies, as ``codec.decode_fold`` reads it: a row whose event
-    the state keeps whole (``slim.KEPT``: its body's last bytes, an O(1) test where
-    ``instr`` cost 0.5 us an event) wrapped; with ``ignored``, the rows no part folds
-    (``game.IGNORED``) left out (group_concat skips NULL). CAST: SQLite 3.40 gives TEXT."""
-    skip = f"WHEN type IN ({ignored_sql()}) THEN NULL " if ignored else ""
-    kept = " ".join(f"WHEN substr(data, -{len(end)}) = X'{end.hex()}' AND type = {_literal(tag)} "
-                    "THEN '{\"type\":\"~kept\",\"event\":' || data || '}'" for tag, end in slim.KEPT.items())
-    return f"CAST(group_concat(CASE {skip}{kept} ELSE data END, ',') AS BLOB)"
-
-
-def _fold_sql() -> str:
-    """The chunk query of a session's replay. SQLite joins the chunk's bodies into one blob
-    (no Python object per row: 1.5x a plain cursor's read), in the subquery's seq order (a
-    scan of the rowid range: ``test_replay_fold`` checks it on logs inserted out of order);
-    the rows no part folds are left out of the blob but counted (progress, head). The tags
-    are the code's own constants, written in as literals."""
-    return (f"SELECT max(seq), count(*), {bodies_sql(True)} FROM (SELECT seq, type, data FROM events "
-            "WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq LIMIT ?)")
-
-
-_FOLD_SQL = _fold_sql()
+# The chunk query of a session's replay. SQLite joins the chunk's bodies into one blob
+# (no Python object per row), in the subquery's seq order (a scan of the rowid range:
+# ``test_replay_fold`` checks it on logs inserted out of order). Every row goes in as
+# stored: an SQL CASE a row to leave out the rows no part folds or to mark the ones kept
+# whole cost more than the read itself (session 10); ``codec.FoldDecoder`` decodes those to
+# their tag, and these whole. CAST: SQLite 3.40 gives TEXT.
+_FOLD_SQL = ("SELECT max(seq), count(*), CAST(group_concat(data, ',') AS BLOB) FROM (SELECT seq, data "
+             "FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq LIMIT ?)")
 # rows a replay reads at a time: the chunk's blob, then its decode, are a few MB at most
 FOLD_CHUNK = 5000
 
 
 def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None, int]]:
-    """(last seq of chunk, events for ``game.Replay`` (``codec.decode_fold``), their draw
-    summaries or None (``drawn``: where they do not match the rows, the events' records
-    decoded instead), rows read)."""
+                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None]]:
+    """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
+    draw summaries or None (``drawn``: where they do not match the rows, the events'
+    records decoded instead))."""
     span = _scan_span(conn, session, after, upto)
     if span is None:
         return
     after, upto = span
     summed = drawn.exists(conn)
+    decode, counted = FoldDecoder(summed=True), FoldDecoder()
     while True:
         last, rows, bodies = conn.execute(_FOLD_SQL, (after, upto, session, chunk)).fetchone()
         if not rows:
             return
-        if bodies is None:
-            events, summaries = [], None
-        elif summed:
+        if summed:
             summaries = drawn.chunk(conn, session, after, last)
-            events = decode_fold(bodies, summed=True)
+            events = decode(bodies)
             if not drawn.matches(events, summaries):
-                events, summaries = decode_fold(bodies), None
+                events, summaries = counted(bodies), None
         else:
-            events, summaries = decode_fold(bodies), None
+            events, summaries = counted(bodies), None
         after = last
-        yield last, events, summaries, rows
+        yield last, events, summaries
 
 
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
                  use_snapshots: bool = True, progress=None) -> tuple[GameState, int]:
     """(state at ``at`` or at the session's end, with ``head`` set; events folded after
-    the snapshot it started from): what ``load_state`` and replay workers run. The events
-    no part folds (``game.IGNORED``: a tenth of a night) are not decoded; progress still
-    counts them."""
+    the snapshot it started from): what ``load_state`` and replay workers run."""
     start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
-
-    def chunks() -> Iterator[tuple[int, list, list | None]]:
-        for last, events, summaries, rows in _fold_chunks(conn, session, start, at):
-            yield last, events, summaries
-            if progress and rows > len(events):
-                progress(rows - len(events))
-
-    return fold_chunks(start, state, chunks(), progress)
+    return fold_chunks(start, state, _fold_chunks(conn, session, start, at), progress)
 
 
 def file_rows(path: str | Path) -> Iterator[Row]:
