@@ -9,7 +9,10 @@ what phones and the storyteller ask after a Wi-Fi drop:
 
 - a player's ``GET /sessions/{s}/state`` (the phone's view of its session);
 - the review page's first screen (``GET /sessions/{s}/review/first``), its time and size;
-- the server's resident memory after both (``VmRSS``).
+- the server's resident memory after both (``VmRSS``), read a few seconds later: the
+  review's snapshot the first screen queued is written meanwhile on the server's
+  snapshots' thread (its copies and encoding are not what the server keeps); the RSS at
+  once is printed beside it.
 
 At the end the server is killed (``kill -9``, a laptop that crashed) and started again: the
 first state query and first screen after the restart come from the snapshots the server
@@ -110,6 +113,7 @@ def true_state(db: Path):
 # are not limited), and MET-16's windows are left to the players (a timer's seconds would be
 # minutes of the venue's night compressed here)
 PLAYING = {"rate": 1e9, "burst": 10**9, "window_timers": False}
+SETTLE = 5.0  # seconds before the hour's RSS is read: the review's snapshot written meanwhile
 
 
 def timed_get(url: str, token: str) -> tuple[float, int]:
@@ -202,12 +206,17 @@ def night(hours: int, rate: float, seed: int = 18, plays: bool = False, bundle: 
                 state_s, state_size = min(timed_get(f"{base}/state", player) for _ in range(3))
                 review_s, review_size = timed_get(f"{base}/review/first", storyteller)
                 review_again, _ = timed_get(f"{base}/review/first", storyteller)
+                at_once = rss_mb(server.proc.pid)
+                # what the server keeps, not what its snapshots' thread holds while it writes
+                # the review's snapshot the first screen queued (server/web/http_review.py)
+                time.sleep(SETTLE)
                 rss = rss_mb(server.proc.pid)
                 rows.append((head, state_s, review_s, review_size, rss))
                 print(f"hour {hour}: {head:,} events, state query {state_s * 1000:.0f} ms "
                       f"({state_size / 1024:.0f} KB; the hour's first {state_first * 1000:.0f} ms), "
                       f"review first screen {review_s * 1000:.0f} ms ({review_size / 1e6:.2f} MB; "
-                      f"again {review_again * 1000:.0f} ms), server RSS {rss:.0f} MB", flush=True)
+                      f"again {review_again * 1000:.0f} ms), server RSS {rss:.0f} MB "
+                      f"({at_once:.0f} MB at once)", flush=True)
                 if bundle:
                     whole = whole_bundle(base, storyteller, server.proc.pid)
                     wholes.append(whole)

@@ -27,6 +27,7 @@ from conteur.events.narrate import Teller
 from conteur.server.audit import paged
 from conteur.server.audit import review as rv
 from conteur.server.core import keep
+from conteur.server.core.shelf import Shelf
 
 _LITTLE = sys.byteorder == "little"
 
@@ -97,26 +98,46 @@ def _stored(b: rv.Builder) -> tuple[keep.Stored, keep.Stored]:
 
 
 def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
-    """What ``b`` (a kept builder: with a store, its items paged) holds, as a body."""
+    """What ``b`` (a kept builder: with a store, its items paged) holds, as a body that
+    its later catch-ups leave alone (its dicts copied: pointers, not their values)."""
     items = b.items
     whole = b.viewer.role == "storyteller"
     by_challenge = b.by_challenge._seqs
     return ReviewBody(
         head=b.head, truth=b._truth.state(), seen=None if whole else b._seen.state(), shelves=shelves,
-        names=b.names, scenes=b.scenes, challenge_scene=b.challenge_scene,
+        names=dict(b.names), scenes=dict(b.scenes), challenge_scene=dict(b.challenge_scene),
         tellers=[(seq, t.names, t.scenes) for seq, t in b._tellers],
         seqs=_bytes(items.seqs), item_scenes=_bytes(items._scenes), scene_ids=list(items._scene_ids),
         challenges=list(by_challenge), counts=_bytes(array.array("i", map(len, by_challenge.values()))),
         challenge_seqs=_bytes(_joined(by_challenge.values())),
-        types=sorted(b.types), marks=b._marks, flagged=b._flagged, unsettled=sorted(b._unsettled),
+        types=sorted(b.types), marks=dict(b._marks), flagged=dict(b._flagged), unsettled=sorted(b._unsettled),
         touched=sorted(b.touched), briefs=list(b._briefs.items()))
 
 
-def save(store, b: rv.Builder) -> bool:
-    view = name(b.viewer, b.lang)
-    named = [keep.new_pages(f"{view}/{part}", shelf, stored)
-             for part, shelf, stored in zip(("truth", "seen"), b._shelves, _stored(b))]
-    return keep.save(store, b.session, view, b.head, dump(b, tuple(p for p, _ in named)), [n for _, n in named])
+class Taken(msgspec.Struct):
+    """A kept review as it stood (``taken``), to be written by ``write`` in another thread."""
+
+    session: str
+    view: str
+    body: ReviewBody  # its shelves' names not made yet: ``write`` makes them
+    shelves: tuple[Shelf, Shelf]  # copies of the builder's shelves
+    stored: tuple[keep.Stored, keep.Stored]  # the builder's: touched by the writing thread only
+
+
+def taken(b: rv.Builder) -> Taken:
+    """What ``write`` saves of ``b``, taken under its lock: a copy of what its next
+    catch-up changes, so the encoding and the write need no lock (http_review.py)."""
+    shelves = tuple(Shelf.loaded(*shelf.pages()) for shelf in b._shelves)
+    return Taken(b.session, name(b.viewer, b.lang), dump(b, (keep.Pages({}, {}), keep.Pages({}, {}))),
+                 shelves, _stored(b))
+
+
+def write(store, t: Taken) -> bool:
+    """Saves a taken review, with its shelves' pages that are not stored yet."""
+    named = [keep.new_pages(f"{t.view}/{part}", shelf, stored)
+             for part, shelf, stored in zip(("truth", "seen"), t.shelves, t.stored)]
+    body = msgspec.structs.replace(t.body, shelves=tuple(p for p, _ in named))
+    return keep.save(store, t.session, t.view, body.head, body, [n for _, n in named])
 
 
 def load(store, session: str, viewer: Actor, lang: str, upto: int) -> rv.Builder | None:

@@ -27,3 +27,17 @@ def fix_mmap_threshold(size: int = THRESHOLD) -> bool:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     return mallopt(M_MMAP_THRESHOLD, size) == 1
+
+
+def trim() -> bool:
+    """Gives the C heap's free pages back to the system (glibc's ``malloc_trim``): after a
+    kept review's snapshot is written on the snapshots' thread, its copies and encoding,
+    freed, stayed resident in that thread's arena, where nothing else reuses them (the
+    night's RSS grew about 30 MB an hour instead of 10). False where there is no such call."""
+    try:
+        malloc_trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):
+        return False
+    malloc_trim.argtypes, malloc_trim.restype = (ctypes.c_size_t,), ctypes.c_int
+    malloc_trim(0)
+    return True

@@ -259,17 +259,23 @@ class Projections:
         ``stored`` pages once the view is made."""
         for key, view in s.views.items():
             if s.seq - view.saved >= self.save_every:
-                if self._saves is None:
-                    with self._lock:
-                        if self._saves is None:
-                            self._saves = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conteur-views")
                 shelf = Shelf.loaded(*view.shelf.pages())
-                try:
-                    self._saves.submit(keep.save_view, self.store, session, stored_name(key), s.seq, view.seen,
-                                       view.state, shelf, view.stored)
-                except RuntimeError:  # closed meanwhile (the server stopping): a cache, skipped
-                    pass
+                self.later(keep.save_view, self.store, session, stored_name(key), s.seq, view.seen,
+                           view.state, shelf, view.stored)
                 view.saved = s.seq  # tried: a failed save is tried again ``save_every`` later
+
+    def later(self, save, *args) -> None:
+        """Queues ``save(*args)`` on the snapshots' thread, after those queued before it:
+        the kept reviews' snapshots are written there too (server/web/http_review.py),
+        never in a request's time; flushed and written by ``flush`` and ``close``."""
+        if self._saves is None:
+            with self._lock:
+                if self._saves is None:
+                    self._saves = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conteur-views")
+        try:
+            self._saves.submit(save, *args)
+        except RuntimeError:  # closed meanwhile (the server stopping): a cache, skipped
+            pass
 
     def flush(self) -> None:
         """Waits until every snapshot queued so far is written (or failed: a cache)."""

@@ -154,10 +154,12 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
         if settings.window_timers:
             runtime.timers.bind(store.sessions())
         runtime.follow()
+        reviews = ReviewFollower(store)  # kept reviews caught up between requests (http_review.py)
         app.state.conteur = runtime
         try:
             yield
         finally:
+            await reviews.close()
             runtime.stop_following()
             runtime.timers.cancel_all()
             runtime.hub.close()
@@ -167,7 +169,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
 
     from conteur.server.web.door import ca_certificate, join_sheet_page
     from conteur.server.web.http_api import CONTROLLERS
-    from conteur.server.web.http_review import ReviewController
+    from conteur.server.web.http_review import Follower as ReviewFollower, ReviewController
 
     handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController, ca_certificate,
                       join_sheet_page]

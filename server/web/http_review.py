@@ -26,6 +26,7 @@ from conteur.server.audit import kept as snapshots
 from conteur.server.audit import review as rv
 from conteur.server.audit import streamed
 from conteur.events import wire
+from conteur.server.core import heap
 from conteur.server.core.auth import Grant
 from conteur.server.store.codec import decode_events
 from conteur.server.web.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
@@ -56,7 +57,10 @@ class _Kept:
 
 
 # a kept review taken this many events past its last stored snapshot saves one
-# (server/audit/kept.py): after a restart, the first screen is that snapshot and the rows after it
+# (server/audit/kept.py): after a restart, the first screen is that snapshot and the rows after it.
+# It is taken and written on the snapshots' thread (``Projections.later``), not in the request
+# that took the events: a whole review's snapshot grows with the night (about 15 MB at 735,000
+# events, written with an fsync), and the hour's first screen paid for it (BENCHMARKS "Session 10")
 SAVE_EVERY = 20_000
 
 
@@ -122,22 +126,86 @@ def _catch_up(store, kept: _Kept, session: str) -> None:
         kept.snapshot = None
 
 
-def _save(store, kept: _Kept) -> None:
-    """Saves the kept review's snapshot once it took SAVE_EVERY events past its last (after
-    an answer: with the briefs it told for it)."""
+FOLLOW_EVERY = 2.0  # seconds between a kept review's looks at its session's log
+
+
+def follow(store) -> None:
+    """Catches each kept review of ``store`` up with its session's log, one after another;
+    a review a request is catching up or reading (its lock held) is left to that request."""
+    with _KEPT_LOCK:
+        kept = list(_KEPT.get(store, {}).items())
+    for (session, _viewer, _lang), k in kept:
+        if not k.restored or not k.lock.acquire(blocking=False):
+            continue  # never asked for yet (its first catch-up is a request's), or busy
+        try:
+            if store.session_head(session) > k.builder.head:
+                _catch_up(store, k, session)
+                _trim(store, k)
+        finally:
+            k.lock.release()
+
+
+class Follower:
+    """Keeps a store's kept reviews caught up between requests: the first screen a
+    storyteller asks after an hour of play then tells what changed, without first taking
+    the hour's events (120,000 at a venue's rate, 2-3 s of a core; BENCHMARKS "Session 10").
+    What a review answers is the same either way: a request still takes the rows committed
+    since the last look before it answers, and a review's catch-up is the same by chunks of
+    any size. It saves nothing: a review's snapshot is queued after an answer (``_save``).
+    A task of the server's loop, each look done in the loop's worker threads as a
+    request's catch-up is; ``close`` waits for the look under way."""
+
+    def __init__(self, store, every: float | None = None):
+        self.store = store
+        self.every = every or FOLLOW_EVERY
+        self._stop = asyncio.Event()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._stop.wait(), self.every)
+                return
+            except asyncio.TimeoutError:
+                pass
+            try:
+                await asyncio.to_thread(follow, self.store)
+            except Exception:  # noqa: BLE001 - a read that failed: the next request catches up as before
+                pass
+
+    async def close(self) -> None:
+        """Ends the looks (after the one under way): before the store is closed."""
+        self._stop.set()
+        await self._task
+
+
+def _save(store, kept: _Kept, later) -> None:
+    """Queues the kept review's snapshot on ``later`` (the snapshots' thread) once it took
+    SAVE_EVERY events past its last; called after an answer, so that the snapshot holds the
+    briefs told for it."""
     if kept.builder.head - kept.saved >= SAVE_EVERY:
-        snapshots.save(store, kept.builder)
+        later(_write, store, kept)
         kept.saved = kept.builder.head  # tried: a failed save is tried again SAVE_EVERY later
 
 
-def _snapshot(store, kept: _Kept, session: str) -> tuple[rv.Review, int]:
+def _write(store, kept: _Kept) -> None:
+    """The kept review as it stands when the snapshots' thread comes to it (under its lock
+    only while copied), then encoded and written without the lock."""
+    with kept.lock:
+        taken = snapshots.taken(kept.builder)
+    snapshots.write(store, taken)
+    del taken
+    heap.trim()
+
+
+def _snapshot(store, kept: _Kept, session: str, later) -> tuple[rv.Review, int]:
     """The review so far and the last seq it took (seen by its viewer or not)."""
     with kept.lock:
         _catch_up(store, kept, session)
         _trim(store, kept)
         if kept.snapshot is None:
             kept.snapshot = kept.builder.review()
-        _save(store, kept)
+        _save(store, kept, later)
         return kept.snapshot, kept.builder.head
 
 
@@ -153,16 +221,17 @@ async def _review(request: Request, grant: Grant, session: str, lang: str = "en"
     """The session's review for this caller, extended with what happened since it was
     last asked for, never walked again from the first event (issue 18)."""
     kept = await _find(request, grant, session, lang)
-    review, _head = await asyncio.to_thread(_snapshot, runtime(request).store, kept, session)
+    rt = runtime(request)
+    review, _head = await asyncio.to_thread(_snapshot, rt.store, kept, session, rt.projections.later)
     return review
 
 
-def _with_builder(store, kept: _Kept, session: str, read):
+def _with_builder(rt, kept: _Kept, session: str, read):
     with kept.lock:
-        _catch_up(store, kept, session)
-        _trim(store, kept)
+        _catch_up(rt.store, kept, session)
+        _trim(rt.store, kept)
         out = read(kept.builder)
-        _save(store, kept)
+        _save(rt.store, kept, rt.projections.later)
         return out
 
 
@@ -187,9 +256,9 @@ class ReviewController(Controller):
         # is a chunk of rows and a few pages of items at any length of night; it is whole
         # once its closing brace came (server/audit/streamed.py)
         kept = await _find(request, grant, session, lang)
-        store = runtime(request).store
-        took = await asyncio.to_thread(_with_builder, store, kept, session, streamed.taken)
-        return Stream(streamed.bundle(store, took), media_type="application/json")
+        rt = runtime(request)
+        took = await asyncio.to_thread(_with_builder, rt, kept, session, streamed.taken)
+        return Stream(streamed.bundle(rt.store, took), media_type="application/json")
 
     @get("/review/first", guards=[storyteller_only], raises=RAISES,
          summary="The review page's first screen, the same size at any length of night: disputes first, the "
@@ -197,7 +266,7 @@ class ReviewController(Controller):
     async def first(self, request: Request, grant: GrantDep, session: SessionPath,
                     lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         kept = await _find(request, grant, session, lang)
-        return await asyncio.to_thread(_with_builder, runtime(request).store, kept, session, rv.first_screen)
+        return await asyncio.to_thread(_with_builder, runtime(request), kept, session, rv.first_screen)
 
     @get("/review/items", guards=[storyteller_only], raises=RAISES,
          summary="Timeline rows after a seq, without their events (a page of the review's timeline)")
@@ -218,7 +287,7 @@ class ReviewController(Controller):
         limit: Annotated[int, Parameter(ge=1, le=PAGE)] = PAGE,
     ) -> list[dict[str, Any]]:
         kept = await _find(request, grant, session, lang)
-        return await asyncio.to_thread(_with_builder, runtime(request).store, kept, session,
+        return await asyncio.to_thread(_with_builder, runtime(request), kept, session,
                                        lambda b: rv.challenges_page(b, offset, limit))
 
     @get("/review/timeline", guards=[storyteller_only], raises=RAISES,
@@ -291,8 +360,9 @@ class ReviewController(Controller):
                      format: FromQuery[Format] = "html", lang: FromQuery[Lang] = "en",
                      download: FromQuery[bool] = False) -> _Typed:
         kept = await _find(request, grant, session, lang)
-        store = runtime(request).store
-        review, head = await asyncio.to_thread(_snapshot, store, kept, session)
+        rt = runtime(request)
+        store = rt.store
+        review, head = await asyncio.to_thread(_snapshot, store, kept, session, rt.projections.later)
 
         def rows():
             return streamed.session_rows(store, session, head)
