@@ -204,6 +204,7 @@ def chronicle(cache: Path, events: int) -> Path:
     cache.mkdir(parents=True, exist_ok=True)
     db = cache / f"chronicle-{events}-n{NIGHT}-s{SNAPSHOT_VERSION}.db"
     if db.exists():
+        _summaries(db)
         return db
     print(f"  (making the {events:,}-event chronicle once, in {db})", flush=True)
     parts_dir = cache / (db.name + ".parts")
@@ -221,10 +222,26 @@ def chronicle(cache: Path, events: int) -> Path:
     return db
 
 
+def _summaries(db: Path) -> None:
+    """A chronicle cached before the stored draw summaries (server/store/drawn.py) gets them
+    here, once, before any figure: else the first start-up timed would fill them, and a
+    replay without them decodes the records (slower, and not what a server runs)."""
+    from conteur.server.store import drawn
+
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        t = time.perf_counter()
+        if written := drawn.ensure(conn):
+            print(f"  (stored {written:,} draw summaries in {db.name}, {time.perf_counter() - t:.1f} s)", flush=True)
+    finally:
+        conn.close()
+
+
 def merge(parts: list[str], out: Path, exclude: tuple[str, ...] = ()) -> int:
     """Appends the events (and idempotency records) of chronicle files into one, with
     new seqs and each session's hash chain recomputed; snapshots are left behind (their
     seqs changed), so the first start-up on the result folds from zero."""
+    from conteur.server.store import drawn
     from conteur.server.store.chain import GENESIS, row_hash
     from conteur.server.store.sqlite import SQLiteStore
 
@@ -258,6 +275,7 @@ def merge(parts: list[str], out: Path, exclude: tuple[str, ...] = ()) -> int:
         conn.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
         conn.executemany("INSERT OR IGNORE INTO secrets VALUES (?,?)", secrets)
         conn.execute("COMMIT")
+    drawn.fill(conn)  # rows written by plain SQL: their draw summaries, as the store writes them
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     return head
@@ -267,7 +285,7 @@ def replay_figures(db: Path) -> dict:
     import gc
 
     from conteur.events import game
-    from conteur.server.store import replay
+    from conteur.server.store import drawn, replay
     from conteur.server.store.codec import FoldDecoder
     from conteur.server.store.sqlite import _FOLD_SQL, FOLD_CHUNK, SQLiteStore
 
@@ -293,24 +311,26 @@ def replay_figures(db: Path) -> dict:
         gc.collect()
         # where the time goes: read, decode, evolve timed apart, session by session, each
         # read over the session's span as load_state reads it (sqlite._fold_chunks: one
-        # blob a chunk, the hot kinds decoded slim, the ignored ones to their tag)
+        # blob a chunk, the hot kinds decoded slim without their draw records, their stored
+        # summaries read beside (counted in the read), the ignored ones to their tag)
         read = decode = evolve = 0.0
         spans = {s: (first, last) for s, first, last in
                  store._reader.execute("SELECT session, first, last FROM heads")}
         gc.disable()  # as the fold runs: the cyclic GC would walk the growing states
         for sid in sessions:
-            folding, after, decode_fold = game.Replay(), spans[sid][0] - 1, FoldDecoder()
+            folding, after, decode_fold = game.Replay(), spans[sid][0] - 1, FoldDecoder(summed=True)
             while True:
                 t0 = time.perf_counter()
                 top, rows, bodies = store._reader.execute(
                     _FOLD_SQL, (after, spans[sid][1], sid, FOLD_CHUNK)).fetchone()
-                t1 = time.perf_counter()
                 if not rows:
                     break
+                summaries = drawn.chunk(store._reader, sid, after, top)  # read beside, as _fold_chunks
+                t1 = time.perf_counter()
                 after = top
                 events = decode_fold(bodies)
                 t2 = time.perf_counter()
-                folding.feed(events)
+                folding.feed(events, summaries)
                 t3 = time.perf_counter()
                 read, decode, evolve = read + t1 - t0, decode + t2 - t1, evolve + t3 - t2
         gc.enable()

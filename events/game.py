@@ -251,14 +251,29 @@ SKIPPED: dict[type, type[Event]] = {
     for kind in HANDLERS if kind.__struct_config__.tag in IGNORED}
 
 # A store's replay decodes the hot kinds into ``slim`` types (only the fields their
-# evolvers read): folded by the same steps as the whole events, their draws counted alike.
-# ``FOLD_TYPES`` is what such a replay decodes: every event type, the hot ones slim, the
-# IGNORED ones to their tag.
+# evolvers read): folded by the same steps as the whole events. ``FOLD_TYPES`` is what such
+# a replay decodes: every event type, the hot ones slim, their draw records counted alike,
+# the IGNORED ones to their tag; ``SUMMED_TYPES`` the same with the hot ones slim without
+# their draw records, which the replay is then fed as stored summaries beside the events
+# (``Replay.feed``, ``server/store/drawn.py``).
 _STEPS.update({kind: _STEPS[full] for kind, full in slim.SLIM.items()})
 _STEPS.update({kind: () for kind in SKIPPED})
-_DRAWN = _DRAWN | frozenset(kind for kind in slim.SLIM if "draws" in kind.__struct_fields__)
-FOLD_TYPES: tuple[type, ...] = tuple(slim.SLIM) + tuple(SKIPPED) + tuple(
-    t for t in EVENT_TYPES if t not in slim.SLIM.values() and t not in SKIPPED.values())
+# a slim kind without records is here too: fed without summaries, it fails loudly
+# (``event.draws``) rather than leave its draws uncounted
+_DRAWN = _DRAWN | frozenset(kind for kind, full in slim.SLIM.items() if full in _DRAWN)
+
+
+def _fold_types(slims: dict[type[Event], type]) -> tuple[type, ...]:
+    return tuple(slims.values()) + tuple(SKIPPED) + tuple(
+        t for t in EVENT_TYPES if t not in slims and t not in SKIPPED.values())
+
+
+FOLD_TYPES: tuple[type, ...] = _fold_types(slim.COUNTED)
+SUMMED_TYPES: tuple[type, ...] = _fold_types(slim.SUMMED)
+# the kinds that carry draws (whole or slim), fed one summary each by a store's replay; and
+# their tags: a store keeps one summary of each such event
+DRAWN: frozenset[type] = _DRAWN
+DRAWN_TAGS: frozenset[str] = frozenset(t.__struct_config__.tag for t in EVENT_TYPES if t in _DRAWN)
 
 
 # Replay's steps for the hottest kinds (``events.replay_steps``): kind -> (index of the
@@ -310,14 +325,20 @@ class Replay:
                 parts[i] = w.done()
                 work[i] = None
 
-    def feed(self, events, *, settle: bool = True) -> None:
-        """Folds ``events``. Without ``settle`` the parts being folded by steps stay in
-        their works (the met, dice and action parts are stale until the next ``feed``
-        that settles, or ``settle``): a caller reading only the other parts between short
-        runs (the review reads where characters stand) does not turn every page of the
-        night's challenges back into a frozen part after each run (issue 18 item 4)."""
+    def feed(self, events, summaries=None, *, settle: bool = True) -> None:
+        """Folds ``events``. With ``summaries`` (a store's replay, ``server/store/drawn.py``):
+        one per event of a kind that carries draws, in order, each what
+        ``events.drawn.summarize`` makes of its records, merged in place of counting them
+        (the events' own records, if any, are not read). Without ``settle`` the parts
+        being folded by steps stay in their works (the met, dice and action parts are
+        stale until the next ``feed`` that settles, or ``settle``): a caller reading only
+        the other parts between short runs (the review reads where characters stand) does
+        not turn every page of the night's challenges back into a frozen part after each
+        run (issue 18 item 4)."""
         parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
         work, fast_of, works = self._work, _FAST, _WORKS
+        summed = summaries is not None
+        next_summary = iter(summaries).__next__ if summed else None
         try:
             for event in events:
                 kind = type(event)
@@ -355,7 +376,18 @@ class Replay:
                         changed = [(i, f(parts[i], event, before)) for i, f, _ in steps]
                         for i, own in changed:
                             parts[i] = own
-                if kind in drawn and (records := event.draws):
+                if kind not in drawn:
+                    continue
+                if summed:
+                    # the summary's streams and counter: what count_draws would leave
+                    # (events.drawn.merge, inlined: a chunk has thousands)
+                    summary = next_summary()
+                    for name, last in summary.streams.items():
+                        if last > streams.get(name, 0):
+                            streams[name] = last
+                    if summary.counter > counter:
+                        counter = summary.counter
+                elif records := event.draws:
                     if len(records) == 1 and (record := records[0]).stream:
                         # a throw, a Rouse check: count_draws's first case, without the call
                         if record.counter >= streams.get(record.stream, 0):

@@ -4,9 +4,11 @@ A stored ``action.rolled`` is about 750 bytes (the dice, the D+/- faces, the not
 draw records) and its evolver reads a dozen of its fields; a ``v5.pool_rolled`` about 540.
 Decoding events whole was a third of a replay. A store's replay decodes these kinds into the
 types below instead: same tag, same field types and defaults, the other fields skipped
-unread by msgspec (the stored bytes are untouched). It saves 10-30% of their decode, not
-more: most of a roll's decode is its draw records, which ``game.count_draws`` needs. ``game`` folds
-them through the same evolvers as the whole events (``game._STEPS``);
+unread by msgspec (the stored bytes are untouched). Each comes twice: with its draw records
+(``COUNTED``: 10-30% less decode than whole) and without them (``SUMMED``: most of a roll's
+decode is its draw records), the replay then fed the event's stored draw summary instead
+(``server/store/drawn.py``). ``game`` folds them through the same evolvers as the whole
+events (``game._STEPS``);
 ``tests/test_replay_fold.py`` proves the states equal on random nights and on every kind.
 
 Only a replay of the stored log may use them: nothing else should ever see a slim event.
@@ -28,7 +30,7 @@ class NeedsWhole(ValueError):
     """A slim decode met an event its evolver keeps whole."""
 
 
-def _slim(full: type[Event], names: tuple[str, ...], namespace: dict | None = None) -> type:
+def _slim(full: type[Event], names: tuple[str, ...], namespace: dict | None = None, suffix: str = "Read") -> type:
     """``full`` with only ``names``: each with ``full``'s own type and default."""
     fields = {f.name: f for f in msgspec.structs.fields(full)}
     spec = []
@@ -41,7 +43,7 @@ def _slim(full: type[Event], names: tuple[str, ...], namespace: dict | None = No
         else:
             spec.append((name, f.type))
     config = full.__struct_config__
-    return msgspec.defstruct(f"{full.__name__}Read", spec, module=__name__, namespace=namespace,
+    return msgspec.defstruct(f"{full.__name__}{suffix}", spec, module=__name__, namespace=namespace,
                              tag=config.tag, tag_field=config.tag_field, frozen=True, kw_only=True,
                              gc=False)
 
@@ -63,11 +65,21 @@ READ: dict[type[Event], tuple[str, ...]] = {
     met.ThrowCommitted: ("challenge", "character", "choice", "draws"),
 }
 
+def _namespace(full: type[Event]) -> dict | None:
+    return {"__post_init__": _refuse_kept} if full is action.ActionRolled else None
+
+
+# whole type -> its slim type with the draw records, which ``game.count_draws`` counts: the
+# replay of a chunk whose stored draw summaries do not match its rows (``server/store/drawn.py``)
+COUNTED: dict[type[Event], type] = {full: _slim(full, names, _namespace(full)) for full, names in READ.items()}
+# whole type -> its slim type without the draw records (the most part of a roll's decode):
+# the replay of a chunk whose stored draw summaries match its rows, fed beside it
+SUMMED: dict[type[Event], type] = {
+    full: _slim(full, tuple(n for n in names if n != "draws"), _namespace(full), "Summed")
+    for full, names in READ.items()}
+
 # slim type -> the whole type it stands for
-SLIM: dict[type, type[Event]] = {
-    _slim(full, names, {"__post_init__": _refuse_kept} if full is action.ActionRolled else None): full
-    for full, names in READ.items()
-}
+SLIM: dict[type, type[Event]] = {slim: full for kinds in (COUNTED, SUMMED) for full, slim in kinds.items()}
 
 # the whole kinds whose slim type may refuse an event (``NeedsWhole``): a replay's reader
 # decodes them whole in a chunk that holds one (``codec.FoldDecoder``)

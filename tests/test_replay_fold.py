@@ -347,11 +347,13 @@ def test_the_slim_kinds_hold_every_field_their_evolvers_read():
             read.add("draws")
         assert read <= set(names), (whole, read - set(names))
         assert escapes == (1 if whole is action.ActionRolled else 0), whole
-    (rolled,) = [k for k, w in slim.SLIM.items() if w is action.ActionRolled]
-    msgspec.json.decode(b'{"type":"action.rolled","roll":"a1","character":"c","ps":1,"opponent":"d"}', type=rolled)
-    with pytest.raises(msgspec.ValidationError, match="kept whole"):
-        msgspec.json.decode(b'{"type":"action.rolled","roll":"a1","character":"c","ps":1,"opponent":"d",'
-                            b'"sealed":true}', type=rolled)
+    rolled = [k for k, w in slim.SLIM.items() if w is action.ActionRolled]
+    assert rolled == [slim.COUNTED[action.ActionRolled], slim.SUMMED[action.ActionRolled]]
+    for kind in rolled:  # with its draw records and without (their stored summaries)
+        msgspec.json.decode(b'{"type":"action.rolled","roll":"a1","character":"c","ps":1,"opponent":"d"}', type=kind)
+        with pytest.raises(msgspec.ValidationError, match="kept whole"):
+            msgspec.json.decode(b'{"type":"action.rolled","roll":"a1","character":"c","ps":1,"opponent":"d",'
+                                b'"sealed":true}', type=kind)
 
 
 def test_a_sealed_opposed_roll_decodes_whole_and_folds_alike_whatever_its_bytes(tmp_path):

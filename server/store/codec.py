@@ -66,12 +66,15 @@ def _fold_decoder(types) -> msgspec.json.Decoder:
 # what a store's replay decodes, from the cheapest to the whole events: the hot kinds slim
 # and the ignored ones to their tag (``game.FOLD_TYPES``); the same with the event kinds a
 # part keeps whole (``slim.NeedsWhole``: a sealed opposed roll) decoded whole; everything
-# whole (a row edited by hand that a slim type refuses otherwise)
-_FOLD_DECODERS = (
-    _fold_decoder(game.FOLD_TYPES),
-    _fold_decoder(slim.SLIM[t] if slim.SLIM.get(t) in slim.KEEPS else t for t in game.FOLD_TYPES),
-    _fold_decoder(game.EVENT_TYPES),
-)
+# whole (a row edited by hand that a slim type refuses otherwise). The same from
+# ``game.SUMMED_TYPES`` for a replay fed the stored draw summaries (``summed``).
+def _fold_decoders(types: tuple[type, ...]) -> tuple[msgspec.json.Decoder, ...]:
+    return (_fold_decoder(types),
+            _fold_decoder(slim.SLIM[t] if slim.SLIM.get(t) in slim.KEEPS else t for t in types),
+            _fold_decoder(game.EVENT_TYPES))
+
+
+_FOLD_DECODERS = {False: _fold_decoders(game.FOLD_TYPES), True: _fold_decoders(game.SUMMED_TYPES)}
 
 
 class FoldDecoder:
@@ -80,27 +83,30 @@ class FoldDecoder:
     again with the next decoder (``_FOLD_DECODERS``); a scan that met one keeps starting
     from the decoder that passed, since a night that seals opposed rolls seals many."""
 
-    __slots__ = ("_first",)
+    __slots__ = ("_first", "_decoders")
 
-    def __init__(self) -> None:
+    def __init__(self, summed: bool = False) -> None:
         self._first = 0
+        self._decoders = _FOLD_DECODERS[summed]
 
     def __call__(self, bodies: bytes) -> list:
         data = b"[" + bodies + b"]"
-        for i in range(self._first, len(_FOLD_DECODERS) - 1):
+        decoders = self._decoders
+        for i in range(self._first, len(decoders) - 1):
             try:
-                events = _FOLD_DECODERS[i].decode(data)
+                events = decoders[i].decode(data)
             except msgspec.ValidationError:
                 continue
             self._first = i
             return events
-        return _FOLD_DECODERS[-1].decode(data)
+        return decoders[-1].decode(data)
 
 
-def decode_fold(bodies: bytes) -> list:
+def decode_fold(bodies: bytes, summed: bool = False) -> list:
     """The events of ``bodies`` (stored event bodies joined by commas) for ``game.Replay``
-    only (``FoldDecoder``, once)."""
-    return FoldDecoder()(bodies)
+    only (``FoldDecoder``, once); with ``summed``, the hot kinds without their draw records
+    (the replay is then fed their stored summaries)."""
+    return FoldDecoder(summed)(bodies)
 
 
 def encode_state(state: GameState) -> bytes:

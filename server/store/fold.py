@@ -7,14 +7,14 @@ from typing import Iterable
 
 from conteur.events import game
 from conteur.events.game import GameState
-from conteur.events.model import Event
 from conteur.server.store.interface import Progress
 
 
-def fold_chunks(start: int, state: GameState | None, chunks: Iterable[tuple[int, list[Event]]],
+def fold_chunks(start: int, state: GameState | None, chunks: Iterable[tuple],
                 progress: Progress | None = None) -> tuple[GameState, int]:
     """(the state after the chunks, ``head`` set to their last seq or ``start``; how many
-    events were folded), from a snapshot ``(start, state)`` or from nothing."""
+    events were folded), from a snapshot ``(start, state)`` or from nothing. A chunk is
+    ``(last seq, events)``, or ``(last seq, events, draw summaries or None)``."""
     replay = game.Replay(state)
     folded = 0
     head = start
@@ -23,8 +23,9 @@ def fold_chunks(start: int, state: GameState | None, chunks: Iterable[tuple[int,
     paused = gc.isenabled()
     gc.disable()
     try:
-        for head, events in chunks:
-            replay.feed(events)
+        for head, events, *summaries in chunks:
+            # a store's chunk may come with its events' draw summaries (sqlite._fold_chunks)
+            replay.feed(events, *summaries)
             folded += len(events)
             if progress:
                 progress(len(events))

@@ -30,6 +30,7 @@ import sqlite_utils
 
 from conteur.events.game import GameState
 from conteur.events.model import Event
+from conteur.server.store import drawn
 from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
 from conteur.server.store.codec import (
     SNAPSHOT_VERSION, decode_event, decode_events, FoldDecoder, decode_state, encode_event, encode_state, event_type)
@@ -105,19 +106,29 @@ FOLD_CHUNK = 5000
 
 
 def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list]]:
-    """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``))."""
+                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None]]:
+    """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
+    draw summaries or None (``drawn``: where they do not match the rows, the events'
+    records decoded instead))."""
     span = _scan_span(conn, session, after, upto)
     if span is None:
         return
     after, upto = span
-    decode = FoldDecoder()
+    summed = drawn.exists(conn)
+    decode, counted = FoldDecoder(summed=True), FoldDecoder()
     while True:
         last, rows, bodies = conn.execute(_FOLD_SQL, (after, upto, session, chunk)).fetchone()
         if not rows:
             return
+        if summed:
+            summaries = drawn.chunk(conn, session, after, last)
+            events = decode(bodies)
+            if not drawn.matches(events, summaries):
+                events, summaries = counted(bodies), None
+        else:
+            events, summaries = counted(bodies), None
         after = last
-        yield last, decode(bodies)
+        yield last, events, summaries
 
 
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
@@ -369,6 +380,7 @@ class SQLiteStore(GroupCommit):
         if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         _rebuild_heads(conn)
+        drawn.ensure(conn)
         last = conn.execute("SELECT max(seq) FROM events").fetchone()
         self._head = last[0] or 0
         conn.close()
@@ -406,6 +418,7 @@ class SQLiteStore(GroupCommit):
         head = self._head
         tips = dict(self._last_hash)  # committed only with the transaction
         event_rows: list[tuple] = []
+        drawn_rows: list[tuple] = []  # (session, seq, summary): ``drawn``
         command_rows: list[tuple] = []
         at = utc_now()
         for pending, future in batch:
@@ -418,14 +431,16 @@ class SQLiteStore(GroupCommit):
                     results.append((future, msgspec.structs.replace(previous, replayed=True)))
                     continue
             try:
-                datas = [(event_type(e), encode_event(e)) for e in pending.events]
+                datas = [(event_type(e), encode_event(e), drawn.summary_of(e)) for e in pending.events]
             except Exception as exc:  # this command alone fails; nothing of it is written
                 results.append((future, exc))
                 continue
             last_hash = self._chain_tip(conn, pending.session, tips)
             seqs = []
-            for tag, data in datas:
+            for tag, data, summary in datas:
                 head += 1
+                if summary is not None:
+                    drawn_rows.append((pending.session, head, summary))
                 digest = row_hash(last_hash, head, pending.session, tag, data, pending.actor,
                                   pending.device, pending.command_id, at)
                 event_rows.append((head, pending.session, tag, data, pending.actor, pending.device,
@@ -444,6 +459,7 @@ class SQLiteStore(GroupCommit):
             conn.execute("BEGIN IMMEDIATE")
             if event_rows:
                 conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
+                conn.executemany("INSERT INTO drawn VALUES (?,?,?)", drawn_rows)
                 spans: dict[str, list[int]] = {}
                 for row in event_rows:
                     span = spans.setdefault(row[1], [row[0], row[0]])

@@ -1,0 +1,245 @@
+"""The stored draw summaries (issue 18 item 2): a store's replay merges each event's summary
+instead of decoding and counting its draw records (FAIR-2: every stream's next counter and
+the session-wide one), and ends on the very state ``evolve`` gives, byte for byte; a file
+whose summaries are missing, partly written or forged folds the same, from the records;
+``conteur verify`` names a summary that is not its event's; an old file gets them."""
+
+from __future__ import annotations
+
+import functools
+import random
+import shutil
+import sqlite3
+
+import msgspec
+from hypothesis import given, settings, strategies as st
+
+from conteur.events import drawn as summaries, game
+from conteur.events.model import DrawRecord
+from conteur.server.audit.verify import verify_path
+from conteur.server.cli.simulate import play
+from conteur.server.core.service import Chronicle
+from conteur.server.store import codec, drawn, sqlite as store_sqlite
+from conteur.server.store.interface import append_events
+from conteur.server.store.sqlite import SQLiteStore
+from tests.examples import examples
+from tests.review_support import random_night
+
+STREAMS = ["", "ana/open", "*/blind", "bo/secret=ana,bo"]
+
+
+def reference(events) -> game.GameState:
+    return functools.reduce(game.evolve, events, game.initial())
+
+
+def logs(store: SQLiteStore) -> dict[str, list]:
+    return {sid: [e for _, chunk in store.iter_events(sid) for e in chunk] for sid in store.sessions()}
+
+
+def state_bytes(state: game.GameState) -> bytes:
+    return codec.encode_state(msgspec.structs.replace(state, head=0))
+
+
+def summed_chunks(path, sid: str) -> list[bool]:
+    """For each chunk of the store's replay of ``sid``: whether it was fed summaries."""
+    conn = sqlite3.connect(path)
+    try:
+        return [s is not None for _, _, s in store_sqlite._fold_chunks(conn, sid, 0, None, chunk=300)]
+    finally:
+        conn.close()
+
+
+def replayed(path) -> dict[str, bytes]:
+    """Every session folded as a start-up folds it, from zero, encoded."""
+    with SQLiteStore(path) as store:
+        return {sid: state_bytes(store.load_state(sid, use_snapshots=False)) for sid in store.sessions()}
+
+
+records = st.lists(st.builds(DrawRecord, counter=st.integers(-2, 12), sides=st.just(6), face=st.just(1),
+                             stream=st.sampled_from(STREAMS)), max_size=6)
+
+
+@given(start=st.dictionaries(st.sampled_from(STREAMS[1:]), st.integers(0, 10), max_size=3),
+       counter=st.integers(0, 10), events=st.lists(records, max_size=8))
+@settings(max_examples=examples(300), deadline=None)
+def test_merging_summaries_counts_as_count_draws_does(start, counter, events):
+    """FAIR-2. Given a state's streams and session-wide counter (>= 0, as every state's)
+    and events' draw records of any shape (one record or several, with streams or from
+    before them, mixed, negative counters), when each event's summary is merged instead of
+    its records counted, then the streams (their order too) and the counter are the same."""
+    counted, merged = dict(start), dict(start)
+    counted_n = merged_n = counter
+    for recs in events:
+        if recs:
+            counted_n = game.count_draws(counted, counted_n, recs)
+        summary = summaries.decode(summaries.encode(summaries.summarize(recs)))
+        merged_n = summaries.merge(merged, merged_n, summary)
+    assert list(merged.items()) == list(counted.items())
+    assert merged_n == counted_n
+
+
+def test_random_nights_fold_through_their_summaries_to_evolves_bytes(tmp_path):
+    """FAIR-1, FAIR-2. Given random nights of the three rulesets written by the command
+    path (one long enough for many chunks), when a start-up folds them (the summaries read
+    beside the events, the records never decoded), then each state's bytes are those of
+    ``reduce(evolve)`` over the whole events, and every chunk was fed its summaries."""
+    rng = random.Random(18)
+    db = tmp_path / "c.db"
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "n", events=examples(2500), seed=rng.randrange(1000), close=False)
+    for ruleset in ("met", "v5", "action"):
+        random_night(db, f"r-{ruleset}", ruleset, examples(25), rng, close=ruleset == "v5")
+    with SQLiteStore(db) as store:
+        expected = {sid: state_bytes(reference(events)) for sid, events in logs(store).items()}
+        assert drawn.check(store._reader, store.rows()) == (None, sum(
+            r.type in game.DRAWN_TAGS for r in store.rows()), 0)
+    assert replayed(db) == expected
+    for sid in expected:
+        assert all(summed_chunks(db, sid))
+
+
+def rewritten(events, rng: random.Random) -> list:
+    """The events with their draw records changed into every shape a log may hold: none,
+    from before streams, streams mixed in one event, counters below the streams' own."""
+    out = []
+    for e in events:
+        if type(e) in game.DRAWN and e.draws and rng.random() < 0.6:
+            shape = rng.choice(["old", "mixed", "none", "low"])
+            if shape == "none":
+                draws = ()
+            else:
+                draws = tuple(msgspec.structs.replace(
+                    r, stream="" if shape == "old" else rng.choice(STREAMS) if shape == "mixed" else r.stream,
+                    counter=r.counter if shape != "low" else rng.randrange(-1, 3)) for r in e.draws)
+            e = msgspec.structs.replace(e, draws=draws)
+        out.append(e)
+    return out
+
+
+def test_logs_of_every_shape_of_draws_fold_through_summaries_as_evolve(tmp_path):
+    """FAIR-2. Given a night whose events' draw records take every shape a log may hold
+    (old logs' session-wide counter, streams mixed in one event, no record, low counters),
+    appended to a store, when it is folded from the summaries, then the bytes are evolve's."""
+    rng = random.Random(7)
+    with SQLiteStore(tmp_path / "src.db") as store:
+        play(Chronicle(store), "n", events=examples(1200), seed=3, close=False)
+        nights = {sid: rewritten(events, rng) for sid, events in logs(store).items()}
+    with SQLiteStore(tmp_path / "c.db") as store:
+        for sid, events in nights.items():
+            for i in range(0, len(events), 7):
+                append_events(store, sid, events[i:i + 7], actor="st", device="d", command_id="")
+    assert replayed(tmp_path / "c.db") == {sid: state_bytes(reference(e)) for sid, e in nights.items()}
+    assert all(all(summed_chunks(tmp_path / "c.db", sid)) for sid in nights)
+
+
+def night(tmp_path) -> tuple[str, dict[str, bytes]]:
+    db = str(tmp_path / "c.db")
+    with SQLiteStore(db) as store:
+        play(Chronicle(store), "n", events=examples(1500), seed=11, close=True)
+        truth = {sid: state_bytes(reference(events)) for sid, events in logs(store).items()}
+    return db, truth
+
+
+def folded_raw(path) -> dict[str, bytes]:
+    """Every session folded from a plain connection (as replay workers fold), no store
+    opened (which would mend the table first)."""
+    conn = sqlite3.connect(path)
+    try:
+        sessions = [s for (s,) in conn.execute("SELECT session FROM heads")]
+        return {s: state_bytes(store_sqlite.fold_session(conn, s, use_snapshots=False)[0]) for s in sessions}
+    finally:
+        conn.close()
+
+
+def test_summaries_missing_partly_or_forged_fold_from_the_records(tmp_path):
+    """Given a night's file, when its summaries table is gone, or some summaries deleted,
+    or an extra one forged for a row without draws, then a replay folds the same bytes,
+    decoding the records of the chunks that do not match (never trusting them)."""
+    db, truth = night(tmp_path)
+    cases = {
+        "gone": "DROP TABLE drawn",
+        "partly": "DELETE FROM drawn WHERE seq % 5 = 0",
+        "forged": "INSERT INTO drawn SELECT session, seq, '[{\"x/open\":999},50]' FROM events "
+                  "WHERE type = 'met.challenge_issued'",
+        "other session's": "INSERT INTO drawn SELECT 'n-met', seq, '[{\"x/open\":999},50]' FROM events "
+                           "WHERE session = 'n-v5' AND type = 'v5.pool_rolled'",
+    }
+    for name, sql in cases.items():
+        copy = tmp_path / f"{name}.db"
+        shutil.copy(db, copy)
+        conn = sqlite3.connect(copy)
+        conn.execute(sql)
+        conn.commit()
+        conn.close()
+        assert folded_raw(copy) == truth, name
+        sid = "n-met" if name != "partly" else "n-v5"
+        assert not all(summed_chunks(copy, sid)) or name == "gone", name
+
+
+def test_verify_names_an_edited_or_misplaced_summary_and_passes_a_missing_one(tmp_path):
+    """Given a night's file (its log intact), when one stored summary is edited, then
+    ``conteur verify`` fails naming its seq and session; when one is added where no event
+    carries draws, it fails naming that one; when one is deleted, it passes (the replay
+    decodes that chunk's records) and counts it missing."""
+    db, _ = night(tmp_path)
+    ok = verify_path(db)
+    assert ok.ok and ok.summaries_checked > 100 and ok.summaries_missing == 0, ok.text()
+    conn = sqlite3.connect(db)
+    seq, session = conn.execute("SELECT seq, session FROM drawn WHERE CAST(summary AS TEXT) LIKE '%open%' "
+                                "ORDER BY seq LIMIT 1 OFFSET 30").fetchone()
+    other = conn.execute("SELECT seq, session FROM events WHERE type = 'met.challenge_issued' "
+                         "ORDER BY seq LIMIT 1").fetchone()
+    conn.close()
+
+    def changed(name: str, sql: str, args: tuple):
+        copy = tmp_path / f"{name}.db"
+        shutil.copy(db, copy)
+        c = sqlite3.connect(copy)
+        c.execute(sql, args)
+        c.commit()
+        c.close()
+        return verify_path(copy)
+
+    edited = changed("edited", "UPDATE drawn SET summary = '[{\"*/open\":1},0]' WHERE seq = ?", (seq,))
+    assert not edited.ok and (edited.bad_summary.seq, edited.bad_summary.session) == (seq, session)
+    assert f"seq {seq} of session {session}" in edited.text() and "is not its event's" in edited.text()
+    extra = changed("extra", "INSERT INTO drawn VALUES (?, ?, '[{},0]')", (other[1], other[0]))
+    assert not extra.ok and extra.bad_summary.seq == other[0] and "no event" in extra.text()
+    missing = changed("missing", "DELETE FROM drawn WHERE seq = ?", (seq,))
+    assert missing.ok and missing.summaries_missing == 1, missing.text()
+
+
+def test_an_old_file_gets_its_summaries_when_a_store_opens_it(tmp_path):
+    """Given a file from before the table (dropped) and one whose rows were appended by
+    plain SQL (as bench/load.py's merge and conteur migrate write), when a store opens
+    each, then the table holds exactly what the command path wrote, and the replay uses it."""
+    db, truth = night(tmp_path)
+    conn = sqlite3.connect(db)
+    written = conn.execute("SELECT * FROM drawn ORDER BY session, seq").fetchall()
+    conn.execute("DROP TABLE drawn")
+    conn.commit()
+    conn.close()
+    SQLiteStore(db).close()
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT * FROM drawn ORDER BY session, seq").fetchall() == written
+    conn.close()
+    # rows appended by plain SQL to a file that has the table: the sessions' tails
+    copy = tmp_path / "appended.db"
+    SQLiteStore(copy).close()
+    conn = sqlite3.connect(copy)
+    conn.execute("ATTACH ? AS src", (db,))
+    conn.execute("INSERT INTO events SELECT * FROM src.events")
+    conn.execute("INSERT INTO heads SELECT * FROM src.heads")
+    conn.commit()
+    assert conn.execute("SELECT count(*) FROM drawn").fetchone() == (0,)
+    conn.close()
+    assert replayed(copy) == truth
+    conn = sqlite3.connect(copy)
+    assert conn.execute("SELECT * FROM drawn ORDER BY session, seq").fetchall() == written
+    conn.close()
+    assert all(all(summed_chunks(copy, sid)) for sid in truth)
+    # and a tool's own call fills what it appended, in one transaction
+    conn = sqlite3.connect(copy, isolation_level=None)
+    conn.execute("DELETE FROM drawn")
+    assert drawn.fill(conn) == len(written)
+    conn.close()
