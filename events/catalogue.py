@@ -32,26 +32,42 @@ def section(name: str, lang: str) -> dict[str, str]:
     return catalogue(lang)[name]
 
 
-_SPLIT: dict[str, tuple[str, tuple[str, ...]]] = {}  # template -> (a str.format pattern, its fields)
+# template -> (a str.format pattern of positional fields, its fields, the same pattern with
+# the fields named, or None when a field's name is not a keyword str.format takes)
+_SPLIT: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
+# the kinds of value str.format writes as JavaScript's String() does ("" for None, "true"
+# for True and "2" for 2.0 are ``text``'s): exactly these, not their subclasses
+_PLAIN = frozenset((str, int))
 
 
-def _split(template: str) -> tuple[str, tuple[str, ...]]:
+def _split(template: str) -> tuple[str, tuple[str, ...], str | None]:
     pieces = _FIELD.split(template)  # literal, field, literal, ..., literal: as ``sub`` finds them
     literals = [p.replace("{", "{{").replace("}", "}}") for p in pieces[0::2]]
-    found = _SPLIT[template] = ("{}".join(literals), tuple(pieces[1::2]))
+    names = tuple(pieces[1::2])
+    named = None
+    if all(name.isidentifier() for name in names):  # "{1}" would be a positional field
+        named = literals[0] + "".join(f"{{{name}}}{literal}" for name, literal in zip(names, literals[1:]))
+    found = _SPLIT[template] = ("{}".join(literals), names, named)
     return found
 
 
 def fill(template: str, fields: dict) -> str:
     """``{name}`` replaced by the field as text, "" when it is missing or None, exactly
     as client/web/messages.js does (no format specs: callers pass text already shaped).
-    Each template is made once into a ``str.format`` pattern of positional fields (the
-    templates are the catalogues' few hundred): a regular expression's substitution per
-    sentence was most of telling the review page's first screen, its 1,500 rows and 400
-    briefs (issue 18 item 4)."""
-    pattern, names = _SPLIT.get(template) or _split(template)
+    Each template is made once into ``str.format`` patterns (the templates are the
+    catalogues' few hundred): a regular expression's substitution per sentence was most of
+    telling the review page's first screen, its 1,500 rows and 400 briefs (issue 18 item
+    4). Fields that are all text or whole numbers, none missing (most sentences), go
+    straight through ``format_map``: picking and converting each field in Python was most
+    of what was left (issue 18 item 4, CI's small night)."""
+    pattern, names, named = _SPLIT.get(template) or _split(template)
     if not names:
         return template
+    if named is not None and _PLAIN.issuperset(map(type, fields.values())):
+        try:
+            return named.format_map(fields)
+        except KeyError:  # a field missing: written "" below
+            pass
     get = fields.get
     return pattern.format(*[v if type(v) is str else text(v) for v in map(get, names)])
 

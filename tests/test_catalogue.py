@@ -4,6 +4,7 @@ serves it to the web app at /messages/, which reads it too (client/web/messages.
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 from pathlib import Path
@@ -48,8 +49,17 @@ def test_fill_substitutes_as_a_regular_expression_does_every_template_and_odd_br
     templates = ["{x}}{", "{{x}}", "}{x}{", "{ {x} }", "{x}{z}{y}{}", "{1}{x2}", "{a b} {x}", "", "no field"]
     templates += [t for lang in LANGS for name in catalogue.catalogue(lang) for t in section(name, lang).values()]
     for template in templates:
-        for fields in ({"x": 1.0, "y": None, "z": True, "1": "q", "x2": 3}, {}, {"x": "{y}", "y": "}"}):
+        # every field given as text or a whole number (most sentences: ``format_map`` at
+        # once), some not, one missing, one a number that is not exactly an int
+        every = {name: f"<{name}{i}>" if i % 2 else i for i, name in enumerate(field.findall(template))}
+        some = dict(every, **{name: v for name, v in zip(every, (None, True, 2.0, Flag.ON))})
+        for fields in ({"x": 1.0, "y": None, "z": True, "1": "q", "x2": 3}, {}, {"x": "{y}", "y": "}"},
+                       every, some, dict(list(every.items())[1:]), {"{x}": "no", **every}):
             assert fill(template, fields) == field.sub(lambda m: text(fields.get(m[1])), template), (template, fields)
+
+
+class Flag(enum.IntEnum):
+    ON = 1
 
 
 def test_no_translation_table_is_left_in_code():
