@@ -37,7 +37,7 @@ def section(name: str, lang: str) -> dict[str, str]:
 _SPLIT: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
 # the kinds of value str.format writes as JavaScript's String() does ("" for None, "true"
 # for True and "2" for 2.0 are ``text``'s): exactly these, not their subclasses
-_PLAIN = frozenset((str, int))
+PLAIN = frozenset((str, int))
 
 
 def _split(template: str) -> tuple[str, tuple[str, ...], str | None]:
@@ -49,6 +49,14 @@ def _split(template: str) -> tuple[str, tuple[str, ...], str | None]:
         named = literals[0] + "".join(f"{{{name}}}{literal}" for name, literal in zip(names, literals[1:]))
     found = _SPLIT[template] = ("{}".join(literals), names, named)
     return found
+
+
+def named_pattern(template: str) -> str | None:
+    """The template with its fields named, for ``str.format_map`` when every field is
+    given and ``PLAIN`` (None: no field, or one it cannot name): ``narrate.Teller``'s
+    fast path, ``fill``'s first."""
+    found = _SPLIT.get(template) or _split(template)
+    return found[2] if found[1] else None
 
 
 def fill(template: str, fields: dict) -> str:
@@ -63,7 +71,7 @@ def fill(template: str, fields: dict) -> str:
     pattern, names, named = _SPLIT.get(template) or _split(template)
     if not names:
         return template
-    if named is not None and _PLAIN.issuperset(map(type, fields.values())):
+    if named is not None and PLAIN.issuperset(map(type, fields.values())):
         try:
             return named.format_map(fields)
         except KeyError:  # a field missing: written "" below

@@ -129,8 +129,9 @@ def _plan(kind: type) -> tuple:
     """What the review reads of an event type, found once per type: the fields that may
     name a character and whether it has throws, the field naming its challenge (or
     offline record), whether it names a scene, whether the truth folds it, whether folding
-    it may need a shelved page back, its role in ``Builder._extend``, and whether it is
-    public by kind (``Event.owners``, always None: every viewer sees it whole)."""
+    it may need a shelved page back, its role in ``Builder._extend``, whether it is
+    public by kind (``Event.owners``, always None: every viewer sees it whole), how its
+    characters are read and its tag (the type its rows are stored with)."""
     fields = getattr(kind, "__struct_fields__", ())
     if issubclass(kind, offline._BetweenTwo):
         challenge = "record"
@@ -141,7 +142,8 @@ def _plan(kind: type) -> tuple:
     people = tuple(f for f in _PEOPLE if f in fields)
     found = _PLANS[kind] = (people, "throws" in fields, challenge,
                             kind in _HAS_SCENE, kind not in _IGNORED, kind in _NAMES_CHALLENGE, _ROLES.get(kind),
-                            getattr(kind, "owners", None) is Event.owners, _people_reader(people, "throws" in fields))
+                            getattr(kind, "owners", None) is Event.owners, _people_reader(people, "throws" in fields),
+                            getattr(getattr(kind, "__struct_config__", None), "tag", None))
     return found
 
 
@@ -199,9 +201,15 @@ def _where(characters: dict, people: Iterable[str]) -> str | None:
     return None
 
 
+_DATA = operator.attrgetter("data")
+
+
 def _decoded(rows: list[Row]) -> list[Event]:
-    # a row edited through SQL may come back as TEXT: the review must still show it (altered)
-    return decode_events([r.data if isinstance(r.data, bytes) else r.data.encode() for r in rows])
+    datas = list(map(_DATA, rows))
+    try:  # the bodies joined once and decoded as one: ``decode_events`` joins what it is given
+        return decode_events([b",".join(datas)]) if datas else []
+    except TypeError:  # a row edited through SQL may come back as TEXT: the review must still show it (altered)
+        return decode_events([d if isinstance(d, bytes) else d.encode() for d in datas])
 
 
 def read_session(store: EventStore, session_id: str, after: int = 0, limit: int | None = None, *,
@@ -358,7 +366,7 @@ class Builder:
         items, add_type, by_challenge, touched = self.items, self.types.add, self.by_challenge, self.touched
         names, scenes, challenge_scene, viewer = self.names, self.scenes, self.challenge_scene, self.viewer
         share = self._shared.setdefault
-        at = ""
+        at = actor = ""
         forms, pick, plans = views.forms, views.pick, _PLANS
         truth, teller = self._truth, self._teller
         parts, SESSION, MET = truth.parts, _SESSION_PART, _MET_PART
@@ -371,7 +379,8 @@ class Builder:
             kind = type(event)
             # what the review reads of this kind of event, looked up once a kind, not tried
             # field by field on every event of a night (issue 18 item 4)
-            _, _, challenge_field, has_scene, folded, named, role, public, people_of = plans.get(kind) or _plan(kind)
+            _, _, challenge_field, has_scene, folded, named, role, public, people_of, tag = \
+                plans.get(kind) or _plan(kind)
             if role is _ADDED:
                 names[event.character] = event.name or event.character
                 teller = self._teller = Teller(dict(names), self.lang, dict(scenes))
@@ -427,12 +436,18 @@ class Builder:
                 seens.append(seen)
             if row.at != at:  # the events of one command share their time: one copy
                 at = row.at
+            # one copy of each actor and type too, told apart by comparing (a hash of each new
+            # string read was most of interning them); a row's type is its event's tag, unless
+            # the row was edited by hand
+            if row.actor != actor:
+                actor = intern(row.actor)
+            kind_name = tag if row.type == tag else intern(row.type)
             # ``_item``, written out: a call per event of the night
-            item = Item(seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
+            item = Item(seq=row.seq, at=at, actor=actor, type=kind_name, event=seen,
                         characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
                         owners=owners if owners is None else share(owners, owners), sealed=sealed)
             items.append(item)
-            add_type(row.type)
+            add_type(kind_name)
             if paging:
                 if challenge:
                     by_challenge.add(challenge, row.seq)
@@ -1011,8 +1026,11 @@ def _fairness(review: Review, faces: dict[int, Counter], throws: Counter,
 
 
 def item_dict(item: Item, *, event: bool = True) -> dict:
+    told = item.told  # ``Item.text`` without its call: a first screen has 1,500 rows
+    if told is None:
+        told = item.told = sentence(item.event, item.teller)
     out = {
-        "seq": item.seq, "at": item.at, "actor": item.actor, "type": item.type, "text": item.text,
+        "seq": item.seq, "at": item.at, "actor": item.actor, "type": item.type, "text": told,
         "characters": list(item.characters), "scene": item.scene, "challenge": item.challenge,
         "wide": _session_wide(item),
     }
