@@ -555,6 +555,17 @@ class _PageOrder:
         return found
 
 
+def _each_challenge(state: met.State) -> Iterable[met.Challenge]:
+    """Every challenge of ``state.challenges``, a page at a time: shelved pages are
+    decoded one after another, not all held at once in a merged dict."""
+    live = state.live
+    for page in state.done:
+        for cid, ch in page.items():
+            if cid not in live:
+                yield ch
+    yield from live.values()
+
+
 SETTLED = frozenset(("resolved", "cancelled", "confirmed", "ruled"))
 
 
@@ -1024,7 +1035,7 @@ def _fairness(review: Review, faces: dict[int, Counter], throws: Counter,
         if loser in tallies:
             setattr(tallies[loser], lost, getattr(tallies[loser], lost) + times)
 
-    for ch in review.state.met.challenges.values():
+    for ch in _each_challenge(review.state.met):
         if ch.status == "resolved":
             count(ch.winner, ch.loser, "won", "lost")
     for record in review.state.offline.records.values():
