@@ -14,8 +14,8 @@ events (``game._STEPS``);
 Only a replay of the stored log may use them: nothing else should ever see a slim event.
 An evolver that keeps its event whole in the state cannot have one: ``action.begun`` (kept
 in ``pending``) is not slimmed, and a sealed opposed ``action.rolled`` (kept in
-``waiting``) refuses to decode slim (``__post_init__``): its reader (``codec.FoldDecoder``)
-then decodes the chunk again with that kind whole (``KEEPS``).
+``waiting``) is decoded slim, found (``kept``) and decoded again whole, alone, by its reader
+(``codec.FoldDecoder``).
 """
 
 from __future__ import annotations
@@ -26,11 +26,7 @@ from conteur.events import action, met, v5
 from conteur.events.model import Event
 
 
-class NeedsWhole(ValueError):
-    """A slim decode met an event its evolver keeps whole."""
-
-
-def _slim(full: type[Event], names: tuple[str, ...], namespace: dict | None = None, suffix: str = "Read") -> type:
+def _slim(full: type[Event], names: tuple[str, ...], suffix: str = "Read") -> type:
     """``full`` with only ``names``: each with ``full``'s own type and default."""
     fields = {f.name: f for f in msgspec.structs.fields(full)}
     spec = []
@@ -43,15 +39,9 @@ def _slim(full: type[Event], names: tuple[str, ...], namespace: dict | None = No
         else:
             spec.append((name, f.type))
     config = full.__struct_config__
-    return msgspec.defstruct(f"{full.__name__}{suffix}", spec, module=__name__, namespace=namespace,
+    return msgspec.defstruct(f"{full.__name__}{suffix}", spec, module=__name__,
                              tag=config.tag, tag_field=config.tag_field, frozen=True, kw_only=True,
                              gc=False)
-
-
-def _refuse_kept(event) -> None:
-    # ACT-12: evolve_action_rolled keeps a sealed opposed roll whole (Rolled.rolled)
-    if event.sealed and event.opponent is not None:
-        raise NeedsWhole("a sealed opposed roll is kept whole in the state")
 
 
 # event type -> the fields its evolvers (game.HANDLERS) and game.count_draws read
@@ -65,22 +55,27 @@ READ: dict[type[Event], tuple[str, ...]] = {
     met.ThrowCommitted: ("challenge", "character", "choice", "draws"),
 }
 
-def _namespace(full: type[Event]) -> dict | None:
-    return {"__post_init__": _refuse_kept} if full is action.ActionRolled else None
-
-
 # whole type -> its slim type with the draw records, which ``game.count_draws`` counts: the
 # replay of a chunk whose stored draw summaries do not match its rows (``server/store/drawn.py``)
-COUNTED: dict[type[Event], type] = {full: _slim(full, names, _namespace(full)) for full, names in READ.items()}
+COUNTED: dict[type[Event], type] = {full: _slim(full, names) for full, names in READ.items()}
 # whole type -> its slim type without the draw records (the most part of a roll's decode):
 # the replay of a chunk whose stored draw summaries match its rows, fed beside it
 SUMMED: dict[type[Event], type] = {
-    full: _slim(full, tuple(n for n in names if n != "draws"), _namespace(full), "Summed")
+    full: _slim(full, tuple(n for n in names if n != "draws"), suffix="Summed")
     for full, names in READ.items()}
 
 # slim type -> the whole type it stands for
 SLIM: dict[type, type[Event]] = {slim: full for kinds in (COUNTED, SUMMED) for full, slim in kinds.items()}
 
-# the whole kinds whose slim type may refuse an event (``NeedsWhole``): a replay's reader
-# decodes them whole in a chunk that holds one (``codec.FoldDecoder``)
-KEEPS: frozenset[type[Event]] = frozenset({action.ActionRolled})
+
+def kept_kind(summed: bool) -> type:
+    """The slim type of the one kind an evolver may keep whole in the state: a sealed
+    opposed ``action.rolled`` (ACT-12: ``evolve_action_rolled`` keeps it in
+    ``Rolled.rolled``), which a replay's reader decodes again whole (``codec.FoldDecoder``)."""
+    return (SUMMED if summed else COUNTED)[action.ActionRolled]
+
+
+def kept(event) -> bool:
+    """Whether this slim ``action.rolled`` (``kept_kind``) stands for an event its evolver
+    keeps whole."""
+    return event.sealed and event.opponent is not None

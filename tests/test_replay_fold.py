@@ -245,7 +245,7 @@ def as_read(mine, whole) -> bool:
 def test_the_slim_replay_of_random_nights_is_the_fold_of_whole_events(tmp_path_factory, seed, size, cuts):
     """Every session of a random night of the three rulesets: the events as the store's
     replay decodes them (slim where it may, the ignored kinds to their tag, a chunk that
-    holds a sealed opposed roll with its rolls whole) fold, whole and in chunks cut
+    holds a sealed opposed roll with that roll whole) fold, whole and in chunks cut
     anywhere, to the states of ``game.fold`` over whole events; no chunk of a night the
     server wrote falls back to decoding every kind whole; and ``load_state`` and
     ``fold_session`` at any ``at`` agree with it."""
@@ -257,11 +257,10 @@ def test_the_slim_replay_of_random_nights_is_the_fold_of_whole_events(tmp_path_f
             slimmed = [e for b in fold_blobs(store, sid) for e in decode(b)]
             assert len(slimmed) == len(events)
             assert all(as_read(mine, whole) for mine, whole in zip(slimmed, events))
-            slimmable = {whole for whole in slim.SLIM.values() if whole not in slim.KEEPS}
-            assert not any(type(e) in slimmable for e in slimmed)
-            kept = [e for e in slimmed if type(e) is action.ActionRolled]
-            assert bool(kept) == any(isinstance(e, action.ActionRolled) and e.sealed and e.opponent is not None
-                                     for e in events)
+            # whole only where the state keeps the event whole: each sealed opposed roll, alone
+            assert [i for i, e in enumerate(slimmed) if type(e) in slim.READ] == \
+                [i for i, e in enumerate(events) if isinstance(e, action.ActionRolled) and e.sealed
+                 and e.opponent is not None]
             truth = game.fold(events)
             assert game.fold(slimmed) == truth
             bounds = sorted({0, len(slimmed), *(c % (len(slimmed) + 1) for c in cuts)})
@@ -336,7 +335,7 @@ def _event_reads(evolver, event_arg: int = 1) -> tuple[set[str], int]:
 def test_the_slim_kinds_hold_every_field_their_evolvers_read():
     """Read off the evolvers' bytecode: a slim type holds each field its kind's evolvers
     read; none hands the event on or keeps it, but ``evolve_action_rolled``, which keeps a
-    sealed opposed roll, and that slim type refuses such a roll (``NeedsWhole``)."""
+    sealed opposed roll, and a replay's reader decodes such a roll whole."""
     for whole, names in slim.READ.items():
         read, escapes = set(), 0
         for part, evolver in game.HANDLERS[whole]:
@@ -348,19 +347,17 @@ def test_the_slim_kinds_hold_every_field_their_evolvers_read():
         assert read <= set(names), (whole, read - set(names))
         assert escapes == (1 if whole is action.ActionRolled else 0), whole
     rolled = [k for k, w in slim.SLIM.items() if w is action.ActionRolled]
-    assert rolled == [slim.COUNTED[action.ActionRolled], slim.SUMMED[action.ActionRolled]]
+    assert rolled == [slim.kept_kind(False), slim.kept_kind(True)]
     for kind in rolled:  # with its draw records and without (their stored summaries)
-        msgspec.json.decode(b'{"type":"action.rolled","roll":"a1","character":"c","ps":1,"opponent":"d"}', type=kind)
-        with pytest.raises(msgspec.ValidationError, match="kept whole"):
-            msgspec.json.decode(b'{"type":"action.rolled","roll":"a1","character":"c","ps":1,"opponent":"d",'
-                                b'"sealed":true}', type=kind)
+        opposed = b'{"type":"action.rolled","roll":"a1","character":"c","ps":1,"opponent":"d"'
+        assert not slim.kept(msgspec.json.decode(opposed + b"}", type=kind))
+        assert slim.kept(msgspec.json.decode(opposed + b',"sealed":true}', type=kind))
 
 
 def test_a_sealed_opposed_roll_decodes_whole_and_folds_alike_whatever_its_bytes(tmp_path):
-    """A sealed opposed roll (ACT-12: kept whole in the state) refuses its slim type, and
-    its chunk decodes again with the rolls whole, wherever the roll stands in the chunk
-    and however its body is written (keys reordered, stored as TEXT); the fold is the
-    same, and a scan that met one keeps decoding rolls whole."""
+    """A sealed opposed roll (ACT-12: kept whole in the state) is decoded again whole,
+    alone, wherever it stands in the chunk and however its body is written (keys
+    reordered, stored as TEXT); the fold is the same, and the chunks after it decode slim."""
     with SQLiteStore(tmp_path / "c.db") as store:
         play(Chronicle(store), "k", events=1200, seed=5)
         sid = next(s for s in store.sessions() if s.endswith("action"))
@@ -375,9 +372,11 @@ def test_a_sealed_opposed_roll_decodes_whole_and_folds_alike_whatever_its_bytes(
         assert not any(type(e) is action.ActionRolled for e in first)  # slim while none is met
         folded = decode(b",".join(bodies + [moved]))
         assert folded[-1] == sealed and all(as_read(m, w) for m, w in zip(folded, events))
+        assert [e for e in folded if type(e) is action.ActionRolled] == \
+            [e for e in events + [sealed] if isinstance(e, action.ActionRolled) and e.sealed and e.opponent]
         assert game.fold(folded) == game.fold(events + [sealed])
         again = decode(b",".join(codec.encode_event(e) for e in plain))
-        assert any(type(e) is action.ActionRolled for e in again)  # the scan keeps them whole
+        assert not any(type(e) is action.ActionRolled for e in again)  # the next chunk slim again
         assert game.fold(again) == game.fold(plain)
     # through the store: every sealed opposed roll rewritten so (as TEXT) in a copy of the file
     copy = tmp_path / "edited.db"

@@ -16,6 +16,7 @@ import gc
 import random
 import shutil
 import tracemalloc
+import zlib
 
 import httpx
 import msgspec
@@ -25,6 +26,7 @@ from conteur.events import met
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import paged
 from conteur.server.audit import review as rv
+from conteur.server.core import shelf as shelf_codec
 from conteur.server.core.auth import Tokens
 from conteur.server.core.projections import Projections, view_key
 from conteur.server.store.sqlite import SQLiteStore, decode_events
@@ -231,3 +233,37 @@ def test_over_http_a_paged_review_and_the_state_pages_answer_as_built_at_once(tm
         every = sorted((c for page in fold.met.done for c in page.values()), key=lambda c: int(c.id[1:]))
         assert done["challenges"] == msgspec.json.decode(msgspec.json.encode(every))
         assert done["count"] == len(every) > 5 * met.PAGE
+
+
+def test_a_night_of_marks_reads_the_shelved_pages_one_at_a_time(tmp_path, monkeypatch):
+    """A kept review's first screen marks every challenge: past MERGED_MARKS it takes
+    them page by page, so the shelved pages are never all decoded at once (merged, they
+    were, at each catch-up: a peak of every finished challenge that left the night's RSS
+    fragmented, BENCHMARKS "Session 11"). The marks are those found one id at a time."""
+    monkeypatch.setattr(met, "PAGE", 4)
+    db = tmp_path / "marks.db"
+    night(db, "s", examples(1000), "marks")
+    with SQLiteStore(db) as store:
+        monkeypatch.setattr(rv, "MERGED_MARKS", 10**9)  # each challenge found by its id
+        reference = rv.Builder("s", STORYTELLER, "en")
+        reference.extend(*rv.read_session(store, "s"))
+        expected = reference.marks()
+        monkeypatch.setattr(rv, "MERGED_MARKS", 0)
+        kept = rv.Builder("s", STORYTELLER, "en", keep_rows=False, store=store)
+        kept.extend(*rv.read_session(store, "s", whole=False))
+        shelved = kept._shelves[0].pages()[0]
+        assert len(shelved) > 40
+        gc.collect()
+        tracemalloc.start()
+        try:
+            marks = kept.marks()
+            held, peak = tracemalloc.get_traced_memory()
+            tracemalloc.reset_peak()
+            # what every shelved page decoded at once takes
+            every_page = [shelf_codec._decode(zlib.decompress(blob)) for blob in shelved.values()]
+            at_once = tracemalloc.get_traced_memory()[0] - held
+        finally:
+            tracemalloc.stop()
+        del every_page
+        assert marks == expected
+        assert peak - held < at_once / 4, (peak - held, at_once)
