@@ -135,3 +135,42 @@ def test_a_reviews_snapshot_is_written_off_the_request_and_a_restart_answers_fro
         again = screens(server.url, token)
     assert view in loads  # the restarted server's review came from the snapshot
     assert again == live
+
+
+def test_a_failed_look_is_logged_once_and_the_follower_goes_on(tmp_path, caplog):
+    """A look at the log that fails (here: the file's table of events renamed under the
+    server by another program, so that every look fails) is logged once for its kind of
+    failure, not at each look every two seconds all night, and the follower keeps looking
+    until it is closed."""
+    import asyncio
+    import logging
+
+    db = tmp_path / "night.db"
+    met_night(db, SESSION, 20, "fail")
+    store = SQLiteStore(db)
+
+    async def watch() -> tuple[int, bool, int]:
+        kept = http_review._kept(store, SESSION, Actor(role="storyteller"), "en")
+        kept.restored = True  # asked for once: the follower looks at it
+        follower = http_review.Follower(store, every=0.01)
+        with sqlite3.connect(db) as other:
+            other.execute("ALTER TABLE events RENAME TO events_gone")
+        failed = lambda: [r for r in caplog.records if r.name == "conteur.review"]  # noqa: E731
+        for _ in range(2000):
+            if failed():
+                break
+            await asyncio.sleep(0.01)
+        seen = len(failed())
+        await asyncio.sleep(0.5)  # dozens of looks more, each failing the same way
+        going = not follower._task.done()
+        await follower.close()
+        return len(failed()) - seen, going, seen
+
+    with caplog.at_level(logging.WARNING, logger="conteur.review"):
+        try:
+            more, going, seen = asyncio.run(watch())
+        finally:
+            store.close()
+    assert seen == 1 and more == 0, caplog.text
+    assert going
+    assert "still following" in caplog.text and "OperationalError" in caplog.text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import logging
 import threading
 import weakref
 from typing import Annotated, Any, Literal
@@ -34,6 +35,9 @@ RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException] 
 Lang = Literal["en", "fr"]
 Format = Literal["md", "html", "jsonl", "csv"]
 PAGE = 5000  # rows or challenges a page of the review holds at most
+
+
+log = logging.getLogger("conteur.review")
 
 
 class _Typed(Stream):
@@ -152,11 +156,13 @@ class Follower:
     since the last look before it answers, and a review's catch-up is the same by chunks of
     any size. It saves nothing: a review's snapshot is queued after an answer (``_save``).
     A task of the server's loop, each look done in the loop's worker threads as a
-    request's catch-up is; ``close`` waits for the look under way."""
+    request's catch-up is; ``close`` waits for the look under way. A look that fails is
+    logged (``conteur.review``) once for its kind of failure, and the looks go on."""
 
     def __init__(self, store, every: float | None = None):
         self.store = store
         self.every = every or FOLLOW_EVERY
+        self.failed: set[str] = set()  # the kinds of failure already logged
         self._stop = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
@@ -169,8 +175,14 @@ class Follower:
                 pass
             try:
                 await asyncio.to_thread(follow, self.store)
-            except Exception:  # noqa: BLE001 - a read that failed: the next request catches up as before
-                pass
+            except Exception as e:  # noqa: BLE001 - a read that failed: the next request catches up as before
+                # logged once per kind of failure: a look every two seconds all night
+                # would flood the log with the same one (a full disk, a locked file)
+                kind = type(e).__qualname__
+                if kind not in self.failed:
+                    self.failed.add(kind)
+                    log.warning("kept reviews: a look at the log failed (%s: %s); still following, "
+                                "a request catches its review up itself", kind, e, exc_info=e)
 
     async def close(self) -> None:
         """Ends the looks (after the one under way): before the store is closed."""
