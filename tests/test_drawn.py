@@ -207,6 +207,19 @@ def test_verify_names_an_edited_or_misplaced_summary_and_passes_a_missing_one(tm
     assert not extra.ok and extra.bad_summary.seq == other[0] and "no event" in extra.text()
     missing = changed("missing", "DELETE FROM drawn WHERE seq = ?", (seq,))
     assert missing.ok and missing.summaries_missing == 1, missing.text()
+    # the table walked beside the log (not held whole): an edited summary after a misplaced
+    # one is still the one named, and one misplaced at the seq of another session's event too
+    shutil.copy(tmp_path / "edited.db", tmp_path / "both.db")
+    c = sqlite3.connect(tmp_path / "both.db")
+    c.execute("INSERT INTO drawn VALUES (?, ?, '[{},0]')", (other[1], other[0]))
+    c.execute("INSERT INTO drawn VALUES (?, ?, '[{},0]')", (session + "-elsewhere", seq))
+    c.commit()
+    c.close()
+    both = verify_path(tmp_path / "both.db")
+    assert not both.ok and both.bad_summary.seq == seq and "is not its event's" in both.text()
+    astray = changed("astray", "INSERT INTO drawn VALUES (?, ?, '[{},0]')", (session + "-elsewhere", seq))
+    assert not astray.ok and (astray.bad_summary.seq, astray.bad_summary.session) == (seq, session + "-elsewhere")
+    assert astray.summaries_missing == 0 and "no event" in astray.text()
 
 
 def test_an_old_file_gets_its_summaries_when_a_store_opens_it(tmp_path):
