@@ -70,11 +70,12 @@ def chunk(conn: sqlite3.Connection, session: str, after: int, last: int) -> list
     return decode_joined(joined) if count else []
 
 
-def matches(events: list, summaries: list[Summary]) -> bool:
-    """Whether ``summaries`` are one for each event of ``events`` that carries draws: a
-    chunk's summaries are those of its own rows (its seqs), so with as many of them as such
-    events, none is missing (unless one was also added where none belongs: ``check``)."""
-    return len(summaries) == sum(map(game.DRAWN.__contains__, map(type, events)))
+def matches(types: list[type], summaries: list[Summary]) -> bool:
+    """Whether ``summaries`` are one for each event that carries draws of a chunk whose
+    events have ``types`` (``codec.FoldDecoder.types``): a chunk's summaries are those of
+    its own rows (its seqs), so with as many of them as such events, none is missing
+    (unless one was also added where none belongs: ``check``)."""
+    return len(summaries) == sum(map(game.DRAWN.__contains__, types))
 
 
 class _Draws(msgspec.Struct, gc=False):

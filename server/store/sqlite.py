@@ -123,7 +123,7 @@ def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int |
         if summed:
             summaries = drawn.chunk(conn, session, after, last)
             events = decode(bodies)
-            if not drawn.matches(events, summaries):
+            if not drawn.matches(decode.types, summaries):
                 events, summaries = counted(bodies), None
         else:
             events, summaries = counted(bodies), None
