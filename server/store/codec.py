@@ -69,7 +69,7 @@ def _fold_decoder(types) -> msgspec.json.Decoder:
 _FOLD_DECODERS = {False: _fold_decoder(game.FOLD_TYPES), True: _fold_decoder(game.SUMMED_TYPES)}
 _WHOLE_DECODER = _fold_decoder(game.EVENT_TYPES)
 _RAW_DECODER = msgspec.json.Decoder(list[msgspec.Raw])
-kept = slim.kept
+_kept = slim.kept  # read per event of a chunk that holds the kind
 
 
 class FoldDecoder:
@@ -100,7 +100,7 @@ class FoldDecoder:
         kind = self._kept_kind
         self.types = types = list(map(type, events))
         if kind in types:
-            wanted = [i for i, event in enumerate(events) if event.__class__ is kind and kept(event)]
+            wanted = [i for i, event in enumerate(events) if event.__class__ is kind and _kept(event)]
             if wanted:
                 _whole_again(data, events, wanted)
                 for i in wanted:
@@ -130,7 +130,7 @@ def _whole_again(data: bytes, events: list, wanted: list[int]) -> None:
             whole = _event_decoder.decode(data[start:end if end >= 0 else -1])
         except msgspec.DecodeError:
             break
-        if type(whole) is not slim.SLIM[type(events[i])] or whole.roll != roll or not kept(whole):
+        if type(whole) is not slim.SLIM[type(events[i])] or whole.roll != roll or not _kept(whole):
             break
         found.append(whole)
         start = end
