@@ -23,7 +23,7 @@ import concurrent.futures
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Iterator, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import msgspec
 import sqlite_utils
@@ -105,30 +105,41 @@ _FOLD_SQL = ("SELECT max(seq), count(*), CAST(group_concat(data, ',') AS BLOB) F
 FOLD_CHUNK = 5000
 
 
-def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None]]:
-    """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
-    draw summaries or None (``drawn``: where they do not match the rows, the events'
-    records decoded instead))."""
+def read_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
+                chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, bytes, list | None]]:
+    """A replay's reads of ``session``'s rows in (``after``, ``upto``], chunk by chunk:
+    (last seq of chunk, its stored bodies joined by commas, their draw summaries or None
+    where the file keeps none). Only reads: what a read-ahead thread runs (``ahead.py``)."""
     span = _scan_span(conn, session, after, upto)
     if span is None:
         return
     after, upto = span
     summed = drawn.exists(conn)
-    decode, counted = FoldDecoder(summed=True), FoldDecoder()
     while True:
         last, rows, bodies = conn.execute(_FOLD_SQL, (after, upto, session, chunk)).fetchone()
         if not rows:
             return
-        if summed:
-            summaries = drawn.chunk(conn, session, after, last)
-            events = decode(bodies)
-            if not drawn.matches(decode.types, summaries):
-                events, summaries = counted(bodies), None
-        else:
-            events, summaries = counted(bodies), None
+        yield last, bodies, drawn.chunk(conn, session, after, last) if summed else None
         after = last
-        yield last, events, summaries
+
+
+def decode_chunks(reads: Iterable[tuple[int, bytes, list | None]]) -> Iterator[tuple[int, list, list | None]]:
+    """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
+    draw summaries or None (``drawn``: where they do not match the rows, the events'
+    records decoded instead)), from ``read_chunks``."""
+    decode, counted = FoldDecoder(summed=True), FoldDecoder()
+    for last, bodies, summaries in reads:
+        if summaries is not None:
+            events = decode(bodies)
+            if drawn.matches(decode.types, summaries):
+                yield last, events, summaries
+                continue
+        yield last, counted(bodies), None
+
+
+def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
+                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None]]:
+    return decode_chunks(read_chunks(conn, session, after, upto, chunk))
 
 
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
