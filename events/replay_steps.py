@@ -25,6 +25,7 @@ from conteur.events import action, met, slim, v5
 
 OPEN = met.OPEN
 _page = met._page
+_roll_key = v5._roll_key
 
 
 class Work:
@@ -57,15 +58,25 @@ class _Counted(Work):
 
 
 class V5Work(_Counted):
-    __slots__ = ("rolls", "hunger")
+    """A pool roll waits in ``rolls`` as its event (keys in ``fresh``): only the latest
+    of a character's rolls is kept, and its ``v5.Roll`` is built once, by ``done``."""
+
+    __slots__ = ("rolls", "hunger", "fresh")
 
     def __init__(self, own: v5.State) -> None:
         self.own = own
         self.rolls, self.hunger = dict(own.rolls), dict(own.hunger)
         self.next_roll, self.next_hidden = own.next_roll, dict(own.next_hidden)
+        self.fresh: set[str] = set()
 
     def done(self) -> v5.State:
-        return replace(self.own, rolls=self.rolls, hunger=self.hunger, next_roll=self.next_roll,
+        rolls = self.rolls
+        for key in self.fresh:
+            e = rolls[key]
+            rolls[key] = v5.Roll(id=e.roll, character=e.character, normal=e.normal, hunger=e.hunger,
+                                 difficulty=e.difficulty, visibility=e.visibility)
+        self.fresh = set()
+        return replace(self.own, rolls=rolls, hunger=self.hunger, next_roll=self.next_roll,
                        next_hidden=self.next_hidden)
 
 
@@ -81,15 +92,25 @@ class ActionWork(_Counted):
 
 
 class MetWork(Work):
-    """``live`` copied; a page of ``done`` copied when first written (``owned``)."""
+    """``live`` copied; a page of ``done`` copied when first written (``owned``). A live
+    challenge's changes by the steps of its rounds (a throw, a reveal, a bid, a round won)
+    wait in ``changed`` (id -> the fields changed, its dicts owned by this work): the
+    challenge is ``replace``d once when something reads it whole (``get``, ``update``,
+    ``done``), not at every event of its rounds."""
 
-    __slots__ = ("live", "pages", "owned", "counter")
+    __slots__ = ("live", "pages", "owned", "counter", "changed")
 
     def __init__(self, own: met.State) -> None:
         self.own = own
         self.live, self.pages, self.owned, self.counter = dict(own.live), list(own.done), set(), own.counter
+        self.changed: dict[str, dict[str, Any]] = {}
 
     def done(self) -> met.State:
+        if self.changed:
+            live = self.live
+            for challenge_id, changes in self.changed.items():
+                live[challenge_id] = replace(live[challenge_id], **changes)
+            self.changed = {}
         return replace(self.own, live=self.live, done=tuple(self.pages), counter=self.counter)
 
     def get(self, challenge_id: str) -> met.Challenge | None:
@@ -98,10 +119,25 @@ class MetWork(Work):
             page = _page(challenge_id)
             if page < len(self.pages):
                 found = self.pages[page].get(challenge_id)
+        elif challenge_id in self.changed:
+            found = self.live[challenge_id] = replace(found, **self.changed.pop(challenge_id))
         return found
+
+    def changes(self, challenge_id: str) -> dict[str, Any] | None:
+        """The changes waiting for live challenge ``challenge_id``, to add to; None where
+        it is not live (or, never, not open): the evolver's case."""
+        changes = self.changed.get(challenge_id)
+        if changes is None:
+            ch = self.live.get(challenge_id)
+            if ch is None or ch.status not in OPEN:
+                return None
+            changes = self.changed[challenge_id] = {}
+        return changes  # the steps' changes keep a challenge open
 
     def put(self, ch: met.Challenge) -> None:
         """``met._put``."""
+        if self.changed:
+            self.changed.pop(ch.id, None)
         if ch.status in OPEN:
             self.live[ch.id] = ch
             return
@@ -118,7 +154,11 @@ class MetWork(Work):
         pages[n][ch.id] = ch
 
     def update(self, challenge_id: str, **changes) -> None:
-        """``met._update``."""
+        """``met._update``: the changes waiting for it and these in one ``replace``."""
+        waiting = self.changed.pop(challenge_id, None) if self.changed else None
+        if waiting is not None:
+            waiting.update(changes)
+            changes = waiting
         self.put(replace(self.get(challenge_id), **changes))
 
 
@@ -128,9 +168,9 @@ class MetWork(Work):
 
 
 def _pool_rolled(w: V5Work, e) -> None:
-    w.rolls[v5._roll_key(e.character, e.visibility)] = v5.Roll(
-        id=e.roll, character=e.character, normal=e.normal, hunger=e.hunger, difficulty=e.difficulty,
-        visibility=e.visibility)
+    key = _roll_key(e.character, e.visibility)
+    w.rolls[key] = e
+    w.fresh.add(key)
     w.count(e.roll)
 
 
@@ -157,45 +197,52 @@ def _challenge_issued(w: MetWork, e: met.ChallengeIssued) -> None:
     w.counter += 1
 
 
-def _live(w: MetWork, e, **changes) -> bool | None:
-    """``met._update`` of a live challenge that stays open (``changes`` set no status, or
-    an open one): the nearly every case; any other left to the evolver."""
-    ch = w.live.get(e.challenge)
-    if ch is None or ch.status not in OPEN:
-        return True
-    ch = replace(ch, **changes)
-    if ch.status not in OPEN:
-        return True  # never: a live challenge is open and these keep it so
-    w.live[ch.id] = ch
-    return None
-
-
 def _throw_committed(w: MetWork, e) -> bool | None:
-    ch = w.live.get(e.challenge)
-    if ch is None or ch.status not in OPEN:
+    changes = w.changes(e.challenge)
+    if changes is None:
         return True
-    w.live[ch.id] = replace(ch, throws={**ch.throws, e.character: e.choice}, cancellable=None)
+    throws = changes.get("throws")
+    if throws is None:  # copied once: ``{**ch.throws, character: choice}``, in place after
+        throws = changes["throws"] = dict(w.live[e.challenge].throws)
+    throws[e.character] = e.choice
+    changes["cancellable"] = None
     return None
 
 
 def _throws_revealed(w: MetWork, e: met.ThrowsRevealed) -> bool | None:
-    return _live(w, e, status="throwing" if e.winner else "bidding", bids={})
+    changes = w.changes(e.challenge)
+    if changes is None:
+        return True
+    changes["status"] = "throwing" if e.winner else "bidding"
+    changes["bids"] = {}
+    return None
 
 
 def _bid_declared(w: MetWork, e: met.BidDeclared) -> bool | None:
-    ch = w.live.get(e.challenge)
-    if ch is None or ch.status not in OPEN:
+    changes = w.changes(e.challenge)
+    if changes is None:
         return True
-    w.live[ch.id] = replace(ch, bids={**ch.bids, e.character: e.value})
+    bids = changes.get("bids")
+    if bids is None:
+        bids = changes["bids"] = dict(w.live[e.challenge].bids)
+    bids[e.character] = e.value
     return None
 
 
 def _round_won(w: MetWork, e: met.RoundWon) -> bool | None:
-    return _live(w, e, status="window", winner=e.winner, loser=e.loser, by=e.by)
+    changes = w.changes(e.challenge)
+    if changes is None:
+        return True
+    changes.update(status="window", winner=e.winner, loser=e.loser, by=e.by)
+    return None
 
 
 def _round_started(w: MetWork, e: met.RoundStarted) -> bool | None:
-    return _live(w, e, status="throwing", round=e.round, test=e.test, throws={}, bids={}, overbid_value=None)
+    changes = w.changes(e.challenge)
+    if changes is None:
+        return True
+    changes.update(status="throwing", round=e.round, test=e.test, throws={}, bids={}, overbid_value=None)
+    return None
 
 
 def _challenge_resolved(w: MetWork, e: met.ChallengeResolved) -> None:
