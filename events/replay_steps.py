@@ -81,14 +81,27 @@ class V5Work(_Counted):
 
 
 class ActionWork(_Counted):
-    __slots__ = ()
+    """``waiting``, ``pending`` and ``cooperations`` copied when first written (None until
+    then: the part's own, unchanged)."""
+
+    __slots__ = ("waiting", "pending", "cooperations")
 
     def __init__(self, own: action.State) -> None:
         self.own = own
         self.next_roll, self.next_hidden = own.next_roll, dict(own.next_hidden)
+        self.waiting = self.pending = self.cooperations = None
 
     def done(self) -> action.State:
-        return replace(self.own, next_roll=self.next_roll, next_hidden=self.next_hidden)
+        own = self.own
+        return replace(own, next_roll=self.next_roll, next_hidden=self.next_hidden,
+                       waiting=own.waiting if self.waiting is None else self.waiting,
+                       pending=own.pending if self.pending is None else self.pending,
+                       cooperations=own.cooperations if self.cooperations is None else self.cooperations)
+
+    def owned_waiting(self) -> dict:
+        if self.waiting is None:
+            self.waiting = dict(self.own.waiting)
+        return self.waiting
 
 
 class MetWork(Work):
@@ -180,13 +193,37 @@ def _rouse_checked(w: V5Work, e) -> None:
 
 
 def _action_rolled(w: ActionWork, e) -> bool | None:
-    # the evolver changes only the roll counters of a roll that is not opposed, answers
-    # none, cooperates with none, is not one of simultaneous ones and ends no begun action
-    if (e.opponent is not None or e.against is not None or e.cooperation or e.simultaneous > 1
-            or e.roll in w.own.pending):
+    # ``action.evolve_action_rolled`` on the work, each dict changed in place (a key set
+    # keeps its place as in ``{**d, key: value}``; ``_without`` keeps the others' order),
+    # but for one of simultaneous rolls (its group, rare) left to the evolver
+    if e.simultaneous > 1:
         return True
+    if e.opponent is not None:
+        w.owned_waiting()[e.roll] = action.Rolled(character=e.character, ps=e.ps, opponent=e.opponent,
+                                                  visibility=e.visibility, rolled=e if e.sealed else None)
+    if e.against is not None:
+        waiting = w.own.waiting if w.waiting is None else w.waiting
+        if e.against in waiting:
+            del w.owned_waiting()[e.against]
+    pending = w.own.pending if w.pending is None else w.pending
+    if e.roll in pending:
+        if w.pending is None:
+            pending = w.pending = dict(pending)
+        del pending[e.roll]
+    if e.cooperation:
+        if w.cooperations is None:
+            w.cooperations = dict(w.own.cooperations)
+        w.cooperations[e.cooperation] = bool(e.cooperation_success)
     w.count(e.roll)
     return None
+
+
+def _opposition_opened(w: ActionWork, e: action.OppositionOpened) -> None:
+    waiting = w.own.waiting if w.waiting is None else w.waiting
+    if e.roll not in waiting:
+        w.owned_waiting()[e.roll] = action.Rolled(character=e.character, ps=0, opponent=e.opponent,
+                                                  visibility=e.visibility)
+    w.count(e.roll)
 
 
 def _challenge_issued(w: MetWork, e: met.ChallengeIssued) -> None:
@@ -261,6 +298,7 @@ STEPS: dict[type, tuple[str, Callable, Callable]] = {
     v5.PoolRolled: ("v5", v5.evolve_pool_rolled, _pool_rolled),
     v5.RouseChecked: ("v5", v5.evolve_rouse_checked, _rouse_checked),
     action.ActionRolled: ("action", action.evolve_action_rolled, _action_rolled),
+    action.OppositionOpened: ("action", action.evolve_opposition_opened, _opposition_opened),
     met.ChallengeIssued: ("met", met.evolve_challenge_issued, _challenge_issued),
     met.ThrowCommitted: ("met", met.evolve_throw_committed, _throw_committed),
     met.ThrowsRevealed: ("met", met.evolve_throws_revealed, _throws_revealed),
