@@ -29,9 +29,15 @@ from conteur.events.model import Event
 def _slim(full: type[Event], names: tuple[str, ...], suffix: str = "Read") -> type:
     """``full`` with only ``names``: each with ``full``'s own type and default."""
     fields = {f.name: f for f in msgspec.structs.fields(full)}
+    missing = set(names) - fields.keys()
+    if missing:
+        raise KeyError(f"{full.__name__} has no field {sorted(missing)}")
     spec = []
-    for name in names:
-        f = fields[name]  # a KeyError here names a field the event does not have
+    # in the order the store writes them (``full``'s): msgspec looks a key up among the
+    # fields from the one after the last found, so each is found at its first look
+    for name, f in fields.items():
+        if name not in names:
+            continue
         if f.default is not msgspec.NODEFAULT:
             spec.append((name, f.type, f.default))
         elif f.default_factory is not msgspec.NODEFAULT:
