@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from msgspec.structs import replace
 
-from conteur.events import action, met, slim, v5
+from conteur.events import action, met, session, slim, v5
 
 OPEN = met.OPEN
 _page = met._page
@@ -81,22 +81,23 @@ class V5Work(_Counted):
 
 
 class ActionWork(_Counted):
-    """``waiting``, ``pending`` and ``cooperations`` copied when first written (None until
-    then: the part's own, unchanged)."""
+    """``waiting``, ``pending``, ``cooperations`` and ``tension`` copied when first written
+    (None until then: the part's own, unchanged)."""
 
-    __slots__ = ("waiting", "pending", "cooperations")
+    __slots__ = ("waiting", "pending", "cooperations", "tension")
 
     def __init__(self, own: action.State) -> None:
         self.own = own
         self.next_roll, self.next_hidden = own.next_roll, dict(own.next_hidden)
-        self.waiting = self.pending = self.cooperations = None
+        self.waiting = self.pending = self.cooperations = self.tension = None
 
     def done(self) -> action.State:
         own = self.own
         return replace(own, next_roll=self.next_roll, next_hidden=self.next_hidden,
                        waiting=own.waiting if self.waiting is None else self.waiting,
                        pending=own.pending if self.pending is None else self.pending,
-                       cooperations=own.cooperations if self.cooperations is None else self.cooperations)
+                       cooperations=own.cooperations if self.cooperations is None else self.cooperations,
+                       tension=own.tension if self.tension is None else self.tension)
 
     def owned_waiting(self) -> dict:
         if self.waiting is None:
@@ -226,6 +227,28 @@ def _opposition_opened(w: ActionWork, e: action.OppositionOpened) -> None:
     w.count(e.roll)
 
 
+def _tension_raised(w: ActionWork, e: action.TensionRaised) -> None:
+    if w.tension is None:
+        w.tension = dict(w.own.tension)
+    w.tension[e.character] = e.tension
+
+
+def _clock_moved(w: ActionWork, e) -> bool | None:
+    """``action.evolve_clock_moved`` where no modifier can have run out (the work changes
+    neither the modifiers nor their expiry): nearly every turn; else the evolver."""
+    own = w.own
+    if not own.modifiers:
+        return None
+    expiry = own.expiry
+    if expiry is not None and e.turn <= expiry[0] and e.game_seconds < expiry[1]:
+        return None
+    return True
+
+
+def _hunger_set(w: V5Work, e: v5.HungerSet) -> None:
+    w.hunger[e.character] = e.hunger
+
+
 def _challenge_issued(w: MetWork, e: met.ChallengeIssued) -> None:
     w.put(met.Challenge(
         id=e.challenge, kind=e.kind, initiator=e.initiator, defender=e.defender, tested=e.tested,
@@ -299,6 +322,11 @@ STEPS: dict[type, tuple[str, Callable, Callable]] = {
     v5.RouseChecked: ("v5", v5.evolve_rouse_checked, _rouse_checked),
     action.ActionRolled: ("action", action.evolve_action_rolled, _action_rolled),
     action.OppositionOpened: ("action", action.evolve_opposition_opened, _opposition_opened),
+    action.TensionRaised: ("action", action.evolve_tension_raised, _tension_raised),
+    # the clock's own part (session) through its evolver beside it (game._FAST's others)
+    session.TurnAdvanced: ("action", action.evolve_clock_moved, _clock_moved),
+    session.TimeSkipped: ("action", action.evolve_clock_moved, _clock_moved),
+    v5.HungerSet: ("v5", v5.evolve_hunger_set, _hunger_set),
     met.ChallengeIssued: ("met", met.evolve_challenge_issued, _challenge_issued),
     met.ThrowCommitted: ("met", met.evolve_throw_committed, _throw_committed),
     met.ThrowsRevealed: ("met", met.evolve_throws_revealed, _throws_revealed),
