@@ -30,7 +30,9 @@ _roll_key = v5._roll_key
 
 class Work:
     """A part being folded by steps: ``own`` the frozen part it started from (or last went
-    through an evolver), the fields below owned by this work alone."""
+    through an evolver), the fields below owned by this work alone. Made from ``own`` and
+    the replay's parts (``game.Replay.parts``, lent): a step may read the session part
+    there, which no work holds (``SESSION``), as it stands before the event."""
 
     __slots__ = ("own",)
 
@@ -63,33 +65,43 @@ class V5Work(_Counted):
 
     __slots__ = ("rolls", "hunger", "fresh")
 
-    def __init__(self, own: v5.State) -> None:
+    def __init__(self, own: v5.State, parts: list) -> None:
         self.own = own
         self.rolls, self.hunger = dict(own.rolls), dict(own.hunger)
         self.next_roll, self.next_hidden = own.next_roll, dict(own.next_hidden)
         self.fresh: set[str] = set()
 
     def done(self) -> v5.State:
-        rolls = self.rolls
         for key in self.fresh:
-            e = rolls[key]
-            rolls[key] = v5.Roll(id=e.roll, character=e.character, normal=e.normal, hunger=e.hunger,
-                                 difficulty=e.difficulty, visibility=e.visibility)
+            self.rolls[key] = self._built(key)
         self.fresh = set()
-        return replace(self.own, rolls=rolls, hunger=self.hunger, next_roll=self.next_roll,
+        return replace(self.own, rolls=self.rolls, hunger=self.hunger, next_roll=self.next_roll,
                        next_hidden=self.next_hidden)
+
+    def _built(self, key: str) -> v5.Roll:
+        e = self.rolls[key]
+        return v5.Roll(id=e.roll, character=e.character, normal=e.normal, hunger=e.hunger,
+                       difficulty=e.difficulty, visibility=e.visibility)
+
+    def roll(self, key: str) -> v5.Roll | None:
+        """The latest roll at ``key``, built now if it waits as its event."""
+        if key in self.fresh:
+            self.fresh.discard(key)
+            self.rolls[key] = self._built(key)
+        return self.rolls.get(key)
 
 
 class ActionWork(_Counted):
-    """``waiting``, ``pending``, ``cooperations`` and ``tension`` copied when first written
-    (None until then: the part's own, unchanged)."""
+    """``waiting``, ``pending``, ``cooperations`` and ``tension`` copied when first written,
+    ``groups`` a new dict whenever changed (``action._count_in_group``): each None until
+    then, the part's own, unchanged."""
 
-    __slots__ = ("waiting", "pending", "cooperations", "tension")
+    __slots__ = ("waiting", "pending", "cooperations", "tension", "groups")
 
-    def __init__(self, own: action.State) -> None:
+    def __init__(self, own: action.State, parts: list) -> None:
         self.own = own
         self.next_roll, self.next_hidden = own.next_roll, dict(own.next_hidden)
-        self.waiting = self.pending = self.cooperations = self.tension = None
+        self.waiting = self.pending = self.cooperations = self.tension = self.groups = None
 
     def done(self) -> action.State:
         own = self.own
@@ -97,7 +109,19 @@ class ActionWork(_Counted):
                        waiting=own.waiting if self.waiting is None else self.waiting,
                        pending=own.pending if self.pending is None else self.pending,
                        cooperations=own.cooperations if self.cooperations is None else self.cooperations,
-                       tension=own.tension if self.tension is None else self.tension)
+                       tension=own.tension if self.tension is None else self.tension,
+                       groups=own.groups if self.groups is None else self.groups)
+
+    def grouped(self, e, option: str) -> None:
+        """``action._count_in_group`` for roll or ruling ``e``."""
+        if e.simultaneous > 1:
+            self.groups = action._count_in_group(self.own.groups if self.groups is None else self.groups,
+                                                 e.character, e.simultaneous, e.together, e.turn, option)
+
+    def owned_pending(self) -> dict:
+        if self.pending is None:
+            self.pending = dict(self.own.pending)
+        return self.pending
 
     def owned_waiting(self) -> dict:
         if self.waiting is None:
@@ -112,10 +136,10 @@ class MetWork(Work):
     challenge is ``replace``d once when something reads it whole (``get``, ``update``,
     ``done``), not at every event of its rounds."""
 
-    __slots__ = ("live", "pages", "owned", "counter", "changed")
+    __slots__ = ("live", "pages", "owned", "counter", "changed", "parts")
 
-    def __init__(self, own: met.State) -> None:
-        self.own = own
+    def __init__(self, own: met.State, parts: list) -> None:
+        self.own, self.parts = own, parts
         self.live, self.pages, self.owned, self.counter = dict(own.live), list(own.done), set(), own.counter
         self.changed: dict[str, dict[str, Any]] = {}
 
@@ -193,12 +217,9 @@ def _rouse_checked(w: V5Work, e) -> None:
     w.count(e.roll)
 
 
-def _action_rolled(w: ActionWork, e) -> bool | None:
+def _action_rolled(w: ActionWork, e) -> None:
     # ``action.evolve_action_rolled`` on the work, each dict changed in place (a key set
-    # keeps its place as in ``{**d, key: value}``; ``_without`` keeps the others' order),
-    # but for one of simultaneous rolls (its group, rare) left to the evolver
-    if e.simultaneous > 1:
-        return True
+    # keeps its place as in ``{**d, key: value}``; ``_without`` keeps the others' order)
     if e.opponent is not None:
         w.owned_waiting()[e.roll] = action.Rolled(character=e.character, ps=e.ps, opponent=e.opponent,
                                                   visibility=e.visibility, rolled=e if e.sealed else None)
@@ -206,17 +227,24 @@ def _action_rolled(w: ActionWork, e) -> bool | None:
         waiting = w.own.waiting if w.waiting is None else w.waiting
         if e.against in waiting:
             del w.owned_waiting()[e.against]
-    pending = w.own.pending if w.pending is None else w.pending
-    if e.roll in pending:
-        if w.pending is None:
-            pending = w.pending = dict(pending)
-        del pending[e.roll]
+    if e.roll in (w.own.pending if w.pending is None else w.pending):
+        del w.owned_pending()[e.roll]
     if e.cooperation:
         if w.cooperations is None:
             w.cooperations = dict(w.own.cooperations)
         w.cooperations[e.cooperation] = bool(e.cooperation_success)
+    w.grouped(e, e.option)
     w.count(e.roll)
-    return None
+
+
+def _action_begun(w: ActionWork, e: action.ActionBegun) -> None:
+    w.owned_pending()[e.roll] = e
+    w.count(e.roll)
+
+
+def _action_ruled(w: ActionWork, e: action.ActionRuled) -> None:
+    w.grouped(e, "none")
+    w.count(e.roll)
 
 
 def _opposition_opened(w: ActionWork, e: action.OppositionOpened) -> None:
@@ -243,6 +271,13 @@ def _clock_moved(w: ActionWork, e) -> bool | None:
     if expiry is not None and e.turn <= expiry[0] and e.game_seconds < expiry[1]:
         return None
     return True
+
+
+def _willpower_rerolled(w: V5Work, e) -> None:
+    key = _roll_key(e.character, e.visibility)
+    roll = w.roll(key)
+    if roll is not None and roll.id == e.roll:  # else unchanged: a viewer's partial fold
+        w.rolls[key] = replace(roll, normal=e.normal, rerolled=True)
 
 
 def _hunger_set(w: V5Work, e: v5.HungerSet) -> None:
@@ -289,6 +324,32 @@ def _bid_declared(w: MetWork, e: met.BidDeclared) -> bool | None:
     return None
 
 
+def _overbid_declared(w: MetWork, e: met.OverbidDeclared) -> bool | None:
+    changes = w.changes(e.challenge)
+    if changes is None:
+        return True
+    overbids = changes.get("overbids")
+    changes.update(status="overbid", overbids=(w.live[e.challenge].overbids if overbids is None else overbids)
+                   + (e.character,), overbid_value=e.value, bids={})
+    return None
+
+
+def _retest_taken(w: MetWork, e: met.RetestTaken) -> bool | None:
+    """``met.evolve_retest_taken``, the session's options read from the replay's parts."""
+    changes = w.changes(e.challenge)
+    if changes is None:
+        return True
+    ch = w.live[e.challenge]
+    retests = changes.get("retests")
+    if retests is None:
+        retests = changes["retests"] = dict(ch.retests)
+    retests[e.character] = retests.get(e.character, 0) + 1
+    if w.parts[SESSION].options.retest_cancel:
+        now = {**{name: getattr(ch, name) for name in ("winner", "loser", "by")}, **changes}
+        changes.update(cancellable=e.character, previous=(now["winner"], now["loser"], now["by"], e.round))
+    return None
+
+
 def _round_won(w: MetWork, e: met.RoundWon) -> bool | None:
     changes = w.changes(e.challenge)
     if changes is None:
@@ -313,6 +374,11 @@ def _challenge_cancelled(w: MetWork, e: met.ChallengeCancelled) -> None:
     w.update(e.challenge, status="cancelled", reason=e.reason or "cancelled")
 
 
+# the session part's place in game.PART_NAMES: a part no work holds
+SESSION = 0
+# the kinds whose evolver reads the whole state before the event, and whose step reads the
+# session part for it (from the replay's parts: ``Work``)
+READS_SESSION: frozenset[type] = frozenset({met.RetestTaken})
 # the work of each part that has steps, by its name in game.PART_NAMES
 WORKS: dict[str, Callable[[Any], Work]] = {"met": MetWork, "v5": V5Work, "action": ActionWork}
 
@@ -323,10 +389,15 @@ STEPS: dict[type, tuple[str, Callable, Callable]] = {
     action.ActionRolled: ("action", action.evolve_action_rolled, _action_rolled),
     action.OppositionOpened: ("action", action.evolve_opposition_opened, _opposition_opened),
     action.TensionRaised: ("action", action.evolve_tension_raised, _tension_raised),
+    action.ActionBegun: ("action", action.evolve_action_begun, _action_begun),
+    action.ActionRuled: ("action", action.evolve_action_ruled, _action_ruled),
     # the clock's own part (session) through its evolver beside it (game._FAST's others)
     session.TurnAdvanced: ("action", action.evolve_clock_moved, _clock_moved),
     session.TimeSkipped: ("action", action.evolve_clock_moved, _clock_moved),
     v5.HungerSet: ("v5", v5.evolve_hunger_set, _hunger_set),
+    v5.WillpowerRerolled: ("v5", v5.evolve_willpower_rerolled, _willpower_rerolled),
+    met.OverbidDeclared: ("met", met.evolve_overbid_declared, _overbid_declared),
+    met.RetestTaken: ("met", met.evolve_retest_taken, _retest_taken),
     met.ChallengeIssued: ("met", met.evolve_challenge_issued, _challenge_issued),
     met.ThrowCommitted: ("met", met.evolve_throw_committed, _throw_committed),
     met.ThrowsRevealed: ("met", met.evolve_throws_revealed, _throws_revealed),

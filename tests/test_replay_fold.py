@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import itertools
 import random
 import sqlite3
 
@@ -14,7 +15,8 @@ import pytest
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conteur.events import action, game, session, slim, views
+from conteur.events import action, game, met, session, slim, views
+from conteur.events.simulate import met as met_simulate
 from conteur.events.model import STORYTELLER, Actor, DrawRecord
 from conteur.events.narrate import Teller, sentence
 from conteur.events.wire import Viewer
@@ -423,3 +425,29 @@ def test_a_log_inserted_out_of_order_replays_in_seq_order(tmp_path):
             assert state == expected[sid]
             assert [e for b in fold_blobs(store, sid) for e in codec.decode_fold(b)] == \
                 [e for e in codec.decode_fold(b",".join(fold_blobs(store, sid)))]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_met_night_with_cancellable_retests_replays_as_evolve_does(seed):
+    """A retest's step reads the session's options from the replay's parts (retest_cancel:
+    the retest's result is kept to restore), a challenge's round changes wait in the met
+    work: fed whole and as the store decodes them, one event at a time, in sevens and at
+    once, the state after each feed is ``evolve``'s, byte for byte, and the parts a caller
+    read between feeds are never changed by the later ones."""
+    events, _, final = met_simulate.simulate(random.Random(seed), 1200, retest_cancel=True)
+    assert final.session.options.retest_cancel
+    assert any(isinstance(e, met.RetestTaken) for e in events)
+    assert any(isinstance(e, met.RetestCancelled) for e in events)
+    truths = list(itertools.accumulate(events, game.evolve, initial=game.initial()))
+    folded = [i for i, e in enumerate(events, 1) if e.__struct_config__.tag not in game.IGNORED]
+    slimmed = codec.decode_fold(b",".join(codec.encode_event(events[i - 1]) for i in folded))
+    for fed_events, at in ((events, range(1, len(events) + 1)), (slimmed, folded)):
+        for step in (1, 7, len(fed_events)):
+            fed, held = game.Replay(), []
+            for a in range(0, len(fed_events), step):
+                fed.feed(fed_events[a:a + step])
+                truth = truths[at[min(a + step, len(fed_events)) - 1]]
+                assert fed.state() == truth
+                assert codec.encode_state(fed.state()) == codec.encode_state(truth)
+                held.append((list(fed.parts), msgspec.msgpack.encode(fed.parts)))
+            assert all(msgspec.msgpack.encode(parts) == encoded for parts, encoded in held)
