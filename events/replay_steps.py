@@ -35,6 +35,7 @@ class Work:
     there, which no work holds (``SESSION``), as it stands before the event."""
 
     __slots__ = ("own",)
+    HOLDS: frozenset[str] = frozenset()  # the fields of its part that ``done`` sets from the work
 
     def done(self) -> Any:
         raise NotImplementedError
@@ -64,6 +65,7 @@ class V5Work(_Counted):
     of a character's rolls is kept, and its ``v5.Roll`` is built once, by ``done``."""
 
     __slots__ = ("rolls", "hunger", "fresh")
+    HOLDS = frozenset({"rolls", "hunger", "next_roll", "next_hidden"})
 
     def __init__(self, own: v5.State, parts: list) -> None:
         self.own = own
@@ -97,6 +99,7 @@ class ActionWork(_Counted):
     then, the part's own, unchanged."""
 
     __slots__ = ("waiting", "pending", "cooperations", "tension", "groups")
+    HOLDS = frozenset({"next_roll", "next_hidden", "waiting", "pending", "cooperations", "tension", "groups"})
 
     def __init__(self, own: action.State, parts: list) -> None:
         self.own = own
@@ -137,6 +140,7 @@ class MetWork(Work):
     ``done``), not at every event of its rounds."""
 
     __slots__ = ("live", "pages", "owned", "counter", "changed", "parts")
+    HOLDS = frozenset({"live", "done", "counter"})
 
     def __init__(self, own: met.State, parts: list) -> None:
         self.own, self.parts = own, parts
@@ -366,12 +370,26 @@ def _round_started(w: MetWork, e: met.RoundStarted) -> bool | None:
     return None
 
 
+def _challenge_overruled(w: MetWork, e: met.ChallengeOverruled) -> None:
+    w.update(e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason="overruled")
+
+
 def _challenge_resolved(w: MetWork, e: met.ChallengeResolved) -> None:
     w.update(e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason=e.reason)
 
 
 def _challenge_cancelled(w: MetWork, e: met.ChallengeCancelled) -> None:
     w.update(e.challenge, status="cancelled", reason=e.reason or "cancelled")
+
+
+def _on_own(evolver: Callable) -> Callable:
+    """The step of an evolver that reads and changes only fields of its part that its work
+    does not hold (a tie debt, a modifier): run on the work's ``own``, in place of settling
+    the work for it and making it again for the next step."""
+    def step(w: Work, e) -> None:
+        w.own = evolver(w.own, e, None)
+    step.evolver = evolver  # type: ignore[attr-defined]  # tests/test_replay_onepass.py checks it
+    return step
 
 
 # the session part's place in game.PART_NAMES: a part no work holds
@@ -398,6 +416,13 @@ STEPS: dict[type, tuple[str, Callable, Callable]] = {
     v5.WillpowerRerolled: ("v5", v5.evolve_willpower_rerolled, _willpower_rerolled),
     met.OverbidDeclared: ("met", met.evolve_overbid_declared, _overbid_declared),
     met.RetestTaken: ("met", met.evolve_retest_taken, _retest_taken),
+    met.ChallengeOverruled: ("met", met.evolve_challenge_overruled, _challenge_overruled),
+    # the debts (met), the modifiers and their counters, the dead (action): no work holds them
+    met.TieDebtIncurred: ("met", met.evolve_tie_debt_incurred, _on_own(met.evolve_tie_debt_incurred)),
+    met.TieDebtPaid: ("met", met.evolve_tie_debt_paid, _on_own(met.evolve_tie_debt_paid)),
+    action.ModifierApplied: ("action", action.evolve_modifier_applied, _on_own(action.evolve_modifier_applied)),
+    action.CharacterSacrificed: ("action", action.evolve_character_sacrificed,
+                                 _on_own(action.evolve_character_sacrificed)),
     met.ChallengeIssued: ("met", met.evolve_challenge_issued, _challenge_issued),
     met.ThrowCommitted: ("met", met.evolve_throw_committed, _throw_committed),
     met.ThrowsRevealed: ("met", met.evolve_throws_revealed, _throws_revealed),
