@@ -48,16 +48,14 @@ class _Counted(Work):
 
     def count(self, value: str) -> None:
         digits, _, key = value[1:].partition(".")
-        if not digits.isdigit() or digits.startswith("0"):
+        if not digits.isdigit() or digits[0] == "0":  # not empty once digits
             return
         number = int(digits)
         if not key:
-            if number + 1 > self.next_roll:
+            if number >= self.next_roll:
                 self.next_roll = number + 1
-            return
-        if self.next_hidden.get(key, 1) > number:
-            return
-        self.next_hidden[key] = number + 1
+        elif self.next_hidden.get(key, 1) <= number:
+            self.next_hidden[key] = number + 1
 
 
 class V5Work(_Counted):
@@ -116,10 +114,9 @@ class ActionWork(_Counted):
                        groups=own.groups if self.groups is None else self.groups)
 
     def grouped(self, e, option: str) -> None:
-        """``action._count_in_group`` for roll or ruling ``e``."""
-        if e.simultaneous > 1:
-            self.groups = action._count_in_group(self.own.groups if self.groups is None else self.groups,
-                                                 e.character, e.simultaneous, e.together, e.turn, option)
+        """``action._count_in_group`` for roll or ruling ``e``, one of simultaneous ones."""
+        self.groups = action._count_in_group(self.own.groups if self.groups is None else self.groups,
+                                             e.character, e.simultaneous, e.together, e.turn, option)
 
     def owned_pending(self) -> dict:
         if self.pending is None:
@@ -237,7 +234,8 @@ def _action_rolled(w: ActionWork, e) -> None:
         if w.cooperations is None:
             w.cooperations = dict(w.own.cooperations)
         w.cooperations[e.cooperation] = bool(e.cooperation_success)
-    w.grouped(e, e.option)
+    if e.simultaneous > 1:
+        w.grouped(e, e.option)
     w.count(e.roll)
 
 
@@ -247,7 +245,8 @@ def _action_begun(w: ActionWork, e: action.ActionBegun) -> None:
 
 
 def _action_ruled(w: ActionWork, e: action.ActionRuled) -> None:
-    w.grouped(e, "none")
+    if e.simultaneous > 1:
+        w.grouped(e, "none")
     w.count(e.roll)
 
 
