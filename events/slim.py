@@ -50,7 +50,8 @@ def _slim(full: type[Event], names: tuple[str, ...], suffix: str = "Read") -> ty
                              gc=False)
 
 
-# event type -> the fields its evolvers (game.HANDLERS) and game.count_draws read
+# event type -> the fields its evolvers (game.HANDLERS), its replay step
+# (``replay_steps.STEPS``) and game.count_draws read
 READ: dict[type[Event], tuple[str, ...]] = {
     action.ActionRolled: ("roll", "character", "ps", "opponent", "against", "visibility", "sealed",
                           "cooperation", "cooperation_success", "simultaneous", "together", "turn",
@@ -59,6 +60,13 @@ READ: dict[type[Event], tuple[str, ...]] = {
     v5.RouseChecked: ("roll", "character", "hunger_after", "draws"),
     v5.WillpowerRerolled: ("roll", "character", "normal", "visibility", "draws"),
     met.ThrowCommitted: ("challenge", "character", "choice", "draws"),
+    # the MET kinds of every round: a dict of throws, a reason, abilities left unread
+    met.ThrowsRevealed: ("challenge", "winner"),
+    met.BidDeclared: ("challenge", "character", "value"),
+    met.RoundWon: ("challenge", "winner", "loser", "by"),
+    met.RoundStarted: ("challenge", "round", "test"),
+    met.RetestTaken: ("challenge", "character", "round"),
+    met.ChallengeResolved: ("challenge", "winner", "loser", "reason"),
 }
 
 # whole type -> its slim type with the draw records, which ``game.count_draws`` counts: the

@@ -15,7 +15,7 @@ import pytest
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conteur.events import action, game, met, session, slim, views
+from conteur.events import action, game, met, replay_steps, session, slim, v5, views
 from conteur.events.simulate import met as met_simulate
 from conteur.events.model import STORYTELLER, Actor, DrawRecord
 from conteur.events.narrate import Teller, sentence
@@ -350,6 +350,13 @@ def test_the_slim_kinds_hold_every_field_their_evolvers_read():
             read.add("draws")
         assert read <= set(names), (whole, read - set(names))
         assert escapes == (1 if whole is action.ActionRolled else 0), whole
+        # and its replay step: an action roll's hands it on (its group, the sealed roll
+        # kept), a pool roll's keeps it in the work (its v5.Roll built later, by done)
+        step_reads, step_escapes = _event_reads(replay_steps.STEPS[whole][2])
+        if whole is v5.PoolRolled:
+            step_reads |= _event_reads(replay_steps.V5Work._built, 2)[0]  # its local e
+        assert step_reads <= set(names), (whole, step_reads - set(names))
+        assert step_escapes == {action.ActionRolled: 2, v5.PoolRolled: 1}.get(whole, 0), whole
     rolled = [k for k, w in slim.SLIM.items() if w is action.ActionRolled]
     assert rolled == [slim.kept_kind(False), slim.kept_kind(True)]
     for kind in rolled:  # with its draw records and without (their stored summaries)
