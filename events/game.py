@@ -276,10 +276,11 @@ DRAWN: frozenset[type] = _DRAWN
 DRAWN_TAGS: frozenset[str] = frozenset(t.__struct_config__.tag for t in EVENT_TYPES if t in _DRAWN)
 
 
-# Replay's steps for the hottest kinds (``events.replay_steps``): kind -> (index of the
-# part, the step, the part's evolver it stands for, the steps of the event's other parts).
-# Only for an evolver registered for that kind that does not read the whole state.
-_WORKS: dict[int, Callable[[Any], replay_steps.Work]] = {
+# Replay's steps (``events.replay_steps``): kind -> (index of the part, the step, the part's
+# evolver it stands for, the steps of the event's other parts). Only for an evolver
+# registered for that kind that does not read the whole state, or reads only the session
+# part, which its step then reads in the replay's parts (``replay_steps.READS_SESSION``).
+_WORKS: dict[int, Callable[[Any, list], replay_steps.Work]] = {
     PART_NAMES.index(part): work for part, work in replay_steps.WORKS.items()}
 _FAST: dict[type, tuple[int, Callable, Evolver, tuple[tuple[int, Evolver, bool], ...]]] = {}
 if PART_NAMES[replay_steps.SESSION] != "session" or "session" in replay_steps.WORKS:
@@ -304,8 +305,9 @@ class Replay:
     """The replay-only fold: the same states as ``evolve`` event by event, without a frozen
     ``GameState`` per event. The parts are held in a list, the draw streams in a dict of
     this replay's own, and a whole ``GameState`` is built only for an evolver that reads it
-    (a few kinds: a retest, a sheet amended) and at the end. The hottest kinds fold through
-    replay steps into a part's ``Work`` (``events.replay_steps``), turned back into a frozen
+    (a sheet amended) and at the end. Nearly
+    every kind of the met, dice and action parts folds through replay steps into a part's
+    ``Work`` (``events.replay_steps``), turned back into a frozen
     part before anything else reads that part and at the end of each ``feed``; the others
     through their parts' own evolvers, unchanged. ``tests/test_replay_fold.py`` pins it to
     ``evolve``."""

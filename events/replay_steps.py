@@ -1,20 +1,26 @@
-"""Replay-only steps for the hottest kinds: the same parts as their evolvers give, without a
-frozen part per event.
+"""Replay-only steps for nearly every kind of the met, dice and action parts: the same parts
+as their evolvers give, without a frozen part per event.
 
 A replay folds a night's events one by one, and the pure evolvers build a new frozen part
 (``replace``) and copy a dict or two for every one of them: for a roll or a throw that is
 most of the fold's cost. ``game.Replay`` folds these kinds instead into a ``Work``: a
-replay-owned copy of the fields they change (its dicts copied when the work is made, so
-nothing a caller holds is ever changed), turned back into a frozen part (``done``) before
-any other evolver of that part runs, before an evolver that reads the whole state, and at
-the end of every ``feed``: between feeds, ``Replay.parts`` are frozen parts as ever.
+replay-owned copy of the fields they change (its dicts copied when the work is made or when
+first written, so nothing a caller holds is ever changed), turned back into a frozen part
+(``done``) before any other evolver of that part runs, before an evolver that reads the
+whole state, and at the end of every ``feed``: between feeds, ``Replay.parts`` are frozen
+parts as ever. What only ``done`` reads waits in the work as it came: a live challenge's
+changes by the events of its rounds (``MetWork.changed``: one ``replace`` when it is read,
+not one per throw), a pool roll's event (its ``v5.Roll`` built once, for the latest roll).
+A step may read the session part, which no work holds, in the replay's parts (a retest
+reads the options); an evolver that touches only fields its work does not hold runs on the
+work's own part (``_on_own``: a tie debt, a modifier).
 
 The evolvers stay the definition: each step does what its evolver does, written against the
 work (dict insertion order included, so snapshots encode the same bytes), and a case a step
-does not cover (an opposed roll, a roll of a multi-turn action) runs the evolver itself on
-the frozen part. ``tests/test_replay_fold.py`` folds random nights and every kind both ways.
+does not cover (a round event of a challenge no longer live, a modifier run out as the clock
+moves) runs the evolver itself on the frozen part. ``tests/test_replay_fold.py`` and
+``tests/test_replay_onepass.py`` fold random nights and every kind both ways.
 """
-
 from __future__ import annotations
 
 from typing import Any, Callable
