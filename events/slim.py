@@ -3,12 +3,13 @@
 A stored ``action.rolled`` is about 750 bytes (the dice, the D+/- faces, the notation, the
 draw records) and its evolver reads a dozen of its fields; a ``v5.pool_rolled`` about 540.
 Decoding events whole was a third of a replay. A store's replay decodes these kinds into the
-types below instead: same tag, same field types and defaults, the other fields skipped
-unread by msgspec (the stored bytes are untouched). Each comes twice: with its draw records
-(``COUNTED``: 10-30% less decode than whole) and without them (``SUMMED``: most of a roll's
-decode is its draw records), the replay then fed the event's stored draw summary instead
-(``server/store/drawn.py``). ``game`` folds them through the same evolvers as the whole
-events (``game._STEPS``);
+types below instead: same tag, same field types and defaults, in the stored order (msgspec
+finds each key at its first look), the other fields skipped unread by msgspec (the stored
+bytes are untouched); the MET round's kinds too (a reveal's dict of throws left unread).
+Each comes twice: with its draw records (``COUNTED``: 10-30% less decode than whole) and
+without them (``SUMMED``: most of a roll's decode is its draw records), the replay then fed
+the event's stored draw summary instead (``server/store/drawn.py``). ``game`` folds them
+through the same evolvers and replay steps as the whole events (``game._STEPS``);
 ``tests/test_replay_fold.py`` proves the states equal on random nights and on every kind.
 
 Only a replay of the stored log may use them: nothing else should ever see a slim event.
