@@ -1105,12 +1105,14 @@ def decide_cancel_action(state: GameState, cmd: CancelAction, draws: Draws, acto
 # is the whole state before the event, to read (events.game composes them).
 
 
-def _count_in_group(own: State, character: str, simultaneous: int, together: str,
+def _count_in_group(groups: dict[str, Group], character: str, simultaneous: int, together: str,
                     turn: int, option: str) -> dict[str, Group]:
+    """``groups`` with one more action in the group of ``character``'s simultaneous ones
+    (a new dict; ``groups`` itself for a roll that is not one of them)."""
     if simultaneous <= 1:
-        return own.groups
+        return groups
     # groups of past turns can take no more actions: dropped to keep the state small
-    groups = {k: g for k, g in own.groups.items() if g.turn >= turn}
+    groups = {k: g for k, g in groups.items() if g.turn >= turn}
     key = _group_key(character, turn, together)
     group = groups.get(key, Group(declared=simultaneous, turn=turn))
     group = replace(group, actions=group.actions + 1,
@@ -1132,7 +1134,7 @@ def evolve_action_rolled(own: State, e: ActionRolled, state: GameState) -> State
         cooperations = {**cooperations, e.cooperation: bool(e.cooperation_success)}
     # one roll in five of a night: the counters and groups without a call each when unchanged
     groups = own.groups if e.simultaneous <= 1 else \
-        _count_in_group(own, e.character, e.simultaneous, e.together, e.turn, e.option)
+        _count_in_group(own.groups, e.character, e.simultaneous, e.together, e.turn, e.option)
     next_roll, next_hidden = id_counted(e.roll, own.next_roll, own.next_hidden)
     return replace(own, waiting=waiting, pending=pending, cooperations=cooperations,
                    groups=groups, next_roll=next_roll, next_hidden=next_hidden)
@@ -1143,7 +1145,7 @@ def evolve_action_begun(own: State, e: ActionBegun, state: GameState) -> State:
 
 
 def evolve_action_ruled(own: State, e: ActionRuled, state: GameState) -> State:
-    groups = _count_in_group(own, e.character, e.simultaneous, e.together, e.turn, "none")
+    groups = _count_in_group(own.groups, e.character, e.simultaneous, e.together, e.turn, "none")
     return replace(own, groups=groups, **_roll_counted(own, e.roll))
 
 

@@ -276,27 +276,38 @@ DRAWN: frozenset[type] = _DRAWN
 DRAWN_TAGS: frozenset[str] = frozenset(t.__struct_config__.tag for t in EVENT_TYPES if t in _DRAWN)
 
 
-# Replay's steps for the hottest kinds (``events.replay_steps``): kind -> (index of the
-# part, the step, the part's evolver it stands for, the steps of the event's other parts).
-# Only for an evolver registered for that kind that does not read the whole state.
-_WORKS: dict[int, Callable[[Any], replay_steps.Work]] = {
+# Replay's steps (``events.replay_steps``): kind -> (index of the part, the step, the part's
+# evolver it stands for, the steps of the event's other parts). Only for an evolver
+# registered for that kind that does not read the whole state, or reads only the session
+# part, which its step then reads in the replay's parts (``replay_steps.READS_SESSION``).
+_WORKS: dict[int, Callable[[Any, list], replay_steps.Work]] = {
     PART_NAMES.index(part): work for part, work in replay_steps.WORKS.items()}
 _FAST: dict[type, tuple[int, Callable, Evolver, tuple[tuple[int, Evolver, bool], ...]]] = {}
+if PART_NAMES[replay_steps.SESSION] != "session" or "session" in replay_steps.WORKS:
+    raise RuntimeError("replay steps read the session part in Replay.parts: no work may hold it")
 for _kind, (_part, _evolver, _step) in replay_steps.STEPS.items():
     _i = PART_NAMES.index(_part)
-    if (_i, _evolver, False) not in _STEPS[_kind]:
+    # an evolver that reads the whole state only where its step reads the session part
+    # for it, and no other part of the event's changes it
+    _reads = slim.SLIM.get(_kind, _kind) in replay_steps.READS_SESSION
+    if (_i, _evolver, _reads) not in _STEPS[_kind] or (_reads and len(_STEPS[_kind]) > 1):
         raise RuntimeError(f"replay step of {_kind.__name__} stands for no evolver of its {_part} part")
     _others = tuple(s for s in _STEPS[_kind] if s[0] != _i)
     if not any(reads for _, _, reads in _others):
         _FAST[_kind] = (_i, _step, _evolver, _others)
 
 
+# the evolvers of the stepped kinds that read the whole state (``replay_steps.READS_SESSION``)
+_READS_SESSION = frozenset(replay_steps.STEPS[k][1] for k in replay_steps.READS_SESSION)
+
+
 class Replay:
     """The replay-only fold: the same states as ``evolve`` event by event, without a frozen
     ``GameState`` per event. The parts are held in a list, the draw streams in a dict of
     this replay's own, and a whole ``GameState`` is built only for an evolver that reads it
-    (a few kinds: a retest, a sheet amended) and at the end. The hottest kinds fold through
-    replay steps into a part's ``Work`` (``events.replay_steps``), turned back into a frozen
+    (a sheet amended) and at the end. Nearly
+    every kind of the met, dice and action parts folds through replay steps into a part's
+    ``Work`` (``events.replay_steps``), turned back into a frozen
     part before anything else reads that part and at the end of each ``feed``; the others
     through their parts' own evolvers, unchanged. ``tests/test_replay_fold.py`` pins it to
     ``evolve``."""
@@ -336,7 +347,7 @@ class Replay:
         not turn every page of the night's challenges back into a frozen part after each
         run (issue 18 item 4)."""
         parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
-        work, fast_of, works = self._work, _FAST, _WORKS
+        work, fast_of, works, reads_session = self._work, _FAST, _WORKS, _READS_SESSION
         summed = summaries is not None
         next_summary = iter(summaries).__next__ if summed else None
         try:
@@ -347,10 +358,15 @@ class Replay:
                     i, step, evolver, others = fast
                     w = work[i]
                     if w is None:
-                        w = work[i] = works[i](parts[i])
+                        w = work[i] = works[i](parts[i], parts)
                     if step(w, event):  # a case the step leaves to the evolver
-                        parts[i] = evolver(w.done(), event, None)
-                        work[i] = None
+                        if evolver in reads_session:
+                            self._settle()
+                            self._counter = counter
+                            parts[i] = evolver(parts[i], event, self._whole())
+                        else:
+                            parts[i] = evolver(w.done(), event, None)
+                            work[i] = None
                     for j, f, _ in others:
                         if work[j] is not None:
                             parts[j] = work[j].done()

@@ -3,12 +3,13 @@
 A stored ``action.rolled`` is about 750 bytes (the dice, the D+/- faces, the notation, the
 draw records) and its evolver reads a dozen of its fields; a ``v5.pool_rolled`` about 540.
 Decoding events whole was a third of a replay. A store's replay decodes these kinds into the
-types below instead: same tag, same field types and defaults, the other fields skipped
-unread by msgspec (the stored bytes are untouched). Each comes twice: with its draw records
-(``COUNTED``: 10-30% less decode than whole) and without them (``SUMMED``: most of a roll's
-decode is its draw records), the replay then fed the event's stored draw summary instead
-(``server/store/drawn.py``). ``game`` folds them through the same evolvers as the whole
-events (``game._STEPS``);
+types below instead: same tag, same field types and defaults, in the stored order (msgspec
+finds each key at its first look), the other fields skipped unread by msgspec (the stored
+bytes are untouched); the MET round's kinds too (a reveal's dict of throws left unread).
+Each comes twice: with its draw records (``COUNTED``: 10-30% less decode than whole) and
+without them (``SUMMED``: most of a roll's decode is its draw records), the replay then fed
+the event's stored draw summary instead (``server/store/drawn.py``). ``game`` folds them
+through the same evolvers and replay steps as the whole events (``game._STEPS``);
 ``tests/test_replay_fold.py`` proves the states equal on random nights and on every kind.
 
 Only a replay of the stored log may use them: nothing else should ever see a slim event.
@@ -29,9 +30,15 @@ from conteur.events.model import Event
 def _slim(full: type[Event], names: tuple[str, ...], suffix: str = "Read") -> type:
     """``full`` with only ``names``: each with ``full``'s own type and default."""
     fields = {f.name: f for f in msgspec.structs.fields(full)}
+    missing = set(names) - fields.keys()
+    if missing:
+        raise KeyError(f"{full.__name__} has no field {sorted(missing)}")
     spec = []
-    for name in names:
-        f = fields[name]  # a KeyError here names a field the event does not have
+    # in the order the store writes them (``full``'s): msgspec looks a key up among the
+    # fields from the one after the last found, so each is found at its first look
+    for name, f in fields.items():
+        if name not in names:
+            continue
         if f.default is not msgspec.NODEFAULT:
             spec.append((name, f.type, f.default))
         elif f.default_factory is not msgspec.NODEFAULT:
@@ -44,7 +51,8 @@ def _slim(full: type[Event], names: tuple[str, ...], suffix: str = "Read") -> ty
                              gc=False)
 
 
-# event type -> the fields its evolvers (game.HANDLERS) and game.count_draws read
+# event type -> the fields its evolvers (game.HANDLERS), its replay step
+# (``replay_steps.STEPS``) and game.count_draws read
 READ: dict[type[Event], tuple[str, ...]] = {
     action.ActionRolled: ("roll", "character", "ps", "opponent", "against", "visibility", "sealed",
                           "cooperation", "cooperation_success", "simultaneous", "together", "turn",
@@ -53,6 +61,13 @@ READ: dict[type[Event], tuple[str, ...]] = {
     v5.RouseChecked: ("roll", "character", "hunger_after", "draws"),
     v5.WillpowerRerolled: ("roll", "character", "normal", "visibility", "draws"),
     met.ThrowCommitted: ("challenge", "character", "choice", "draws"),
+    # the MET kinds of every round: a dict of throws, a reason, abilities left unread
+    met.ThrowsRevealed: ("challenge", "winner"),
+    met.BidDeclared: ("challenge", "character", "value"),
+    met.RoundWon: ("challenge", "winner", "loser", "by"),
+    met.RoundStarted: ("challenge", "round", "test"),
+    met.RetestTaken: ("challenge", "character", "round"),
+    met.ChallengeResolved: ("challenge", "winner", "loser", "reason"),
 }
 
 # whole type -> its slim type with the draw records, which ``game.count_draws`` counts: the

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import itertools
 import random
 import sqlite3
 
@@ -14,7 +15,8 @@ import pytest
 import msgspec
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from conteur.events import action, game, session, slim, views
+from conteur.events import action, game, met, replay_steps, session, slim, v5, views
+from conteur.events.simulate import met as met_simulate
 from conteur.events.model import STORYTELLER, Actor, DrawRecord
 from conteur.events.narrate import Teller, sentence
 from conteur.events.wire import Viewer
@@ -278,7 +280,7 @@ def test_the_slim_replay_of_random_nights_is_the_fold_of_whole_events(tmp_path_f
 
 def test_every_event_kind_decodes_for_replay_to_its_own_fold(tmp_path):
     """Each event type the store replays: its slim form (or itself) has the tag and, for
-    every field it keeps, the whole type's own type and default; the kinds slimmed are
+    every field it keeps, in the whole type's order, the whole type's own type and default; the kinds slimmed are
     exactly ``slim.READ``'s, the kinds read as their tag alone exactly ``game.IGNORED``;
     and one event of each kind a night holds, folded as read onto the state before it,
     gives the state the whole event gives."""
@@ -293,7 +295,9 @@ def test_every_event_kind_decodes_for_replay_to_its_own_fold(tmp_path):
             assert game.SKIPPED[mine] is whole and tag in game.IGNORED and not mine.__struct_fields__
             assert game._STEPS[mine] == game._STEPS[whole] == () and whole not in game._DRAWN
             continue
-        assert slim.SLIM[mine] is whole and tuple(mine.__struct_fields__) == slim.READ[whole]
+        assert slim.SLIM[mine] is whole and set(mine.__struct_fields__) == set(slim.READ[whole])
+        # in the stored order (the whole type's): msgspec then finds each key at its first look
+        assert mine.__struct_fields__ == tuple(n for n in whole.__struct_fields__ if n in slim.READ[whole])
         fields = {f.name: f for f in msgspec.structs.fields(whole)}
         for f in msgspec.structs.fields(mine):
             assert (f.type, f.default, f.default_factory) == (fields[f.name].type, fields[f.name].default,
@@ -346,6 +350,13 @@ def test_the_slim_kinds_hold_every_field_their_evolvers_read():
             read.add("draws")
         assert read <= set(names), (whole, read - set(names))
         assert escapes == (1 if whole is action.ActionRolled else 0), whole
+        # and its replay step: an action roll's hands it on (its group, the sealed roll
+        # kept), a pool roll's keeps it in the work (its v5.Roll built later, by done)
+        step_reads, step_escapes = _event_reads(replay_steps.STEPS[whole][2])
+        if whole is v5.PoolRolled:
+            step_reads |= _event_reads(replay_steps.V5Work._built, 2)[0]  # its local e
+        assert step_reads <= set(names), (whole, step_reads - set(names))
+        assert step_escapes == {action.ActionRolled: 2, v5.PoolRolled: 1}.get(whole, 0), whole
     rolled = [k for k, w in slim.SLIM.items() if w is action.ActionRolled]
     assert rolled == [slim.kept_kind(False), slim.kept_kind(True)]
     for kind in rolled:  # with its draw records and without (their stored summaries)
@@ -421,3 +432,29 @@ def test_a_log_inserted_out_of_order_replays_in_seq_order(tmp_path):
             assert state == expected[sid]
             assert [e for b in fold_blobs(store, sid) for e in codec.decode_fold(b)] == \
                 [e for e in codec.decode_fold(b",".join(fold_blobs(store, sid)))]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_met_night_with_cancellable_retests_replays_as_evolve_does(seed):
+    """A retest's step reads the session's options from the replay's parts (retest_cancel:
+    the retest's result is kept to restore), a challenge's round changes wait in the met
+    work: fed whole and as the store decodes them, one event at a time, in sevens and at
+    once, the state after each feed is ``evolve``'s, byte for byte, and the parts a caller
+    read between feeds are never changed by the later ones."""
+    events, _, final = met_simulate.simulate(random.Random(seed), 1200, retest_cancel=True)
+    assert final.session.options.retest_cancel
+    assert any(isinstance(e, met.RetestTaken) for e in events)
+    assert any(isinstance(e, met.RetestCancelled) for e in events)
+    truths = list(itertools.accumulate(events, game.evolve, initial=game.initial()))
+    folded = [i for i, e in enumerate(events, 1) if e.__struct_config__.tag not in game.IGNORED]
+    slimmed = codec.decode_fold(b",".join(codec.encode_event(events[i - 1]) for i in folded))
+    for fed_events, at in ((events, range(1, len(events) + 1)), (slimmed, folded)):
+        for step in (1, 7, len(fed_events)):
+            fed, held = game.Replay(), []
+            for a in range(0, len(fed_events), step):
+                fed.feed(fed_events[a:a + step])
+                truth = truths[at[min(a + step, len(fed_events)) - 1]]
+                assert fed.state() == truth
+                assert codec.encode_state(fed.state()) == codec.encode_state(truth)
+                held.append((list(fed.parts), msgspec.msgpack.encode(fed.parts)))
+            assert all(msgspec.msgpack.encode(parts) == encoded for parts, encoded in held)

@@ -5,6 +5,7 @@ holding random nights of the three rulesets played side by side."""
 
 from __future__ import annotations
 
+import dis
 import functools
 
 import msgspec
@@ -106,3 +107,36 @@ def test_every_replay_step_stands_for_its_evolver_on_every_event_of_its_kind(tmp
         # the hot kinds: every night holds them
         assert {action.ActionRolled, v5.PoolRolled, met.ThrowCommitted, met.ThrowsRevealed, met.RoundWon,
                 met.ChallengeIssued, met.ChallengeResolved} <= seen, seen
+
+
+def _own_names(evolver) -> tuple[set[str], set[str], int]:
+    """(the attributes ``evolver`` reads on its first argument, its part; the keyword names
+    of its calls: what a ``replace`` of the part sets; the uses of the part otherwise, and
+    of keywords unpacked from a mapping: names this cannot see)."""
+    code = evolver.__code__
+    own = code.co_varnames[0]
+    ops = list(dis.get_instructions(code))
+    loads = [(op, after) for op, after in zip(ops, ops[1:]) if op.opname == "LOAD_FAST" and op.argval == own]
+    reads = {after.argval for op, after in loads if after.opname in ("LOAD_ATTR", "LOAD_METHOD")}
+    keywords = {name for op in ops if op.opname == "KW_NAMES" for name in code.co_consts[op.arg]}
+    bare = sum(after.opname not in ("LOAD_ATTR", "LOAD_METHOD") for op, after in loads)
+    return reads, keywords, bare + sum(op.opname == "CALL_FUNCTION_EX" for op in ops)
+
+
+def test_a_step_run_on_the_works_own_part_touches_no_field_the_work_holds():
+    """A step that runs its evolver on the work's ``own`` (``replay_steps._on_own``) is
+    exact only while that evolver neither reads nor sets a field the work holds (and sets
+    from itself when it is done)."""
+    on_own = 0
+    for kind, (part, evolver, step) in replay_steps.STEPS.items():
+        if getattr(step, "evolver", None) is None:
+            continue
+        on_own += 1
+        assert step.evolver is evolver, kind
+        assert not hasattr(evolver, "__wrapped__") and evolver.__code__.co_argcount == 3, kind
+        reads, keywords, elsewhere = _own_names(evolver)
+        holds = replay_steps.WORKS[part].HOLDS
+        assert reads and not reads & holds, (kind, reads & holds)
+        assert keywords and not keywords & holds, (kind, keywords & holds)
+        assert elsewhere == 1, kind  # the part itself only as the ``replace``d one
+    assert on_own >= 4
