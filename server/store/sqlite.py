@@ -108,8 +108,8 @@ FOLD_CHUNK = 5000
 def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
                  chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None]]:
     """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
-    draw summaries or None (``drawn``: where they do not match the rows, the events'
-    records decoded instead))."""
+    draw summaries merged by runs or None (``drawn``: where they do not match the rows,
+    the events' records decoded instead))."""
     span = _scan_span(conn, session, after, upto)
     if span is None:
         return
@@ -121,10 +121,11 @@ def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int |
         if not rows:
             return
         if summed:
-            summaries = drawn.chunk(conn, session, after, last)
+            read = drawn.chunk(conn, session, after, last)
             events = decode(bodies)
-            if not drawn.matches(decode.types, summaries):
-                events, summaries = counted(bodies), None
+            summaries = drawn.runs(read, decode.types)
+            if summaries is None:
+                events = counted(bodies)
         else:
             events, summaries = counted(bodies), None
         after = last
@@ -459,7 +460,7 @@ class SQLiteStore(GroupCommit):
             conn.execute("BEGIN IMMEDIATE")
             if event_rows:
                 conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
-                conn.executemany("INSERT INTO drawn VALUES (?,?,?)", drawn_rows)
+                conn.executemany(drawn.INSERT, drawn_rows)
                 spans: dict[str, list[int]] = {}
                 for row in event_rows:
                     span = spans.setdefault(row[1], [row[0], row[0]])
