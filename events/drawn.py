@@ -54,12 +54,12 @@ chunk's runs against the summaries merged one by one.
 from __future__ import annotations
 
 import operator
-from bisect import bisect_left
 from typing import Sequence
 
 import msgspec
 
-from conteur.events.game import DRAWN, READS, count_draws, merge_draws as merge
+from conteur.events.game import (
+    DRAWN, EVENT_TYPES, FOLD_TYPES, READS, SUMMED_TYPES, count_draws, merge_draws as merge)
 from conteur.events.model import DrawRecord
 
 
@@ -142,19 +142,13 @@ def segment(stored: bytes) -> Summary:
     return Summary(top, counter)
 
 
-def _positions(types: list[type], kinds: set[type]) -> list[int]:
-    """Where the events of ``kinds`` stand among ``types``, in order."""
-    found = []
-    for kind in kinds:
-        i = -1
-        try:
-            while True:
-                i = types.index(kind, i + 1)
-                found.append(i)
-        except ValueError:
-            pass
-    found.sort()
-    return found
+# each kind a replay's decode may give (``codec.FoldDecoder``: slim, whole, tag alone) as a
+# byte: 1 if it carries draws, 2 if an evolver of it reads the whole state (both: 3). A
+# chunk's kinds mapped so once, its counts and finds are C loops over bytes: a set's
+# __contains__ mapped over the kinds, or list.count by kind (a full comparison of two
+# classes an event), cost 40 to 100 instructions an event a pass.
+_MARKS: dict[type, int] = {kind: (kind in DRAWN) | (kind in READS) << 1
+                           for kind in (*SUMMED_TYPES, *FOLD_TYPES, *EVENT_TYPES)}
 
 
 def segments(stored: bytes, count: int, types: list[type]) -> list[Summary] | None:
@@ -163,25 +157,31 @@ def segments(stored: bytes, count: int, types: list[type]) -> list[Summary] | No
     when they are not one per event of the chunk that carries draws (``count`` rows read
     beside events of ``types``, ``codec.FoldDecoder.types``) or cannot be read: the
     chunk's records are then decoded instead."""
-    # by the kinds present, each counted or found in C: a test of every event's kind (a
-    # set's __contains__ mapped over them) cost about 150 instructions an event a pass
-    kinds = set(types)
-    drawn, reads = DRAWN & kinds, READS & kinds
-    if count != sum(map(types.count, drawn)) or stored.count(b"\n") != count:
+    try:
+        marks = bytes(map(_MARKS.__getitem__, types))
+    except KeyError:  # a kind no decode of a replay gives
+        return None
+    if count != marks.count(1) + marks.count(3):
         return None
     try:
-        if not reads:
+        if 2 not in marks and 3 not in marks:
             return [segment(stored)]
+        ends = stored.split(b"\n")
+        if len(ends) != count + 1:  # a newline inside a summary: the runs would be cut astray
+            return None
         # each event that reads the state ends a run: the summaries of the drawn events
         # before it (its own, if any, is counted after its evolvers, as evolve counts it)
-        carrying = _positions(types, drawn)
-        ends = stored.split(b"\n")
-        runs, start = [], 0
-        for i in _positions(types, reads):
-            end = bisect_left(carrying, i)
+        reads = marks.translate(_READS_ONLY)
+        runs, start, at, i = [], 0, 0, reads.find(1)
+        while i >= 0:
+            end = start + marks.count(1, at, i) + marks.count(3, at, i)
             runs.append(segment(b"".join(ends[start:end])) if end > start else NONE)
-            start = end
+            start, at = end, i
+            i = reads.find(1, i + 1)
         runs.append(segment(b"".join(ends[start:])))
         return runs
     except (msgspec.DecodeError, TypeError, ValueError):
         return None
+
+
+_READS_ONLY = bytes((m >> 1) & 1 for m in range(256))  # bytes.translate: 1 where the kind reads the state
