@@ -280,8 +280,8 @@ def _fold_types(slims: dict[type[Event], type]) -> tuple[type, ...]:
 
 FOLD_TYPES: tuple[type, ...] = _fold_types(slim.COUNTED)
 SUMMED_TYPES: tuple[type, ...] = _fold_types(slim.SUMMED)
-# the kinds that carry draws (whole or slim), fed one summary each by a store's replay; and
-# their tags: a store keeps one summary of each such event
+# the kinds that carry draws (whole or slim), whose stored summaries a store's replay
+# merges instead of their records; and their tags: a store keeps one summary of each such event
 DRAWN: frozenset[type] = _DRAWN
 # the kinds (whole or slim) an evolver of which reads the whole state, draw counters
 # included: a store's replay merges the summaries of the events before each at once
@@ -347,12 +347,11 @@ class Replay:
         and one for the rest (``events.drawn.segments``), each what its run's draw records
         leave, merged in place of counting them (the events' own records, if any, are not
         read): each run's just before the event that ends it is folded, the last one's at
-        the end. Without ``settle`` the parts
-        being folded by steps stay in their works (the met, dice and action parts are
-        stale until the next ``feed`` that settles, or ``settle``): a caller reading only
-        the other parts between short runs (the review reads where characters stand) does
-        not turn every page of the night's challenges back into a frozen part after each
-        run (issue 18 item 4)."""
+        the end. Without ``settle`` the parts being folded by steps stay in their works
+        (the met, dice and action parts are stale until the next ``feed`` that settles, or
+        ``settle``): a caller reading only the other parts between short runs (the review
+        reads where characters stand) does not turn every page of the night's challenges
+        back into a frozen part after each run (issue 18 item 4)."""
         parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
         work, fast_of, works = self._work, _FAST, _WORKS
         summed = summaries is not None
