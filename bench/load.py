@@ -327,10 +327,11 @@ def replay_figures(db: Path) -> dict:
                     _FOLD_SQL, (after, spans[sid][1], sid, FOLD_CHUNK)).fetchone()
                 if not rows:
                     break
-                summaries = drawn.chunk(store._reader, sid, after, top)  # read beside, as _fold_chunks
+                read_drawn = drawn.chunk(store._reader, sid, after, top)  # read beside, as _fold_chunks
                 t1 = time.perf_counter()
                 after = top
                 events = decode_fold(bodies)
+                summaries = drawn.runs(read_drawn, decode_fold.types)
                 t2 = time.perf_counter()
                 folding.feed(events, summaries)
                 t3 = time.perf_counter()

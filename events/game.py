@@ -196,6 +196,16 @@ def count_draws(streams: dict[str, int], draw_counter: int, records) -> int:
     return last if last > draw_counter else draw_counter
 
 
+def merge_draws(streams: dict[str, int], draw_counter: int, summary) -> int:
+    """``count_draws`` for records summed up in an ``events.drawn.Summary``: ``streams``
+    changed in place, the next session-wide counter returned (why it is the same:
+    ``events/drawn.py``)."""
+    for name, last in summary.streams.items():
+        if last > streams.get(name, 0):
+            streams[name] = last
+    return summary.counter if summary.counter > draw_counter else draw_counter
+
+
 def evolve(state: GameState, event: Event) -> GameState:
     """Pure: the state after one event. Never mutates; replay never draws (FAIR-1)."""
     kind = type(event)
@@ -270,9 +280,13 @@ def _fold_types(slims: dict[type[Event], type]) -> tuple[type, ...]:
 
 FOLD_TYPES: tuple[type, ...] = _fold_types(slim.COUNTED)
 SUMMED_TYPES: tuple[type, ...] = _fold_types(slim.SUMMED)
-# the kinds that carry draws (whole or slim), fed one summary each by a store's replay; and
-# their tags: a store keeps one summary of each such event
+# the kinds that carry draws (whole or slim), whose stored summaries a store's replay
+# merges instead of their records; and their tags: a store keeps one summary of each such event
 DRAWN: frozenset[type] = _DRAWN
+# the kinds (whole or slim) an evolver of which reads the whole state, draw counters
+# included: a store's replay merges the summaries of the events before each at once
+# (``events.drawn.segments``), and those after it later
+READS: frozenset[type] = frozenset(kind for kind, steps in _STEPS.items() if any(r for _, _, r in steps))
 DRAWN_TAGS: frozenset[str] = frozenset(t.__struct_config__.tag for t in EVENT_TYPES if t in _DRAWN)
 
 
@@ -295,6 +309,8 @@ for _kind, (_part, _evolver, _step) in replay_steps.STEPS.items():
     _others = tuple(s for s in _STEPS[_kind] if s[0] != _i)
     if not any(reads for _, _, reads in _others):
         _FAST[_kind] = (_i, _step, _evolver, _others)
+if READS & _FAST.keys():  # Replay.feed merges a run's draws only where it builds the whole state
+    raise RuntimeError("a kind folded by a replay step has an evolver that reads the whole state")
 
 
 # the evolvers of the stepped kinds that read the whole state (``replay_steps.READS_SESSION``)
@@ -338,18 +354,20 @@ class Replay:
 
     def feed(self, events, summaries=None, *, settle: bool = True) -> None:
         """Folds ``events``. With ``summaries`` (a store's replay, ``server/store/drawn.py``):
-        one per event of a kind that carries draws, in order, each what
-        ``events.drawn.summarize`` makes of its records, merged in place of counting them
-        (the events' own records, if any, are not read). Without ``settle`` the parts
-        being folded by steps stay in their works (the met, dice and action parts are
-        stale until the next ``feed`` that settles, or ``settle``): a caller reading only
-        the other parts between short runs (the review reads where characters stand) does
-        not turn every page of the night's challenges back into a frozen part after each
-        run (issue 18 item 4)."""
+        one ``events.drawn.Summary`` per run of events up to each of a kind in ``READS``
+        and one for the rest (``events.drawn.segments``), each what its run's draw records
+        leave, merged in place of counting them (the events' own records, if any, are not
+        read): each run's just before the event that ends it is folded, the last one's at
+        the end. Without ``settle`` the parts being folded by steps stay in their works
+        (the met, dice and action parts are stale until the next ``feed`` that settles, or
+        ``settle``): a caller reading only the other parts between short runs (the review
+        reads where characters stand) does not turn every page of the night's challenges
+        back into a frozen part after each run (issue 18 item 4)."""
         parts, streams, counter, steps_of, drawn = self.parts, self._streams, self._counter, _STEPS, _DRAWN
         work, fast_of, works, reads_session = self._work, _FAST, _WORKS, _READS_SESSION
         summed = summaries is not None
-        next_summary = iter(summaries).__next__ if summed else None
+        rest = iter(summaries) if summed else None
+        next_summary = rest.__next__ if summed else None
         try:
             for event in events:
                 kind = type(event)
@@ -378,6 +396,8 @@ class Replay:
                         ((i, f, reads),) = steps
                         if reads:
                             self._settle()
+                            if summed:  # the draws of the run before it (READS)
+                                counter = merge_draws(streams, counter, next_summary())
                             self._counter = counter
                             parts[i] = f(parts[i], event, self._whole())
                         else:
@@ -387,29 +407,26 @@ class Replay:
                             parts[i] = f(parts[i], event, None)
                     elif steps:
                         self._settle()
+                        if summed and kind in READS:
+                            counter = merge_draws(streams, counter, next_summary())
                         self._counter = counter
                         before = self._whole() if any(reads for _, _, reads in steps) else None
                         changed = [(i, f(parts[i], event, before)) for i, f, _ in steps]
                         for i, own in changed:
                             parts[i] = own
-                if kind not in drawn:
+                if kind not in drawn or summed:
                     continue
-                if summed:
-                    # the summary's streams and counter: what count_draws would leave
-                    # (events.drawn.merge, inlined: a chunk has thousands)
-                    summary = next_summary()
-                    for name, last in summary.streams.items():
-                        if last > streams.get(name, 0):
-                            streams[name] = last
-                    if summary.counter > counter:
-                        counter = summary.counter
-                elif records := event.draws:
+                if records := event.draws:
                     if len(records) == 1 and (record := records[0]).stream:
                         # a throw, a Rouse check: count_draws's first case, without the call
                         if record.counter >= streams.get(record.stream, 0):
                             streams[record.stream] = record.counter + 1
                     else:
                         counter = count_draws(streams, counter, records)
+            if summed:  # the draws of the run after the last event that reads the state
+                counter = merge_draws(streams, counter, next_summary())
+                if next(rest, None) is not None:
+                    raise ValueError("more draw summaries than runs of events to merge them into")
         finally:
             self._counter = counter
             if settle:

@@ -85,7 +85,7 @@ class FoldDecoder:
         self._decoder = _FOLD_DECODERS[summed]
         self._kept_kind = slim.kept_kind(summed)
         # the types of the last chunk's events, in order: its reader counts the kinds that
-        # carry draws with them (``server/store/drawn.matches``) without a walk of its own
+        # carry draws with them (``events.drawn.segments``) without a walk of its own
         self.types: list[type] = []
 
     def __call__(self, bodies: bytes) -> list:

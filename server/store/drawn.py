@@ -1,14 +1,16 @@
 """The draw summaries a SQLite chronicle keeps beside its events, for its replay.
 
-One row of ``drawn`` per event of a kind that carries draws (``game.DRAWN_TAGS``, even with
-no record): the event's ``events.drawn.Summary``, written in the same transaction as the
-event (``SQLiteStore._commit``) and never changed. A replay reads a chunk's summaries in
-seq order with one range query, decodes them in one call, and decodes the events without
-their draw records (issue 18 item 2: about a quarter of a replay's work).
+One row of ``drawn_pairs`` per event of a kind that carries draws (``game.DRAWN_TAGS``, even
+with no record): the event's ``events.drawn.Summary`` in its stored form
+(``events.drawn.pairs``), written in the same transaction as the event
+(``SQLiteStore._commit``) and never changed. A replay reads a chunk's summaries in seq
+order with one range query, joined by SQLite, decodes them in one call into one flat list
+and merges them into one summary per run of events (``events.drawn.segments``), and decodes
+the events without their draw records (issue 18 item 2: about a quarter of a replay's work).
 
 Derived data, outside the hash chain: replay from the log stays the truth. The replay
 trusts a chunk's summaries only when there is exactly one for each of its events that
-carries draws (``matches``); otherwise (a file from before the table, rows written by
+carries draws, each read as ``pairs`` writes them (``segments``); otherwise (a file from before the table, rows written by
 another tool or by hand, a summary deleted) it decodes and counts that chunk's records as
 before: slower, never wrong. A missing summary alone is thus harmless; an edited one, or one
 added where no such event is (which could stand in for a missing one), would change the
@@ -19,6 +21,13 @@ step (``ensure``: one pass over the log); so does a session whose last event tha
 draws has no summary (rows appended by another tool: ``bench/load.py``'s merge,
 ``conteur migrate``). A copy of the file (backup, restore) carries the table; PostgreSQL
 keeps none and decodes the records.
+
+Session 11's conteur kept them in ``drawn``, one JSON ``Summary`` a row (``[{"ana/open":13},0]``),
+decoded into a struct and a dict each and merged one by one in Python: a third of them went
+in the containers. A file that has that table and not this one gets this one filled from
+the log and that one dropped when a store opens it (``ensure``: the table is derived, the
+log is the truth); ``conteur verify`` still checks that table in a file no store of
+this conteur has opened.
 """
 
 from __future__ import annotations
@@ -30,13 +39,16 @@ from typing import Iterable, Iterator
 import msgspec
 
 from conteur.events import game
-from conteur.events.drawn import Summary, decode_joined, encode, summarize
+from conteur.events.drawn import Summary, decode_joined, encode, pairs, segments, summarize
 from conteur.events.model import DrawRecord
 
 log = logging.getLogger("conteur.store")
 
-SCHEMA = ("CREATE TABLE IF NOT EXISTS drawn (session TEXT NOT NULL, seq INTEGER NOT NULL, "
-          "summary BLOB NOT NULL, PRIMARY KEY (session, seq)) WITHOUT ROWID")
+TABLE = "drawn_pairs"
+OLD_TABLE = "drawn"  # session 11's form (``events.drawn.encode``)
+SCHEMA = (f"CREATE TABLE IF NOT EXISTS {TABLE} (session TEXT NOT NULL, seq INTEGER NOT NULL, "
+          "pairs BLOB NOT NULL, PRIMARY KEY (session, seq)) WITHOUT ROWID")
+INSERT = f"INSERT INTO {TABLE} VALUES (?,?,?)"  # (session, seq, summary_of(event))
 
 
 def _tags_sql() -> str:
@@ -47,9 +59,11 @@ def _tags_sql() -> str:
 
 
 _TAGS = _tags_sql()
-# a chunk's summaries, in seq order (the primary key's), joined as decode_joined reads them
-_CHUNK_SQL = ("SELECT count(*), CAST(group_concat(summary, ',') AS BLOB) FROM (SELECT summary FROM drawn "
-              "WHERE session = ? AND seq > ? AND seq <= ? ORDER BY seq)")
+# a chunk's summaries, joined as stored (events.drawn.segments reads them so), in seq
+# order: the table is its primary key's b-tree alone (WITHOUT ROWID, no other index), which
+# the range walks in (session, seq) order; an ORDER BY in a subquery cost a fifth more
+_CHUNK_SQL = (f"SELECT count(*), CAST(group_concat(pairs, '') AS BLOB) FROM {TABLE} "
+              "WHERE session = ? AND seq > ? AND seq <= ?")
 _BATCH = 5000
 
 
@@ -57,25 +71,27 @@ def summary_of(event) -> bytes | None:
     """The stored summary of an event about to be appended, or None for a kind without draws."""
     if type(event) not in game.DRAWN:
         return None
-    return encode(summarize(event.draws))
+    return pairs(summarize(event.draws))
 
 
-def exists(conn: sqlite3.Connection) -> bool:
-    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='drawn'").fetchone() is not None
+def exists(conn: sqlite3.Connection, table: str = TABLE) -> bool:
+    return conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (table,)).fetchone() is not None
 
 
-def chunk(conn: sqlite3.Connection, session: str, after: int, last: int) -> list[Summary]:
-    """The summaries of ``session``'s rows with seqs in (``after``, ``last``], in seq order."""
+def chunk(conn: sqlite3.Connection, session: str, after: int, last: int) -> tuple[int, bytes]:
+    """(how many, joined as stored) the summaries of ``session``'s rows with seqs in
+    (``after``, ``last``]: ``runs`` makes them the replay's."""
     count, joined = conn.execute(_CHUNK_SQL, (session, after, last)).fetchone()
-    return decode_joined(joined) if count else []
+    return count, joined or b""
 
 
-def matches(types: list[type], summaries: list[Summary]) -> bool:
-    """Whether ``summaries`` are one for each event that carries draws of a chunk whose
-    events have ``types`` (``codec.FoldDecoder.types``): a chunk's summaries are those of
-    its own rows (its seqs), so with as many of them as such events, none is missing
-    (unless one was also added where none belongs: ``check``)."""
-    return len(summaries) == sum(map(game.DRAWN.__contains__, types))
+def runs(read: tuple[int, bytes], types: list[type]) -> list[Summary] | None:
+    """A chunk's summaries (``chunk``) for ``game.Replay.feed``, the chunk's events having
+    ``types`` (``codec.FoldDecoder.types``); None when they do not match its rows one for
+    one (``events.drawn.segments``): a chunk's summaries are those of its own rows (its
+    seqs), so with as many of them as its events that carry draws, none is missing (unless
+    one was also added where none belongs: ``check``)."""
+    return segments(read[1], read[0], types)
 
 
 class _Draws(msgspec.Struct, gc=False):
@@ -91,7 +107,7 @@ def _summaries(rows: list[tuple[str, int, bytes]]) -> list[tuple[str, int, bytes
     """(session, seq, body) rows of events that carry draws -> (session, seq, summary)."""
     decoded = _draws_decoder.decode(b"[" + b",".join(bytes(r[2]) if not isinstance(r[2], str) else r[2].encode()
                                                      for r in rows) + b"]")
-    return [(s, seq, encode(summarize(d.draws))) for (s, seq, _), d in zip(rows, decoded)]
+    return [(s, seq, pairs(summarize(d.draws))) for (s, seq, _), d in zip(rows, decoded)]
 
 
 def _missing(conn: sqlite3.Connection, session: str | None) -> Iterator[list[tuple[str, int, bytes]]]:
@@ -99,7 +115,7 @@ def _missing(conn: sqlite3.Connection, session: str | None) -> Iterator[list[tup
     batches: of the whole file, or of one session (over its span, as a replay reads it).
     Each batch is a query of its own, after the seqs of the one before: the caller writes
     between two, and no cursor stays open over its writes."""
-    anti = "AND NOT EXISTS (SELECT 1 FROM drawn d WHERE d.session = e.session AND d.seq = e.seq)"
+    anti = f"AND NOT EXISTS (SELECT 1 FROM {TABLE} d WHERE d.session = e.session AND d.seq = e.seq)"
     if session is None:
         where, args = "", ()
         first, last = 0, 1 << 62
@@ -123,7 +139,7 @@ def _stale(conn: sqlite3.Connection) -> list[str]:
     for session, first, last in conn.execute("SELECT session, first, last FROM heads").fetchall():
         row = conn.execute(f"SELECT seq FROM events WHERE seq >= ? AND seq <= ? AND session = ? "
                            f"AND type IN ({_TAGS}) ORDER BY seq DESC LIMIT 1", (first, last, session)).fetchone()
-        if row is not None and conn.execute("SELECT 1 FROM drawn WHERE session = ? AND seq = ?",
+        if row is not None and conn.execute(f"SELECT 1 FROM {TABLE} WHERE session = ? AND seq = ?",
                                             (session, row[0])).fetchone() is None:
             stale.append(session)
     return stale
@@ -133,17 +149,18 @@ def fill(conn: sqlite3.Connection, sessions: Iterable[str] | None = None) -> int
     """Writes the missing summaries (of ``sessions``, default every one) in one
     transaction, creating the table if need be; how many were written. For a tool that
     inserts event rows with plain SQL (``bench/load.py``), after it has: a replay of rows
-    without summaries decodes their records (``matches``), which is correct but slower."""
+    without summaries decodes their records (``runs``), which is correct but slower."""
     own = not conn.in_transaction
     if own:
         conn.execute("BEGIN IMMEDIATE")
     try:
         conn.execute(SCHEMA)
+        conn.execute(f"DROP TABLE IF EXISTS {OLD_TABLE}")  # derived, and read no more
         written = 0
         for session in ([None] if sessions is None else list(dict.fromkeys(sessions))):
             for rows in _missing(conn, session):
                 summaries = _summaries(rows)
-                conn.executemany("INSERT INTO drawn VALUES (?,?,?)", summaries)
+                conn.executemany(INSERT, summaries)
                 written += len(summaries)
         if own:
             conn.execute("COMMIT")
@@ -156,14 +173,18 @@ def fill(conn: sqlite3.Connection, sessions: Iterable[str] | None = None) -> int
 
 def ensure(conn: sqlite3.Connection) -> int:
     """At a store's opening: the table, filled for a file from before it (the migration:
-    one pass over the log), and for every session whose tail has no summaries."""
+    one pass over the log, session 11's table dropped), and for every session whose tail
+    has no summaries."""
     if not exists(conn):
         if conn.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None:
             # a warning, shown without any logging set up: a big old file takes a while
             # (44 s for a million events on a loaded machine) before the server answers
             log.warning("storing the draw summaries of every event of this database, once (a file "
-                        "from before them): replays read them instead of the draw records")
+                        "from before them, or from before their present form): replays read them "
+                        "instead of the draw records")
         return fill(conn)
+    if exists(conn, OLD_TABLE):  # written by an older conteur since: its own, read by none here
+        conn.execute(f"DROP TABLE {OLD_TABLE}")
     stale = _stale(conn)
     return fill(conn, stale) if stale else 0
 
@@ -177,13 +198,18 @@ class Mismatch(msgspec.Struct, frozen=True):
 def check(conn: sqlite3.Connection, rows: Iterable) -> tuple[Mismatch | None, int, int]:
     """(the first stored summary that is not what its event's records make, or that stands
     where no event that carries draws is; summaries checked; events without one) over the
-    log's ``rows`` (``chain.Row``), in seq order. A file without the table has none to check.
-    Values are compared, not bytes: the dict's order is part of the value. The table is
-    walked in seq order beside the rows, one summary at a time: held in a dict, a million
-    events' summaries were about 100 MB of ``conteur verify``."""
-    if not exists(conn):
+    log's ``rows`` (``chain.Row``), in seq order: of this table, or of session 11's in a file
+    that has only that one (no store of this conteur opened it). A file without either has
+    none to check. This form is compared byte for byte (``pairs`` writes one form of a
+    summary, and the replay cuts a chunk at the newlines); session 11's by value (the
+    dict's order is part of the value). The table is walked in seq order beside the rows,
+    one summary at a time: held in a dict, a million events' summaries were about 100 MB
+    of ``conteur verify``."""
+    table = TABLE if exists(conn) else OLD_TABLE if exists(conn, OLD_TABLE) else None
+    if table is None:
         return None, 0, 0
-    summaries = conn.execute("SELECT session, seq, summary FROM drawn ORDER BY seq, session")
+    summaries = conn.execute(f"SELECT session, seq, {'pairs' if table == TABLE else 'summary'} FROM {table} "
+                             "ORDER BY seq, session")
     here = next(summaries, None)
     extra: tuple[str, int] | None = None  # the first summary standing where no event carries draws
     checked = missing = 0
@@ -204,14 +230,19 @@ def check(conn: sqlite3.Connection, rows: Iterable) -> tuple[Mismatch | None, in
         try:
             (records,) = _draws_decoder.decode(b"[" + (row.data if isinstance(row.data, bytes) else row.data.encode())
                                                + b"]")
-            have = decode_joined(data)
+            want = summarize(records.draws)
+            if table == TABLE:
+                wrong, shown = data != pairs(want), pairs(want)
+            else:
+                have = decode_joined(data)
+                wrong = len(have) != 1 or list(have[0].streams.items()) != list(want.streams.items()) \
+                    or have[0].counter != want.counter
+                shown = encode(want)
         except msgspec.DecodeError as exc:
             return Mismatch(row.session, row.seq, f"stored draw summary cannot be read: {exc}"), checked, missing
-        want = summarize(records.draws)
-        if len(have) != 1 or list(have[0].streams.items()) != list(want.streams.items()) \
-                or have[0].counter != want.counter:
-            return Mismatch(row.session, row.seq, f"stored draw summary {data.decode(errors='replace')} is not "
-                            f"its event's ({encode(want).decode()})"), checked, missing
+        if wrong:
+            return Mismatch(row.session, row.seq, f"stored draw summary {data.decode(errors='replace')!r} is not "
+                            f"its event's ({shown.decode()!r})"), checked, missing
     if extra is None and here is not None:
         extra = (here[0], here[1])
     if extra is not None:

@@ -106,10 +106,11 @@ FOLD_CHUNK = 5000
 
 
 def read_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, bytes, list | None]]:
+                chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, bytes, tuple | None]]:
     """A replay's reads of ``session``'s rows in (``after``, ``upto``], chunk by chunk:
-    (last seq of chunk, its stored bodies joined by commas, their draw summaries or None
-    where the file keeps none). Only reads: what a read-ahead thread runs (``ahead.py``)."""
+    (last seq of chunk, its stored bodies joined by commas, their draw summaries as read
+    (``drawn.chunk``) or None where the file keeps none). Only SQL: what a read-ahead
+    thread runs (``ahead.py``)."""
     span = _scan_span(conn, session, after, upto)
     if span is None:
         return
@@ -123,15 +124,16 @@ def read_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | 
         after = last
 
 
-def decode_chunks(reads: Iterable[tuple[int, bytes, list | None]]) -> Iterator[tuple[int, list, list | None]]:
+def decode_chunks(reads: Iterable[tuple[int, bytes, tuple | None]]) -> Iterator[tuple[int, list, list | None]]:
     """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
-    draw summaries or None (``drawn``: where they do not match the rows, the events'
-    records decoded instead)), from ``read_chunks``."""
+    draw summaries merged by runs or None (``drawn``: where they do not match the rows,
+    the events' records decoded instead)), from ``read_chunks``."""
     decode, counted = FoldDecoder(summed=True), FoldDecoder()
-    for last, bodies, summaries in reads:
-        if summaries is not None:
+    for last, bodies, read in reads:
+        if read is not None:
             events = decode(bodies)
-            if drawn.matches(decode.types, summaries):
+            summaries = drawn.runs(read, decode.types)
+            if summaries is not None:
                 yield last, events, summaries
                 continue
         yield last, counted(bodies), None
@@ -470,7 +472,7 @@ class SQLiteStore(GroupCommit):
             conn.execute("BEGIN IMMEDIATE")
             if event_rows:
                 conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
-                conn.executemany("INSERT INTO drawn VALUES (?,?,?)", drawn_rows)
+                conn.executemany(drawn.INSERT, drawn_rows)
                 spans: dict[str, list[int]] = {}
                 for row in event_rows:
                     span = spans.setdefault(row[1], [row[0], row[0]])
