@@ -308,9 +308,10 @@ for _kind, (_part, _evolver, _step) in replay_steps.STEPS.items():
         raise RuntimeError(f"replay step of {_kind.__name__} stands for no evolver of its {_part} part")
     _others = tuple(s for s in _STEPS[_kind] if s[0] != _i)
     if not any(reads for _, _, reads in _others):
-        _FAST[_kind] = (_i, _step, _evolver, _others)
-if READS & _FAST.keys():  # Replay.feed merges a run's draws only where it builds the whole state
-    raise RuntimeError("a kind folded by a replay step has an evolver that reads the whole state")
+        # last: whether the kind ends a run of draw summaries (READS: a retest, whose step
+        # reads the session part and whose evolver, where the step leaves it the event,
+        # the whole state): merged before it, whichever folds it
+        _FAST[_kind] = (_i, _step, _evolver, _others, _kind in READS)
 
 
 # the evolvers of the stepped kinds that read the whole state (``replay_steps.READS_SESSION``)
@@ -373,7 +374,9 @@ class Replay:
                 kind = type(event)
                 fast = fast_of.get(kind)
                 if fast is not None:
-                    i, step, evolver, others = fast
+                    i, step, evolver, others, cuts = fast
+                    if cuts and summed:  # the draws of the run before it (READS)
+                        counter = merge_draws(streams, counter, next_summary())
                     w = work[i]
                     if w is None:
                         w = work[i] = works[i](parts[i], parts)

@@ -15,9 +15,9 @@ import msgspec
 from hypothesis import given, settings, strategies as st
 
 from conteur.events import drawn as summaries, game, met, session, v5
-from conteur.events.model import DrawRecord
+from conteur.events.model import STORYTELLER, DrawRecord
 from conteur.server.audit.verify import verify_path
-from conteur.server.cli.simulate import play
+from conteur.server.cli.simulate import next_commands, play
 from conteur.server.core.service import Chronicle
 from conteur.server.store import codec, drawn, sqlite as store_sqlite
 from conteur.server.store.interface import append_events
@@ -380,41 +380,58 @@ def test_a_chunk_is_cut_into_runs_at_each_event_that_reads_the_state():
 def test_a_replay_fed_runs_gives_each_state_reading_evolver_the_counters_evolve_has(tmp_path):
     """Given random MET nights (retests among their throws) and a V5 night with sheets
     amended, when the store's replay feeds each chunk with its runs' summaries, then every
-    whole state an evolver of a retest or a sheet amended is given carries the streams (in
-    order) and counter ``evolve``'s state has just before that event, and the replay ends
-    on ``evolve``'s state."""
+    whole state an evolver is given while an event is folded (a sheet amended's; a retest's
+    where its replay step leaves the event to the evolver) carries the streams (in order)
+    and counter ``evolve``'s state has just before that event, and the replay ends on
+    ``evolve``'s state."""
     rng = random.Random(5)
     db = tmp_path / "c.db"
     with SQLiteStore(db) as store:
         play(Chronicle(store), "n", events=examples(3000), seed=rng.randrange(1000), close=False)
     random_night(db, "r-v5", "v5", examples(25), rng, close=False)
+    with SQLiteStore(db) as store:  # sheets amended between rolls, through the command path
+        chronicle = Chronicle(store)
+        for _ in range(examples(12)):
+            for actor, cmd in next_commands(rng, "v5", chronicle.state("r-v5")):
+                chronicle.submit("r-v5", cmd, actor).result()
+            who = rng.choice(sorted(chronicle.state("r-v5").session.characters.values(), key=lambda c: c.id))
+            amend = session.AmendSheet(character=who.id, sheet=who.sheet, reason="a scratch")
+            assert not chronicle.submit("r-v5", amend, STORYTELLER).result().outcome.rejected
 
     class Watched(game.Replay):
-        __slots__ = ("seen",)
+        __slots__ = ("seen", "at")
 
         def _whole(self):
             whole = super()._whole()
-            self.seen.append((list(whole.streams.items()), whole.draw_counter))
+            if self.at is not None:
+                self.seen.append((self.at, list(whole.streams.items()), whole.draw_counter))
             return whole
+
+    def numbered(replay, events, start):
+        for replay.at, event in enumerate(events, start):
+            yield event
+        replay.at = None
 
     conn = sqlite3.connect(db)
     checked = 0
     try:
         for (sid,) in conn.execute("SELECT session FROM heads").fetchall():
             events = [e for _, chunk in store_sqlite.session_events(conn, sid) for e in chunk]
-            before, state = [], game.initial()
-            for e in events:
+            before, state = {}, game.initial()
+            for i, e in enumerate(events):
                 if type(e) in game.READS:
-                    before.append((list(state.streams.items()), state.draw_counter))
+                    before[i] = (list(state.streams.items()), state.draw_counter)
                 state = game.evolve(state, e)
             replay = Watched()
-            replay.seen = []
+            replay.seen, replay.at, start = [], None, 0
             for _, folded, runs in store_sqlite._fold_chunks(conn, sid, 0, None, chunk=400):
                 assert runs is not None
-                replay.feed(folded, runs)
-            assert replay.seen[:len(before)] == before, sid
+                replay.feed(numbered(replay, folded, start), runs)
+                start += len(folded)
+            assert start == len(events)
+            assert [(i, s, c) for i, s, c in replay.seen] == [(i, *before[i]) for i, _, _ in replay.seen], sid
             assert state_bytes(replay.state()) == state_bytes(state)
-            checked += len(before)
+            checked += len(replay.seen)
     finally:
         conn.close()
     assert checked > 10
