@@ -17,7 +17,7 @@ from conteur.events import views
 from conteur.server.audit import review as rv
 from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
-from tests.review_support import every_viewer, met_night, random_night
+from tests.review_support import evening, every_viewer, met_night, random_night
 
 RULESETS = ("met", "v5", "action")
 
@@ -78,3 +78,32 @@ def test_a_review_that_keeps_its_rows_refuses_entries(tmp_path):
     with SQLiteStore(db) as store:
         with pytest.raises(TypeError, match="needs whole rows"):
             rv.Builder("s").extend(*rv.read_session(store, "s", whole=False))
+
+
+def test_marks_found_during_the_walk_are_those_found_in_each_challenges_items(tmp_path):
+    """A mark's overrule or dispute, noted as the walk meets it (``Builder._marked``), is
+    what looking through the challenge's items finds, for every viewer, in memory or kept
+    by page; the nights hold overrules of finished challenges (MET-14) and an offline
+    record disputed and ruled."""
+    nights = [tmp_path / "over.db", tmp_path / "evening.db"]
+    met_night(nights[0], "s", 80, "marks", overrules=0.15)
+    evening(nights[1])
+    found = {"met": 0, "offline": 0}
+    for db in nights:
+        with SQLiteStore(db) as store:
+            session = store.sessions()[0]
+            for viewer in every_viewer(store, session):
+                for kept in (None, store):
+                    builder = rv.Builder(session, viewer, keep_rows=False, store=kept)
+                    rows, events = rv.read_session(store, session, whole=False)
+                    half = len(rows) // 2  # a catch-up after a first screen, as a server does
+                    builder.extend(rows[:half], events[:half])
+                    builder.marks()
+                    builder.extend(rows[half:], events[half:])
+                    marks, _ = builder.marks()
+                    review = builder.review(copy=False)
+                    for cid, items in ((cid, builder.by_challenge.get(cid, [])) for cid in list(builder.by_challenge)):
+                        assert marks.get(cid) == rv._mark(review, cid, items), (db.name, viewer, cid)
+                        if cid in marks and marks[cid].disputed:
+                            found[marks[cid].kind] += 1
+    assert found["met"] and found["offline"], found

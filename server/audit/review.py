@@ -131,7 +131,8 @@ def _plan(kind: type) -> tuple:
     offline record), whether it names a scene, whether the truth folds it, whether folding
     it may need a shelved page back, its role in ``Builder._extend``, whether it is
     public by kind (``Event.owners``, always None: every viewer sees it whole), how its
-    characters are read and its tag (the type its rows are stored with)."""
+    characters are read, its tag (the type its rows are stored with) and which of
+    ``_MARKED`` it is (what a challenge's mark looks for among its items), if any."""
     fields = getattr(kind, "__struct_fields__", ())
     if issubclass(kind, offline._BetweenTwo):
         challenge = "record"
@@ -143,8 +144,18 @@ def _plan(kind: type) -> tuple:
     found = _PLANS[kind] = (people, "throws" in fields, challenge,
                             kind in _HAS_SCENE, kind not in _IGNORED, kind in _NAMES_CHALLENGE, _ROLES.get(kind),
                             getattr(kind, "owners", None) is Event.owners, _people_reader(people, "throws" in fields),
-                            getattr(getattr(kind, "__struct_config__", None), "tag", None))
+                            getattr(getattr(kind, "__struct_config__", None), "tag", None),
+                            _marked_kind(kind))
     return found
+
+
+# the kinds a challenge's mark looks for among its items (``_mark``): an offline record
+# disputed, a MET challenge overruled
+_MARKED = (offline.OfflineChallengeDisputed, met.ChallengeOverruled)
+
+
+def _marked_kind(kind: type) -> type | None:
+    return next((m for m in _MARKED if issubclass(kind, m)), None)
 
 
 KNOWN_PEOPLE = 4096  # groups of characters remembered per event kind
@@ -298,6 +309,9 @@ class Builder:
         self._flagged: dict[str, tuple[int, int]] = {}  # disputes' ids -> their rank
         self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
         self._shared: dict = {}  # tuples of characters and sets of owners, one copy of each
+        # each of ``_MARKED`` -> the challenges with an item of that kind (as the viewer saw
+        # it): what ``_mark`` looked for in every item of every challenge at each first screen
+        self._marked: dict[type, set[str]] = {kind: set() for kind in _MARKED}
 
     def extend(self, rows: list[Row] | list[Entry], events: list[Event]) -> None:
         if self.keep_rows and rows and type(rows[0]) is not Row:
@@ -371,6 +385,7 @@ class Builder:
         truth, teller = self._truth, self._teller
         parts, SESSION, MET = truth.parts, _SESSION_PART, _MET_PART
         shelves, paging = self._shelves, self._store is not None
+        marked_ids = self._marked
         # the truth is folded in runs, up to the events that need it as it stood before them
         # (where characters stand, the open challenges); the viewer's own fold at the end
         truths: list[Event] = []
@@ -379,7 +394,7 @@ class Builder:
             kind = type(event)
             # what the review reads of this kind of event, looked up once a kind, not tried
             # field by field on every event of a night (issue 18 item 4)
-            _, _, challenge_field, has_scene, folded, named, role, public, people_of, tag = \
+            _, _, challenge_field, has_scene, folded, named, role, public, people_of, tag, marked = \
                 plans.get(kind) or _plan(kind)
             if role is _ADDED:
                 names[event.character] = event.name or event.character
@@ -428,6 +443,8 @@ class Builder:
                 f = forms(event)
                 owners, sealed = f.owners, f.public is not None
                 seen = pick(f, viewer)
+                if seen is not event:  # a sealed form: a kind of its own
+                    marked = None if seen is None else _marked_kind(type(seen))
             if not whole:  # its state is the truth; any other viewer's is its own fold
                 if seen is None:
                     continue
@@ -448,6 +465,10 @@ class Builder:
                         owners=owners if owners is None else share(owners, owners), sealed=sealed)
             items.append(item)
             add_type(kind_name)
+            if marked is not None:
+                if challenge:
+                    marked_ids[marked].add(challenge)
+                marked_ids[marked].update(amended or ())
             if paging:
                 if challenge:
                     by_challenge.add(challenge, row.seq)
@@ -516,7 +537,7 @@ class Builder:
             else:  # pages in memory: one merge, not a page found per id
                 get = review.state.met.challenges.get
         for cid in marked:
-            mark = _mark(review, cid, self.by_challenge.get(cid, []), get)
+            mark = _mark(review, cid, self.by_challenge.get(cid, []), get, self._marked)
             self._flagged.pop(cid, None)
             self._unsettled.discard(cid)
             self._briefs.pop(cid, None)
@@ -699,8 +720,9 @@ def _any_event(items: list[Item], kind: type) -> bool:
     return False
 
 
-def _mark(review: Review, challenge_id: str, items: list[Item], get=None) -> Mark | None:
-    """``get``: how a met challenge is found by id (``met.State.get`` unless given)."""
+def _mark(review: Review, challenge_id: str, items: list[Item], get=None, marked=None) -> Mark | None:
+    """``get``: how a met challenge is found by id (``met.State.get`` unless given);
+    ``marked``: ``Builder._marked`` (else ``items`` are looked through)."""
     if not items:
         return None
     first = items[0].event
@@ -708,12 +730,14 @@ def _mark(review: Review, challenge_id: str, items: list[Item], get=None) -> Mar
         record = review.state.offline.records.get(challenge_id)
         status = record.status if record else "recorded"
         return Mark(kind="offline", status=status,
-                    disputed=_any_event(items, offline.OfflineChallengeDisputed),
+                    disputed=_any_event(items, offline.OfflineChallengeDisputed) if marked is None
+                    else challenge_id in marked[offline.OfflineChallengeDisputed],
                     ruled=status == "ruled", last_seq=items[-1].seq)
     ch = (get or review.state.met.get)(challenge_id)
     if ch is None:
         return None
-    overruled = _any_event(items, met.ChallengeOverruled)
+    overruled = _any_event(items, met.ChallengeOverruled) if marked is None \
+        else challenge_id in marked[met.ChallengeOverruled]
     return Mark(kind="met", status=ch.status, disputed=overruled, ruled=overruled or ch.status == "cancelled",
                 last_seq=items[-1].seq)
 
