@@ -14,6 +14,7 @@ import msgspec
 import pytest
 
 from conteur.events import views
+from conteur.server.audit import kept as kept_review
 from conteur.server.audit import review as rv
 from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
@@ -93,12 +94,21 @@ def test_marks_found_during_the_walk_are_those_found_in_each_challenges_items(tm
         with SQLiteStore(db) as store:
             session = store.sessions()[0]
             for viewer in every_viewer(store, session):
-                for kept in (None, store):
+                for kept, saved in ((None, None), (store, None), (store, "now"), (store, "before")):
                     builder = rv.Builder(session, viewer, keep_rows=False, store=kept)
                     rows, events = rv.read_session(store, session, whole=False)
                     half = len(rows) // 2  # a catch-up after a first screen, as a server does
                     builder.extend(rows[:half], events[:half])
                     builder.marks()
+                    if saved:  # a restart: the builder made again from its snapshot (server/audit/kept.py)
+                        taken = kept_review.taken(builder)
+                        if saved == "before":  # a snapshot saved before the marked challenges were kept
+                            taken = msgspec.structs.replace(taken, body=msgspec.structs.replace(taken.body, marked=None))
+                        assert kept_review.write(store, taken)
+                        builder = kept_review.load(store, session, viewer, "en", builder.head)
+                        assert (builder._marked is None) == (saved == "before")
+                        # each challenge marked again, as by a catch-up that names it
+                        builder.touched.update(builder.by_challenge)
                     builder.extend(rows[half:], events[half:])
                     marks, _ = builder.marks()
                     review = builder.review(copy=False)

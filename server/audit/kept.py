@@ -7,7 +7,7 @@ anyway (the items of a page: server/audit/paged.py): where it stands in the log,
 true state and the viewer's own (finished pages on their shelves, compressed as held),
 the roster's names and scenes as they changed, each challenge's scene, each item's seq
 and scene, each challenge's items by seq, the event types seen, what the disputes list
-knows of each challenge, and the briefs told lately (the first screen's). A builder made from it answers what the builder it was
+knows of each challenge (and which challenges were overruled or disputed), and the briefs told lately (the first screen's). A builder made from it answers what the builder it was
 saved from answers (tests/test_restart.py, byte for byte). The envelope, its checks and
 what is skipped are server/core/keep.py's.
 """
@@ -74,6 +74,9 @@ class ReviewBody(msgspec.Struct, array_like=True):
     # the briefs told lately (the first screen's disputes and challenges), each as sent:
     # telling them again reads their challenges' pages from all over the night
     briefs: list[tuple[str, dict[str, Any]]] = []
+    # the challenges with an item of each of ``review._MARKED``, in its order; None in a
+    # body saved before they were kept: its builder looks through the items, as then
+    marked: list[list[str]] | None = None
 
 
 def _joined(arrays) -> array.array:
@@ -111,7 +114,8 @@ def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
         challenges=list(by_challenge), counts=_bytes(array.array("i", map(len, by_challenge.values()))),
         challenge_seqs=_bytes(_joined(by_challenge.values())),
         types=sorted(b.types), marks=dict(b._marks), flagged=dict(b._flagged), unsettled=sorted(b._unsettled),
-        touched=sorted(b.touched), briefs=list(b._briefs.items()))
+        touched=sorted(b.touched), briefs=list(b._briefs.items()),
+        marked=None if b._marked is None else [sorted(b._marked[kind]) for kind in rv._MARKED])
 
 
 class Taken(msgspec.Struct):
@@ -193,5 +197,9 @@ def _builder(store, session: str, viewer: Actor, lang: str, body: ReviewBody) ->
     b._unsettled = set(body.unsettled)
     b.touched = set(body.touched)
     b._briefs = collections.OrderedDict(body.briefs)
+    if body.marked is None or len(body.marked) != len(rv._MARKED):
+        b._marked = None
+    else:
+        b._marked = {kind: set(ids) for kind, ids in zip(rv._MARKED, body.marked)}
     return b
 

@@ -310,8 +310,10 @@ class Builder:
         self._unsettled: set[str] = set()  # briefs an event naming no challenge may still change
         self._shared: dict = {}  # tuples of characters and sets of owners, one copy of each
         # each of ``_MARKED`` -> the challenges with an item of that kind (as the viewer saw
-        # it): what ``_mark`` looked for in every item of every challenge at each first screen
-        self._marked: dict[type, set[str]] = {kind: set() for kind in _MARKED}
+        # it): what ``_mark`` looked for in every item of every challenge at each first
+        # screen. None (a kept review saved before it was kept, server/audit/kept.py):
+        # ``_mark`` looks through the items
+        self._marked: dict[type, set[str]] | None = {kind: set() for kind in _MARKED}
 
     def extend(self, rows: list[Row] | list[Entry], events: list[Event]) -> None:
         if self.keep_rows and rows and type(rows[0]) is not Row:
@@ -465,7 +467,7 @@ class Builder:
                         owners=owners if owners is None else share(owners, owners), sealed=sealed)
             items.append(item)
             add_type(kind_name)
-            if marked is not None:
+            if marked is not None and marked_ids is not None:
                 if challenge:
                     marked_ids[marked].add(challenge)
                 marked_ids[marked].update(amended or ())
