@@ -296,7 +296,7 @@ DRAWN_TAGS: frozenset[str] = frozenset(t.__struct_config__.tag for t in EVENT_TY
 # part, which its step then reads in the replay's parts (``replay_steps.READS_SESSION``).
 _WORKS: dict[int, Callable[[Any, list], replay_steps.Work]] = {
     PART_NAMES.index(part): work for part, work in replay_steps.WORKS.items()}
-_FAST: dict[type, tuple[int, Callable, Evolver, tuple[tuple[int, Evolver, bool], ...]]] = {}
+_FAST: dict[type, tuple[int, Callable, Evolver, tuple[tuple[int, Evolver, bool], ...], bool]] = {}
 if PART_NAMES[replay_steps.SESSION] != "session" or "session" in replay_steps.WORKS:
     raise RuntimeError("replay steps read the session part in Replay.parts: no work may hold it")
 for _kind, (_part, _evolver, _step) in replay_steps.STEPS.items():
@@ -322,11 +322,11 @@ class Replay:
     """The replay-only fold: the same states as ``evolve`` event by event, without a frozen
     ``GameState`` per event. The parts are held in a list, the draw streams in a dict of
     this replay's own, and a whole ``GameState`` is built only for an evolver that reads it
-    (a sheet amended) and at the end. Nearly
-    every kind of the met, dice and action parts folds through replay steps into a part's
-    ``Work`` (``events.replay_steps``), turned back into a frozen
-    part before anything else reads that part and at the end of each ``feed``; the others
-    through their parts' own evolvers, unchanged. ``tests/test_replay_fold.py`` pins it to
+    (a sheet amended; a retest its step leaves to its evolver) and at the end. Nearly every
+    kind of the met, dice and action parts folds through replay steps into a part's
+    ``Work`` (``events.replay_steps``), turned back into a frozen part before anything else
+    reads that part and at the end of each ``feed``; the others through their parts' own
+    evolvers, unchanged. ``tests/test_replay_fold.py`` pins it to
     ``evolve``."""
 
     __slots__ = ("_start", "parts", "_streams", "_counter", "_work")
