@@ -36,8 +36,15 @@ function scene(vm, id) {
 }
 
 const H = {
-  "session.opened": (vm, e) => Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {},
-    commitment: e.seed_commitment || "" }),
+  "session.opened": (vm, e) => {
+    Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {},
+      commitment: e.seed_commitment || "" });
+    // MET-13: the tie debts the chronicle's previous session left unpaid (met.evolve_debts_carried)
+    for (const d of (e.carried && e.carried.tie_debts) || []) {
+      const debt = { debtor: d.debtor, creditor: d.creditor, challenge: d.challenge || "" };
+      if (!(vm.debts || []).some((k) => sameDebt(k, debt))) vm.debts = (vm.debts || []).concat([debt]);
+    }
+  },
   // FAIR-2: the seed, revealed at close, lets the phone check its own dice (verify.js)
   "session.closed": (vm, e) => { vm.session.status = "closed"; vm.session.seed = e.seed || ""; },
   "session.character_added": (vm, e) => {
@@ -258,9 +265,15 @@ const MET = {
   challenge_overruled: (c, e) => Object.assign(c, { status: "resolved", winner: e.winner, loser: e.loser, reason: "overruled" }),
 };
 
+// a debt is one overbid's (met_rules.TieDebt): the same two sides may owe for two challenges
+const sameDebt = (a, b) => a.debtor === b.debtor && a.creditor === b.creditor && a.challenge === b.challenge;
+
 function metEvent(vm, type, e) {
   const name = type.slice(4);
-  if (name === "tie_debt_incurred") { vm.debts = (vm.debts || []).concat([{ debtor: e.debtor, creditor: e.creditor }]); return; }
+  if (name === "tie_debt_incurred") {
+    vm.debts = (vm.debts || []).concat([{ debtor: e.debtor, creditor: e.creditor, challenge: e.challenge || "" }]);
+    return;
+  }
   if (name === "tie_debt_paid") {
     const i = (vm.debts || []).findIndex((d) => d.debtor === e.debtor && d.creditor === e.creditor);
     if (i >= 0) vm.debts = vm.debts.filter((_, j) => j !== i);
