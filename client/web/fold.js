@@ -76,8 +76,15 @@ const H = {
   "session.time_skipped": (vm, e) => clockMoved(vm, e),
   "session.turn_length_set": (vm, e) => { vm.session.turnSeconds = e.seconds; },
   "session.no_sheet_marked": (vm, e) => { character(vm, e.character).noSheet = e.no_sheet !== false; },
-  // the sealed form (another character's) has no sheet: nothing to change here
-  "session.sheet_amended": (vm, e) => { if (e.sheet) character(vm, e.character).sheet = e.sheet; },
+  // the sealed form (another character's) has no sheet: nothing to change here. V5-5 Hunger
+  // lives in ``hunger`` once it moved: a sheet with another starting Hunger sets it again
+  // (v5.evolve_sheet_amended), so the phone shows the new sheet's Hunger, not the old one's
+  "session.sheet_amended": (vm, e) => {
+    if (!e.sheet) return;
+    const c = character(vm, e.character);
+    if (e.character in vm.hunger && startingValueChanged(c.sheet, e.sheet, "hunger")) delete vm.hunger[e.character];
+    c.sheet = e.sheet;
+  },
   "v5.hunger_set": (vm, e) => { vm.hunger[e.character] = e.hunger; },
   "v5.rouse_checked": (vm, e) => {
     vm.hunger[e.character] = e.hunger_after;
@@ -92,6 +99,9 @@ const H = {
   },
   command_rejected: (vm, e) => { vm.rejections.push({ type: e.command_type, code: e.code, message: e.message, character: e.character }); },
 };
+
+// session.starting_value_changed: a field absent from a sheet's kind counts as none
+const startingValueChanged = (old, sheet, field) => ((old || {})[field] ?? null) !== (sheet[field] ?? null);
 
 function v5Roll(e) {
   return {

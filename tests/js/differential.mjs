@@ -17,10 +17,14 @@ globalThis.fetch = async (url) => {
   return { ok: true, status: 200, json: async () => JSON.parse(text) };
 };
 
-const { initialView, applyEvent, initiativeOrder } = await import(new URL("client/web/fold.js", ROOT));
+const { initialView, applyEvent, initiativeOrder, SEALED } = await import(new URL("client/web/fold.js", ROOT));
 const { teller } = await import(new URL("client/web/narrate.js", ROOT));
 
 const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+// fold.js marks what this viewer was told only exists as SEALED; Python's state holds None
+const unsealed = (v) => (v === SEALED ? null : v);
+const unsealedAll = (o) => Object.fromEntries(Object.entries(o || {}).map(([k, v]) => [k, unsealed(v)]));
 
 // what tests/test_differential.py's python_view computes from the Python state
 function projection(vm) {
@@ -31,7 +35,12 @@ function projection(vm) {
       [c.id, { name: c.name, scene: c.scene, out_of_game: c.outOfGame, no_sheet: c.noSheet, sheet: c.sheet }]))),
     scenes: sorted(Object.fromEntries(Object.values(vm.scenes).map((s) => [s.id, { name: s.name, open: s.open, frozen: s.frozen }]))),
     challenges: sorted(Object.fromEntries(Object.values(vm.challenges).map((c) =>
-      [c.id, { status: c.status, winner: c.winner, loser: c.loser, round: c.round }]))),
+      [c.id, { status: c.status, winner: c.winner, loser: c.loser, round: c.round,
+        kind: c.kind, initiator: c.initiator, defender: c.defender, tested: c.tested,
+        attribute: c.attribute, defender_attribute: c.defenderAttribute, difficulty: c.difficulty, tests: c.tests,
+        test: c.test, abilities: c.abilities, defender_abilities: c.defenderAbilities, mutual: c.mutual, by: c.by,
+        reason: c.reason, retests: sorted(c.retests), overbids: c.overbids, overbid_value: unsealed(c.overbidValue ?? null),
+        cancellable: c.cancellable, thrown: Object.keys(c.throws).sort(), bid: Object.keys(c.bids).sort() }]))),
     debts: (vm.debts || []).map((d) => [d.debtor, d.creditor]),
     hunger: sorted(vm.hunger),
     waiting: Object.keys(vm.waiting).sort(),
