@@ -265,7 +265,8 @@ def python_view(state: game.GameState) -> dict:
     s = state.session
     return _plain({
         "session": {"name": s.name, "status": s.status, "frozen": s.frozen, "turn": s.turn,
-                    "game_seconds": s.game_seconds, "turn_seconds": s.turn_seconds},
+                    "game_seconds": s.game_seconds, "turn_seconds": s.turn_seconds,
+                    "options": s.options if s.status != "pending" else None},
         "characters": {c.id: {"name": c.name, "scene": c.scene, "out_of_game": c.out_of_game,
                               "no_sheet": c.no_sheet, "sheet": c.sheet}
                        for c in sorted(s.characters.values(), key=lambda c: c.id)},
@@ -282,11 +283,18 @@ def python_view(state: game.GameState) -> dict:
                        for c in sorted(state.met.challenges.values(), key=lambda c: c.id)},
         "debts": [[d.debtor, d.creditor] for d in state.met.debts],
         "hunger": dict(sorted(state.v5.hunger.items())),
-        "waiting": sorted(state.action.waiting),
-        "pending": sorted(state.action.pending),
+        # V5-9: the roll a Willpower reroll may take, per character (the phone's button)
+        "v5_rolls": {key: {"id": r.id, "normal": r.normal, "hunger": r.hunger, "rerolled": r.rerolled}
+                     for key, r in sorted(state.v5.rolls.items())},
+        "waiting": {k: {"character": w.character, "opponent": w.opponent, "visibility": w.visibility}
+                    for k, w in sorted(state.action.waiting.items())},
+        "pending": {k: {"character": b.character, "turns": b.turns, "started_turn": b.started_turn,
+                        "last_turn": b.last_turn, "visibility": b.visibility}
+                    for k, b in sorted(state.action.pending.items())},
         "dead": dict(sorted(state.action.dead.items())),
         "modifiers": sorted(m.id for m in state.action.modifiers),
-        "offline": {r.id: {"status": r.status, "winner": r.winner}
+        "offline": {r.id: {"status": r.status, "winner": r.winner, "recorder": r.recorder, "opponent": r.opponent,
+                           "attribute": r.attribute}
                     for r in sorted(state.offline.records.values(), key=lambda r: r.id)},
     })
 
