@@ -52,7 +52,7 @@ function projection(vm) {
         test: c.test, abilities: c.abilities, defender_abilities: c.defenderAbilities, mutual: c.mutual, by: c.by,
         reason: c.reason, retests: sorted(c.retests), overbids: c.overbids, overbid_value: unsealed(c.overbidValue ?? null),
         cancellable: c.cancellable, thrown: Object.keys(c.throws).sort(), bid: Object.keys(c.bids).sort() }]))),
-    debts: (vm.debts || []).map((d) => [d.debtor, d.creditor]),
+    debts: (vm.debts || []).map((d) => [d.debtor, d.creditor, d.challenge]),
     hunger: sorted(vm.hunger),
     v5_rolls: sorted(latestPools(vm.rolls)),
     waiting: sorted(Object.fromEntries(Object.values(vm.waiting).map((w) =>
