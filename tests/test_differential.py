@@ -373,8 +373,9 @@ def _sealed_forms() -> set[str]:
 
 
 def _received(night) -> dict[str, set[str]]:
-    """For each event type, the forms devices of the night received it in: ``storyteller``
-    (whole), ``player`` (any form, on a player's phone), ``sealed`` (the redacted form)."""
+    """For each event type, the forms devices of the night received it in: the viewer's
+    role (``storyteller``: whole; ``player``, ``observer``: any form) and ``sealed`` (the
+    redacted form, on a device not among its owners)."""
     got: dict[str, set[str]] = {}
     for pairs in night.values():
         for viewer in _viewers(pairs):
@@ -383,7 +384,7 @@ def _received(night) -> dict[str, set[str]]:
                 if seen is None:
                     continue
                 forms = got.setdefault(type(event).__struct_config__.tag, set())
-                forms.add("storyteller" if viewer.role == "storyteller" else "player")
+                forms.add(viewer.role)
                 if seen != event:
                     forms.add("sealed")
     return got
