@@ -105,3 +105,36 @@ def test_met_4_the_storyteller_amends_a_sheet_and_the_phone_bids_under_the_new_c
     anna.shot("player-bid-refused-after-amendment-360x740")
     for device in (st, anna, bruno):
         device.close()
+
+
+def hunger(phone: Device):
+    return phone.page.locator(".character .trait").filter(has_text="Hunger").locator("b")
+
+
+def amended(device: Device, count: int) -> None:
+    device.page.wait_for_function(
+        f"window.conteur.vm.log.filter(l => l.type === 'session.sheet_amended').length === {count}")
+
+
+def test_v5_5_a_sheet_with_another_starting_hunger_sets_the_phones_hunger_again(browser, demo):
+    """V5-5: Hunger lives apart from the sheet once it moved; an amended sheet keeps it,
+    unless the sheet's own Hunger changes: then the phone and the tablet show the new one."""
+    server, _, storyteller, links = demo
+    st = Device(browser, server.url, f"{storyteller}&session=v5-demo", viewport=TABLET)
+    iris = Device(browser, server.url, links["iris"])
+    iris.expect(hunger(iris)).to_have_text("2")
+    field = st.page.locator("#hunger-iris")
+    field.fill("4")
+    st.page.locator("form[data-act=set_hunger][data-character=iris] button").click()
+    iris.expect(hunger(iris)).to_have_text("4")
+
+    amend(st, "iris", lambda s: {**s, "willpower": s["willpower"] + 1}, reason="a long night")
+    amended(iris, 1)
+    iris.expect(hunger(iris)).to_have_text("4")
+    amend(st, "iris", lambda s: {**s, "hunger": 1}, reason="fed at dawn")
+    amended(iris, 2)
+    iris.expect(hunger(iris)).to_have_text("1")
+    # the tablet renders the sheet's Hunger again (the figure typed earlier stays in the box)
+    st.expect(field).to_have_attribute("value", "1")
+    for device in (st, iris):
+        device.close()

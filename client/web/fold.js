@@ -36,8 +36,15 @@ function scene(vm, id) {
 }
 
 const H = {
-  "session.opened": (vm, e) => Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {},
-    commitment: e.seed_commitment || "" }),
+  "session.opened": (vm, e) => {
+    Object.assign(vm.session, { name: e.name || "", status: "open", turnSeconds: e.turn_seconds || 4, options: e.options || {},
+      commitment: e.seed_commitment || "" });
+    // MET-13: the tie debts the chronicle's previous session left unpaid (met.evolve_debts_carried)
+    for (const d of (e.carried && e.carried.tie_debts) || []) {
+      const debt = { debtor: d.debtor, creditor: d.creditor, challenge: d.challenge || "" };
+      if (!(vm.debts || []).some((k) => sameDebt(k, debt))) vm.debts = (vm.debts || []).concat([debt]);
+    }
+  },
   // FAIR-2: the seed, revealed at close, lets the phone check its own dice (verify.js)
   "session.closed": (vm, e) => { vm.session.status = "closed"; vm.session.seed = e.seed || ""; },
   "session.character_added": (vm, e) => {
@@ -69,8 +76,15 @@ const H = {
   "session.time_skipped": (vm, e) => clockMoved(vm, e),
   "session.turn_length_set": (vm, e) => { vm.session.turnSeconds = e.seconds; },
   "session.no_sheet_marked": (vm, e) => { character(vm, e.character).noSheet = e.no_sheet !== false; },
-  // the sealed form (another character's) has no sheet: nothing to change here
-  "session.sheet_amended": (vm, e) => { if (e.sheet) character(vm, e.character).sheet = e.sheet; },
+  // the sealed form (another character's) has no sheet: nothing to change here. V5-5 Hunger
+  // lives in ``hunger`` once it moved: a sheet with another starting Hunger sets it again
+  // (v5.evolve_sheet_amended), so the phone shows the new sheet's Hunger, not the old one's
+  "session.sheet_amended": (vm, e) => {
+    if (!e.sheet) return;
+    const c = character(vm, e.character);
+    if (e.character in vm.hunger && startingValueChanged(c.sheet, e.sheet, "hunger")) delete vm.hunger[e.character];
+    c.sheet = e.sheet;
+  },
   "v5.hunger_set": (vm, e) => { vm.hunger[e.character] = e.hunger; },
   "v5.rouse_checked": (vm, e) => {
     vm.hunger[e.character] = e.hunger_after;
@@ -85,6 +99,9 @@ const H = {
   },
   command_rejected: (vm, e) => { vm.rejections.push({ type: e.command_type, code: e.code, message: e.message, character: e.character }); },
 };
+
+// session.starting_value_changed: a field absent from a sheet's kind counts as none
+const startingValueChanged = (old, sheet, field) => ((old || {})[field] ?? null) !== (sheet[field] ?? null);
 
 function v5Roll(e) {
   return {
@@ -258,9 +275,15 @@ const MET = {
   challenge_overruled: (c, e) => Object.assign(c, { status: "resolved", winner: e.winner, loser: e.loser, reason: "overruled" }),
 };
 
+// a debt is one overbid's (met_rules.TieDebt): the same two sides may owe for two challenges
+const sameDebt = (a, b) => a.debtor === b.debtor && a.creditor === b.creditor && a.challenge === b.challenge;
+
 function metEvent(vm, type, e) {
   const name = type.slice(4);
-  if (name === "tie_debt_incurred") { vm.debts = (vm.debts || []).concat([{ debtor: e.debtor, creditor: e.creditor }]); return; }
+  if (name === "tie_debt_incurred") {
+    vm.debts = (vm.debts || []).concat([{ debtor: e.debtor, creditor: e.creditor, challenge: e.challenge || "" }]);
+    return;
+  }
   if (name === "tie_debt_paid") {
     const i = (vm.debts || []).findIndex((d) => d.debtor === e.debtor && d.creditor === e.creditor);
     if (i >= 0) vm.debts = vm.debts.filter((_, j) => j !== i);

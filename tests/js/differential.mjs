@@ -17,28 +17,53 @@ globalThis.fetch = async (url) => {
   return { ok: true, status: 200, json: async () => JSON.parse(text) };
 };
 
-const { initialView, applyEvent, initiativeOrder } = await import(new URL("client/web/fold.js", ROOT));
+const { initialView, applyEvent, initiativeOrder, SEALED } = await import(new URL("client/web/fold.js", ROOT));
 const { teller } = await import(new URL("client/web/narrate.js", ROOT));
 
 const sorted = (o) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1)));
+
+// fold.js marks what this viewer was told only exists as SEALED; Python's state holds None
+const unsealed = (v) => (v === SEALED ? null : v);
+
+// v5._roll_key: each character's latest pool roll, a blind one apart
+function latestPools(rolls) {
+  const latest = {};
+  for (const r of rolls) {
+    if (r.kind !== "v5" || r.hidden) continue;
+    latest[r.visibility === "blind" ? `blind:${r.character || ""}` : r.character || ""] =
+      { id: r.id, normal: r.normal, hunger: r.hunger, rerolled: !!r.rerolled };
+  }
+  return latest;
+}
 
 // what tests/test_differential.py's python_view computes from the Python state
 function projection(vm) {
   return {
     session: { name: vm.session.name, status: vm.session.status, frozen: vm.session.frozen, turn: vm.session.turn,
-      game_seconds: vm.session.gameSeconds, turn_seconds: vm.session.turnSeconds },
+      game_seconds: vm.session.gameSeconds, turn_seconds: vm.session.turnSeconds,
+      options: vm.session.status !== "pending" ? vm.session.options : null },
     characters: sorted(Object.fromEntries(Object.values(vm.characters).map((c) =>
       [c.id, { name: c.name, scene: c.scene, out_of_game: c.outOfGame, no_sheet: c.noSheet, sheet: c.sheet }]))),
     scenes: sorted(Object.fromEntries(Object.values(vm.scenes).map((s) => [s.id, { name: s.name, open: s.open, frozen: s.frozen }]))),
     challenges: sorted(Object.fromEntries(Object.values(vm.challenges).map((c) =>
-      [c.id, { status: c.status, winner: c.winner, loser: c.loser, round: c.round }]))),
-    debts: (vm.debts || []).map((d) => [d.debtor, d.creditor]),
+      [c.id, { status: c.status, winner: c.winner, loser: c.loser, round: c.round,
+        kind: c.kind, initiator: c.initiator, defender: c.defender, tested: c.tested,
+        attribute: c.attribute, defender_attribute: c.defenderAttribute, difficulty: c.difficulty, tests: c.tests,
+        test: c.test, abilities: c.abilities, defender_abilities: c.defenderAbilities, mutual: c.mutual, by: c.by,
+        reason: c.reason, retests: sorted(c.retests), overbids: c.overbids, overbid_value: unsealed(c.overbidValue ?? null),
+        cancellable: c.cancellable, thrown: Object.keys(c.throws).sort(), bid: Object.keys(c.bids).sort() }]))),
+    debts: (vm.debts || []).map((d) => [d.debtor, d.creditor, d.challenge]),
     hunger: sorted(vm.hunger),
-    waiting: Object.keys(vm.waiting).sort(),
-    pending: Object.keys(vm.pending).sort(),
+    v5_rolls: sorted(latestPools(vm.rolls)),
+    waiting: sorted(Object.fromEntries(Object.values(vm.waiting).map((w) =>
+      [w.id, { character: w.character, opponent: w.opponent, visibility: w.visibility }]))),
+    pending: sorted(Object.fromEntries(Object.values(vm.pending).map((b) =>
+      [b.id, { character: b.character, turns: b.turns, started_turn: b.startedTurn, last_turn: b.lastTurn,
+        visibility: b.visibility }]))),
     dead: sorted(vm.dead),
     modifiers: (vm.modifiers || []).map((m) => m.id).sort(),
-    offline: sorted(Object.fromEntries(Object.values(vm.offline).map((r) => [r.id, { status: r.status, winner: r.winner }]))),
+    offline: sorted(Object.fromEntries(Object.values(vm.offline).map((r) => [r.id, { status: r.status, winner: r.winner,
+      recorder: r.recorder, opponent: r.opponent, attribute: r.attribute }]))),
   };
 }
 
