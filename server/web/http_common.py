@@ -105,7 +105,13 @@ async def strict_body(request: Request, kind: type[T]) -> T:
         raise ValidationException("a JSON object is required as the body ({} for every default)")
     try:
         return msgspec.convert(_integral(_json.decode(body)), kind, strict=True)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:  # the field and what it wants
+    except msgspec.ValidationError as exc:
+        # as Litestar's own validation errors say it (the web app's sheet editor reads
+        # them): the message, and the field's path in ``extra``
+        message, _, at = str(exc).partition(" - at `$")
+        raise ValidationException(f"Validation failed for {request.method} {request.url.path}", extra=[
+            {"message": message, "key": at.rstrip("`").lstrip(".") or "data", "source": "body"}]) from None
+    except msgspec.DecodeError as exc:
         raise ValidationException(f"invalid body: {exc}") from None
 
 
