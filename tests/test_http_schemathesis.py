@@ -140,6 +140,8 @@ def test_the_description_tested_is_the_one_served(venue):
 def test_every_operation_was_called_with_every_token():
     """After the runs above (this module's tests run in order): none of the description's
     operations went untried by a role, and the stateful phase made sequences of calls."""
+    if not CALLS:
+        pytest.skip("it counts what the module's other tests called: run it after them")
     operations = {f"{method.upper()} {path}" for path, item in DESCRIPTION["paths"].items() for method in item}
     for role in ROLES:
         called = {op for (r, phase, op) in CALLS if r == role and phase != "stateful"}
