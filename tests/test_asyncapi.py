@@ -81,7 +81,7 @@ def test_the_document_is_served_beside_the_openapi_one(venue):
     served = httpx.get(venue.url + "/schema/asyncapi.json")
     assert served.status_code == 200 and served.headers["content-type"].startswith("application/json")
     assert served.json() == json.loads(json.dumps(DOC))
-    openapi = httpx.get(venue.url + "/schema/openapi.json").json()
+    openapi = httpx.get(venue.url + "/schema/openapi.json", timeout=120).json()  # made at this request
     assert "/schema/asyncapi.json" in openapi["info"]["description"]
     assert "/schema/asyncapi.json" in openapi["paths"]
 

@@ -32,7 +32,8 @@ def night(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def openapi(night):
-    return night[1].get("/schema/openapi.json").json()
+    # made at its first request, several seconds on a busy machine: beyond httpx's 5 s
+    return night[1].get("/schema/openapi.json", timeout=120).json()
 
 
 def test_options_names_every_method_of_the_path(night):
