@@ -21,6 +21,12 @@ _ids = itertools.count(1)
 
 
 class Device:
+    # called with ("sent" or "received", frame) for every frame this device sends as a dict
+    # and every frame it receives; raising says the frame is not as described. Tests set
+    # the AsyncAPI document's check (tests/asyncapi_support.py); a received frame that fails
+    # it fails the test at its next wait or at close, a sent one at once.
+    frame_check: Callable[[str, dict], None] | None = None
+
     def __init__(self, url: str, token: str, session: str = "", *, device: str = "",
                  after: int = 0, origin: str | None = None, hello: bool = True,
                  batch: bool = False, create: bool = True):
@@ -41,6 +47,7 @@ class Device:
         self.ws: Any = None
         self._reader: asyncio.Task | None = None
         self._changed = asyncio.Event()
+        self.invalid: list[Exception] = []  # received frames that failed ``frame_check``
 
     # -- connection ------------------------------------------------------------------
 
@@ -72,12 +79,23 @@ class Device:
             await self.ws.close()
         if self._reader is not None:
             await asyncio.gather(self._reader, return_exceptions=True)
+        self._raise_invalid()
+
+    def _raise_invalid(self) -> None:
+        if self.invalid:
+            raise self.invalid[0]
 
     async def _read(self) -> None:
         try:
             async for message in self.ws:
                 self.messages += 1
                 frame = _decode(message)
+                check = Device.frame_check
+                if check is not None:
+                    try:
+                        check("received", frame)
+                    except Exception as exc:  # noqa: BLE001 - kept for the test, which fails on it
+                        self.invalid.append(exc)
                 for one in frame["frames"] if frame["type"] == "batch" else (frame,):
                     self._take(one)
                 self._changed.set()
@@ -104,6 +122,11 @@ class Device:
     # -- frames ----------------------------------------------------------------------
 
     async def send(self, frame: dict | str | bytes) -> None:
+        """Sends a frame; one given as text or bytes is sent as it is, unchecked (the
+        malformed frames of the hostile tests)."""
+        check = Device.frame_check
+        if check is not None and isinstance(frame, dict):
+            check("sent", frame)
         await self.ws.send(frame if isinstance(frame, (str, bytes)) else _encode(frame).decode())
 
     async def wait_for(self, predicate: Callable[[dict], bool], timeout: float = 10.0,
@@ -112,6 +135,7 @@ class Device:
         async def scan() -> dict:
             index = start
             while True:
+                self._raise_invalid()
                 while index < len(self.frames):
                     frame = self.frames[index]
                     index += 1

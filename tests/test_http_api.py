@@ -181,7 +181,7 @@ def test_commands_over_http_are_authorised_like_the_websocket(venue, night):
 
 def test_the_join_sheet_has_one_qr_code_per_character_with_working_tokens(venue, night):
     st, imported = night
-    page = st.post("/sessions/night/join-sheet")
+    page = st.post("/sessions/night/join-sheet", json={})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert page.text.count("<svg") == 2 and "Anna" in page.text and "Bruno" in page.text
     tokens = re.findall(r"#join=([A-Za-z0-9_-]+)&amp;session=night", page.text)

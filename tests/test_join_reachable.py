@@ -43,7 +43,7 @@ def test_a_tablet_opened_through_loopback_prints_the_lan_address_never_localhost
     settings = Settings(lan_addresses=lambda: [LAN], wifi="Elysium-guests")
     with Venue(tmp_path / "c.db", settings=settings) as venue, night(venue, host) as http:
         port = venue.served.port
-        page = http.post("/sessions/night/join-sheet").text
+        page = http.post("/sessions/night/join-sheet", json={}).text
         assert "localhost" not in page and "127.0.0.1" not in page
         links = re.findall(r"(http://[^\"<]+)#join=", page)
         assert links == [f"http://{LAN}:{port}/"] * 2
@@ -66,7 +66,7 @@ def test_a_tablet_opened_through_the_lan_address_keeps_it(tmp_path):
 def test_public_url_wins_over_every_address(tmp_path):
     settings = Settings(lan_addresses=lambda: [LAN], public_url="https://conteur.lan/")
     with Venue(tmp_path / "c.db", settings=settings) as venue, night(venue, "localhost") as http:
-        page = http.post("/sessions/night/join-sheet").text
+        page = http.post("/sessions/night/join-sheet", json={}).text
         assert page.count("https://conteur.lan/#join=") == 2 and LAN not in page
         assert "Wi-Fi:" not in page  # no --wifi given: no line that would guess one
 
@@ -74,7 +74,7 @@ def test_public_url_wins_over_every_address(tmp_path):
 def test_without_any_lan_address_the_sheet_says_phones_cannot_reach_it(tmp_path):
     with Venue(tmp_path / "c.db", settings=Settings(lan_addresses=lambda: [])) as venue, \
             night(venue, "127.0.0.1") as http:
-        page = http.post("/sessions/night/join-sheet").text
+        page = http.post("/sessions/night/join-sheet", json={}).text
         assert "data-warning" in page and "Phones cannot open these links" in page
         assert "--public-url" in page
 

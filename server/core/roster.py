@@ -107,11 +107,12 @@ def parse_roster(data: dict[str, Any]) -> Roster:
     if not isinstance(data, dict):
         raise RosterError("a roster is a table (TOML) or an object (JSON)")
     ruleset = data.get("ruleset", "met")
-    characters = []
-    for raw in data.get("characters") or []:
-        if isinstance(raw, dict) and isinstance(raw.get("sheet"), dict) and "kind" not in raw["sheet"]:
-            raw = {**raw, "sheet": {"kind": ruleset, **raw["sheet"]}}
-        characters.append(raw)
+    characters = data.get("characters") or []
+    if isinstance(characters, list):  # anything else is refused by the conversion, naming it
+        characters = [{**raw, "sheet": {"kind": ruleset, **raw["sheet"]}}
+                      if isinstance(raw, dict) and isinstance(raw.get("sheet"), dict)
+                      and "kind" not in raw["sheet"] else raw
+                      for raw in characters]
     try:
         roster = msgspec.convert({**data, "characters": characters}, Roster)
     except msgspec.ValidationError as exc:

@@ -186,7 +186,8 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
         title="conteur",
         version="0.1.0",
         description="Session server for live-action role-playing games. The websocket "
-        "protocol at /ws is described in docs/protocol.md.",
+        "protocol at /ws is described in docs/protocol.md, and its frames, machine-readable, "
+        "by the AsyncAPI 3 document at /schema/asyncapi.json.",
         components=Components(security_schemes={
             "token": SecurityScheme(type="http", scheme="bearer",
                                     description="a storyteller, player or observer token"),

@@ -27,6 +27,7 @@ from litestar.datastructures import State
 from litestar.exceptions import NotFoundException
 
 from conteur.events.catalogue import fill, section
+from conteur.server.web.http_common import answered_as
 
 __all__ = ["CA_MEDIA_TYPE", "ca_certificate", "ca_note", "door_protocol", "join_sheet_page",
            "server_context"]
@@ -135,7 +136,7 @@ def door_protocol(context: ssl.SSLContext, ca_file: str | Path | None, inner: ty
     return Door
 
 
-@get("/ca.crt", tags=["server"], raises=[NotFoundException],
+@get("/ca.crt", tags=["server"], raises=[NotFoundException], operation_class=answered_as(CA_MEDIA_TYPE),
      summary="The venue CA certificate phones install (with --tls)")
 async def ca_certificate(state: State) -> Response[bytes]:
     """The venue CA phones install (deploy/README.md, section 4)."""

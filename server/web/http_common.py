@@ -3,13 +3,18 @@ the storyteller guard, and the per-session scope of player and observer tokens."
 
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+import dataclasses
+from typing import Annotated, TypeVar
 
-from litestar import Request
+import msgspec
+from litestar import Request, Response
 from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency, Provide
-from litestar.exceptions import NotAuthorizedException, PermissionDeniedException
+from litestar.exceptions import (NotAuthorizedException, NotFoundException, PermissionDeniedException,
+                                 ValidationException)
 from litestar.handlers import BaseRouteHandler
+from litestar.openapi.spec import OpenAPIMediaType, Operation, Schema
 
 from litestar.params import Parameter
 
@@ -27,6 +32,10 @@ SessionPath = Annotated[str, Parameter(pattern=SESSION_ID_PATTERN, min_length=1,
                                        description="the session id: letters, digits, _ . -")]
 
 RAISES = [NotAuthorizedException, PermissionDeniedException]  # documented 401 and 403
+# every /sessions/{session} route: 404 for a session that has no event (opens_session aside)
+SESSION_RAISES = [*RAISES, NotFoundException]
+# a route's opt: it may name a session that has no event yet, and open it (a roster import)
+OPENS_SESSION = {"opens_session": True}
 
 
 def runtime(connection: ASGIConnection):
@@ -45,10 +54,19 @@ def grant_of(connection: ASGIConnection) -> Grant:
 
 
 async def provide_grant(request: Request) -> Grant:
+    """The caller's grant; on a /sessions/{session} route, 403 for a session the token
+    is not for, then 404 for a session that has no event (as the websocket's hello says
+    ``unknown_session``): a mistyped session name never gets an empty answer, nor writes
+    a first event (a ``close`` of a session that never was)."""
     grant = grant_of(request)
     session = request.path_params.get("session")
-    if session is not None and not grant.allows(session):
-        raise PermissionDeniedException(f"this token is for session {grant.session!r}")
+    if session is not None:
+        if not grant.allows(session):
+            raise PermissionDeniedException(f"this token is for session {grant.session!r}")
+        if not request.route_handler.opt.get("opens_session"):
+            store = runtime(request).store
+            if not await asyncio.to_thread(store.session_head, session):
+                raise NotFoundException(f"no session {session!r}")
     return grant
 
 
@@ -58,3 +76,74 @@ def storyteller_only(connection: ASGIConnection, _: BaseRouteHandler) -> None:
 
 
 DEPENDENCIES = {"grant": Provide(provide_grant)}
+
+
+T = TypeVar("T")
+_json = msgspec.json.Decoder()
+
+
+def _integral(value):
+    """``value`` with every float that has no fractional part made an int: ``4.0`` is an
+    integer in JSON Schema (and in the OpenAPI description), and a client's JSON library
+    may write one so. The body's depth is bounded already (``refuse_deep_bodies``)."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else value
+    if isinstance(value, dict):
+        return {k: _integral(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_integral(v) for v in value]
+    return value
+
+
+async def strict_body(request: Request, kind: type[T]) -> T:
+    """The body decoded strictly, as the websocket decodes its frames. Litestar converts a
+    body leniently (``0`` for ``false``, ``"4"`` for ``4``): a field of the wrong type
+    would then reach the rules and come back as a ``reject`` instead of a 400 naming the
+    field, and a client would learn the API accepts what its schema says it refuses."""
+    body = await request.body()
+    if not body.strip():
+        raise ValidationException("a JSON object is required as the body ({} for every default)")
+    try:
+        return msgspec.convert(_integral(_json.decode(body)), kind, strict=True)
+    except msgspec.ValidationError as exc:
+        # as Litestar's own validation errors say it (the web app's sheet editor reads
+        # them): the message, and the field's path in ``extra``
+        message, _, at = str(exc).partition(" - at `$")
+        raise ValidationException(f"Validation failed for {request.method} {request.url.path}", extra=[
+            {"message": message, "key": at.rstrip("`").lstrip(".") or "data", "source": "body"}]) from None
+    except msgspec.DecodeError as exc:
+        raise ValidationException(f"invalid body: {exc}") from None
+
+
+def answered_as(*media_types: str, body_required: bool = False) -> type[Operation]:
+    """An ``operation_class`` documenting the 200 answer in each of ``media_types``.
+
+    A route's own ``media_type`` would document one, and Litestar would also send that
+    type with the route's errors (a JSON body labelled ``text/html``): such routes set
+    none, so their errors are ``application/json`` like every other route's, and say
+    here what their 200 answers are. ``body_required``: the route's optional body (so
+    that ``strict_body`` refuses a missing one with its own message, not Litestar's) is
+    documented as the required object it is."""
+
+    @dataclasses.dataclass
+    class Answered(Operation):
+        def __post_init__(self) -> None:
+            ok = (self.responses or {}).get("200")
+            if ok is not None:
+                ok.content = {t: OpenAPIMediaType(schema=Schema(type="string")) for t in media_types}
+            if body_required and self.request_body is not None:
+                self.request_body.required = True
+                for content in (self.request_body.content or {}).values():
+                    one_of = getattr(content.schema, "one_of", None) or []
+                    kept = [s for s in one_of if getattr(s, "type", None) != "null"]
+                    if len(kept) == 1:
+                        content.schema = kept[0]
+
+    return Answered
+
+
+def allow(request: Request, path: str) -> Response:
+    """An OPTIONS answer naming every method of ``path``: Litestar 2's own names only the
+    methods of the first handler registered on a path (fixed in Litestar 3)."""
+    methods = next(route.methods for route in request.app.routes if route.path == path)
+    return Response(None, status_code=204, headers={"Allow": ", ".join(sorted(methods))})

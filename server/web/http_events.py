@@ -15,7 +15,7 @@ from conteur.events import game, views
 from conteur.events import wire
 from conteur.server.core.auth import Grant
 from conteur.server.core.projections import DONE_PAGE
-from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, SessionPath
+from conteur.server.web.http_common import DEPENDENCIES, SECURITY, SESSION_RAISES, GrantDep, runtime, SessionPath
 from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder()
@@ -58,7 +58,7 @@ class EventsController(Controller):
     dependencies = DEPENDENCIES
     security = SECURITY
 
-    @get("/events", raises=RAISES, summary="Events after a seq, each in the form this token may see")
+    @get("/events", raises=SESSION_RAISES, summary="Events after a seq, each in the form this token may see")
     async def events(
         self, request: Request, grant: GrantDep, session: SessionPath,
         after: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="exclusive: events with seq > after")] = 0,
@@ -66,7 +66,7 @@ class EventsController(Controller):
     ) -> list[LoggedEvent]:
         return visible(request, grant, session, after, None, limit)
 
-    @get("/state", raises=RAISES, summary="The live state at the head, or the whole state at a seq: the true "
+    @get("/state", raises=SESSION_RAISES, summary="The live state at the head, or the whole state at a seq: the true "
          "state for a storyteller, the state folded from its own view for anyone else")
     async def state(
         self, request: Request, grant: GrantDep, session: SessionPath,
@@ -82,7 +82,7 @@ class EventsController(Controller):
             body = await asyncio.to_thread(_state_at, request, grant, session, at)
         return Response(content=body, media_type=MediaType.JSON)
 
-    @get("/state/done", raises=RAISES, summary="Finished challenges of the state at the head, by challenge "
+    @get("/state/done", raises=SESSION_RAISES, summary="Finished challenges of the state at the head, by challenge "
          "number, a page at a time (GET /state counts them and carries only the last few)")
     async def done(
         self, request: Request, grant: GrantDep, session: SessionPath,

@@ -21,7 +21,8 @@ from typing import Literal
 
 from conteur.events.catalogue import LANGS, fill, section
 from conteur.server.web.door import ca_note
-from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
+from conteur.server.web.http_common import (DEPENDENCIES, SECURITY, SESSION_RAISES, GrantDep, answered_as,
+                                            runtime, storyteller_only, SessionPath, strict_body)
 from conteur.server.web.http_sessions import base_url
 from conteur.server.web.lan import is_loopback
 from conteur.server.core.roster import join_link
@@ -92,11 +93,14 @@ class JoinSheetController(Controller):
     dependencies = DEPENDENCIES
     security = SECURITY
 
-    @post("/", guards=[storyteller_only], status_code=200, media_type=MediaType.HTML,
-          raises=RAISES, summary="A printable page with one join QR code per character (mints fresh tokens)")
+    # the body is required (``{}``: every character, in English), as the web app sends it:
+    # a request without one is refused, not taken for the defaults
+    @post("/", guards=[storyteller_only], status_code=200,
+          operation_class=answered_as(MediaType.HTML, body_required=True),
+          raises=SESSION_RAISES, summary="A printable page with one join QR code per character (mints fresh tokens)")
     async def sheet(self, request: Request, grant: GrantDep, session: SessionPath,
                     data: JSONBody[JoinSheetOptions | None] = None) -> Response[str]:
-        data = data or JoinSheetOptions()
+        data = await strict_body(request, JoinSheetOptions)
         rt = runtime(request)
         state = rt.chronicle.state(session)
         base = base_url(request)

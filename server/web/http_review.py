@@ -29,7 +29,8 @@ from conteur.server.audit import streamed
 from conteur.events import wire
 from conteur.server.core import heap
 from conteur.server.core.auth import Grant
-from conteur.server.web.http_common import DEPENDENCIES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
+from conteur.server.web.http_common import (DEPENDENCIES, SECURITY, GrantDep, answered_as, runtime,
+                                            storyteller_only, SessionPath)
 
 RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException]  # 401, 403, 404
 Lang = Literal["en", "fr"]
@@ -41,8 +42,9 @@ log = logging.getLogger("conteur.review")
 
 
 class _Typed(Stream):
-    """A stream with its own media type: Litestar gives a route's (``text/plain`` for the
-    export, whose type depends on its format) precedence over a ``Stream``'s."""
+    """A stream with its own media type: Litestar gives a route's (the one its return
+    annotation implies, for the export, whose type depends on its format) precedence over
+    a ``Stream``'s."""
 
     def to_asgi_response(self, *args, media_type=None, **kwargs):
         return super().to_asgi_response(*args, media_type=self.media_type or media_type, **kwargs)
@@ -365,7 +367,8 @@ class ReviewController(Controller):
             streamed.verify_session, lambda: streamed.session_rows(store, session, head), session, grant.actor)
         return msgspec.to_builtins(verification)
 
-    @get("/export", raises=RAISES, media_type="text/plain",
+    # its 200 answer's type is its format's (each documented); its errors are JSON
+    @get("/export", raises=RAISES, operation_class=answered_as(*(t.split(";")[0] for t in ex.MEDIA_TYPES.values())),
          summary="The session as md or html (the chronicle record), jsonl or csv, in the caller's view")
     async def export(self, request: Request, grant: GrantDep, session: SessionPath,
                      format: FromQuery[Format] = "html", lang: FromQuery[Lang] = "en",

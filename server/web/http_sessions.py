@@ -6,9 +6,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import msgspec
-from litestar import Controller, Request, get, post
+from litestar import Controller, HttpMethod, Request, Response, get, post, route
 from litestar.exceptions import NotFoundException, ValidationException
-from litestar.params import JSONBody
+from litestar.openapi.spec import Schema
+from litestar.params import Body, JSONBody
 from msgspec import Meta
 
 from conteur.events import game
@@ -16,9 +17,11 @@ from conteur.events import session as session_events
 from conteur.events.model import Command
 from conteur.events import wire
 from conteur.server.core.auth import Grant
-from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
+from conteur.server.web.http_common import (DEPENDENCIES, OPENS_SESSION, RAISES, SECURITY, SESSION_RAISES,
+                                            GrantDep, allow, runtime, storyteller_only, SessionPath,
+                                            strict_body)
 from conteur.server.web.lan import lan_addresses, reachable_base
-from conteur.server.core.roster import Imported, RosterError, import_roster, join_link, parse_roster
+from conteur.server.core.roster import Imported, Roster, RosterError, import_roster, join_link, parse_roster
 
 SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=wire.SESSION_ID_PATTERN)]
 
@@ -85,11 +88,28 @@ async def run_command(request: Request, grant: Grant, session_id: str, command: 
     return wire.Ack(id=command_id, seqs=outcome.seqs)
 
 
+# the roster body as the server reads it: its keys are the Roster's, any other is refused
+# (a typo in a roster file is an error, not a silent default); what each holds is checked
+# by parse_roster and the rules (docs/protocol.md, "Roster file"), so a sheet may leave
+# out its ``kind`` (the roster's ``ruleset``) and the schema does not type the values
+ROSTER_BODY = Body(
+    description="a roster (docs/protocol.md, \"Roster file\"): any key but these is refused",
+    schema_extra={"properties": {f.encode_name: Schema() for f in msgspec.structs.fields(Roster)},
+                  "additionalProperties": False},
+)
+
+
 class SessionController(Controller):
     path = "/sessions"
     tags = ["sessions"]
     dependencies = DEPENDENCIES
     security = SECURITY
+
+    # named to come first: Litestar registers a controller's handlers by name, and the
+    # first one on a path would otherwise get an OPTIONS answer naming its method alone
+    @route("/", http_method=[HttpMethod.OPTIONS], include_in_schema=False)
+    async def allow_methods(self, request: Request) -> Response:
+        return allow(request, self.path)
 
     @get("/", raises=RAISES, summary="The sessions this token may see")
     async def list_sessions(self, request: Request, grant: GrantDep) -> list[SessionInfo]:
@@ -106,25 +126,27 @@ class SessionController(Controller):
     @post("/", guards=[storyteller_only], raises=RAISES, summary="Open a new session (open_session)", status_code=200)
     async def create(self, request: Request, grant: GrantDep,
                      data: JSONBody[CreateSession]) -> wire.Ack | wire.Reject:
-        fields = msgspec.structs.asdict(data)
+        fields = msgspec.structs.asdict(await strict_body(request, CreateSession))
         sid = fields.pop("session")
         return await run_command(request, grant, sid, session_events.OpenSession(**fields), f"create:{sid}")
 
     @post("/{session:str}/close", guards=[storyteller_only], status_code=200,
-          raises=RAISES, summary="Close a session (close_session): its draw seed is revealed")
+          raises=SESSION_RAISES, summary="Close a session (close_session): its draw seed is revealed")
     async def close(self, request: Request, grant: GrantDep, session: SessionPath) -> wire.Ack | wire.Reject:
         return await run_command(request, grant, session, session_events.CloseSession(), f"close:{session}")
 
     @post("/{session:str}/commands", status_code=200,
-          raises=RAISES, summary="Run one command, as the websocket's command frame does")
+          raises=SESSION_RAISES, summary="Run one command, as the websocket's command frame does")
     async def command(self, request: Request, grant: GrantDep, session: SessionPath,
                       data: JSONBody[CommandBody]) -> wire.Ack | wire.Reject:
+        data = await strict_body(request, CommandBody)
         return await run_command(request, grant, session, data.command, data.id, data.entropy)
 
-    @post("/{session:str}/roster", guards=[storyteller_only], status_code=200,
-          raises=RAISES, summary="Import a roster (JSON): characters and sheets; returns the join tokens once")
+    @post("/{session:str}/roster", guards=[storyteller_only], status_code=200, opt=OPENS_SESSION,
+          raises=RAISES, summary="Import a roster (JSON): characters and sheets; returns the join tokens once. "
+          "Opens the session if it has no event yet")
     async def roster(self, request: Request, grant: GrantDep, session: SessionPath,
-                     data: JSONBody[dict[str, Any]]) -> Imported:
+                     data: Annotated[dict[str, Any], ROSTER_BODY]) -> Imported:
         try:
             roster = parse_roster({**data, "session": session})
         except RosterError as exc:
@@ -136,9 +158,10 @@ class SessionController(Controller):
             raise ValidationException(str(exc)) from None
 
     @post("/{session:str}/tokens", guards=[storyteller_only], status_code=200,
-          raises=[*RAISES, NotFoundException], summary="Mint a token for this session (a player's new phone, a wall display)")
+          raises=SESSION_RAISES, summary="Mint a token for this session (a player's new phone, a wall display)")
     async def token(self, request: Request, grant: GrantDep, session: SessionPath,
                     data: JSONBody[NewToken]) -> IssuedToken:
+        data = await strict_body(request, NewToken)
         if data.role == "player":
             state = runtime(request).chronicle.state(session)
             if not data.character or data.character not in state.session.characters:
