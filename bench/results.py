@@ -231,9 +231,11 @@ def table(groups: list[str], figures: dict[str, tuple[dict, dict]]) -> str:
         return runs_table(figures)
     targets = groups == ["targets"]
     rows = []
-    for key, (fig, run) in figures.items():
-        if targets != bool(fig.get("target")) or (not targets and key.rsplit(".", 1)[0] not in groups):
-            continue
+    chosen = [(key, fig, run) for key, (fig, run) in figures.items() if targets == bool(fig.get("target"))
+              and (targets or key.rsplit(".", 1)[0] in groups)]
+    if not targets:  # in the order the mark names the groups
+        chosen.sort(key=lambda kfr: groups.index(kfr[0].rsplit(".", 1)[0]))
+    for key, fig, run in chosen:
         value = fmt(fig["value"], fig["unit"])
         if fig.get("note"):
             value = f"{value} ({fig['note']})" if value else fig["note"]
