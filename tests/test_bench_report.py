@@ -25,6 +25,7 @@ def test_benchmarks_md_tables_are_what_bench_report_writes_from_the_committed_re
     marks = [m[2] for m in results.MARK.finditer(page)]
     assert "targets" in marks and "runs" in marks
     assert results.render(page, runs) == page, "BENCHMARKS.md is stale: run `make bench-report`"
+    assert results.unshown(page, runs) == [], "a figure no table shows: name its group in a mark"
 
 
 def test_benchmarks_md_is_one_page_not_a_diary():
@@ -95,6 +96,18 @@ def test_a_run_that_raises_writes_nothing(tmp_path):
 def _run(started: str, *figures: dict) -> dict:
     return {"format": 1, "bench": "demo", "started": started, "command": "c", "file": f"{started}.json",
             "machine": {"state": "idle"}, "figures": list(figures)}
+
+
+def test_a_smoke_run_never_hides_a_full_runs_figure():
+    full = {"key": "x.a", "value": 1, "unit": "s"}
+    smoke = {"key": "x.a", "value": 9, "unit": "s"}
+    only_smoke = {"key": "x.b", "value": 2, "unit": "s"}
+    newer = _run("2026-12-02T10:00:00Z", smoke, only_smoke)
+    newer["command"] = ".venv/bin/python bench/load.py --quick --record"
+    figures = results.latest([_run("2026-12-01T10:00:00Z", full), newer])
+    assert figures["x.a"][0]["value"] == 1 and figures["x.b"][0]["value"] == 2
+    page = "<!-- bench-report: x -->\n<!-- /bench-report -->\n"
+    assert "12-02 idle, quick" in results.render(page, [_run("2026-12-01T10:00:00Z", full), newer])
 
 
 def test_the_latest_run_of_each_key_wins_and_keys_keep_their_first_place():
