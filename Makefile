@@ -2,13 +2,14 @@
 #   make serve   -- start the server on ./conteur.db with a demo chronicle
 #                   (WIFI=name prints the network phones join; PUBLIC_URL=... the base of join links)
 #   make test    -- run the whole test suite
+#   make bench-report -- rebuild BENCHMARKS.md's tables from bench/results/*.json
 PYTHON ?= python3
 WIFI ?=
 PUBLIC_URL ?=
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test install
+.PHONY: serve test install bench-report
 
 $(BIN)/conteur: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,3 +24,6 @@ serve: $(BIN)/conteur
 
 test: $(BIN)/conteur
 	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
+
+bench-report:
+	$(PYTHON) bench/results.py

@@ -30,6 +30,7 @@ import msgspec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import results  # noqa: E402
 from bench.fleet import Device, close_all, connect_all, drain, percentile, run_phase  # noqa: E402
 from bench.harness import ServerProcess, prepare_venue  # noqa: E402
 
@@ -100,6 +101,10 @@ def measure(label: str, target: str, processes: int, folder: Path, args) -> None
     print(f"  {label}: sustained {best:g} commands/s, {args.devices} devices, ack p99 "
           f"{percentile(phase.acks, 99) * ms:,.0f} ms, fan-out p99 {percentile(phase.fanout, 99) * ms:,.0f} ms",
           flush=True)
+    how = "halls" if args.halls > 1 else "session"
+    results.record(f"fanout_pg.{how}.{'sqlite' if label.startswith('SQLite') else 'pg'}{processes}", best, "cmd/s",
+                   what=f"{label}, {args.devices} devices " + (f"in {args.halls} halls" if args.halls > 1 else "in one session"),
+                   note=f"ack p99 {percentile(phase.acks, 99) * ms:,.0f} ms, fan-out p99 {percentile(phase.fanout, 99) * ms:,.0f} ms")
 
 
 def main() -> None:
@@ -113,7 +118,9 @@ def main() -> None:
     parser.add_argument("--halls", type=int, default=1,
                         help="sessions, the devices shared among them; hall k's devices on process "
                              "k (mod the processes); 1: one session spread over every process")
+    results.option(parser)
     args = parser.parse_args()
+    results.start("fanout_pg", args)
     if args.quick:
         args.devices, args.ramp, args.step = 10, "10,20", 1.0
     args.ramp = [float(r) for r in args.ramp.split(",")]

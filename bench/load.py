@@ -28,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import results  # noqa: E402
 from bench.baseline_ws import PROGRAM as BASELINE  # noqa: E402
 from bench.fleet import CLIENTS, close_all, connect_all, drain, event_seqs, percentile, run_phase  # noqa: E402
 from bench.harness import ServerProcess, Venue, prepare_venue  # noqa: E402
@@ -99,6 +100,8 @@ def report_ws(ours: dict, base: dict, args) -> None:
           f"the figures are the others'; devices on the {args.client} client")
     line("connect + hello + live, all devices", f"{ours['connect']:.2f} s", f"{base['connect']:.2f} s",
          ours["connect"] / base["connect"])
+    results.record("fanout.connect", ours["connect"], "s", base["connect"], ours["connect"] / base["connect"],
+                   what=f"connect + hello + live, {args.devices} devices", against="bare websockets")
     m, b = ours["main"], base["main"]
     for label, key, p, target in (
         ("command -> ack p50", "acks", 50, ""), ("command -> ack p99", "acks", 99, ""),
@@ -108,9 +111,14 @@ def report_ws(ours: dict, base: dict, args) -> None:
     ):
         v, bv = percentile(getattr(m, key), p), percentile(getattr(b, key), p)
         line(label, f"{v * ms:.1f} ms", f"{bv * ms:.1f} ms", v / bv if bv else None, target)
+        results.record(f"fanout.{key}_p{p}", v * ms, "ms", bv * ms, v / bv if bv else None,
+                       target.removeprefix("target ") or None, against="bare websockets",
+                       what=f"{label}, {args.devices} devices, {args.rate:g} commands/s")
     print(f"  (sent {m.sent} commands at {m.send_rate:.0f}/s; {m.rejected} rejected; "
           f"{m.incomplete} did not reach every device; baseline: {b.incomplete}; the load "
           f"generator used {m.load_cpu:.0%} of a core, {b.load_cpu:.0%} against the baseline)")
+    results.record("fanout.incomplete", m.incomplete, "commands", target="<= 0",
+                   what=f"commands that missed a device while {args.slow} device(s) stopped reading")
     for label, data in (("conteur", ours), ("baseline", base)):
         steps = ", ".join(f"{rate:g}/s p99 {percentile(ph.fanout, 99) * ms:.0f} ms"
                           f"{'' if ok else ' (missed)'}" for rate, ph, ok in data.get("ramp", []))
@@ -118,8 +126,15 @@ def report_ws(ours: dict, base: dict, args) -> None:
     line("highest sustained rate", f"{ours['sustained']:g} cmd/s", f"{base['sustained']:g} cmd/s",
          ours["sustained"] / base["sustained"] if base["sustained"] else None,
          f"fan-out p99 < {args.sustained_p99:g} ms, nothing lost")
+    results.record("fanout.sustained", ours["sustained"], "cmd/s", base["sustained"],
+                   ours["sustained"] / base["sustained"] if base["sustained"] else None,
+                   what=f"highest sustained rate (fan-out p99 < {args.sustained_p99:g} ms, nothing lost)",
+                   against="bare websockets")
     line(f"resync storm: {args.devices} devices {args.behind} behind", f"{ours['storm']:.2f} s",
          f"{base['storm']:.2f} s", ours["storm"] / base["storm"], "target < 3 s")
+    results.record("fanout.storm", ours["storm"], "s", base["storm"], ours["storm"] / base["storm"], "< 3 s",
+                   what=f"resync storm, {args.devices} devices {args.behind} events behind",
+                   against="bare websockets")
     print(f"  (events received per device: conteur {ours['storm_events']}, baseline {base['storm_events']})")
 
 
@@ -167,6 +182,9 @@ def report_one_core(ours: dict, base: dict, args) -> None:
           f"devices on the other, 50 commands/s for {args.seconds:g} s")
     print(f"one core: fan-out p99 {p99 * ms:.1f} ms, baseline {bp99 * ms:.1f} ms, "
           f"ratio {p99 / bp99 if bp99 else float('nan'):.2f}", flush=True)
+    results.record("onecore.fanout_p99", p99 * ms, "ms", bp99 * ms, p99 / bp99 if bp99 else None, "<= 2x",
+                   what=f"fan-out p99, server on one core, {args.devices} devices, 50 commands/s",
+                   against="bare websockets")
     print(f"  (sent {ours['main'].sent} commands; {ours['main'].incomplete} did not reach every "
           f"device; baseline: {base['main'].incomplete})")
     for label, data in (("conteur", ours), ("baseline", base)):
@@ -177,8 +195,14 @@ def report_one_core(ours: dict, base: dict, args) -> None:
          f"{base['sustained']:g} cmd/s",
          ours["sustained"] / base["sustained"] if base["sustained"] else None,
          f"fan-out p99 < {args.sustained_p99:g} ms, nothing lost")
+    results.record("onecore.sustained", ours["sustained"], "cmd/s", base["sustained"],
+                   ours["sustained"] / base["sustained"] if base["sustained"] else None,
+                   what="one core: highest sustained rate", against="bare websockets")
     line(f"one core: resync storm, {args.behind} behind", f"{ours['storm']:.2f} s",
          f"{base['storm']:.2f} s", ours["storm"] / base["storm"], "target < 3 s")
+    results.record("onecore.storm", ours["storm"], "s", base["storm"], ours["storm"] / base["storm"], "< 3 s",
+                   what=f"one core: resync storm, {args.devices} devices {args.behind} behind",
+                   against="bare websockets")
 
 
 # -- store -----------------------------------------------------------------------------
@@ -394,9 +418,15 @@ def report_store(s: dict, replay: dict | None, starts: tuple[float, float], empt
     print("\n== durable appends (WAL, synchronous=FULL; 50 concurrent appenders)")
     line("conteur group commit", f"{s['conc']:,.0f} ev/s", f"{s['raw1']:,.0f}/s", s["conc"] / s["raw1"],
          "vs raw sqlite3 1 row/txn, target >= 3x")
+    results.record("appends.group_commit", s["conc"], "ev/s", s["raw1"], s["conc"] / s["raw1"], ">= 3x",
+                   what="group commit, 50 appenders", against="raw sqlite3, 1 row a transaction")
     line("", "", f"{s['es']:,.0f}/s", s["conc"] / s["es"], "vs eventsourcing recorder, target >= 5x")
+    results.record("appends.group_commit_es", s["conc"], "ev/s", s["es"], s["conc"] / s["es"], ">= 5x",
+                   what="group commit, 50 appenders", against="`eventsourcing` SQLite recorder")
     line("conteur, 100 events per append", f"{s['st100']:,.0f} ev/s", f"{s['raw100']:,.0f}/s",
          s["st100"] / s["raw100"], "vs raw sqlite3 100 rows/txn, target >= 0.5x")
+    results.record("appends.batch100", s["st100"], "ev/s", s["raw100"], s["st100"] / s["raw100"], ">= 0.5x",
+                   what="100 events per append", against="raw sqlite3, 100 rows a transaction")
     print(f"  (mean group commit {s['batch']:.1f} commands)")
     if replay is None:
         return
@@ -420,6 +450,9 @@ def report_store(s: dict, replay: dict | None, starts: tuple[float, float], empt
           f"would give {floor:,.0f}/s per core)")
     line("start-up, spawn to /health, with snapshots", f"{starts[1]:.2f} s", f"{empty:.2f} s",
          starts[1] / empty, "vs the same on an empty chronicle; target < 2 s")
+    results.record("startup.snapshots", starts[1], "s", empty, starts[1] / empty, "< 2 s",
+                   what=f"start-up on {replay['events']:,} events, spawn to /health, with snapshots",
+                   against="an empty chronicle")
     print(f"  (first start on this file: {starts[0]:.2f} s)")
 
 
@@ -473,6 +506,9 @@ def report_review(r: dict) -> None:
     print(f"\n== the review page of a {r['events']:,}-event night, {where}")
     print(f"review page: {r['events']:,} events built in {r['build']:.2f} s, replay {r['replay']:.2f} s, "
           f"ratio {r['build'] / r['replay']:.2f} (target <= 3)", flush=True)
+    results.record("review.page", r["build"], "s", r["replay"], r["build"] / r["replay"],
+                   what=f"review page of a {r['events']:,}-event night, built, one core",
+                   against="its session folded from zero")
     print(f"  (in CPU time of this process: built in {r['build_cpu']:.2f} s, replay {r['replay_cpu']:.2f} s, "
           f"ratio {r['build_cpu'] / r['replay_cpu']:.2f}; best of {r['rounds']} rounds)")
 
@@ -497,7 +533,9 @@ def main() -> None:
     parser.add_argument("--client", choices=("sansio", "asyncio"), default="sansio",
                         help="the devices' websockets layer: sans-I/O protocol (light) or asyncio connection")
     parser.add_argument("--slow", type=int, default=1, help="devices that stop reading during the run")
+    results.option(parser)
     args = parser.parse_args()
+    results.start("load", args)
     q = args.quick
     args.devices = args.devices or (20 if q else 300)
     args.seconds = args.seconds or (1.5 if q else 10.0)

@@ -50,6 +50,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import results  # noqa: E402
 from bench.harness import ServerProcess  # noqa: E402
 from bench.night_play import play_served  # noqa: E402
 
@@ -240,15 +241,36 @@ def night(hours: int, rate: float, seed: int = 18, plays: bool = False, bundle: 
               f"without them, folded from the log: {bare_state * 1000:.0f} ms and {bare_review * 1000:.0f} ms), "
               f"the whole bundle {whole_s * 1000:.0f} ms ({whole_size / 1e6:.1f} MB), "
               f"server RSS {cold_rss:.0f} MB", flush=True)
+    at = "night.plays" if plays else "night"
+    results.record(f"{at}.restart.state_query", cold_state * 1000, "ms", bare_state * 1000, cold_state / bare_state,
+                   "< 100 ms", what=f"after a kill -9 at {head:,} events: first state query",
+                   against="the same restart without the views' snapshots")
+    results.record(f"{at}.restart.first_screen", cold_review * 1000, "ms", bare_review * 1000,
+                   cold_review / bare_review, "< 1000 ms",
+                   what=f"after a kill -9 at {head:,} events: review's first screen",
+                   against="the same restart without the views' snapshots")
+    results.record(f"{at}.restart.bundle", whole_s, "s", what="after the restart: the whole bundle",
+                   note=f"{whole_size / 1e6:.1f} MB")
     first, last = rows[0], rows[-1]
     print(f"night: last hour / first hour: state query {last[1] / first[1]:.2f}x (target <= 1.5x), "
           f"review first screen {last[2] / first[2]:.2f}x (target <= 1.5x), "
           f"RSS {last[4] / first[4]:.2f}x (target <= 2x{', the server plays' if plays else ''})", flush=True)
+    hour = f"hour {len(rows)} ({last[0]:,} events) against hour 1"
+    results.record(f"{at}.state_query", last[1] * 1000, "ms", first[1] * 1000, last[1] / first[1],
+                   what=f"state query, {hour}")
+    results.record(f"{at}.first_screen", last[2] * 1000, "ms", first[2] * 1000, last[2] / first[2], "<= 1.5x",
+                   what=f"review's first screen, {hour}")
+    results.record(f"{at}.rss", last[4], "MB", first[4], last[4] / first[4], "<= 2x",
+                   what=f"server RSS, {hour}" + (", the server plays" if plays else ""))
     if wholes:
         a, b = wholes[0], wholes[-1]
         print(f"night: the whole bundle, last hour / first hour: time {b[0] / a[0]:.2f}x, size {b[1] / a[1]:.2f}x, "
               f"RSS added while made {(b[3] - b[2]) / max(a[3] - a[2], 1):.2f}x; RSS after / before it, "
               f"first hour {a[4] / a[2]:.2f}x, last hour {b[4] / b[2]:.2f}x (target ~1.2x)", flush=True)
+        results.record(f"{at}.bundle.time", b[0], "s", a[0], b[0] / a[0], what="the whole bundle, last hour against the first",
+                       note=f"{b[1] / 1e6:.1f} MB")
+        results.record(f"{at}.bundle.rss_after", b[4], "MB", b[2], b[4] / b[2],
+                       what="server RSS after the whole bundle, last hour", against="before it")
     if len(rows) > 1:
         print(f"night: the server's RSS grew {(last[4] - first[4]) * 2**20 / (last[0] - first[0]):.0f} bytes "
               f"per event from hour 1 to hour {len(rows)} (a kept review and a player's projection"
@@ -265,7 +287,9 @@ def main() -> None:
                         help="also the whole bundle (GET /review) each hour: its time, size, the server's RSS before/after")
     parser.add_argument("--plays", action="store_true",
                         help="the server under test plays the night: commands sent over its websocket")
+    results.option(parser)
     args = parser.parse_args()
+    results.start("night", args)
     if args.quick:
         args.hours, args.rate = 2, 0.5
     night(args.hours, args.rate, args.seed, args.plays, args.bundle)

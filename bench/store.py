@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import msgspec  # noqa: E402
 
+from bench import results  # noqa: E402
 from conteur.events.game import CommandRejected  # noqa: E402
 from conteur.server.store.sqlite import Pending, SQLiteStore  # noqa: E402
 
@@ -143,7 +144,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small counts for a CI smoke run")
     parser.add_argument("--appenders", type=int, default=50)
+    results.option(parser)
     args = parser.parse_args()
+    results.start("store", args)
     n_one = 400 if args.quick else 5000
     n_conc = 1000 if args.quick else 20000
     n_batch = 2000 if args.quick else 100000
@@ -163,10 +166,19 @@ def main() -> None:
     print(f"conteur store, {args.appenders} concurrent appenders  {conc:>10,.0f} events/s  (mean group commit {mean_batch:.1f})")
     print(f"conteur store, 100 events per append      {st100:>12,.0f} events/s")
     print(f"  group commit vs raw 1-row:        {conc / raw1:6.2f}x  (target >= 3x)")
+    results.record("appends.group_commit", conc, "ev/s", raw1, conc / raw1, ">= 3x",
+                   what=f"group commit, {args.appenders} appenders", against="raw sqlite3, 1 row a transaction")
     print(f"  group commit vs eventsourcing:    {conc / es_rate:6.2f}x  (target >= 5x)")
+    results.record("appends.group_commit_es", conc, "ev/s", es_rate, conc / es_rate, ">= 5x",
+                   what=f"group commit, {args.appenders} appenders", against="`eventsourcing` SQLite recorder")
     print(f"  equal batches (100) vs raw:       {st100 / raw100:6.2f}x  (target >= 0.5x)")
-    print(f"replay (fold) of a simulated session: {replay:,.0f} events/s over {replayed} events "
-          f"(target >= 500,000); eventsourcing aggregate replay {es_replay:,.0f} events/s -> {replay / es_replay:.1f}x (target >= 10x)")
+    results.record("appends.batch100", st100, "ev/s", raw100, st100 / raw100, ">= 0.5x",
+                   what="100 events per append", against="raw sqlite3, 100 rows a transaction")
+    print(f"replay (fold) of a simulated session: {replay:,.0f} events/s over {replayed} events; "
+          f"eventsourcing aggregate replay {es_replay:,.0f} events/s -> {replay / es_replay:.1f}x")
+    results.record("store.fold", replay, "ev/s", es_replay, replay / es_replay,
+                   what=f"a {replayed:,}-event simulated chronicle folded from zero (load_state)",
+                   against="`eventsourcing` aggregate replay (select and decode, no fold)")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import results  # noqa: E402
 from conteur.events.game import CommandRejected  # noqa: E402
 from conteur.server.store.chain import verify_rows  # noqa: E402
 from conteur.server.store.interface import Pending  # noqa: E402
@@ -61,7 +62,9 @@ def main() -> None:
     parser.add_argument("--appenders", type=int, default=50)
     parser.add_argument("--events", type=int, default=20000)
     parser.add_argument("--stores", type=int, default=2, help="PostgreSQL stores on one database at once")
+    results.option(parser)
     args = parser.parse_args()
+    results.start("store_pg", args)
     n = 1000 if args.quick else args.events
 
     from tests.pg_support import BINDIR, Cluster
@@ -73,6 +76,7 @@ def main() -> None:
         finally:
             sqlite.close()
         print(f"SQLite (WAL, synchronous=FULL), {args.appenders} appenders: {rate:,.0f} appends/s")
+        results.record("pg.sqlite", rate, "appends/s", what=f"SQLite, one file, {args.appenders} appenders")
     if BINDIR is None:
         print("PostgreSQL is not installed: its figures are skipped")
         return
@@ -90,6 +94,8 @@ def main() -> None:
                     s.close()
             print(f"PostgreSQL {cluster.version()} (fsync, synchronous_commit on), {count} store(s) x "
                   f"{args.appenders} appenders: {rate:,.0f} appends/s")
+            results.record(f"pg.stores{count}", rate, "appends/s",
+                           what=f"PostgreSQL, {count} store(s) on one database x {args.appenders} appenders")
     finally:
         cluster.stop()
 
