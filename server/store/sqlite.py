@@ -30,10 +30,9 @@ import sqlite_utils
 
 from conteur.events.game import GameState
 from conteur.events.model import Event
-from conteur.server.store import drawn
 from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
 from conteur.server.store.codec import (
-    SNAPSHOT_VERSION, decode_event, decode_events, FoldDecoder, decode_state, encode_event, encode_state, event_type)
+    SNAPSHOT_VERSION, decode_event, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.group import GroupCommit, resolve, utc_now
@@ -75,6 +74,10 @@ def _scan_span(conn: sqlite3.Connection, session: str, after: int, upto: int | N
     return max(after, span[0] - 1), min(upto if upto is not None else 1 << 62, span[1])
 
 
+# rows a replay reads and decodes at a time: a few MB at most
+FOLD_CHUNK = 5000
+
+
 def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto: int | None = None,
                    chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
     """Decoded events of a session in chunks: (last seq of chunk, events)."""
@@ -93,63 +96,12 @@ def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto:
         yield after, decode_events([d for _, d in rows])
 
 
-# The chunk query of a session's replay. SQLite joins the chunk's bodies into one blob
-# (no Python object per row), in the subquery's seq order (a scan of the rowid range:
-# ``test_replay_fold`` checks it on logs inserted out of order). Every row goes in as
-# stored: an SQL CASE a row to leave out the rows no part folds or to mark the ones kept
-# whole cost more than the read itself (session 10); ``codec.FoldDecoder`` decodes those to
-# their tag, and these whole. CAST: SQLite 3.40 gives TEXT.
-_FOLD_SQL = ("SELECT max(seq), count(*), CAST(group_concat(data, ',') AS BLOB) FROM (SELECT seq, data "
-             "FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq LIMIT ?)")
-# rows a replay reads at a time: the chunk's blob, then its decode, are a few MB at most
-FOLD_CHUNK = 5000
-
-
-def read_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, bytes, tuple | None]]:
-    """A replay's reads of ``session``'s rows in (``after``, ``upto``], chunk by chunk:
-    (last seq of chunk, its stored bodies joined by commas, their draw summaries as read
-    (``drawn.chunk``) or None where the file keeps none). Only SQL: what a read-ahead
-    thread runs (``ahead.py``)."""
-    span = _scan_span(conn, session, after, upto)
-    if span is None:
-        return
-    after, upto = span
-    summed = drawn.exists(conn)
-    while True:
-        last, rows, bodies = conn.execute(_FOLD_SQL, (after, upto, session, chunk)).fetchone()
-        if not rows:
-            return
-        yield last, bodies, drawn.chunk(conn, session, after, last) if summed else None
-        after = last
-
-
-def decode_chunks(reads: Iterable[tuple[int, bytes, tuple | None]]) -> Iterator[tuple[int, list, list | None]]:
-    """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
-    draw summaries merged by runs or None (``drawn``: where they do not match the rows,
-    the events' records decoded instead)), from ``read_chunks``."""
-    decode, counted = FoldDecoder(summed=True), FoldDecoder()
-    for last, bodies, read in reads:
-        if read is not None:
-            events = decode(bodies)
-            summaries = drawn.runs(read, decode.types)
-            if summaries is not None:
-                yield last, events, summaries
-                continue
-        yield last, counted(bodies), None
-
-
-def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None]]:
-    return decode_chunks(read_chunks(conn, session, after, upto, chunk))
-
-
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
                  use_snapshots: bool = True, progress=None) -> tuple[GameState, int]:
     """(state at ``at`` or at the session's end, with ``head`` set; events folded after
     the snapshot it started from): what ``load_state`` and replay workers run."""
     start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
-    return fold_chunks(start, state, _fold_chunks(conn, session, start, at), progress)
+    return fold_chunks(start, state, session_events(conn, session, start, at, FOLD_CHUNK), progress)
 
 
 def file_rows(path: str | Path) -> Iterator[Row]:
@@ -232,6 +184,28 @@ def create_schema(db: sqlite_utils.Database) -> None:
                "created TEXT NOT NULL, revoked TEXT)")
     db.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
     db.conn.executescript(SCHEMA_TRIGGERS)
+
+
+# Tables an older conteur kept and this one neither writes nor reads: the draw summaries
+# its replay merged beside the events (derived data, outside the hash chain; the log's
+# draw records are the truth, and the replay now counts them).
+DROPPED_TABLES = ("drawn_pairs", "drawn")
+
+
+def migrate_schema(conn: sqlite3.Connection) -> None:
+    """Brings a file of an older layout (``PRAGMA user_version`` below ``SCHEMA_VERSION``)
+    to this one, in one transaction: 0 and 1 kept the draw summaries, dropped here."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table in DROPPED_TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _rebuild_heads(conn: sqlite3.Connection) -> None:
@@ -390,10 +364,8 @@ class SQLiteStore(GroupCommit):
         conn = self._connect()
         create_schema(sqlite_utils.Database(conn))
         conn.commit()
-        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        migrate_schema(conn)
         _rebuild_heads(conn)
-        drawn.ensure(conn)
         last = conn.execute("SELECT max(seq) FROM events").fetchone()
         self._head = last[0] or 0
         conn.close()
@@ -431,7 +403,6 @@ class SQLiteStore(GroupCommit):
         head = self._head
         tips = dict(self._last_hash)  # committed only with the transaction
         event_rows: list[tuple] = []
-        drawn_rows: list[tuple] = []  # (session, seq, summary): ``drawn``
         command_rows: list[tuple] = []
         at = utc_now()
         for pending, future in batch:
@@ -444,16 +415,14 @@ class SQLiteStore(GroupCommit):
                     results.append((future, msgspec.structs.replace(previous, replayed=True)))
                     continue
             try:
-                datas = [(event_type(e), encode_event(e), drawn.summary_of(e)) for e in pending.events]
+                datas = [(event_type(e), encode_event(e)) for e in pending.events]
             except Exception as exc:  # this command alone fails; nothing of it is written
                 results.append((future, exc))
                 continue
             last_hash = self._chain_tip(conn, pending.session, tips)
             seqs = []
-            for tag, data, summary in datas:
+            for tag, data in datas:
                 head += 1
-                if summary is not None:
-                    drawn_rows.append((pending.session, head, summary))
                 digest = row_hash(last_hash, head, pending.session, tag, data, pending.actor,
                                   pending.device, pending.command_id, at)
                 event_rows.append((head, pending.session, tag, data, pending.actor, pending.device,
@@ -472,7 +441,6 @@ class SQLiteStore(GroupCommit):
             conn.execute("BEGIN IMMEDIATE")
             if event_rows:
                 conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
-                conn.executemany(drawn.INSERT, drawn_rows)
                 spans: dict[str, list[int]] = {}
                 for row in event_rows:
                     span = spans.setdefault(row[1], [row[0], row[0]])
