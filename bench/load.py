@@ -299,13 +299,13 @@ def replay_figures(db: Path) -> dict:
             first += len(store.read_entries(sid, 0))
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
         with pinned({cpus[-1]}) if len(cpus) > 1 else contextlib.nullcontext():
-            night_s = night_raw = decode = evolve = float("inf")
+            night_s = night_cpu = night_raw = decode = evolve = float("inf")
             for _ in range(3):
                 gc.collect()
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.process_time()
                 for sid in night:
                     store.load_state(sid, use_snapshots=False)
-                night_s = min(night_s, time.perf_counter() - t)
+                night_s, night_cpu = min(night_s, time.perf_counter() - t), min(night_cpu, time.process_time() - c)
                 t = time.perf_counter()
                 for sid in night:
                     span = store.session_span(sid)
@@ -327,7 +327,7 @@ def replay_figures(db: Path) -> dict:
                     chunks = state = None
                 decode, evolve = min(decode, d), min(evolve, e)
     return {"events": n, "sessions": len(sessions), "fold": fold, "fold_cpu": fold_cpu, "cores": cores,
-            "night": first, "night_sessions": len(night), "night_s": night_s, "night_raw": night_raw,
+            "night": first, "night_sessions": len(night), "night_s": night_s, "night_cpu": night_cpu, "night_raw": night_raw,
             "decode": first / decode, "evolve": first / evolve, "one_core": len(cpus) > 1}
 
 
@@ -377,8 +377,8 @@ def report_store(s: dict, replay: dict | None, starts: tuple[float, float], empt
     line(f"a {replay['night']:,}-event night folded from zero", f"{replay['night_s']:.2f} s",
          f"{replay['night_raw']:.2f} s", replay["night_s"] / replay["night_raw"],
          f"vs a raw sqlite3 read of its rows; {replay['night_sessions']} sessions, {where}; target <= 1.5 s")
-    print(f"  (that night's decode {replay['decode']:,.0f} ev/s and evolve {replay['evolve']:,.0f} ev/s, "
-          f"each alone; best of 3)")
+    print(f"  (in CPU time {replay['night_cpu']:.2f} s; its decode {replay['decode']:,.0f} ev/s and evolve "
+          f"{replay['evolve']:,.0f} ev/s, each alone; best of 3)")
     line("start-up, spawn to /health, with snapshots", f"{starts[1]:.2f} s", f"{empty:.2f} s",
          starts[1] / empty, "vs the same on an empty chronicle; target < 2 s")
     print(f"  (first start on this file: {starts[0]:.2f} s)")
