@@ -174,8 +174,8 @@ def main() -> None:
     print(f"  equal batches (100) vs raw:       {st100 / raw100:6.2f}x  (target >= 0.5x)")
     results.record("appends.batch100", st100, "ev/s", raw100, st100 / raw100, ">= 0.5x",
                    what="100 events per append", against="raw sqlite3, 100 rows a transaction")
-    print(f"replay (fold) of a simulated session: {replay:,.0f} events/s over {replayed} events; "
-          f"eventsourcing aggregate replay {es_replay:,.0f} events/s -> {replay / es_replay:.1f}x")
+    print(f"replay (fold) of a simulated session: {replay:,.0f} events/s over {replayed:,} events, "
+          f"beside the eventsourcing aggregate replay {es_replay:,.0f} events/s -> {replay / es_replay:.1f}x")
     results.record("store.fold", replay, "ev/s", es_replay, replay / es_replay,
                    what=f"a {replayed:,}-event simulated chronicle folded from zero (load_state)",
                    against="`eventsourcing` aggregate replay (select and decode, no fold)")

@@ -1,21 +1,21 @@
-"""The SQLite store's idempotency index (issue 18: costs that do not grow with the night).
+"""The SQLite store's idempotency index: a UNIQUE index of the file on (session, device,
+command id), nothing of it kept in memory.
 
 A retry of a stored command gets its first outcome (DESIGN "Offline behaviour": a phone
-resends its outbox after a Wi-Fi drop). The index holds each command as two ints, a hash
-of its key and its row in ``commands``, in two arrays of slots; these tests hold it to the outcomes themselves,
-through group commits of many commands, a reopened file, a hash shared by two keys, and
-the bytes it keeps.
+resends its outbox after a Wi-Fi drop): through group commits of many commands, a
+reopened file, a retry in the command's own group commit, and an older file without the
+index.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import tracemalloc
+import sqlite3
+
+import pytest
 
 from conteur.events.game import CommandRejected
 from conteur.server.store.interface import Pending
-from conteur.server.store import sqlite
 from conteur.server.store.sqlite import SQLiteStore
 
 
@@ -57,45 +57,36 @@ def test_every_retry_gets_its_first_outcome_through_group_commits_and_a_reopened
         assert store.head() == head  # nothing written twice
 
 
-def test_a_hash_shared_by_two_keys_is_told_apart_by_the_row(tmp_path, monkeypatch):
-    # Two keys with one Python hash cannot be made to order (it is salted per process): the
-    # index's key is made to give a, b and "never" one hash, so b's entry is never added
-    # (a holds the slot) and a lookup of b or "never" finds a's row, as a colliding key's would
-    real = sqlite._key
-    monkeypatch.setattr(sqlite, "_key", lambda device, command_id: 12345 if command_id in ("a", "b", "never")
-                        else real(device, command_id))
+def test_the_keys_are_unique_in_the_file_and_a_retry_in_the_same_group_commit_gets_the_first(tmp_path):
+    """The idempotency key is a UNIQUE index of the file: a row of a stored key written
+    past the store is refused; a command and its retry in one group commit write once."""
     with SQLiteStore(tmp_path / "c.db") as store:
-        a = store.append_sync(Pending(session="s", events=[ev(1)], device="d", command_id="a"))
-        b = store.append_sync(Pending(session="s", events=[ev(2), ev(3)], device="d", command_id="b"))
-        assert store._commands._of(store._reader, "s").used == 1  # one slot for the three keys
-        assert store.outcome_of("d", "b", "s").seqs == b.seqs
-        assert store.outcome_of("d", "a", "s").seqs == a.seqs
-        assert store.outcome_of("d", "never", "s") is None
-        assert store.append_sync(Pending(session="s", events=[ev(9)], device="d", command_id="b")).seqs == b.seqs
-        fresh = store.append_sync(Pending(session="s", events=[ev(9)], device="d", command_id="never"))
-        assert not fresh.replayed and fresh.seqs == (b.seqs[-1] + 1,)
-        assert store.outcome_of("d", "never", "s").seqs == fresh.seqs
-    with SQLiteStore(tmp_path / "c.db") as store:  # the index loaded from the file: the same slot
-        assert store.outcome_of("d", "b", "s").seqs == b.seqs
-        assert store.outcome_of("d", "never", "s").seqs == fresh.seqs
-        assert store._commands._of(store._reader, "s").used == 1
+        a, again = asyncio.run(append_all(store, [command(2), command(2)]))
+        assert again.seqs == a.seqs and again.replayed and not a.replayed
+        assert store.outcome_of("phone-2", "c-2", "s").seqs == a.seqs
+        assert store.outcome_of("phone-2", "c-2", "other") is None
+    conn = sqlite3.connect(tmp_path / "c.db")
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO commands VALUES ('phone-2', 'c-2', 's', '[99]', NULL, NULL)")
+    conn.close()
 
 
-def test_the_index_keeps_two_ints_a_command_not_its_key_and_outcome(tmp_path):
-    path = tmp_path / "big.db"
-    n = 6000
+def test_an_older_file_with_a_key_stored_twice_keeps_its_first_outcome(tmp_path):
+    """A file of schema 1 had no index on its commands: one whose key was written twice by
+    another tool opens, keeps the first row's outcome (what a retry got), and is indexed."""
+    path = tmp_path / "old.db"
     with SQLiteStore(path) as store:
-        asyncio.run(append_all(store, [command(i) for i in range(n)]))
+        first = store.append_sync(command(1))
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX commands_key")
+    conn.execute("INSERT INTO commands VALUES ('phone-1', 'c-1', 's', '[99]', NULL, NULL)")
+    conn.execute("PRAGMA user_version=1")
+    conn.commit()
+    conn.close()
     with SQLiteStore(path) as store:
-        gc.collect()
-        tracemalloc.start()
-        try:
-            before = tracemalloc.get_traced_memory()[0]
-            store.outcome_of("phone-1", "c-1", "s")  # loads the session's index
-            kept = tracemalloc.get_traced_memory()[0] - before
-        finally:
-            tracemalloc.stop()
-        assert store.outcome_of("phone-1", "c-1", "s").replayed
-    # the keys and outcomes held whole took about 410 bytes a command (BENCHMARKS,
-    # session 7); a dict of two ints about 116; two arrays of slots, 24 to 48 (about 47 here)
-    assert kept / n < 60, f"{kept / n:.0f} bytes a command"
+        assert store.outcome_of("phone-1", "c-1", "s").seqs == first.seqs
+        assert store.append_sync(command(1)).seqs == first.seqs
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM commands").fetchone() == (1,)
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'commands_key'").fetchone() == (1,)
+    conn.close()

@@ -1,10 +1,10 @@
 """The review page's build, made cheaper for issue 18 item 4, tells the same bytes as a
 review built the plain way: from entries (``read_entries``: no chain columns) rather than
-rows, the truth folded in runs left unsettled between them (``Replay.feed(settle=False)``),
+rows, the truth folded in runs up to the events that read it (``game.fold``),
 a storyteller's "who saw what" worked out only when a challenge's page asks for it, marks
 looked up in the met part's pages merged. Each
 random night of each ruleset, for every viewer in both languages, against the same
-review fed one row at a time (every feed settled) with who saw what worked out per item."""
+review fed one row at a time with who saw what worked out per item."""
 
 from __future__ import annotations
 

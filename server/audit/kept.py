@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from conteur.events.game import GameState, Replay
+from conteur.events.game import GameState, initial
 from conteur.events.model import Actor
 from conteur.events.narrate import Teller
 from conteur.server.audit import paged
@@ -107,7 +107,7 @@ def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
     whole = b.viewer.role == "storyteller"
     by_challenge = b.by_challenge._seqs
     return ReviewBody(
-        head=b.head, truth=b._truth.state(), seen=None if whole else b._seen.state(), shelves=shelves,
+        head=b.head, truth=b._truth, seen=None if whole else b._seen, shelves=shelves,
         names=dict(b.names), scenes=dict(b.scenes), challenge_scene=dict(b.challenge_scene),
         tellers=[(seq, t.names, t.scenes) for seq, t in b._tellers],
         seqs=_bytes(items.seqs), item_scenes=_bytes(items._scenes), scene_ids=list(items._scene_ids),
@@ -159,8 +159,8 @@ def _builder(store, session: str, viewer: Actor, lang: str, body: ReviewBody) ->
         raise ValueError("a review of another view class")
     b = rv.Builder(session, viewer, lang, keep_rows=False, store=store)
     b.head = body.head
-    b._truth = Replay(body.truth)
-    b._seen = Replay(body.seen) if body.seen is not None else Replay()
+    b._truth = body.truth
+    b._seen = body.seen if body.seen is not None else initial()
     shelves = [keep.load_pages(store, session, f"{name(viewer, lang)}/{part}", pages)
                for part, pages in zip(("truth", "seen"), body.shelves)]
     if None in shelves:

@@ -27,7 +27,7 @@ from typing import Any, Iterable
 
 import msgspec
 
-from conteur.events import action, game, met, offline, replay_steps, session, views
+from conteur.events import action, game, met, offline, session, views
 from conteur.events.game import GameState
 from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Entry, Row, verify_rows
@@ -185,9 +185,6 @@ def _people_reader(fields: tuple[str, ...], throws: bool):
     return people
 
 
-_SESSION_PART, _MET_PART = game.PART_NAMES.index("session"), game.PART_NAMES.index("met")
-if "session" in replay_steps.WORKS:  # ``Builder._extend`` reads it between unsettled feeds
-    raise RuntimeError("the session part is folded by replay steps: the review must settle before reading it")
 _IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
 # MET events naming a challenge: folding one may need its shelved page back (server/core/shelf.py)
 _NAMES_CHALLENGE = NAMES_CHALLENGE
@@ -276,10 +273,10 @@ class Builder:
         # for those (``keep_rows=False``) rather than hold every stored byte of the night
         self.keep_rows = keep_rows
         self.viewer = viewer
-        # the true state through the replay-only fold (the review reads where characters
-        # stand at each event); the viewer's own fold likewise, unless it is the truth
-        self._truth = game.Replay()
-        self._seen = game.Replay()
+        # the true state (the review reads where characters stand at each event); the
+        # viewer's own fold likewise, unless it is the truth
+        self._truth: GameState = game.initial()
+        self._seen: GameState = game.initial()
         self._seen_state: GameState | None = None
         self._current: Review | None = None  # ``review(copy=False)`` since the last ``extend``
         self.names: dict[str, str] = {}
@@ -328,7 +325,7 @@ class Builder:
         """The viewer's state after every event taken (the truth for a storyteller)."""
         if self._seen_state is None:
             whole = self.viewer.role == "storyteller"
-            state = (self._truth if whole else self._seen).state()
+            state = self._truth if whole else self._seen
             if self._shelves is not None:
                 shelf = self._shelves[0 if whole else 1]
                 if len(shelf):
@@ -337,18 +334,17 @@ class Builder:
             self._seen_state = state
         return self._seen_state
 
-    def _restore(self, replay: game.Replay, shelf: Shelf, pending: list[Event], challenge_id: str) -> None:
-        """Puts back the shelved page of ``challenge_id`` (an overrule of a finished
-        challenge, MET-14) before its event is folded, after what is pending."""
-        replay.feed(pending)  # settled too: the met part is read below
+    @staticmethod
+    def _restored(state: GameState, shelf: Shelf, pending: list[Event], challenge_id: str) -> GameState:
+        """``state`` after what is pending, with the shelved page of ``challenge_id`` put
+        back (an overrule of a finished challenge, MET-14) before its event is folded."""
+        state = game.fold(pending, state)
         pending.clear()
-        # the replay's parts are read between feeds; the met part is swapped for the same
-        # state with a page back in, which the replay's next evolver reads as before
-        replay.parts[_MET_PART] = shelf.restore(replay.parts[_MET_PART], challenge_id)
+        return msgspec.structs.replace(state, met=shelf.restore(state.met, challenge_id))
 
     def _shelve(self) -> None:
-        for replay, shelf in zip((self._truth, self._seen), self._shelves):
-            replay.parts[_MET_PART] = shelf.shelve(replay.parts[_MET_PART])
+        self._truth, self._seen = (msgspec.structs.replace(state, met=shelf.shelve(state.met))
+                                   for state, shelf in zip((self._truth, self._seen), self._shelves))
 
     def _teller_at(self, seq: int) -> Teller:
         tellers = self._tellers
@@ -385,7 +381,6 @@ class Builder:
         at = actor = ""
         forms, pick, plans = views.forms, views.pick, _PLANS
         truth, teller = self._truth, self._teller
-        parts, SESSION, MET = truth.parts, _SESSION_PART, _MET_PART
         shelves, paging = self._shelves, self._store is not None
         marked_ids = self._marked
         # the truth is folded in runs, up to the events that need it as it stood before them
@@ -416,10 +411,9 @@ class Builder:
             amended = None
             if scene is None and not challenge or role is not None and role is not _ADDED and role is not _OPENED:
                 if truths:
-                    # unsettled: the session part, read here, is never left in a work
-                    truth.feed(truths, settle=False)
+                    truth = game.fold(truths, truth)
                     truths.clear()
-                characters = parts[SESSION].characters
+                characters = truth.session.characters
                 if role is _ISSUED:
                     challenge_scene[event.challenge] = _where(characters, (event.initiator, event.tested or event.defender))
                 elif role is _RECORDED:
@@ -427,15 +421,14 @@ class Builder:
                 elif role is _AMENDED:
                     # an open challenge is checked against the sheet as amended (rules-choices
                     # 21): its story shows the amendment, for a dispute about a refused bid
-                    truth.settle()
-                    amended = [c.id for c in parts[MET].live.values() if event.character in c.sides]
+                    amended = [c.id for c in truth.met.live.values() if event.character in c.sides]
                 if scene is None and not challenge:
                     scene = _where(characters, people)
             if scene is None and challenge:
                 scene = challenge_scene.get(challenge)
             if folded:
                 if shelves is not None and named and shelves[0].needs(event.challenge):
-                    self._restore(truth, shelves[0], truths, event.challenge)
+                    truth = self._restored(truth, shelves[0], truths, event.challenge)
                 truths.append(event)
             if public:  # seen whole by everyone (``views.forms`` of a kind whose owners are None)
                 seen, owners, sealed = event, None, True
@@ -451,7 +444,7 @@ class Builder:
                 if seen is None:
                     continue
                 if shelves is not None and type(seen) in _NAMES_CHALLENGE and shelves[1].needs(seen.challenge):
-                    self._restore(self._seen, shelves[1], seens, seen.challenge)
+                    self._seen = self._restored(self._seen, shelves[1], seens, seen.challenge)
                 seens.append(seen)
             if row.at != at:  # the events of one command share their time: one copy
                 at = row.at
@@ -490,8 +483,8 @@ class Builder:
                 for challenge_id in amended:
                     by_challenge.setdefault(challenge_id, []).append(item)
                     touched.add(challenge_id)
-        truth.feed(truths)
-        self._seen.feed(seens)
+        self._truth = game.fold(truths, truth)
+        self._seen = game.fold(seens, self._seen)
         if shelves is not None:
             self._shelve()
         if self.keep_rows:

@@ -1,6 +1,5 @@
 """`conteur verify`: the hash chain, then every fair draw of every closed session, then
-every verdict re-derived from its recorded inputs (``events.verdicts``); in a database
-file, the draw summaries its replay reads beside the log (``server/store/drawn.py``)."""
+every verdict re-derived from its recorded inputs (``events.verdicts``)."""
 
 from __future__ import annotations
 
@@ -12,8 +11,6 @@ import msgspec
 from conteur.server.core.shelf import shelved
 from conteur.server.store.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
 from conteur.server.store.interface import EventStore
-from conteur.server.store.dbfile import open_readonly
-from conteur.server.store.drawn import Mismatch as SummaryMismatch, check as check_summaries
 from conteur.server.store.sqlite import file_rows
 
 
@@ -39,18 +36,12 @@ class Report(msgspec.Struct, kw_only=True):
     bad_draw: DrawMismatch | None = None
     verdicts_checked: int = 0  # events whose verdict was derived again
     bad_verdict: VerdictMismatch | None = None
-    # a database's stored draw summaries (derived, outside the chain): those checked, the
-    # events that carry draws without one (harmless: their replay decodes the records), the
-    # first edited or out of place
-    summaries_checked: int = 0
-    summaries_missing: int = 0
-    bad_summary: SummaryMismatch | None = None
     error: str | None = None
 
     @property
     def ok(self) -> bool:
         return (self.first_break is None and self.bad_draw is None and self.bad_verdict is None
-                and self.bad_summary is None and self.error is None)
+                and self.error is None)
 
     def text(self) -> str:
         if self.error:
@@ -63,18 +54,9 @@ class Report(msgspec.Struct, kw_only=True):
         if self.bad_verdict:
             v = self.bad_verdict
             return f"FAILED {self.path}: verdict in seq {v.seq} of session {v.session}: {v.reason}"
-        if self.bad_summary:
-            m = self.bad_summary
-            return (f"FAILED {self.path}: the stored draw summary of seq {m.seq} of session {m.session} "
-                    f"(derived data beside the log, which is intact): {m.reason}")
-        summaries = ""
-        if self.summaries_checked or self.summaries_missing:
-            summaries = f"; {self.summaries_checked} stored draw summaries match their events"
-            if self.summaries_missing:
-                summaries += f" ({self.summaries_missing} events without one: their replay decodes the draws)"
         return (f"OK {self.path}: {self.events} events, hash chain intact; "
                 f"{self.draws_checked} draws recomputed in {self.sessions_checked} closed session(s); "
-                f"{self.verdicts_checked} verdicts derived again{summaries}")
+                f"{self.verdicts_checked} verdicts derived again")
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -93,14 +75,7 @@ def verify_path(path: Path, *, progress_factory=None) -> Report:
     except LogLineError as exc:
         report.error = str(exc)
         return report
-    check_rows(rows, report, gapless=database, progress_factory=progress_factory)
-    if database and report.ok:
-        conn = open_readonly(path)
-        try:
-            report.bad_summary, report.summaries_checked, report.summaries_missing = check_summaries(conn, rows)
-        finally:
-            conn.close()
-    return report
+    return check_rows(rows, report, gapless=database, progress_factory=progress_factory)
 
 
 def verify_store(store: EventStore, name: str, *, progress_factory=None) -> Report:

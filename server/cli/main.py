@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("verify", help="check the hash chain, fair draws and verdicts of a database or exported log (and a database's stored draw summaries)")
+    p = sub.add_parser("verify", help="check the hash chain, fair draws and verdicts of a database or exported log")
     p.add_argument("path", help="a chronicle database (.db or postgresql:// URL) or an exported JSON Lines log")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.set_defaults(func=cmd_verify)

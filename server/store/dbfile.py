@@ -30,8 +30,10 @@ __all__ = [
 
 # Stored in the file as PRAGMA user_version. Bump it when a change to the tables would
 # make an older conteur misread the file; an older conteur then refuses it by name.
-# Files from before the stamp read 0 and are the same layout as 1.
-SCHEMA_VERSION = 1
+# Files from before the stamp read 0 and are the same layout as 1; 2 has no draw
+# summaries beside the events and a UNIQUE index on the commands' idempotency key
+# (``sqlite.migrate_schema``).
+SCHEMA_VERSION = 2
 
 EXIT_CHECK_FAILED = 1
 EXIT_BAD_INPUT = 2

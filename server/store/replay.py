@@ -2,8 +2,7 @@
 
 Folding is CPU-bound Python, so a big fold is split over worker processes, sessions dealt
 out by the events each has to fold (a Raspberry Pi has four cores). Each worker folds its
-sessions one by one from the chunks ``SQLiteStore.load_state`` folds (``sqlite.read_chunks``
-and ``decode_chunks``), read a few chunks ahead on a thread of its own (``ahead.py``).
+sessions one by one as ``SQLiteStore.load_state`` folds one (``sqlite.fold_session``).
 One scan of the log for several sessions was tried and is no faster per core, because
 switching between sessions' states and rulesets at every row costs what the shared scan
 saves (BENCHMARKS, session 3). The workers only read; the states come back
@@ -27,9 +26,7 @@ from typing import Sequence
 import msgspec
 
 from conteur.events.game import GameState
-from conteur.server.store.ahead import ReadAhead
-from conteur.server.store.fold import fold_chunks
-from conteur.server.store.sqlite import FOLD_CHUNK, SQLiteStore, decode_chunks, latest_snapshot, read_chunks
+from conteur.server.store.sqlite import SQLiteStore, fold_session
 
 log = logging.getLogger("conteur.replay")
 
@@ -45,36 +42,14 @@ class Folded(msgspec.Struct, frozen=True, gc=False):
     folded: int  # events folded after the snapshot
 
 
-def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = True,
-                  chunk: int = FOLD_CHUNK) -> dict[str, Folded]:
-    """Every session's state, folded in this process, session by session, while a second
-    thread reads ahead (``ahead.py``: SQLite reads a chunk without the GIL while this
-    thread decodes and folds the one before). Reading the log once for every session and
-    dealing each chunk's events to their sessions was measured (session 9, BENCHMARKS.md):
-    its read was faster, the deal in Python cost as much again, and the whole ran 3-10%
-    slower in CPU time."""
-    # the connection is the read-ahead thread's alone while it runs: snapshots looked up first
-    conn = sqlite3.connect(path, check_same_thread=False)
+def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = True) -> dict[str, Folded]:
+    """Every session's state, folded in this process, session by session
+    (``sqlite.fold_session``)."""
+    conn = sqlite3.connect(path)
     try:
-        starts = {s: latest_snapshot(conn, s) if use_snapshots else (0, None) for s in dict.fromkeys(sessions)}
-        folded = {}
-        with ReadAhead(_reads(conn, starts, chunk)) as ahead:
-            for sid, (start, state) in starts.items():
-                # this session's chunks: up to the end mark the reads put after them
-                chunks = decode_chunks(iter(ahead.__next__, _SESSION_END))
-                folded[sid] = Folded(*fold_chunks(start, state, chunks))
-        return folded
+        return {sid: Folded(*fold_session(conn, sid, use_snapshots=use_snapshots)) for sid in dict.fromkeys(sessions)}
     finally:
         conn.close()
-
-
-_SESSION_END = (0, b"", None)  # no chunk is this one: a chunk holds rows
-
-
-def _reads(conn: sqlite3.Connection, starts: dict[str, tuple[int, GameState | None]], chunk: int):
-    for sid, (start, _) in starts.items():
-        yield from read_chunks(conn, sid, start, None, chunk)
-        yield _SESSION_END
 
 
 def _fold_in_worker(path: str, sessions: list[str], use_snapshots: bool) -> list[tuple[str, int, bytes]]:

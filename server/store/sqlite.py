@@ -18,7 +18,6 @@ the file itself).
 
 from __future__ import annotations
 
-import array
 import concurrent.futures
 import sqlite3
 import threading
@@ -30,10 +29,9 @@ import sqlite_utils
 
 from conteur.events.game import GameState
 from conteur.events.model import Event
-from conteur.server.store import drawn
 from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
 from conteur.server.store.codec import (
-    SNAPSHOT_VERSION, decode_event, decode_events, FoldDecoder, decode_state, encode_event, encode_state, event_type)
+    SNAPSHOT_VERSION, decode_event, decode_events, decode_state, encode_event, encode_state, event_type)
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.group import GroupCommit, resolve, utc_now
@@ -75,6 +73,10 @@ def _scan_span(conn: sqlite3.Connection, session: str, after: int, upto: int | N
     return max(after, span[0] - 1), min(upto if upto is not None else 1 << 62, span[1])
 
 
+# rows a replay reads and decodes at a time: a few MB at most
+FOLD_CHUNK = 5000
+
+
 def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto: int | None = None,
                    chunk: int = 20000) -> Iterator[tuple[int, list[Event]]]:
     """Decoded events of a session in chunks: (last seq of chunk, events)."""
@@ -93,63 +95,12 @@ def session_events(conn: sqlite3.Connection, session: str, after: int = 0, upto:
         yield after, decode_events([d for _, d in rows])
 
 
-# The chunk query of a session's replay. SQLite joins the chunk's bodies into one blob
-# (no Python object per row), in the subquery's seq order (a scan of the rowid range:
-# ``test_replay_fold`` checks it on logs inserted out of order). Every row goes in as
-# stored: an SQL CASE a row to leave out the rows no part folds or to mark the ones kept
-# whole cost more than the read itself (session 10); ``codec.FoldDecoder`` decodes those to
-# their tag, and these whole. CAST: SQLite 3.40 gives TEXT.
-_FOLD_SQL = ("SELECT max(seq), count(*), CAST(group_concat(data, ',') AS BLOB) FROM (SELECT seq, data "
-             "FROM events WHERE seq > ? AND seq <= ? AND session = ? ORDER BY seq LIMIT ?)")
-# rows a replay reads at a time: the chunk's blob, then its decode, are a few MB at most
-FOLD_CHUNK = 5000
-
-
-def read_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, bytes, tuple | None]]:
-    """A replay's reads of ``session``'s rows in (``after``, ``upto``], chunk by chunk:
-    (last seq of chunk, its stored bodies joined by commas, their draw summaries as read
-    (``drawn.chunk``) or None where the file keeps none). Only SQL: what a read-ahead
-    thread runs (``ahead.py``)."""
-    span = _scan_span(conn, session, after, upto)
-    if span is None:
-        return
-    after, upto = span
-    summed = drawn.exists(conn)
-    while True:
-        last, rows, bodies = conn.execute(_FOLD_SQL, (after, upto, session, chunk)).fetchone()
-        if not rows:
-            return
-        yield last, bodies, drawn.chunk(conn, session, after, last) if summed else None
-        after = last
-
-
-def decode_chunks(reads: Iterable[tuple[int, bytes, tuple | None]]) -> Iterator[tuple[int, list, list | None]]:
-    """(last seq of chunk, its events for ``game.Replay`` (``codec.FoldDecoder``), their
-    draw summaries merged by runs or None (``drawn``: where they do not match the rows,
-    the events' records decoded instead)), from ``read_chunks``."""
-    decode, counted = FoldDecoder(summed=True), FoldDecoder()
-    for last, bodies, read in reads:
-        if read is not None:
-            events = decode(bodies)
-            summaries = drawn.runs(read, decode.types)
-            if summaries is not None:
-                yield last, events, summaries
-                continue
-        yield last, counted(bodies), None
-
-
-def _fold_chunks(conn: sqlite3.Connection, session: str, after: int, upto: int | None,
-                 chunk: int = FOLD_CHUNK) -> Iterator[tuple[int, list, list | None]]:
-    return decode_chunks(read_chunks(conn, session, after, upto, chunk))
-
-
 def fold_session(conn: sqlite3.Connection, session: str, at: int | None = None, *,
                  use_snapshots: bool = True, progress=None) -> tuple[GameState, int]:
     """(state at ``at`` or at the session's end, with ``head`` set; events folded after
     the snapshot it started from): what ``load_state`` and replay workers run."""
     start, state = latest_snapshot(conn, session, at) if use_snapshots else (0, None)
-    return fold_chunks(start, state, _fold_chunks(conn, session, start, at), progress)
+    return fold_chunks(start, state, session_events(conn, session, start, at, FOLD_CHUNK), progress)
 
 
 def file_rows(path: str | Path) -> Iterator[Row]:
@@ -203,10 +154,9 @@ def create_schema(db: sqlite_utils.Database) -> None:
             not_null={"session", "type", "data", "actor", "device", "command_id", "at", "prev_hash", "hash"},
         )
     if "commands" not in db.table_names():
-        # (device, command_id) is the idempotency key: a retry gets its first outcome.
-        # Rows are appended in commit order, with no index: a primary key on random
-        # command ids dirtied a page per command and halved group-commit throughput.
-        # Uniqueness is kept by the writer, through ``CommandIndex``.
+        # (session, device, command_id) is the idempotency key: a retry gets its first
+        # outcome. Its UNIQUE index is made by ``migrate_schema``, after an older file's
+        # duplicates (none the server wrote) are left out.
         db.execute(
             "CREATE TABLE commands (device TEXT NOT NULL, command_id TEXT NOT NULL, "
             "session TEXT NOT NULL, seqs TEXT NOT NULL, code TEXT, message TEXT)"
@@ -232,6 +182,33 @@ def create_schema(db: sqlite_utils.Database) -> None:
                "created TEXT NOT NULL, revoked TEXT)")
     db.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
     db.conn.executescript(SCHEMA_TRIGGERS)
+
+
+# Tables an older conteur kept and this one neither writes nor reads: the draw summaries
+# its replay merged beside the events (derived data, outside the hash chain; the log's
+# draw records are the truth, and the replay now counts them).
+DROPPED_TABLES = ("drawn_pairs", "drawn")
+
+
+def migrate_schema(conn: sqlite3.Connection) -> None:
+    """Brings a file of an older layout (``PRAGMA user_version`` below ``SCHEMA_VERSION``)
+    to this one, in one transaction: 0 and 1 kept the draw summaries, dropped here, and
+    kept commands unique in the writer's memory, a UNIQUE index here (a later row of a key
+    already stored, which no server wrote, is left out: a retry got the first outcome)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for table in DROPPED_TABLES:
+            conn.execute(f"DROP TABLE IF EXISTS {table}")
+        conn.execute("DELETE FROM commands WHERE rowid NOT IN "
+                     "(SELECT min(rowid) FROM commands GROUP BY session, device, command_id)")
+        conn.execute("CREATE UNIQUE INDEX IF NOT EXISTS commands_key ON commands (session, device, command_id)")
+        conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _rebuild_heads(conn: sqlite3.Connection) -> None:
@@ -264,118 +241,27 @@ def refuse_newer(path: str) -> None:
         raise NewerDatabase(newer_message(path, version))
 
 
-class _Slots:
-    """hash -> rowid, open addressing over two ``array('q')``: 16 bytes a slot, at most two
-    thirds used, so 24 to 48 bytes a command (a dict of two ints took about 116: its
-    entry, and each int an object of its own). A lookup probes a few slots. Written by one
-    thread; a reader on another thread sees a slot's row before its hash (a hash found with
-    its row not yet there reads row 0, which no row has: the key is then looked up by SQL),
-    and a grown table whole or not at all."""
-
-    __slots__ = ("_table", "used")
-
-    def __init__(self, size: int = 64) -> None:
-        self._table = (array.array("q", bytes(8 * size)), array.array("q", bytes(8 * size)), size - 1)
-        self.used = 0
-
-    def get(self, h: int) -> int | None:
-        keys, rows, mask = self._table
-        h = h or 1  # 0 marks an empty slot
-        i = h & mask
-        while True:
-            k = keys[i]
-            if k == h:
-                return rows[i]
-            if not k:
-                return None
-            i = (i + 1) & mask
-
-    def setdefault(self, h: int, row: int) -> None:
-        keys, rows, mask = self._table
-        if 3 * (self.used + 1) > 2 * (mask + 1):
-            self._grow()
-            keys, rows, mask = self._table
-        h = h or 1
-        i = h & mask
-        while True:
-            k = keys[i]
-            if k == h:
-                return
-            if not k:
-                rows[i] = row
-                keys[i] = h
-                self.used += 1
-                return
-            i = (i + 1) & mask
-
-    def _grow(self) -> None:
-        keys, rows, mask = self._table
-        size = 2 * (mask + 1)
-        new_keys, new_rows, new_mask = array.array("q", bytes(8 * size)), array.array("q", bytes(8 * size)), size - 1
-        for k, row in zip(keys, rows):
-            if k:
-                i = k & new_mask
-                while new_keys[i]:
-                    i = (i + 1) & new_mask
-                new_keys[i], new_rows[i] = k, row
-        self._table = (new_keys, new_rows, new_mask)
+# Where a stored command's outcome lies: its idempotency key, in the UNIQUE index
+# ``migrate_schema`` makes (``commands_key``).
+_OUTCOMES = ("SELECT c.session, c.device, c.command_id, c.seqs, c.code, c.message FROM (VALUES {}) AS k "
+             "JOIN commands AS c ON c.session = k.column1 AND c.device = k.column2 AND c.command_id = k.column3")
+_KEYS_AT_ONCE = 300  # three variables a key: far below SQLite's limit on variables
 
 
-def _key(device: str, command_id: str) -> int:
-    """A command's key as the index holds it (``hash`` is salted per process: the index
-    is rebuilt from the file at each start, never stored)."""
-    return hash((device, command_id))
+def _outcome(row: tuple) -> Outcome:
+    return Outcome(seqs=tuple(_seqs_decoder.decode(row[3])), code=row[4], message=row[5], replayed=True)
 
 
-class CommandIndex:
-    """Where each stored command's outcome lies, by (device, command_id), per session,
-    loaded once from ``commands``.
-
-    The writer loads a session's index before it commits any command of that session
-    and adds each command after its commit, so the index always holds every stored
-    command of a loaded session; readers on other threads only look up.
-
-    A command is held as two ints: a hash of its key and the rowid of its row, in a
-    table of slots (``_Slots``). Its outcome is read from that row when a retry asks,
-    which is rare. Holding each key and outcome whole took about 410 bytes a command and
-    grew all night (issue 18); a dict of two ints about 116, the slots 24 to 48
-    (tests/test_command_index.py). Two keys sharing a hash are told apart by the row's
-    own key, and the other one is then found by a scan.
-    """
-
-    _ROW = "SELECT device, command_id, session, seqs, code, message FROM commands"
-
-    def __init__(self) -> None:
-        self._sessions: dict[str, _Slots] = {}
-        self._lock = threading.Lock()
-
-    def _of(self, conn: sqlite3.Connection, session: str) -> _Slots:
-        index = self._sessions.get(session)
-        if index is None:
-            with self._lock:
-                index = self._sessions.get(session)
-                if index is None:
-                    index = _Slots()
-                    for rowid, device, command_id in conn.execute(
-                            "SELECT rowid, device, command_id FROM commands WHERE session = ?", (session,)):
-                        index.setdefault(_key(device, command_id), rowid)
-                    self._sessions[session] = index
-        return index
-
-    def get(self, conn: sqlite3.Connection, session: str, device: str, command_id: str) -> Outcome | None:
-        rowid = self._of(conn, session).get(_key(device, command_id))
-        if rowid is None:
-            return None
-        row = conn.execute(f"{self._ROW} WHERE rowid = ?", (rowid,)).fetchone()
-        if row is None or row[:3] != (device, command_id, session):  # another key's hash
-            row = conn.execute(f"{self._ROW} WHERE session = ? AND device = ? AND command_id = ?",
-                               (session, device, command_id)).fetchone()
-            if row is None:
-                return None
-        return Outcome(seqs=tuple(_seqs_decoder.decode(row[3])), code=row[4], message=row[5], replayed=True)
-
-    def add(self, conn: sqlite3.Connection, session: str, device: str, command_id: str, rowid: int) -> None:
-        self._of(conn, session).setdefault(_key(device, command_id), rowid)
+def stored_outcomes(conn: sqlite3.Connection, keys: Sequence[tuple[str, str, str]]) -> dict[tuple[str, str, str], Outcome]:
+    """The stored outcome of each ``(session, device, command_id)`` of ``keys`` that has one:
+    one query for a group commit's commands, not one each."""
+    found = {}
+    for i in range(0, len(keys), _KEYS_AT_ONCE):
+        some = keys[i:i + _KEYS_AT_ONCE]
+        sql = _OUTCOMES.format(",".join(["(?,?,?)"] * len(some)))
+        for row in conn.execute(sql, [v for key in some for v in key]):
+            found[row[:3]] = _outcome(row)
+    return found
 
 
 class SQLiteStore(GroupCommit):
@@ -390,15 +276,12 @@ class SQLiteStore(GroupCommit):
         conn = self._connect()
         create_schema(sqlite_utils.Database(conn))
         conn.commit()
-        if conn.execute("PRAGMA user_version").fetchone()[0] < SCHEMA_VERSION:
-            conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        migrate_schema(conn)
         _rebuild_heads(conn)
-        drawn.ensure(conn)
         last = conn.execute("SELECT max(seq) FROM events").fetchone()
         self._head = last[0] or 0
         conn.close()
         self._last_hash: dict[str, str] = {}  # per session: each session is its own chain
-        self._commands = CommandIndex()
         self._start_writer("conteur-writer")
 
     # -- connections ---------------------------------------------------------------
@@ -426,34 +309,31 @@ class SQLiteStore(GroupCommit):
         whose events cannot be encoded fails alone, before anything touches the file.
         """
         results: list[tuple[concurrent.futures.Future, Outcome | BaseException]] = []
-        known: dict[tuple[str, str, str], Outcome] = {}  # this batch's, by (session, device, id)
-        added: list[tuple[str, tuple[str, str]]] = []  # (session, key), as command_rows
+        # the outcomes stored earlier, and this batch's, by (session, device, id)
+        known = stored_outcomes(conn, list({(p.session, p.device, p.command_id): None
+                                            for p, _ in batch if p.command_id}))
         head = self._head
         tips = dict(self._last_hash)  # committed only with the transaction
         event_rows: list[tuple] = []
-        drawn_rows: list[tuple] = []  # (session, seq, summary): ``drawn``
         command_rows: list[tuple] = []
         at = utc_now()
         for pending, future in batch:
             key = (pending.device, pending.command_id)
             if pending.command_id:
                 # stored earlier, or a retry of a command earlier in this same batch
-                previous = self._commands.get(conn, pending.session, *key) or known.get(
-                    (pending.session, *key))
+                previous = known.get((pending.session, *key))
                 if previous is not None:
                     results.append((future, msgspec.structs.replace(previous, replayed=True)))
                     continue
             try:
-                datas = [(event_type(e), encode_event(e), drawn.summary_of(e)) for e in pending.events]
+                datas = [(event_type(e), encode_event(e)) for e in pending.events]
             except Exception as exc:  # this command alone fails; nothing of it is written
                 results.append((future, exc))
                 continue
             last_hash = self._chain_tip(conn, pending.session, tips)
             seqs = []
-            for tag, data, summary in datas:
+            for tag, data in datas:
                 head += 1
-                if summary is not None:
-                    drawn_rows.append((pending.session, head, summary))
                 digest = row_hash(last_hash, head, pending.session, tag, data, pending.actor,
                                   pending.device, pending.command_id, at)
                 event_rows.append((head, pending.session, tag, data, pending.actor, pending.device,
@@ -466,13 +346,11 @@ class SQLiteStore(GroupCommit):
                 command_rows.append((pending.device, pending.command_id, pending.session,
                                      _seqs_encoder.encode(seqs).decode(), pending.code, pending.message))
                 known[(pending.session, *key)] = outcome
-                added.append((pending.session, key))
             results.append((future, outcome))
         try:
             conn.execute("BEGIN IMMEDIATE")
             if event_rows:
                 conn.executemany("INSERT INTO events VALUES (?,?,?,?,?,?,?,?,?,?)", event_rows)
-                conn.executemany(drawn.INSERT, drawn_rows)
                 spans: dict[str, list[int]] = {}
                 for row in event_rows:
                     span = spans.setdefault(row[1], [row[0], row[0]])
@@ -482,9 +360,6 @@ class SQLiteStore(GroupCommit):
                     [(sid, first, last) for sid, (first, last) in spans.items()])
             if command_rows:
                 conn.executemany("INSERT INTO commands VALUES (?,?,?,?,?,?)", command_rows)
-                # one statement under the write lock: its rows got consecutive rowids (were
-                # one not to, the index's lookup would notice the key and scan)
-                last_rowid = conn.execute("SELECT last_insert_rowid()").fetchone()[0]
             conn.execute("COMMIT")
         except Exception as exc:  # the whole transaction failed (disk full, I/O error)
             try:
@@ -496,9 +371,6 @@ class SQLiteStore(GroupCommit):
             resolve([(future, error) for _, future in batch])
             return
         self._head, self._last_hash = head, tips
-        first_rowid = last_rowid - len(added) + 1 if added else 0
-        for i, (session, key) in enumerate(added):
-            self._commands.add(conn, session, *key, first_rowid + i)
         resolve(results)
 
     def _chain_tip(self, conn, session: str, tips: dict[str, str]) -> str:
@@ -516,7 +388,7 @@ class SQLiteStore(GroupCommit):
 
     def outcome_of(self, device: str, command_id: str, session: str | None = None) -> Outcome | None:
         if session is not None:
-            return self._commands.get(self._reader, session, device, command_id)
+            return stored_outcomes(self._reader, [(session, device, command_id)]).get((session, device, command_id))
         row = self._reader.execute(  # without the session: a scan, for tools and tests
             "SELECT seqs, code, message FROM commands WHERE device=? AND command_id=?",
             (device, command_id),
