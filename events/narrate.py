@@ -95,8 +95,10 @@ def _session_sentences() -> dict[type, Callable]:
         s.SceneClosed: lambda e, t: t("scene_closed", scene=t.scene(e.scene)),
         s.SceneJoined: lambda e, t: t("joined", who=t.who(e.character), scene=t.scene(e.scene)),
         s.SceneLeft: lambda e, t: t("left", who=t.who(e.character), scene=t.scene(e.scene)),
-        s.TimeOutCalled: lambda e, t: t("freeze_scene", scene=t.scene(e.scene)) if e.scope == "scene" else t("freeze_all"),
-        s.TimeOutEnded: lambda e, t: t("resume_scene", scene=t.scene(e.scene)) if e.scope == "scene" else t("resume_all"),
+        s.TimeOutCalled: lambda e, t: t("freeze_scene", scene=t.scene(e.scene)) if e.scope == "scene"
+        else t("freeze_venue") if e.scope == "venue" else t("freeze_all"),
+        s.TimeOutEnded: lambda e, t: t("resume_scene", scene=t.scene(e.scene)) if e.scope == "scene"
+        else t("resume_venue") if e.scope == "venue" else t("resume_all"),
         s.WentOutOfGame: lambda e, t: t("out", who=t.who(e.character), why=t.why(e.reason)),
         s.CameBackInGame: lambda e, t: t("back", who=t.who(e.character)),
         s.TurnAdvanced: lambda e, t: t("turn", turn=e.turn),

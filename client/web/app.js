@@ -254,10 +254,12 @@ function alertsView() {
 
 function freezeOverlay() {
   const overlay = $("#freeze");
-  const frozen = !!app.viewer && !isStoryteller() && (app.viewer.role === "observer" ? app.vm.session.frozen : isFrozenFor(app.vm, me()));
+  const venue = !!app.vm.session.venueFrozen;
+  const frozen = !!app.viewer && !isStoryteller() && (app.viewer.role === "observer" ? app.vm.session.frozen || venue : isFrozenFor(app.vm, me()));
   overlay.hidden = !frozen;
+  overlay.dataset.scope = venue ? "venue" : "session";
   $("#freeze-title").textContent = t("freeze");
-  $("#freeze-help").textContent = t("freeze_help");
+  $("#freeze-help").textContent = venue ? `${t("freeze_venue_help")} ${t("freeze_help")}` : t("freeze_help");
   document.body.classList.toggle("frozen", frozen);
   if (frozen && !app.frozenBefore) {
     vibrate([400, 150, 400]);
@@ -327,8 +329,8 @@ function commandFor(act, el, data) {
     case "rouse": return { type: "rouse", character, visibility: data.get("visibility") || "open" };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
     case "roll_action": case "act_answer": case "act_resume": return actionCommand(act, el, data, character);
-    case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
-    case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
+    case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: el.dataset.scope || "session" };
+    case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: el.dataset.scope || "session" };
     case "open_scene": { const name = data.get("name") || ""; return { type: "open_scene", scene: `s-${uuid4().slice(0, 8)}`, name }; }
     case "st-challenge": {
       const kind = data.get("kind");

@@ -55,14 +55,8 @@ const H = {
     const c = character(vm, e.character);
     if (c.scene === e.scene) c.scene = null;
   },
-  "session.time_out_called": (vm, e) => {
-    if (e.scope === "scene" && e.scene) scene(vm, e.scene).frozen = true;
-    else vm.session.frozen = true;
-  },
-  "session.time_out_ended": (vm, e) => {
-    if (e.scope === "scene" && e.scene) scene(vm, e.scene).frozen = false;
-    else vm.session.frozen = false;
-  },
+  "session.time_out_called": (vm, e) => timeOut(vm, e, true),
+  "session.time_out_ended": (vm, e) => timeOut(vm, e, false),
   "session.went_out_of_game": (vm, e) => { character(vm, e.character).outOfGame = true; },
   "session.came_back_in_game": (vm, e) => { character(vm, e.character).outOfGame = false; },
   "session.turn_advanced": (vm, e) => clockMoved(vm, e),
@@ -351,8 +345,16 @@ export function initiativeOrder(vm, actions) {
   return groups;
 }
 
+// TIME-5 by scope: a scene's, the session's, or the whole venue's (every session the
+// server serves, each told by its own event; ending it leaves the session's own on)
+function timeOut(vm, e, on) {
+  if (e.scope === "scene" && e.scene) scene(vm, e.scene).frozen = on;
+  else if (e.scope === "venue") vm.session.venueFrozen = on;
+  else vm.session.frozen = on;
+}
+
 export function isFrozenFor(vm, characterId) {
-  if (vm.session.frozen) return true;
+  if (vm.session.frozen || vm.session.venueFrozen) return true;
   const c = characterId && vm.characters[characterId];
   return !!(c && c.scene && vm.scenes[c.scene] && vm.scenes[c.scene].frozen);
 }

@@ -40,12 +40,14 @@ export function storytellerView() {
   const ruleset = rulesetOf(vm);
   const tell = teller(vm, lang);
   return `<main class="st">
+    ${venueBanner(vm)}
     ${toolsView(chars)}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       <div class="row wrap">
         ${vm.session.frozen
           ? `<button class="primary" data-act="resume" data-testid="resume-all">${esc(t("resume_all"))}</button>`
           : `<button class="danger" data-act="freeze" data-testid="freeze-all">${esc(t("freeze_all"))}</button>`}
+        ${venueTimeOutButton(vm)}
       </div>
       ${scenes.map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}" data-scene="${esc(s.id)}">
         <h3>${esc(s.name)}${s.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
@@ -81,6 +83,18 @@ export function storytellerView() {
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
   </main>`;
+}
+
+// TIME-5 for the whole venue: one tap stops every session the server serves (each
+// tablet and phone of every room hears it in its own session), one resumes them all.
+function venueTimeOutButton(vm) {
+  return vm.session.venueFrozen
+    ? `<button class="primary" data-act="resume" data-scope="venue" data-testid="resume-venue">${esc(t("resume_venue"))}</button>`
+    : `<button class="danger" data-act="freeze" data-scope="venue" data-testid="freeze-venue">${esc(t("freeze_venue"))}</button>`;
+}
+
+function venueBanner(vm) {
+  return vm.session.venueFrozen ? `<p class="warn venue-frozen" role="alert" data-testid="venue-frozen">${esc(t("venue_frozen"))}</p>` : "";
 }
 
 // ACT-12, ACT-2 overruled: opposed rolls waiting for their defender's answer and long

@@ -855,7 +855,7 @@ def _scene_view(state: GameState, scene_id: str, item: Item, names: dict[str, st
             })
     return SceneView(
         seq=item.seq, at=item.at, text=item.text, name=scene.name if scene else scene_id,
-        open=bool(scene and scene.open), frozen=bool(s.frozen or (scene and scene.frozen)), turn=s.turn,
+        open=bool(scene and scene.open), frozen=bool(s.frozen or s.venue_frozen or (scene and scene.frozen)), turn=s.turn,
         game_seconds=s.game_seconds,
         characters=[{"id": c.id, "name": c.name, "out_of_game": c.out_of_game, "no_sheet": c.no_sheet}
                     for c in present],

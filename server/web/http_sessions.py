@@ -15,6 +15,7 @@ from conteur.events import game
 from conteur.events import session as session_events
 from conteur.events.model import Command
 from conteur.events import wire
+from conteur.server.core import venue
 from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import DEPENDENCIES, RAISES, SECURITY, GrantDep, runtime, storyteller_only, SessionPath
 from conteur.server.web.lan import lan_addresses, reachable_base
@@ -76,8 +77,8 @@ def base_url(request: Request) -> str:
 
 async def run_command(request: Request, grant: Grant, session_id: str, command: Command,
                       command_id: str, entropy: str = "") -> wire.Ack | wire.Reject:
-    executed = await runtime(request).chronicle.execute(
-        session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
+    executed = await venue.execute(
+        runtime(request).chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
         entropy=entropy)
     outcome = executed.outcome
     if outcome.rejected:

@@ -19,6 +19,7 @@ from litestar.exceptions import WebSocketDisconnect
 
 from conteur.events import views
 from conteur.events import wire
+from conteur.server.core import venue
 from conteur.server.core.hub import YIELD_EVERY, Connection
 
 if TYPE_CHECKING:
@@ -275,8 +276,8 @@ class Socket:
 
     async def command(self, frame: wire.CommandFrame) -> None:
         try:
-            executed = await self.rt.chronicle.execute(
-                self.conn.session, frame.command, self.grant.actor, device=self.device,
+            executed = await venue.execute(
+                self.rt.chronicle, self.conn.session, frame.command, self.grant.actor, device=self.device,
                 command_id=frame.id, entropy=frame.entropy,
             )
         except Exception as exc:  # the store failed: nothing was written, the device may retry
