@@ -350,6 +350,7 @@ function commandFor(act, el, data) {
     case "settle_opposition": return { type: "settle_opposition", roll: el.dataset.roll, outcome: el.dataset.outcome, reason: app.form["stuck-reason"] || "" };
     case "cancel_action": return { type: "cancel_action", roll: el.dataset.roll, reason: app.form["stuck-reason"] || "" };
     case "next_turn": return { type: "next_turn" };
+    case "close_session": return { type: "close_session" };
     case "out_of_game": return { type: "out_of_game", character };
     case "back_in_game": return { type: "back_in_game", character };
     case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };

@@ -5,6 +5,7 @@ import { app, t, lang, esc, nameOf, THROWS, ICON, stageText, rollsView } from ".
 import { teller } from "./narrate.js";
 import { sheetEditor } from "./sheet_editor.js";
 import { handRulingsView } from "./handplay.js";
+import { isClosed, closedBanner, closeSessionButton } from "./closed.js";
 
 // ---- observer (a wall display): public state only, nothing to press
 
@@ -33,6 +34,7 @@ export function observerView() {
 
 export function storytellerView() {
   const vm = app.vm;
+  if (isClosed(vm)) return closedStorytellerView(vm);
   const open = Object.values(vm.challenges).filter(isOpen);
   const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
   const scenes = Object.values(vm.scenes).filter((s) => s.open);
@@ -79,6 +81,21 @@ export function storytellerView() {
     </section>
     ${stRoller(chars)}
     ${rollsView(vm.rolls.filter((r) => r.id !== stRollerShown(chars)))}
+    <section class="card log" aria-labelledby="h-log" tabindex="0"><h2 id="h-log">${esc(t("log"))}</h2>
+      <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
+    </section>
+  </main>`;
+}
+
+// A closed session on the tablet: the banner (with the review), the last challenges and
+// the log, to read; no command, no join sheet for a night that is over (closed.js).
+function closedStorytellerView(vm) {
+  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
+  const tell = teller(vm, lang);
+  return `<main class="st closed">
+    ${closedBanner(false)}
+    ${done.length ? `<section class="card" aria-labelledby="h-done"><h2 id="h-done">${esc(t("recent"))}</h2>
+      <div data-testid="st-done">${done.map((c) => `<p>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))} · ${esc(stageText(c))}</p>`).join("")}</div></section>` : ""}
     <section class="card log" aria-labelledby="h-log" tabindex="0"><h2 id="h-log">${esc(t("log"))}</h2>
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
@@ -156,6 +173,7 @@ function toolsView(chars) {
       ${revoke && !only ? `<p class="warn" role="alert" data-testid="revoke-all-warning">${esc(t("revoke_all_warning"))}</p>` : ""}
       ${app.joinSheetUrl ? `<a href="${esc(app.joinSheetUrl)}" target="_blank" data-testid="join-sheet-link">${esc(t("join_sheet_open"))}</a>` : ""}
       <a class="button" href="review.html#session=${session}" target="_blank" data-testid="review-link">${esc(t("review"))}</a>
+      ${closeSessionButton()}
     </div></section>`;
 }
 
