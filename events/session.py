@@ -258,7 +258,7 @@ Scope = Literal["scene", "session", "venue"]
 
 class Freeze(Command, frozen=True, kw_only=True, tag="freeze"):
     """TIME-5. Scope ``venue`` is decided in every open session the server serves, one
-    ``freeze`` each (``venue_wide``; the server's ``venue`` module): an emergency stops
+    ``freeze`` each (``desk.venue_wide``; the server's ``venue`` module): an emergency stops
     every room at once, and its resume ends it everywhere without ending a session's or a
     scene's own Time Out."""
 
@@ -525,11 +525,6 @@ def decide_leave_scene(state: GameState, cmd: LeaveScene, draws: Draws, actor: A
     if found.scene is None:
         raise refuse(f"{found.name} is in no scene", "TIME-2")
     return [SceneLeft(character=cmd.character, scene=found.scene)]
-
-
-def venue_wide(command: Command) -> bool:
-    """Whether ``command`` is decided in every open session the server serves."""
-    return isinstance(command, (Freeze, Resume)) and command.scope == "venue"
 
 
 def _scope_scene(state: GameState, cmd: Freeze | Resume) -> Scene | None:

@@ -4,16 +4,15 @@ server would refuse, and links to its own dice check and to the night's record."
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
+from tests.doc_shots import doc_shot
 from tests.web_support import TABLET, Device
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 SESSION = "action-demo"
 # what a page may still send once closed: the language switch, a notice tapped away, the
 # one tap that lets the phone vibrate; nothing that reaches the server as a command
@@ -60,8 +59,7 @@ def test_the_tablet_closes_the_night_and_every_phone_shows_it_closed(browser, de
     nova.expect(nova.page.get_by_test_id("dice-check")).to_have_attribute("data-ok", "true")
     nova.expect(nova.page.get_by_test_id("dice-check")).to_be_in_viewport()
     nova.page.evaluate("window.scrollTo(0, 0)")
-    IMG.mkdir(parents=True, exist_ok=True)
-    nova.page.screenshot(path=str(IMG / "session-closed.png"))
+    doc_shot(nova.page, "session-closed")
     # the record opens from the phone, as this player may read it
     with nova.context.expect_page() as opened:
         nova.page.get_by_test_id("closed-record").click()

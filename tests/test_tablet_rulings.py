@@ -3,7 +3,6 @@ rules, naming the winner, and keeps ruled records so a storyteller can rule them
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -14,11 +13,11 @@ from conteur.events.testing import assert_decides, assert_refuses
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
+from tests.doc_shots import doc_shot
 from tests.client_support import command, events_of_type, make_chronicle, served
 from tests.met_support import A6, B7, roster
 from tests.web_support import TABLET, Device
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 RECORD = "o1.a+b"
 PLAYED = [OfflineChallengeRecorded(record=RECORD, recorder="a", opponent="b", winner="a"),
           OfflineChallengeDisputed(record=RECORD, recorder="a", opponent="b", winner="b")]
@@ -72,8 +71,7 @@ def test_the_tablet_asks_before_it_rules_and_rules_again(browser, tmp_path):
         dialog = st.page.get_by_test_id("confirm")
         st.expect(dialog).to_contain_text("Rule that Bruno won (Anna against Bruno)?")
         st.expect(dialog.get_by_test_id("confirm-yes")).to_have_text("Bruno won")
-        IMG.mkdir(parents=True, exist_ok=True)
-        dialog.screenshot(path=str(IMG / "ruling-confirm.png"))
+        doc_shot(dialog, "ruling-confirm")
         dialog.get_by_test_id("confirm-no").click()  # a tap by mistake: nothing sent
         st.page.wait_for_timeout(300)
         assert events_of_type(setup.db, "offline.ruled") == []

@@ -6,7 +6,6 @@ tablet's control and every phone's overlay in Chromium."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 
@@ -15,11 +14,11 @@ from conteur.events.session import Freeze, Resume, TimeOutCalled, TimeOutEnded
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from conteur.server.testing import Device as Socket
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
+from tests.doc_shots import doc_shot
 from tests.met_support import A6, B7, player, roster
 from tests.web_support import TABLET, Device
 
 A = player("a")
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 CHALLENGE = met.IssueChallenge(character="a", defender="b", attribute="physical")
 
 
@@ -125,8 +124,7 @@ def test_the_tablets_venue_time_out_covers_the_phones_of_two_sessions(browser, d
     nova.expect(nova.page.locator("#freeze-help")).to_contain_text("Toutes les sessions")
     # the other session's tablet says so, and can end it from there
     other.expect(other.page.get_by_test_id("venue-frozen")).to_be_visible()
-    IMG.mkdir(parents=True, exist_ok=True)
-    lucien.page.screenshot(path=str(IMG / "venue-time-out.png"))
+    doc_shot(lucien.page, "venue-time-out")
     other.page.get_by_test_id("resume-venue").click()
     for phone in (lucien, nova):
         phone.expect(phone.page.get_by_test_id("freeze")).to_be_hidden()

@@ -12,6 +12,7 @@ import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
+import { deskCommand } from "./desk.js";
 
 document.documentElement.lang = lang;
 
@@ -116,8 +117,12 @@ function onFrame(frame) {
         connection.send(hello(false));
       }
       break;
+    case "pong":
+      // the server's clock, which countdowns run by (desk.js): a phone's own may be off
+      if (typeof frame.now === "number") app.skew = frame.now * 1000 - Date.now();
+      return;
     default:
-      return; // pong, and frame types of a newer server
+      return; // frame types of a newer server
   }
   schedule();
 }
@@ -356,7 +361,8 @@ function commandFor(act, el, data) {
     case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };
     case "set_hunger": return { type: "set_hunger", character: el.dataset.character, hunger: num(data.get("hunger")) };
     case "apply_modifier": return { type: "apply_modifier", character: el.dataset.character, value: num(data.get("value")), duration: num(data.get("duration")), unit: "turns" };
-    default: return handCommand(act, el, data, character); // played by hand: handplay.js
+    // played by hand: handplay.js; announcements, countdowns, calls: desk.js
+    default: return handCommand(act, el, data, character) || deskCommand(act, el, data, character);
   }
 }
 

@@ -6,6 +6,7 @@ import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, r
 import { checkRolls } from "./verify.js";
 import { handAnswerCards, handSection } from "./handplay.js";
 import { isClosed, closedBanner } from "./closed.js";
+import { deskNewsView, callView } from "./desk.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
@@ -35,6 +36,7 @@ export function playerView() {
   if (isClosed()) return closedPlayerView(c);
   const ruleset = rulesetOf(app.vm, me());
   return `<main class="player">
+    ${deskNewsView()}
     ${handAnswerCards()}
     ${ruleset === "action" ? opposedCalls(c) : ""}
     ${characterCard(c)}
@@ -46,6 +48,7 @@ export function playerView() {
     ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
     ${diceCheckView()}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
+    ${callView()}
     ${feedView()}
   </main>`;
 }

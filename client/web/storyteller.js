@@ -6,6 +6,7 @@ import { teller } from "./narrate.js";
 import { sheetEditor } from "./sheet_editor.js";
 import { handRulingsView } from "./handplay.js";
 import { isClosed, closedBanner, closeSessionButton } from "./closed.js";
+import { deskTabletView, deskWallView, safetyAlert } from "./desk.js";
 
 // ---- observer (a wall display): public state only, nothing to press
 
@@ -17,7 +18,7 @@ export function observerView() {
   // the screen already, app.js freezeOverlay)
   const banner = !vm.session.frozen && frozen.length ? `<section class="wall-freeze" role="alert" data-testid="wall-freeze">
       <p class="wall-freeze-title">${esc(t("freeze"))}</p><p>${frozen.map((s) => esc(s.name)).join(" · ")}</p></section>` : "";
-  return `<main class="st observer">${banner}
+  return `<main class="st observer">${banner}${deskWallView()}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       ${Object.values(vm.scenes).filter((s) => s.open).map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}">
         <h3>${esc(s.name)}${s.frozen || vm.session.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
@@ -43,7 +44,9 @@ export function storytellerView() {
   const tell = teller(vm, lang);
   return `<main class="st">
     ${venueBanner(vm)}
+    ${safetyAlert()}
     ${toolsView(chars)}
+    ${deskTabletView()}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       <div class="row wrap">
         ${vm.session.frozen

@@ -28,6 +28,7 @@ from typing import Any, Iterable
 import msgspec
 
 from conteur.events import action, game, met, offline, replay_steps, session, views
+from conteur.events.views import in_record
 from conteur.events.game import GameState
 from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Entry, Row, verify_rows
@@ -448,7 +449,7 @@ class Builder:
                 if seen is not event:  # a sealed form: a kind of its own
                     marked = None if seen is None else _marked_kind(type(seen))
             if not whole:  # its state is the truth; any other viewer's is its own fold
-                if seen is None:
+                if seen is None or not in_record(seen, viewer):
                     continue
                 if shelves is not None and type(seen) in _NAMES_CHALLENGE and shelves[1].needs(seen.challenge):
                     self._restore(self._seen, shelves[1], seens, seen.challenge)

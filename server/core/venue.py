@@ -1,4 +1,4 @@
-"""Commands decided in every session the server serves at once (``session.venue_wide``):
+"""Commands decided in every session the server serves at once (``desk.venue_wide``):
 a venue-wide Time Out, its resume, an announcement to the whole venue.
 
 One log per session, so a venue-wide command is one command in each open session (its
@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 
 from conteur.events.model import Actor, Command, refuse, RuleViolation
-from conteur.events.session import Freeze, Resume, venue_wide
+from conteur.events.desk import venue_wide
+from conteur.events.session import Freeze, Resume
 from conteur.server.core.service import Chronicle, Executed
 from conteur.server.store.interface import Outcome
 

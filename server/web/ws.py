@@ -182,7 +182,7 @@ class Socket:
             if frame is None:
                 return None
             if isinstance(frame, wire.Ping):
-                await self.send_now(wire.Pong())
+                await self.send_now(wire.Pong(now=time.time()))
             elif isinstance(frame, wire.Hello):
                 grant = self.rt.tokens.check(frame.token)
                 if grant is None:
@@ -266,7 +266,7 @@ class Socket:
             if frame is None or self.conn is None or self.conn.closed:
                 return
             if isinstance(frame, wire.Ping):
-                self.send_later(wire.Pong())
+                self.send_later(wire.Pong(now=time.time()))
             elif isinstance(frame, wire.CommandFrame):
                 # started in arrival order; each decides before its first await, so a
                 # device's commands are decided in the order it sent them
