@@ -104,3 +104,34 @@ def test_announcements_and_countdowns_reach_the_phones_and_the_wall(browser, dem
     wall.expect(wall.page.locator('[data-testid=countdown][data-clock="Prince"]')).to_have_count(0)
     for device in (st, wall, lucien, nova):
         device.close()
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
+def test_a_window_that_closes_by_itself_counts_down_on_both_phones(browser, tmp_path):
+    from tests.client_support import make_chronicle, served
+    from tests.web_support import start_challenge
+
+    setup = make_chronicle(tmp_path / "chronicle.db")
+    with served(setup.db) as server:
+        anna = Device(browser, server.url, setup.players["anna"])
+        bruno = Device(browser, server.url, setup.players["bruno"], locale="fr-FR")
+        start_challenge(anna)
+        anna.challenge().get_by_test_id("throw-rock").click()
+        bruno.challenge().get_by_test_id("throw-scissors").click()
+        bruno.expect(bruno.challenge()).to_have_attribute("data-status", "window")
+        # MET-16: accept_timeout (60 s) from the server's timer, counted down on each phone
+        anna.expect(anna.challenge().get_by_test_id("window-clock")).to_have_text(
+            re.compile(r"^closes by itself in (1:00|0:[0-5]\d)$"))
+        bruno.expect(bruno.challenge().get_by_test_id("window-clock")).to_have_text(
+            re.compile(r"^se ferme d'elle-même dans (1:00|0:[0-5]\d)$"))
+        # a reload asks the server again: the same deadline, not a new minute
+        closes = server.runtime.timers.closing(setup.session)["c1"][2]
+        bruno.page.reload()
+        bruno.expect(bruno.challenge().get_by_test_id("window-clock")).to_have_text(re.compile(r"dans (1:00|0:[0-5]\d)$"))
+        assert server.runtime.timers.closing(setup.session)["c1"][2] == closes
+        bruno.challenge().get_by_test_id("accept").click()
+        anna.expect(anna.challenge()).to_have_count(0)
+        assert "c1" not in server.runtime.timers.closing(setup.session)
+        for device in (anna, bruno):
+            device.close()

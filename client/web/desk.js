@@ -55,12 +55,51 @@ function countdownsList(controls) {
 }
 
 setInterval(() => {
-  if (!app.vm || !app.vm.desk) return;
+  if (!app.vm) return;
   for (const el of document.querySelectorAll("[data-countdown]")) {
-    const c = app.vm.desk.countdowns[el.dataset.countdown];
+    const c = app.vm.desk && app.vm.desk.countdowns[el.dataset.countdown];
     if (c) el.textContent = clockText(c);
   }
+  for (const el of document.querySelectorAll("[data-window]")) el.textContent = windowText(el.dataset.window);
 }, 1000);
+
+// ---- MET-16: a retest or overbid window closes by itself after accept_timeout; the
+// server's timers say when (GET /sessions/{s}/windows, this player's own challenges), asked
+// again whenever a window of this page opens or moves on.
+
+let windows = { key: null, closes: {} };
+
+function windowKey(c) {
+  return `${c.id}:${c.round}:${c.status}`;
+}
+
+async function fetchWindows(key) {
+  windows.key = key;
+  try {
+    const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/windows`, { headers: { Authorization: `Bearer ${app.token}` } });
+    if (!res.ok) return;
+    const body = await res.json();
+    if (windows.key !== key) return;
+    if (typeof body.now === "number") app.skew = body.now * 1000 - Date.now();
+    windows.closes = Object.fromEntries((body.windows || []).map((w) => [w.challenge, w]));
+    for (const el of document.querySelectorAll("[data-window]")) el.textContent = windowText(el.dataset.window);
+  } catch (err) { /* offline: no countdown, the server closes it all the same */ }
+}
+
+function windowText(id) {
+  const w = windows.closes[id];
+  if (!w) return "";
+  const s = Math.max(0, Math.ceil(w.closes_at - serverNow()));
+  return t("window_closes_in", `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`);
+}
+
+// The line under a challenge whose window is open: "closes by itself in 0:42".
+export function windowClock(c) {
+  if (c.status !== "window" && c.status !== "overbid") return "";
+  const open = Object.values(app.vm.challenges).filter((x) => x.status === "window" || x.status === "overbid").map(windowKey).sort().join(",");
+  if (open !== windows.key && app.live) fetchWindows(open);
+  return `<p class="window-clock" role="timer" data-window="${esc(c.id)}" data-testid="window-clock">${esc(windowText(c.id))}</p>`;
+}
 
 // ---- announcements
 

@@ -6,7 +6,7 @@ import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, r
 import { checkRolls } from "./verify.js";
 import { handAnswerCards, handSection } from "./handplay.js";
 import { isClosed, closedBanner } from "./closed.js";
-import { deskNewsView, callView } from "./desk.js";
+import { deskNewsView, callView, windowClock } from "./desk.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
@@ -184,6 +184,7 @@ function challengeCard(c) {
     ${testsLine(c)}
     ${revealedLine(c)}
     ${cancelRetestForm(c)}
+    ${windowClock(c)}
     ${body}
   </article>`;
 }
