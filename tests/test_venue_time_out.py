@@ -112,6 +112,8 @@ def test_the_tablets_venue_time_out_covers_the_phones_of_two_sessions(browser, d
     other = Device(browser, server.url, f"{storyteller}&session=action-demo", viewport=TABLET)
     lucien = Device(browser, server.url, links["lucien"])
     nova = Device(browser, server.url, links["nova"], locale="fr-FR")
+    wall_token = server.runtime.tokens.issue("observer", session="action-demo", name="Wall")
+    wall = Device(browser, server.url, f"{wall_token}&session=action-demo", viewport=TABLET)
     st.page.get_by_test_id("freeze-venue").click()
     dialog = st.page.get_by_test_id("confirm")
     st.expect(dialog).to_contain_text("every session")
@@ -122,12 +124,18 @@ def test_the_tablets_venue_time_out_covers_the_phones_of_two_sessions(browser, d
         phone.expect(overlay).to_have_attribute("data-scope", "venue")
     lucien.expect(lucien.page.locator("#freeze-help")).to_contain_text("Every session")
     nova.expect(nova.page.locator("#freeze-help")).to_contain_text("Toutes les sessions")
+    wall.expect(wall.page.get_by_test_id("freeze")).to_be_visible()
     # the other session's tablet says so, and can end it from there
     other.expect(other.page.get_by_test_id("venue-frozen")).to_be_visible()
+    # a safety call is made from the TIME OUT screen itself, and reaches the tablet at once
+    lucien.page.get_by_test_id("freeze-call").click()
+    lucien.expect(lucien.page.get_by_test_id("freeze-call-sent")).to_be_visible()
+    st.expect(st.page.get_by_test_id("safety-alert")).to_contain_text("Lucien")
     doc_shot(lucien.page, "venue-time-out")
     other.page.get_by_test_id("resume-venue").click()
-    for phone in (lucien, nova):
+    for phone in (lucien, nova, wall):
         phone.expect(phone.page.get_by_test_id("freeze")).to_be_hidden()
     st.expect(st.page.get_by_test_id("freeze-venue")).to_be_visible()
-    for device in (st, other, lucien, nova):
+    lucien.expect(lucien.page.get_by_test_id("freeze-call")).to_have_count(0)
+    for device in (st, other, lucien, nova, wall):
         device.close()

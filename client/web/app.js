@@ -12,7 +12,7 @@ import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
-import { deskCommand } from "./desk.js";
+import { deskCommand, freezeCall } from "./desk.js";
 
 document.documentElement.lang = lang;
 
@@ -266,6 +266,7 @@ function freezeOverlay() {
   $("#freeze-title").textContent = t("freeze");
   $("#freeze-help").textContent = venue ? `${t("freeze_venue_help")} ${t("freeze_help")}` : t("freeze_help");
   document.body.classList.toggle("frozen", frozen);
+  freezeCall(frozen && app.viewer.role === "player"); // a safety call, from the TIME OUT screen (desk.js)
   if (frozen && !app.frozenBefore) {
     vibrate([400, 150, 400]);
     overlay.focus(); // screen readers announce the Time Out at once

@@ -149,6 +149,26 @@ export function callView() {
   </section>`;
 }
 
+// A player's phone during a Time Out is covered by the TIME OUT screen (app.js): a safety
+// call is most needed then, so that screen holds the one button that makes one, and says
+// when it was sent. Drawn into the overlay, which lives outside the re-rendered page.
+export function freezeCall(frozen) {
+  const overlay = document.getElementById("freeze");
+  if (!overlay) return;
+  let box = document.getElementById("freeze-call");
+  if (!frozen || !me()) { if (box) box.remove(); return; }
+  if (!box) {
+    box = document.createElement("div");
+    box.id = "freeze-call";
+    overlay.firstElementChild.appendChild(box);
+  }
+  const open = Object.values(deskOf(app.vm).calls).some((c) => c.character === me() && c.kind === "safety" && c.status !== "closed")
+    || app.queued.some((e) => e.command.type === "call_storyteller" && e.command.kind === "safety");
+  box.innerHTML = open
+    ? `<p class="freeze-help" data-testid="freeze-call-sent">${esc(t("call_yours"))} · ${esc(t("call_waiting"))}</p>`
+    : `<button class="primary" data-act="call_safety" data-testid="freeze-call">${esc(t("call_kind_safety"))}</button>`;
+}
+
 // ---- the wall
 
 export function deskWallView() {
@@ -247,6 +267,7 @@ export function deskCommand(act, el, data, character) {
       if (details) details.open = false;
       return command;
     }
+    case "call_safety": return { type: "call_storyteller", character, kind: "safety", text: "" };
     case "take_call": return { type: "take_call", call: el.dataset.call };
     case "close_call": return { type: "close_call", call: el.dataset.call };
     default: return null;
