@@ -127,11 +127,11 @@ def test_the_tablets_venue_time_out_covers_the_phones_of_two_sessions(browser, d
     wall.expect(wall.page.get_by_test_id("freeze")).to_be_visible()
     # the other session's tablet says so, and can end it from there
     other.expect(other.page.get_by_test_id("venue-frozen")).to_be_visible()
+    doc_shot(lucien.page, "venue-time-out")
     # a safety call is made from the TIME OUT screen itself, and reaches the tablet at once
     lucien.page.get_by_test_id("freeze-call").click()
     lucien.expect(lucien.page.get_by_test_id("freeze-call-sent")).to_be_visible()
     st.expect(st.page.get_by_test_id("safety-alert")).to_contain_text("Lucien")
-    doc_shot(lucien.page, "venue-time-out")
     other.page.get_by_test_id("resume-venue").click()
     for phone in (lucien, nova, wall):
         phone.expect(phone.page.get_by_test_id("freeze")).to_be_hidden()
