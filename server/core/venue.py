@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from conteur.events.model import Actor, Command, refuse, RuleViolation
+from conteur.events.model import Actor, Command
 from conteur.events.desk import venue_wide
 from conteur.events.session import Freeze, Resume
 from conteur.server.core.service import Chronicle, Executed
@@ -56,12 +56,10 @@ async def execute(chronicle: Chronicle, session: str, command: Command, actor: A
     """``command`` in ``session`` alone, or, venue-wide, in every open session: then one
     outcome for the sender, its seqs those of every session (rejected only when no
     session took it, with the sender's session's reason)."""
-    if not venue_wide(command):
+    if not venue_wide(command) or not actor.is_storyteller:
+        # a player's try stays in its own session, refused there and kept as evidence
         return await chronicle.execute(session, command, actor, device=device,
                                        command_id=command_id, entropy=entropy)
-    if not actor.is_storyteller:
-        violation = refuse(f"only a storyteller may {command.__struct_config__.tag}", "roles", "forbidden")
-        return _refused(session, violation, actor)
     sessions = _concerned(chronicle, session, command, device, command_id)
     done = await asyncio.gather(*(
         chronicle.execute(s, command, actor, device=device, command_id=_id(command_id, s, session),
@@ -75,7 +73,3 @@ async def execute(chronicle: Chronicle, session: str, command: Command, actor: A
     return Executed(session=session, outcome=Outcome(seqs=seqs, replayed=own.outcome.replayed),
                     events=own.events if not own.outcome.rejected else (), actor=actor)
 
-
-def _refused(session: str, violation: RuleViolation, actor: Actor) -> Executed:
-    return Executed(session=session, actor=actor,
-                    outcome=Outcome(seqs=(), code=violation.code, message=violation.message))
