@@ -33,10 +33,10 @@ from typing import Any, Callable, TypeVar, Union
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events import action, met, offline, session, v5
+from conteur.events import action, desk, met, offline, session, v5
 from conteur.events.model import Actor, Command, Draws, Event, refuse, unchanged
 
-RULESETS = {"session": session, "met": met, "v5": v5, "action": action, "offline": offline}
+RULESETS = {"session": session, "met": met, "v5": v5, "action": action, "offline": offline, "desk": desk}
 MODULES = tuple(RULESETS.values())
 
 
@@ -62,6 +62,7 @@ class GameState(msgspec.Struct, frozen=True, kw_only=True):
     v5: v5.State
     action: action.State
     offline: offline.State = offline.State()
+    desk: desk.State = desk.State()  # announcements, countdowns, calls (events/desk.py)
     draw_counter: int = 0  # next session-wide FAIR-2 counter: draws of logs from before streams
     streams: dict[str, int] = {}  # next FAIR-2 counter of each draw stream (events.model.stream_name)
     head: int = 0  # seq of the last event folded (set by the store's fold, not by evolve)
@@ -119,6 +120,7 @@ def _composed(handlers: tuple[tuple[str, Evolver], ...]) -> Callable[[GameState,
         "v5": lambda s, e: replace(s, v5=f(s.v5, e, s)),
         "action": lambda s, e: replace(s, action=f(s.action, e, s)),
         "offline": lambda s, e: replace(s, offline=f(s.offline, e, s)),
+        "desk": lambda s, e: replace(s, desk=f(s.desk, e, s)),
     }
     return one[part]
 

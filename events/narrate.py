@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Callable, Iterable
 
-from conteur.events import action, met, offline, session, v5
+from conteur.events import action, desk, met, offline, session, v5
 from conteur.events.catalogue import LANGS, PLAIN, fill, named_pattern, section
 from conteur.events.game import CommandRejected
 
@@ -95,8 +95,10 @@ def _session_sentences() -> dict[type, Callable]:
         s.SceneClosed: lambda e, t: t("scene_closed", scene=t.scene(e.scene)),
         s.SceneJoined: lambda e, t: t("joined", who=t.who(e.character), scene=t.scene(e.scene)),
         s.SceneLeft: lambda e, t: t("left", who=t.who(e.character), scene=t.scene(e.scene)),
-        s.TimeOutCalled: lambda e, t: t("freeze_scene", scene=t.scene(e.scene)) if e.scope == "scene" else t("freeze_all"),
-        s.TimeOutEnded: lambda e, t: t("resume_scene", scene=t.scene(e.scene)) if e.scope == "scene" else t("resume_all"),
+        s.TimeOutCalled: lambda e, t: t("freeze_scene", scene=t.scene(e.scene)) if e.scope == "scene"
+        else t("freeze_venue") if e.scope == "venue" else t("freeze_all"),
+        s.TimeOutEnded: lambda e, t: t("resume_scene", scene=t.scene(e.scene)) if e.scope == "scene"
+        else t("resume_venue") if e.scope == "venue" else t("resume_all"),
         s.WentOutOfGame: lambda e, t: t("out", who=t.who(e.character), why=t.why(e.reason)),
         s.CameBackInGame: lambda e, t: t("back", who=t.who(e.character)),
         s.TurnAdvanced: lambda e, t: t("turn", turn=e.turn),
@@ -219,6 +221,31 @@ def _offline_sentences() -> dict[type, Callable]:
     }
 
 
+def _desk_sentences() -> dict[type, Callable]:
+    d = desk
+
+    def announced(e, t):
+        if e.scope == "scene":
+            return t("announced_scene", scene=t.scene(e.scene), text=e.text)
+        return t("announced_venue" if e.scope == "venue" else "announced", text=e.text)
+
+    def called(e, t):
+        return t("called", who=t.who(e.character), kind=t(f"call_{e.kind}"),
+                 text=f"{t('colon')}“{e.text}”" if e.text else "")
+
+    return {
+        d.Announced: announced,
+        d.CountdownStarted: lambda e, t: t("countdown_turns" if e.unit == "turns" else "countdown_minutes",
+                                           clock=e.label or e.clock, n=e.length),
+        d.CountdownPaused: lambda e, t: t("countdown_paused", clock=e.clock),
+        d.CountdownResumed: lambda e, t: t("countdown_resumed", clock=e.clock),
+        d.CountdownCancelled: lambda e, t: t("countdown_cancelled", clock=e.clock),
+        d.StorytellerCalled: called,
+        d.CallTaken: lambda e, t: t("call_taken", by=e.by or t("storyteller"), who=t.who(e.character)),
+        d.CallClosed: lambda e, t: t("call_closed", by=e.by or t("storyteller"), who=t.who(e.character)),
+    }
+
+
 _DEVICE_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
 
 
@@ -246,7 +273,7 @@ def sentence(event, t: Teller) -> str:
 # review makes a teller each time the roster changes, and building a table of closures
 # cost a quarter of a millisecond each time)
 _TABLE: dict[type, Callable] = {**_session_sentences(), **_met_sentences(), **_dice_sentences(),
-                                **_offline_sentences()}
+                                **_offline_sentences(), **_desk_sentences()}
 
 
 # ---------------------------------------------------------------- a whole challenge

@@ -73,6 +73,7 @@ class State(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     characters: dict[str, Character] = {}
     scenes: dict[str, Scene] = {}
     frozen: bool = False  # TIME-5, scope "session"
+    venue_frozen: bool = False  # TIME-5, scope "venue": every session the server serves
     turn: int = 0
     game_seconds: int = 0
     seed_commitment: str = ""
@@ -126,6 +127,12 @@ def _scene(session: State, scene_id: str) -> Scene:
 
 def check_not_frozen(session: State, character_id: str) -> None:
     """TIME-5: refused when the session or the character's scene is in Time Out."""
+    if session.venue_frozen:
+        raise refuse(
+            "Time Out for the whole venue: every session is frozen until a storyteller resumes (TIME-5)",
+            "TIME-5",
+            "frozen",
+        )
     if session.frozen:
         raise refuse(
             "Time Out: the session is frozen until a storyteller resumes (TIME-5)",
@@ -246,17 +253,25 @@ class LeaveScene(Command, frozen=True, kw_only=True, tag="leave_scene"):
     character: str
 
 
+Scope = Literal["scene", "session", "venue"]
+
+
 class Freeze(Command, frozen=True, kw_only=True, tag="freeze"):
+    """TIME-5. Scope ``venue`` is decided in every open session the server serves, one
+    ``freeze`` each (``desk.venue_wide``; the server's ``venue`` module): an emergency stops
+    every room at once, and its resume ends it everywhere without ending a session's or a
+    scene's own Time Out."""
+
     storyteller_only = True
     play = False
-    scope: Literal["scene", "session"] = "session"
+    scope: Scope = "session"
     scene: str | None = None
 
 
 class Resume(Command, frozen=True, kw_only=True, tag="resume"):
     storyteller_only = True
     play = False
-    scope: Literal["scene", "session"] = "session"
+    scope: Scope = "session"
     scene: str | None = None
 
 
@@ -371,12 +386,12 @@ class SceneLeft(Event, frozen=True, kw_only=True, tag="session.scene_left"):
 
 
 class TimeOutCalled(Event, frozen=True, kw_only=True, tag="session.time_out_called"):
-    scope: Literal["scene", "session"] = "session"
+    scope: Scope = "session"
     scene: str | None = None
 
 
 class TimeOutEnded(Event, frozen=True, kw_only=True, tag="session.time_out_ended"):
-    scope: Literal["scene", "session"] = "session"
+    scope: Scope = "session"
     scene: str | None = None
 
 
@@ -513,7 +528,7 @@ def decide_leave_scene(state: GameState, cmd: LeaveScene, draws: Draws, actor: A
 
 
 def _scope_scene(state: GameState, cmd: Freeze | Resume) -> Scene | None:
-    if cmd.scope == "session":
+    if cmd.scope in ("session", "venue"):
         return None
     if cmd.scene is None:
         raise refuse("a scene Time Out names its scene (TIME-5)", "TIME-5", "invalid")
@@ -522,7 +537,10 @@ def _scope_scene(state: GameState, cmd: Freeze | Resume) -> Scene | None:
 
 def decide_freeze(state: GameState, cmd: Freeze, draws: Draws, actor: Actor) -> list[Event]:
     scene = _scope_scene(state, cmd)
-    already = state.session.frozen if scene is None else scene.frozen
+    if cmd.scope == "venue":
+        already = state.session.venue_frozen
+    else:
+        already = state.session.frozen if scene is None else scene.frozen
     if already:
         raise refuse("already in Time Out (TIME-5)", "TIME-5")
     return [TimeOutCalled(scope=cmd.scope, scene=scene.id if scene else None)]
@@ -530,7 +548,10 @@ def decide_freeze(state: GameState, cmd: Freeze, draws: Draws, actor: Actor) -> 
 
 def decide_resume(state: GameState, cmd: Resume, draws: Draws, actor: Actor) -> list[Event]:
     scene = _scope_scene(state, cmd)
-    frozen = state.session.frozen if scene is None else scene.frozen
+    if cmd.scope == "venue":
+        frozen = state.session.venue_frozen
+    else:
+        frozen = state.session.frozen if scene is None else scene.frozen
     if not frozen:
         raise refuse("there is no Time Out to end here (TIME-5)", "TIME-5")
     return [TimeOutEnded(scope=cmd.scope, scene=scene.id if scene else None)]
@@ -706,6 +727,8 @@ def evolve_scene_left(own: State, e: SceneLeft, state: GameState) -> State:
 
 
 def _frozen(own: State, e: TimeOutCalled | TimeOutEnded, frozen: bool) -> State:
+    if e.scope == "venue":
+        return replace(own, venue_frozen=frozen)
     if e.scope == "session":
         return replace(own, frozen=frozen)
     return _with_scene(own, e.scene, frozen=frozen)

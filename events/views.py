@@ -20,7 +20,7 @@ from typing import Generic, Iterable, TypeVar
 
 import msgspec
 
-from conteur.events import game
+from conteur.events import desk, game
 from conteur.events.game import GameState
 from conteur.events.model import Actor, Event
 
@@ -58,6 +58,20 @@ def pick(f: Forms[T], viewer: Viewer) -> T | None:
 
 def view(event: Event, viewer: Viewer) -> Event | None:
     return pick(forms(event), viewer)
+
+
+# A call for a storyteller (events/desk.py) and what became of it: its caller receives
+# them (its phone shows its call's state), yet they are the storytellers' desk, not the
+# night's story: no record a player can read holds one, its caller's included (a player's
+# review and exports: server/audit/review.py). A safety call must not come back to a
+# player in a file passed around after the night.
+STORYTELLERS_RECORD: frozenset[type[Event]] = frozenset(desk.CALL_EVENTS)
+
+
+def in_record(event: Event, viewer: Viewer) -> bool:
+    """Whether ``event``, in the form ``viewer`` receives, goes into that viewer's record
+    (the review and the exports)."""
+    return viewer.role == "storyteller" or type(event) not in STORYTELLERS_RECORD
 
 
 def view_events(pairs: Iterable[tuple[int, Event]], viewer: Viewer) -> list[tuple[int, Event]]:

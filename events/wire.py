@@ -114,7 +114,8 @@ class Error(Frame, frozen=True, kw_only=True, tag="error"):
 
 
 class Pong(Frame, frozen=True, kw_only=True, tag="pong"):
-    pass
+    # the server's clock (epoch seconds): what a phone sets its countdowns by
+    now: float | None = None
 
 
 class Batch(Frame, frozen=True, kw_only=True, tag="batch"):

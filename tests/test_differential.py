@@ -87,6 +87,27 @@ def _more_moves(chronicle: Chronicle) -> None:
     go(STORYTELLER, "close_scene", scene="hall")
 
 
+def _desk_moves(chronicle: Chronicle) -> None:
+    """The storyteller's desk (events/desk.py) and the venue's Time Out."""
+    def go(actor, tag, **fields):
+        run(chronicle, actor, tag, **fields)
+
+    go(STORYTELLER, "freeze", scope="venue")
+    go(ANNA, "call_storyteller", character="anna", kind="safety", text="Bruno is not well")
+    go(BRUNO, "call_storyteller", character="bruno", kind="ruling")
+    go(STORYTELLER, "resume", scope="venue")
+    go(STORYTELLER, "announce", text="The Prince arrives", scope="session")
+    go(STORYTELLER, "announce", text="Close the doors", scope="venue")
+    go(STORYTELLER, "take_call", call="anna.1")
+    go(STORYTELLER, "close_call", call="anna.1")
+    go(STORYTELLER, "close_call", call="bruno.1")
+    go(STORYTELLER, "start_countdown", clock="prince", minutes=10)
+    go(STORYTELLER, "pause_countdown", clock="prince")
+    go(STORYTELLER, "start_countdown", clock="prince")
+    go(STORYTELLER, "start_countdown", clock="fire", turns=3)
+    go(STORYTELLER, "cancel_countdown", clock="prince")
+
+
 def _retest_cancelled(chronicle: Chronicle, sid: str) -> None:
     """MET-12's option: Bruno cancels Anna's retest with one of his own."""
     def go(actor, tag, **fields):
@@ -226,6 +247,7 @@ def night(tmp_path_factory) -> dict[str, list[tuple[int, object]]]:
     with SQLiteStore(db) as store:
         chronicle = Chronicle(store)
         _more_moves(chronicle)
+        _desk_moves(chronicle)
         run(chronicle, STORYTELLER, "close_session")
         sessions[SESSION] = _pairs(store, SESSION)
         _retest_cancelled(chronicle, "option")

@@ -12,6 +12,7 @@ import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
+import { deskCommand, freezeCall } from "./desk.js";
 
 document.documentElement.lang = lang;
 
@@ -116,8 +117,12 @@ function onFrame(frame) {
         connection.send(hello(false));
       }
       break;
+    case "pong":
+      // the server's clock, which countdowns run by (desk.js): a phone's own may be off
+      if (typeof frame.now === "number") app.skew = frame.now * 1000 - Date.now();
+      return;
     default:
-      return; // pong, and frame types of a newer server
+      return; // frame types of a newer server
   }
   schedule();
 }
@@ -254,11 +259,14 @@ function alertsView() {
 
 function freezeOverlay() {
   const overlay = $("#freeze");
-  const frozen = !!app.viewer && !isStoryteller() && (app.viewer.role === "observer" ? app.vm.session.frozen : isFrozenFor(app.vm, me()));
+  const venue = !!app.vm.session.venueFrozen;
+  const frozen = !!app.viewer && !isStoryteller() && (app.viewer.role === "observer" ? app.vm.session.frozen || venue : isFrozenFor(app.vm, me()));
   overlay.hidden = !frozen;
+  overlay.dataset.scope = venue ? "venue" : "session";
   $("#freeze-title").textContent = t("freeze");
-  $("#freeze-help").textContent = t("freeze_help");
+  $("#freeze-help").textContent = venue ? `${t("freeze_venue_help")} ${t("freeze_help")}` : t("freeze_help");
   document.body.classList.toggle("frozen", frozen);
+  freezeCall(frozen && app.viewer.role === "player"); // a safety call, from the TIME OUT screen (desk.js)
   if (frozen && !app.frozenBefore) {
     vibrate([400, 150, 400]);
     overlay.focus(); // screen readers announce the Time Out at once
@@ -327,8 +335,8 @@ function commandFor(act, el, data) {
     case "rouse": return { type: "rouse", character, visibility: data.get("visibility") || "open" };
     case "willpower": return { type: "willpower_reroll", character, roll: el.dataset.roll, strategy: data.get("strategy") || "reroll_failures" };
     case "roll_action": case "act_answer": case "act_resume": return actionCommand(act, el, data, character);
-    case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: "session" };
-    case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: "session" };
+    case "freeze": return el.dataset.scene ? { type: "freeze", scope: "scene", scene: el.dataset.scene } : { type: "freeze", scope: el.dataset.scope || "session" };
+    case "resume": return el.dataset.scene ? { type: "resume", scope: "scene", scene: el.dataset.scene } : { type: "resume", scope: el.dataset.scope || "session" };
     case "open_scene": { const name = data.get("name") || ""; return { type: "open_scene", scene: `s-${uuid4().slice(0, 8)}`, name }; }
     case "st-challenge": {
       const kind = data.get("kind");
@@ -348,12 +356,14 @@ function commandFor(act, el, data) {
     case "settle_opposition": return { type: "settle_opposition", roll: el.dataset.roll, outcome: el.dataset.outcome, reason: app.form["stuck-reason"] || "" };
     case "cancel_action": return { type: "cancel_action", roll: el.dataset.roll, reason: app.form["stuck-reason"] || "" };
     case "next_turn": return { type: "next_turn" };
+    case "close_session": return { type: "close_session" };
     case "out_of_game": return { type: "out_of_game", character };
     case "back_in_game": return { type: "back_in_game", character };
     case "skip_time": return { type: "skip_time", seconds: num(data.get("minutes")) * 60 };
     case "set_hunger": return { type: "set_hunger", character: el.dataset.character, hunger: num(data.get("hunger")) };
     case "apply_modifier": return { type: "apply_modifier", character: el.dataset.character, value: num(data.get("value")), duration: num(data.get("duration")), unit: "turns" };
-    default: return handCommand(act, el, data, character); // played by hand: handplay.js
+    // played by hand: handplay.js; announcements, countdowns, calls: desk.js
+    default: return handCommand(act, el, data, character) || deskCommand(act, el, data, character);
   }
 }
 

@@ -4,6 +4,7 @@
 // question is open does not close it.
 
 import { app, t, esc, me, nameOf } from "./ui.js";
+import { ruleQuestion } from "./handplay.js";
 
 // The question for ``command``, or null when it goes at once.
 export function confirmFor(what, el, command) {
@@ -17,6 +18,9 @@ export function confirmFor(what, el, command) {
     case "overrule": return { text: t("confirm_overrule", nameOf(command.winner)), yes: t("confirm_overrule_yes"), key: "overrule" };
     case "settle_opposition": return { text: t("confirm_settle", el.textContent.trim()), yes: t("confirm_settle_yes"), key: "settle" };
     case "cancel_action": return { text: t("confirm_cancel_action"), yes: t("confirm_cancel_action_yes"), key: "cancel_action" };
+    case "hand_rule": return ruleQuestion(command);
+    case "close_session": return { text: t("confirm_close_session"), yes: t("confirm_close_session_yes"), key: "close_session" };
+    case "freeze": return command.scope === "venue" ? { text: t("confirm_freeze_venue"), yes: t("confirm_freeze_venue_yes"), key: "freeze_venue", undoable: true } : null;
     default: break;
   }
   if (command.type === "roll_action" && command.option === "sacrifice") {
@@ -26,7 +30,9 @@ export function confirmFor(what, el, command) {
   return null;
 }
 
-export function ask({ text, yes, key }, run) {
+// ``undoable``: a question about something that can be taken back later (a Time Out ends
+// with its resume): it does not say "cannot be undone".
+export function ask({ text, yes, key, undoable = false }, run) {
   let dialog = document.getElementById("confirm");
   if (!dialog) {
     dialog = document.createElement("dialog");
@@ -39,7 +45,7 @@ export function ask({ text, yes, key }, run) {
   }
   dialog.dataset.key = key;
   dialog.innerHTML = `<h2 id="confirm-title">${esc(t("confirm_title"))}</h2>
-    <p id="confirm-text">${esc(text)} ${esc(t("confirm_undo_none"))}</p>
+    <p id="confirm-text">${esc(text)}${undoable ? "" : ` ${esc(t("confirm_undo_none"))}`}</p>
     <div class="row wrap">
       <button type="button" class="primary" data-testid="confirm-no" autofocus>${esc(t("confirm_keep"))}</button>
       <button type="button" class="danger" data-testid="confirm-yes">${esc(yes)}</button>

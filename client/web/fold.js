@@ -62,14 +62,8 @@ const H = {
     const c = character(vm, e.character);
     if (c.scene === e.scene) c.scene = null;
   },
-  "session.time_out_called": (vm, e) => {
-    if (e.scope === "scene" && e.scene) scene(vm, e.scene).frozen = true;
-    else vm.session.frozen = true;
-  },
-  "session.time_out_ended": (vm, e) => {
-    if (e.scope === "scene" && e.scene) scene(vm, e.scene).frozen = false;
-    else vm.session.frozen = false;
-  },
+  "session.time_out_called": (vm, e) => timeOut(vm, e, true),
+  "session.time_out_ended": (vm, e) => timeOut(vm, e, false),
   "session.went_out_of_game": (vm, e) => { character(vm, e.character).outOfGame = true; },
   "session.came_back_in_game": (vm, e) => { character(vm, e.character).outOfGame = false; },
   "session.turn_advanced": (vm, e) => clockMoved(vm, e),
@@ -324,6 +318,7 @@ export function applyEvent(vm, seq, event) {
     else if (type.startsWith("met.")) metEvent(vm, type, event);
     else if (ACTION[type]) ACTION[type](vm, event, seq); // seq: since when it waits
     else if (OFFLINE[type]) OFFLINE[type](vm, event, seq);
+    else if (DESK[type]) DESK[type](vm, event, seq);
   } catch (err) {
     entry.error = String(err); // an unexpected event must not stop the phone
   }
@@ -374,8 +369,55 @@ export function initiativeOrder(vm, actions) {
   return groups;
 }
 
+// TIME-5 by scope: a scene's, the session's, or the whole venue's (every session the
+// server serves, each told by its own event; ending it leaves the session's own on)
+function timeOut(vm, e, on) {
+  if (e.scope === "scene" && e.scene) scene(vm, e.scene).frozen = on;
+  else if (e.scope === "venue") vm.session.venueFrozen = on;
+  else vm.session.frozen = on;
+}
+
 export function isFrozenFor(vm, characterId) {
-  if (vm.session.frozen) return true;
+  if (vm.session.frozen || vm.session.venueFrozen) return true;
   const c = characterId && vm.characters[characterId];
   return !!(c && c.scene && vm.scenes[c.scene] && vm.scenes[c.scene].frozen);
 }
+
+// The storyteller's desk (events/desk.py): announcements, named countdowns, calls. Kept
+// apart from the rest of the view model, made on first use (an older log has none).
+// A countdown in minutes runs to ``endsAt`` on the server's clock (epoch seconds; the
+// phone sets its own by the server's pong, app.js), one in turns to ``endsTurn``.
+export function deskOf(vm) {
+  if (!vm.desk) vm.desk = { announcements: [], countdowns: {}, calls: {} };
+  return vm.desk;
+}
+
+const DESK = {
+  "desk.announced": (vm, e, seq) => {
+    deskOf(vm).announcements.push({ id: e.announcement, text: e.text, scope: e.scope || "session", scene: e.scene ?? null, by: e.by || "", seq });
+  },
+  "desk.countdown_started": (vm, e) => {
+    deskOf(vm).countdowns[e.clock] = { id: e.clock, label: e.label || e.clock, unit: e.unit || "minutes", length: e.length || 0,
+      endsAt: e.ends_at ?? null, endsTurn: e.ends_turn ?? null, paused: false, remaining: 0 };
+  },
+  "desk.countdown_paused": (vm, e) => {
+    const c = deskOf(vm).countdowns[e.clock];
+    if (c) Object.assign(c, { paused: true, remaining: e.remaining || 0, endsAt: null, endsTurn: null });
+  },
+  "desk.countdown_resumed": (vm, e) => {
+    const c = deskOf(vm).countdowns[e.clock];
+    if (c) Object.assign(c, { paused: false, remaining: 0, endsAt: e.ends_at ?? null, endsTurn: e.ends_turn ?? null });
+  },
+  "desk.countdown_cancelled": (vm, e) => { delete deskOf(vm).countdowns[e.clock]; },
+  "desk.storyteller_called": (vm, e, seq) => {
+    deskOf(vm).calls[e.call] = { id: e.call, character: e.character, kind: e.kind, text: e.text || "", status: "waiting", takenBy: "", seq };
+  },
+  "desk.call_taken": (vm, e) => {
+    const c = deskOf(vm).calls[e.call];
+    if (c) Object.assign(c, { status: "taken", takenBy: e.by || "" });
+  },
+  "desk.call_closed": (vm, e) => {
+    const c = deskOf(vm).calls[e.call];
+    if (c) c.status = "closed";
+  },
+};

@@ -129,7 +129,8 @@ export function handWaiting() {
 // may rule those too: events/offline.py).
 export function handRulingsView() {
   const open = records((r) => r.status === "disputed").concat(records((r) => r.status === "recorded"));
-  if (!open.length) return "";
+  const ruled = records((r) => r.status === "ruled");
+  if (!open.length && !ruled.length) return "";
   return `<section class="card hand-rulings" aria-labelledby="h-hand-st" data-testid="st-hand"><h2 id="h-hand-st">${esc(t("hand_st_title"))}</h2>
     ${open.map((r) => {
       const key = `hand-rule-reason-${r.id}`;
@@ -147,7 +148,43 @@ export function handRulingsView() {
         </div>`}
       </article>`;
     }).join("")}
+    ${ruledView(ruled)}
   </section>`;
+}
+
+// Records already ruled stay on the tablet, newest first: each says who the ruling gave
+// the win to, and a storyteller may rule it again for the other side (a mistaken tap, a
+// witness heard later); the new ruling names the one it replaces (offline.ruled's
+// previous_winner). Folded away: the open ones above are the tablet's work.
+function ruledView(ruled) {
+  if (!ruled.length) return "";
+  return `<details class="hand-ruled" id="hand-ruled" data-testid="st-hand-ruled"><summary>${esc(t("hand_ruled_title", ruled.length))}</summary>
+    ${ruled.map((r) => {
+      const other = r.winner === r.recorder ? r.opponent : r.recorder;
+      const key = `hand-rule-reason-${r.id}`;
+      const queued = app.queued.some((e) => e.command.type === "rule_offline" && e.command.record === r.id);
+      return `<article class="hand-record ruled" data-testid="st-hand-ruled-record" data-record="${esc(r.id)}" data-winner="${esc(r.winner)}">
+        <h3>${esc(r.id)} · ${esc(t("hand_against", nameOf(r.recorder), nameOf(r.opponent)))}</h3>
+        <p>${esc(statusText(r))}${r.ruling ? ` (${esc(r.ruling)})` : ""}</p>
+        ${queued ? `<p class="queued-move">${esc(t("cmd_rule_offline"))} <span class="badge">${esc(t("queued"))}</span></p>` : `<div class="row wrap">
+          <label>${esc(t("hand_rule_reason"))} <input id="${esc(key)}" autocomplete="off" data-testid="hand-rule-reason"></label>
+          <button data-act="hand_rule" data-record="${esc(r.id)}" data-winner="${esc(other)}" data-testid="hand-rerule">${esc(t("hand_rerule", nameOf(other)))}</button>
+        </div>`}
+      </article>`;
+    }).join("")}</details>`;
+}
+
+// The question a ruling asks first (confirm.js): it names the winner, and the record.
+export function ruleQuestion(command) {
+  const r = (app.vm.offline || {})[command.record];
+  const against = r ? t("hand_against", nameOf(r.recorder), nameOf(r.opponent)) : command.record;
+  const again = r && r.status === "ruled";
+  return {
+    text: t(again ? "confirm_rerule" : "confirm_rule", nameOf(command.winner), against),
+    yes: t("confirm_rule_yes", nameOf(command.winner)),
+    key: "hand_rule",
+    undoable: true,
+  };
 }
 
 // ---- commands (app.js commandFor)

@@ -74,8 +74,8 @@ export function teller(vm, lang = "en") {
     "session.scene_closed": (e) => say("scene_closed", { scene: scene(e.scene) }),
     "session.scene_joined": (e) => say("joined", { who: who(e.character), scene: scene(e.scene) }),
     "session.scene_left": (e) => say("left", { who: who(e.character), scene: scene(e.scene) }),
-    "session.time_out_called": (e) => (e.scope === "scene" ? say("freeze_scene", { scene: scene(e.scene) }) : say("freeze_all")),
-    "session.time_out_ended": (e) => (e.scope === "scene" ? say("resume_scene", { scene: scene(e.scene) }) : say("resume_all")),
+    "session.time_out_called": (e) => (e.scope === "scene" ? say("freeze_scene", { scene: scene(e.scene) }) : say(e.scope === "venue" ? "freeze_venue" : "freeze_all")),
+    "session.time_out_ended": (e) => (e.scope === "scene" ? say("resume_scene", { scene: scene(e.scene) }) : say(e.scope === "venue" ? "resume_venue" : "resume_all")),
     "session.went_out_of_game": (e) => say("out", { who: who(e.character), why: why(e.reason) }),
     "session.came_back_in_game": (e) => say("back", { who: who(e.character) }),
     "session.turn_advanced": (e) => say("turn", { turn: e.turn }),
@@ -118,6 +118,7 @@ export function teller(vm, lang = "en") {
       claim: e.winner ? say("offline_claim", { w: who(e.winner) }) : "" }),
     "offline.ruled": (e) => say("offline_ruled", { id: e.record, w: who(e.winner), why: why(e.reason) }),
     command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: e.message }),
+    ...deskSentences(say, who, scene, table),
   };
 
   return (event) => {
@@ -125,5 +126,21 @@ export function teller(vm, lang = "en") {
     const tell = type.startsWith("met.") ? met[type.slice(4)] : other[type];
     if (!tell) return null;
     try { return tell(event); } catch (err) { return null; }
+  };
+}
+
+// The storyteller's desk (events/desk.py): announcements, countdowns, calls.
+function deskSentences(say, who, scene, table) {
+  const by = (e) => e.by || table.storyteller;
+  return {
+    "desk.announced": (e) => (e.scope === "scene" ? say("announced_scene", { scene: scene(e.scene), text: e.text })
+      : say(e.scope === "venue" ? "announced_venue" : "announced", { text: e.text })),
+    "desk.countdown_started": (e) => say(e.unit === "turns" ? "countdown_turns" : "countdown_minutes", { clock: e.label || e.clock, n: e.length }),
+    "desk.countdown_paused": (e) => say("countdown_paused", { clock: e.clock }),
+    "desk.countdown_resumed": (e) => say("countdown_resumed", { clock: e.clock }),
+    "desk.countdown_cancelled": (e) => say("countdown_cancelled", { clock: e.clock }),
+    "desk.storyteller_called": (e) => say("called", { who: who(e.character), kind: say(`call_${e.kind}`), text: e.text ? `${table.colon}“${e.text}”` : "" }),
+    "desk.call_taken": (e) => say("call_taken", { by: by(e), who: who(e.character) }),
+    "desk.call_closed": (e) => say("call_closed", { by: by(e), who: who(e.character) }),
   };
 }

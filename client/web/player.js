@@ -5,6 +5,8 @@ import { teller } from "./narrate.js";
 import { app, t, lang, esc, me, nameOf, THROWS, ICON, stageText, revealedLine, rollsView } from "./ui.js";
 import { checkRolls } from "./verify.js";
 import { handAnswerCards, handSection } from "./handplay.js";
+import { isClosed, closedBanner } from "./closed.js";
+import { deskNewsView, callView, windowClock } from "./desk.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
@@ -31,8 +33,10 @@ export function myMove(c) {
 
 export function playerView() {
   const c = app.vm.characters[me()] || { name: me(), sheet: null };
+  if (isClosed()) return closedPlayerView(c);
   const ruleset = rulesetOf(app.vm, me());
   return `<main class="player">
+    ${deskNewsView()}
     ${handAnswerCards()}
     ${ruleset === "action" ? opposedCalls(c) : ""}
     ${characterCard(c)}
@@ -43,6 +47,20 @@ export function playerView() {
     ${ruleset === "v5" ? v5Roller(c) : ""}
     ${ruleset === "action" ? opposedView() + pendingView() + actionRoller(c) : ""}
     ${diceCheckView()}
+    ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
+    ${callView()}
+    ${feedView()}
+  </main>`;
+}
+
+// A closed session: read only (closed.js). The character without its out-of-game button,
+// the dice check, the rolls and the feed; nothing the server would refuse.
+function closedPlayerView(c) {
+  const check = diceCheckView();
+  return `<main class="player closed">
+    ${closedBanner(!!check)}
+    ${characterCard(c, false)}
+    ${check}
     ${rollsView(app.vm.rolls.filter((r) => r.character === me()))}
     ${feedView()}
   </main>`;
@@ -103,7 +121,7 @@ function throwChecks(throws) {
       : `<p class="mismatch" data-testid="roll-mismatch">${esc(r.check.message)}</p>`}</li>`).join("")}</ul>`;
 }
 
-function characterCard(c) {
+function characterCard(c, acts = true) {
   const s = c.sheet;
   let traits = "";
   if (s && s.kind === "met") {
@@ -124,7 +142,7 @@ function characterCard(c) {
     <h1>${esc(c.name || "")}</h1>
     <p class="scene">${esc(sc ? sc.name : t("no_scene"))}${c.outOfGame ? ` · ${esc(t("out_of_game"))}` : ""}</p>
     <div class="traits">${traits}</div>
-    ${c.outOfGame
+    ${!acts ? "" : c.outOfGame
       ? `<button class="primary" data-act="back_in_game" data-testid="back-in-game">${esc(t("back_in_game"))}</button>`
       : `<button class="secondary" data-act="out_of_game" data-testid="out-of-game">${esc(t("out_of_game"))}</button>`}
   </section>`;
@@ -166,6 +184,7 @@ function challengeCard(c) {
     ${testsLine(c)}
     ${revealedLine(c)}
     ${cancelRetestForm(c)}
+    ${windowClock(c)}
     ${body}
   </article>`;
 }

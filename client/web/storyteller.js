@@ -5,6 +5,8 @@ import { app, t, lang, esc, nameOf, THROWS, ICON, stageText, rollsView } from ".
 import { teller } from "./narrate.js";
 import { sheetEditor } from "./sheet_editor.js";
 import { handRulingsView } from "./handplay.js";
+import { isClosed, closedBanner, closeSessionButton } from "./closed.js";
+import { deskTabletView, deskWallView, safetyAlert } from "./desk.js";
 
 // ---- observer (a wall display): public state only, nothing to press
 
@@ -16,7 +18,7 @@ export function observerView() {
   // the screen already, app.js freezeOverlay)
   const banner = !vm.session.frozen && frozen.length ? `<section class="wall-freeze" role="alert" data-testid="wall-freeze">
       <p class="wall-freeze-title">${esc(t("freeze"))}</p><p>${frozen.map((s) => esc(s.name)).join(" · ")}</p></section>` : "";
-  return `<main class="st observer">${banner}
+  return `<main class="st observer">${banner}${deskWallView()}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       ${Object.values(vm.scenes).filter((s) => s.open).map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}">
         <h3>${esc(s.name)}${s.frozen || vm.session.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
@@ -33,6 +35,7 @@ export function observerView() {
 
 export function storytellerView() {
   const vm = app.vm;
+  if (isClosed(vm)) return closedStorytellerView(vm);
   const open = Object.values(vm.challenges).filter(isOpen);
   const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
   const scenes = Object.values(vm.scenes).filter((s) => s.open);
@@ -40,12 +43,16 @@ export function storytellerView() {
   const ruleset = rulesetOf(vm);
   const tell = teller(vm, lang);
   return `<main class="st">
+    ${venueBanner(vm)}
+    ${safetyAlert()}
     ${toolsView(chars)}
+    ${deskTabletView()}
     <section class="card" aria-labelledby="h-sc"><h2 id="h-sc">${esc(t("scenes"))}</h2>
       <div class="row wrap">
         ${vm.session.frozen
           ? `<button class="primary" data-act="resume" data-testid="resume-all">${esc(t("resume_all"))}</button>`
           : `<button class="danger" data-act="freeze" data-testid="freeze-all">${esc(t("freeze_all"))}</button>`}
+        ${venueTimeOutButton(vm)}
       </div>
       ${scenes.map((s) => `<div class="scene-row ${s.frozen ? "frozen" : ""}" data-scene="${esc(s.id)}">
         <h3>${esc(s.name)}${s.frozen ? ` · ${esc(t("frozen"))}` : ""}</h3>
@@ -81,6 +88,33 @@ export function storytellerView() {
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
   </main>`;
+}
+
+// A closed session on the tablet: the banner (with the review), the last challenges and
+// the log, to read; no command, no join sheet for a night that is over (closed.js).
+function closedStorytellerView(vm) {
+  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
+  const tell = teller(vm, lang);
+  return `<main class="st closed">
+    ${closedBanner(false)}
+    ${done.length ? `<section class="card" aria-labelledby="h-done"><h2 id="h-done">${esc(t("recent"))}</h2>
+      <div data-testid="st-done">${done.map((c) => `<p>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))} · ${esc(stageText(c))}</p>`).join("")}</div></section>` : ""}
+    <section class="card log" aria-labelledby="h-log" tabindex="0"><h2 id="h-log">${esc(t("log"))}</h2>
+      <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
+    </section>
+  </main>`;
+}
+
+// TIME-5 for the whole venue: one tap stops every session the server serves (each
+// tablet and phone of every room hears it in its own session), one resumes them all.
+function venueTimeOutButton(vm) {
+  return vm.session.venueFrozen
+    ? `<button class="primary" data-act="resume" data-scope="venue" data-testid="resume-venue">${esc(t("resume_venue"))}</button>`
+    : `<button class="danger" data-act="freeze" data-scope="venue" data-testid="freeze-venue">${esc(t("freeze_venue"))}</button>`;
+}
+
+function venueBanner(vm) {
+  return vm.session.venueFrozen ? `<p class="warn venue-frozen" role="alert" data-testid="venue-frozen">${esc(t("venue_frozen"))}</p>` : "";
 }
 
 // ACT-12, ACT-2 overruled: opposed rolls waiting for their defender's answer and long
@@ -142,6 +176,7 @@ function toolsView(chars) {
       ${revoke && !only ? `<p class="warn" role="alert" data-testid="revoke-all-warning">${esc(t("revoke_all_warning"))}</p>` : ""}
       ${app.joinSheetUrl ? `<a href="${esc(app.joinSheetUrl)}" target="_blank" data-testid="join-sheet-link">${esc(t("join_sheet_open"))}</a>` : ""}
       <a class="button" href="review.html#session=${session}" target="_blank" data-testid="review-link">${esc(t("review"))}</a>
+      ${closeSessionButton()}
     </div></section>`;
 }
 

@@ -28,6 +28,7 @@ from typing import Any, Iterable
 import msgspec
 
 from conteur.events import action, game, met, offline, session, views
+from conteur.events.views import in_record
 from conteur.events.game import GameState
 from conteur.events.model import STORYTELLER, Actor, Event
 from conteur.server.store.chain import Entry, Row, verify_rows
@@ -441,7 +442,7 @@ class Builder:
                 if seen is not event:  # a sealed form: a kind of its own
                     marked = None if seen is None else _marked_kind(type(seen))
             if not whole:  # its state is the truth; any other viewer's is its own fold
-                if seen is None:
+                if seen is None or not in_record(seen, viewer):
                     continue
                 if shelves is not None and type(seen) in _NAMES_CHALLENGE and shelves[1].needs(seen.challenge):
                     self._seen = self._restored(self._seen, shelves[1], seens, seen.challenge)
@@ -848,7 +849,7 @@ def _scene_view(state: GameState, scene_id: str, item: Item, names: dict[str, st
             })
     return SceneView(
         seq=item.seq, at=item.at, text=item.text, name=scene.name if scene else scene_id,
-        open=bool(scene and scene.open), frozen=bool(s.frozen or (scene and scene.frozen)), turn=s.turn,
+        open=bool(scene and scene.open), frozen=bool(s.frozen or s.venue_frozen or (scene and scene.frozen)), turn=s.turn,
         game_seconds=s.game_seconds,
         characters=[{"id": c.id, "name": c.name, "out_of_game": c.out_of_game, "no_sheet": c.no_sheet}
                     for c in present],

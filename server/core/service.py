@@ -23,6 +23,7 @@ import concurrent.futures
 import itertools
 import logging
 import os
+import time
 from typing import Callable
 
 import msgspec
@@ -109,6 +110,7 @@ class Chronicle:
         as long as the server runs, is then about 4. Decisions are the same either way
         (tests/test_playing_memory.py); off only to show that."""
         self.store = store
+        self.clock: Callable[[], float] = time.time  # the server's clock, epoch seconds (countdowns)
         self._shelving = Shelving() if shelve else None
         self._randbytes = randbytes
         self.seeds = SecretSeeds(store, randbytes)
@@ -262,6 +264,9 @@ class Chronicle:
         elif tag == "close_session" and hasattr(command, "seed"):
             seed = self.seeds.get(session)
             command = msgspec.structs.replace(command, seed=seed.hex() if seed else "")
+        elif "now" in command.__struct_fields__:
+            # a countdown's end is on the server's clock, whatever a device's says
+            command = msgspec.structs.replace(command, now=self.clock())
         seed = self.seeds.get(session)
         state = self.state(session)
         if seed is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from typing import Protocol
 
 from conteur.events import met
@@ -92,6 +93,8 @@ class WindowTimers:
         self._tasks: dict[tuple[str, str], tuple[tuple, asyncio.Task]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
+        # when each armed window closes, on the server's clock: what phones count down to
+        self._closes: dict[tuple[str, str], tuple[tuple, float]] = {}
 
     def bind(self, sessions: list[str]) -> None:
         """From the serving loop: arms the windows already open in the log."""
@@ -133,10 +136,14 @@ class WindowTimers:
             if (session, cid) not in self._tasks:
                 task = self._loop.create_task(self._fire(session, cid, key, delay))
                 self._tasks[(session, cid)] = (key, task)
+                self._closes[(session, cid)] = (key, time.time() + delay)
+        for (s, cid) in [k for k in self._closes if k[0] == session and k not in self._tasks]:
+            del self._closes[(s, cid)]
 
     async def _fire(self, session: str, cid: str, key: tuple, delay: float) -> None:
         await self.clock.sleep(delay)
         self._tasks.pop((session, cid), None)
+        self._closes.pop((session, cid), None)
         command = met.CloseWindow(challenge=cid, timeout=True)
         # one id per window: every server process on the store arms the same timer, and
         # the store decides the closing once (the others get its outcome)
@@ -148,7 +155,14 @@ class WindowTimers:
         except Exception:  # the store failed: the storyteller can still close it by hand
             log.exception("closing the window of %s in %s failed", cid, session)
 
+    def closing(self, session: str) -> dict[str, tuple[int, str, float]]:
+        """The windows of ``session`` a timer will close: challenge -> (round, status, the
+        server's epoch seconds when it closes). A Time Out stops them (none is armed), a
+        restart gives a full timeout again (the module's doc)."""
+        return {cid: (key[0], key[1], at) for (s, cid), (key, at) in list(self._closes.items()) if s == session}
+
     def cancel_all(self) -> None:
         for _key, task in self._tasks.values():
             task.cancel()
         self._tasks.clear()
+        self._closes.clear()

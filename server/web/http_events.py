@@ -4,6 +4,7 @@ gets its redacted stream and the state folded from it; a storyteller gets everyt
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Annotated, Any
 
 import msgspec
@@ -11,7 +12,7 @@ import msgspec
 from litestar import Controller, MediaType, Request, Response, get
 from litestar.params import Parameter
 
-from conteur.events import game, views
+from conteur.events import game, met, views
 from conteur.events import wire
 from conteur.server.core.auth import Grant
 from conteur.server.core.projections import DONE_PAGE
@@ -21,6 +22,18 @@ from conteur.server.store.codec import decode_events
 _json = msgspec.json.Encoder()
 MAX_PAGE = 5000
 MAX_SEQ = wire.MAX_SEQ
+
+
+class ClosingWindow(msgspec.Struct, frozen=True, kw_only=True):
+    challenge: str
+    round: int
+    status: str
+    closes_at: float  # epoch seconds, the server's clock
+
+
+class ClosingWindows(msgspec.Struct, frozen=True, kw_only=True):
+    now: float  # the server's clock when it answered
+    windows: list[ClosingWindow]
 
 
 class LoggedEvent(wire.Frame, frozen=True, kw_only=True, tag="event"):
@@ -81,6 +94,18 @@ class EventsController(Controller):
         else:
             body = await asyncio.to_thread(_state_at, request, grant, session, at)
         return Response(content=body, media_type=MediaType.JSON)
+
+    @get("/windows", raises=SESSION_RAISES, summary="MET-16: the retest and overbid windows a timer will close, "
+         "each with when, on the server's clock: a player's own challenges only")
+    async def windows(self, request: Request, grant: GrantDep, session: SessionPath) -> ClosingWindows:
+        rt = runtime(request)
+        viewer = grant.actor
+        state = rt.chronicle.state(session)
+        out = []
+        for cid, (round_, status, at) in sorted(rt.timers.closing(session).items()):
+            if viewer.role == "storyteller" or (viewer.role == "player" and viewer.character in met.get(state, cid).sides):
+                out.append(ClosingWindow(challenge=cid, round=round_, status=status, closes_at=at))
+        return ClosingWindows(now=time.time(), windows=out)
 
     @get("/state/done", raises=SESSION_RAISES, summary="Finished challenges of the state at the head, by challenge "
          "number, a page at a time (GET /state counts them and carries only the last few)")

@@ -16,6 +16,7 @@ from conteur.events import game
 from conteur.events import session as session_events
 from conteur.events.model import Command
 from conteur.events import wire
+from conteur.server.core import venue
 from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import (DEPENDENCIES, OPENS_SESSION, RAISES, SECURITY, SESSION_RAISES,
                                             GrantDep, allow, runtime, storyteller_only, SessionPath,
@@ -79,8 +80,8 @@ def base_url(request: Request) -> str:
 
 async def run_command(request: Request, grant: Grant, session_id: str, command: Command,
                       command_id: str, entropy: str = "") -> wire.Ack | wire.Reject:
-    executed = await runtime(request).chronicle.execute(
-        session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
+    executed = await venue.execute(
+        runtime(request).chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
         entropy=entropy)
     outcome = executed.outcome
     if outcome.rejected:

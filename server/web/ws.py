@@ -19,6 +19,7 @@ from litestar.exceptions import WebSocketDisconnect
 
 from conteur.events import views
 from conteur.events import wire
+from conteur.server.core import venue
 from conteur.server.core.hub import YIELD_EVERY, Connection
 
 if TYPE_CHECKING:
@@ -181,7 +182,7 @@ class Socket:
             if frame is None:
                 return None
             if isinstance(frame, wire.Ping):
-                await self.send_now(wire.Pong())
+                await self.send_now(wire.Pong(now=time.time()))
             elif isinstance(frame, wire.Hello):
                 grant = self.rt.tokens.check(frame.token)
                 if grant is None:
@@ -265,7 +266,7 @@ class Socket:
             if frame is None or self.conn is None or self.conn.closed:
                 return
             if isinstance(frame, wire.Ping):
-                self.send_later(wire.Pong())
+                self.send_later(wire.Pong(now=time.time()))
             elif isinstance(frame, wire.CommandFrame):
                 # started in arrival order; each decides before its first await, so a
                 # device's commands are decided in the order it sent them
@@ -275,8 +276,8 @@ class Socket:
 
     async def command(self, frame: wire.CommandFrame) -> None:
         try:
-            executed = await self.rt.chronicle.execute(
-                self.conn.session, frame.command, self.grant.actor, device=self.device,
+            executed = await venue.execute(
+                self.rt.chronicle, self.conn.session, frame.command, self.grant.actor, device=self.device,
                 command_id=frame.id, entropy=frame.entropy,
             )
         except Exception as exc:  # the store failed: nothing was written, the device may retry
