@@ -18,7 +18,7 @@ from conteur.events import game, wire
 from conteur.server.testing import Device, Venue
 from conteur.server.web.asyncapi import document
 from tests.asyncapi_support import FRAMES, FrameInvalid, check_frames
-from tests.test_protocol_doc import COMMANDS, FRAMES as DOC_FRAMES, example
+from tests.protocol_doc_support import COMMANDS, FRAMES as DOC_FRAMES, example
 
 frames_checked = check_frames()
 DOC = document()

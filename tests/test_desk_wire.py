@@ -10,7 +10,7 @@ import msgspec
 import pytest
 
 from conteur.events import desk, session
-from tests.test_protocol_doc import COMMANDS
+from tests.protocol_doc_support import COMMANDS
 
 SCHEMA = re.compile(r"```json-schema\n(.*?)\n```", re.S)
 
