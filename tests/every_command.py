@@ -27,6 +27,8 @@ SETUP = [
      "turns": 3},
     {"type": "record_offline_challenge", "character": "anna", "opponent": "bruno",
      "winner": "anna"},
+    {"type": "start_countdown", "clock": "dawn", "minutes": 30},
+    {"type": "call_storyteller", "character": "anna", "kind": "question"},
 ]
 
 
@@ -73,6 +75,13 @@ EXAMPLES: dict[str, dict] = {
     "confirm": {"character": "bruno", "record": "o1"},
     "dispute": {"character": "bruno", "record": "o1"},
     "rule_offline": {"record": "o1", "winner": "anna"},
+    "announce": {"text": "The sun rises in ten minutes"},
+    "start_countdown": {"clock": "moon", "minutes": 10},
+    "pause_countdown": {"clock": "dawn"},
+    "cancel_countdown": {"clock": "dawn"},
+    "call_storyteller": {"character": "anna", "kind": "ruling"},
+    "take_call": {"call": "anna.1"},
+    "close_call": {"call": "anna.1"},
 }
 
 

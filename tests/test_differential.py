@@ -32,7 +32,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from conteur.events import game, met, session, v5, views
+from conteur.events import desk, game, met, session, v5, views
 from conteur.events.met_rules import TieDebt
 from conteur.events.model import STORYTELLER, Actor, Event, ScriptedDraws
 from conteur.events.simulate import met as simulate_met
@@ -389,9 +389,10 @@ NOT_IN_THE_NIGHT: dict[str, str] = {}
 
 def _sealed_forms() -> set[str]:
     """The event types with a sealed form of their own (another player's throw, bid or
-    sheet), not a roll's nothing-at-all (``v5.Visible``) or the default nothing."""
-    return {t.__struct_config__.tag for t in game.EVENT_TYPES
-            if t.redacted is not Event.redacted and t.redacted is not v5.Visible.redacted}
+    sheet), not the nothing-at-all of a hidden roll (``v5.Visible``) or of a call to the
+    storytellers (``desk``), nor the default nothing."""
+    nothing = {Event.redacted, v5.Visible.redacted, desk.StorytellerCalled.redacted}
+    return {t.__struct_config__.tag for t in game.EVENT_TYPES if t.redacted not in nothing}
 
 
 def _received(night) -> dict[str, set[str]]:
