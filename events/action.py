@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import Count, CountMap, CountOrName, Seconds
+from conteur.events.bounds import Count, CountMap, CountOrName, Key, Name, Seconds, Text
 from conteur.events.model import (STORYTELLER, Actor, Command, DrawRecord, Draws, Event, refuse,
                                   audience_key, id_counted, id_known, id_scope, scoped_id, sees, unchanged)
 from conteur.events.session import (SheetAmended, TimeSkipped, TurnAdvanced, check_player_bonus, clock,
@@ -320,24 +320,24 @@ class RollAction(Command, frozen=True, kw_only=True, tag="roll_action"):
     (defender) and no difficulty. ``turns`` > 1 begins a multi-turn action, rolled later
     with ``resume`` = its id at its last turn."""
 
-    character: str
-    characteristic: str | None = None
+    character: Key
+    characteristic: Name | None = None
     difficulty: CountOrName = None
-    test: str | None = None
+    test: Name | None = None
     threshold: Count | None = None  # storytellers, or a character without a sheet
-    expertise: bool | str | None = None  # an Expertise's name is checked on the sheet
+    expertise: bool | Name | None = None  # an Expertise's name is checked on the sheet
     bonus: Count = 0
     malus: Count = 0
-    cooperation: str = ""  # ACT-9: label shared by the cooperating rolls
+    cooperation: Name = ""  # ACT-9: label shared by the cooperating rolls
     simultaneous: Count = 1  # ACT-10: actions attempted at once, this one included
-    together: str = ""  # ties the simultaneous actions of one turn
+    together: Name = ""  # ties the simultaneous actions of one turn
     option: Option = "none"  # ACT-8: one field, so the options are exclusive
-    opponent: str | None = None
-    against: str | None = None
+    opponent: Key | None = None
+    against: Key | None = None
     turns: Count = 1
-    resume: str | None = None
+    resume: Key | None = None
     visibility: Visibility = "open"
-    label: str = ""
+    label: Name = ""
 
 
 class ApplyModifier(Command, frozen=True, kw_only=True, tag="apply_modifier"):
@@ -347,12 +347,12 @@ class ApplyModifier(Command, frozen=True, kw_only=True, tag="apply_modifier"):
     storyteller_only = True
     play = False
 
-    character: str
+    character: Key
     value: Count = 0
     duration: Seconds = 0
     unit: Unit = "turns"
-    notation: str | None = None
-    reason: str = ""
+    notation: Name | None = None
+    reason: Text = ""
 
 
 class RuleAction(Command, frozen=True, kw_only=True, tag="rule_action"):
@@ -362,11 +362,11 @@ class RuleAction(Command, frozen=True, kw_only=True, tag="rule_action"):
     storyteller_only = True
     play = False
 
-    character: str
+    character: Key
     ruling: Literal["trivial", "impossible"]
-    description: str = ""
+    description: Text = ""
     simultaneous: Count = 1
-    together: str = ""
+    together: Name = ""
 
 
 class ConfigureAction(Command, frozen=True, kw_only=True, tag="action_settings"):
@@ -389,9 +389,9 @@ class SettleOpposition(Command, frozen=True, kw_only=True, tag="settle_oppositio
     storyteller_only = True
     play = False
 
-    roll: str
-    outcome: str
-    reason: str = ""
+    roll: Key
+    outcome: Name
+    reason: Text = ""
 
 
 class CancelAction(Command, frozen=True, kw_only=True, tag="cancel_action"):
@@ -401,8 +401,8 @@ class CancelAction(Command, frozen=True, kw_only=True, tag="cancel_action"):
     storyteller_only = True
     play = False
 
-    roll: str
-    reason: str = ""
+    roll: Key
+    reason: Text = ""
 
 
 # ---------------------------------------------------------------- events

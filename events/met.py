@@ -21,7 +21,7 @@ import msgspec
 from msgspec.structs import replace
 
 from conteur.events import met_rules as rules
-from conteur.events.bounds import Count
+from conteur.events.bounds import Count, Key, Name, Names, Text
 from conteur.events.met_rules import ATTRIBUTES, Attribute, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
 from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation, refuse, unchanged
 from conteur.events.session import (
@@ -143,24 +143,24 @@ class IssueChallenge(Command, frozen=True, kw_only=True, tag="challenge"):
     character (a trap, a power), set ``character`` to an antagonist name or
     "storyteller" and ``defender`` to the character tested."""
 
-    character: str
+    character: Key
     kind: Kind = "classic"
     attribute: Attribute | None = None
-    defender: str | None = None
+    defender: Key | None = None
     defender_attribute: Attribute | None = None
     difficulty: Count = 0  # static (MET-10)
     tests: Count = 1  # successive tests, static/simple/complex (MET-10, MET-11)
-    abilities: tuple[str, ...] = ()  # ability traits that apply to the initiator's bid
+    abilities: Names = ()  # ability traits that apply to the initiator's bid
     # a storyteller's only: a player cannot see the defender's sheet, so the defender
     # declares its own abilities with its bid (MET-3)
-    defender_abilities: tuple[str, ...] = ()
+    defender_abilities: Names = ()
     mutual: bool = False  # MET-8: one challenge settles both same-attribute actions
-    action: str = ""
+    action: Text = ""
 
 
 class Throw(Command, frozen=True, kw_only=True, tag="throw"):
-    character: str
-    challenge: str
+    character: Key
+    challenge: Key
     round: Count
     choice: Choice | None = None  # None: the server draws a d3 (storytellers only)
 
@@ -169,58 +169,58 @@ class DeclareBid(Command, frozen=True, kw_only=True, tag="bid"):
     """A bid after a tie of throws, or the winner's score answering an overbid (then
     ``round`` is the challenge's current round)."""
 
-    character: str
-    challenge: str
+    character: Key
+    challenge: Key
     round: Count
     value: Count
     # MET-3: the bidder's own abilities that apply, added to any the challenge named for
     # its side; each must be on its sheet (MET-15)
-    abilities: tuple[str, ...] = ()
+    abilities: Names = ()
 
 
 class Retest(Command, frozen=True, kw_only=True, tag="retest"):
-    character: str
-    challenge: str
-    source: str  # the ability, power or merit it comes from (MET-12)
+    character: Key
+    challenge: Key
+    source: Name  # the ability, power or merit it comes from (MET-12)
     cancels: bool = False  # option retest_cancel: spend it to cancel the opponent's retest
 
 
 class Overbid(Command, frozen=True, kw_only=True, tag="overbid"):
-    character: str
-    challenge: str
+    character: Key
+    challenge: Key
     value: Count
-    abilities: tuple[str, ...] = ()  # as DeclareBid.abilities
+    abilities: Names = ()  # as DeclareBid.abilities
 
 
 class Concede(Command, frozen=True, kw_only=True, tag="concede"):
-    character: str
-    challenge: str
+    character: Key
+    challenge: Key
 
 
 class Accept(Command, frozen=True, kw_only=True, tag="accept"):
-    character: str
-    challenge: str
+    character: Key
+    challenge: Key
 
 
 class CancelChallenge(Command, frozen=True, kw_only=True, tag="cancel_challenge"):
     storyteller_only = True
     play = False
-    challenge: str
-    reason: str = ""
+    challenge: Key
+    reason: Text = ""
 
 
 class Overrule(Command, frozen=True, kw_only=True, tag="overrule"):
     storyteller_only = True
     play = False
-    challenge: str
-    winner: str
-    reason: str = ""
+    challenge: Key
+    winner: Name
+    reason: Text = ""
 
 
 class CloseWindow(Command, frozen=True, kw_only=True, tag="close_window"):
     storyteller_only = True
     play = False
-    challenge: str
+    challenge: Key
     timeout: bool = False  # sent by the server after accept_timeout seconds (MET-16)
 
 

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import CountMap
+from conteur.events.bounds import CountMap, Key, Name, NameMap, Text
 from conteur.events.met_rules import ATTRIBUTES
 from conteur.events.model import Actor, Command, Draws, Event, refuse, id_counted, scoped_id
 from conteur.events.session import character
@@ -83,36 +83,36 @@ class RecordOfflineChallenge(Command, frozen=True, kw_only=True, tag="record_off
     """``character`` records a challenge played by hand against ``opponent``."""
 
     play = False
-    character: str
-    opponent: str
-    winner: str
+    character: Key
+    opponent: Key
+    winner: Name
     attribute: Literal["physical", "social", "mental"] | None = None
-    played_at: str = ""  # the recording device's own clock, ISO 8601
-    account: str = ""  # how it went, in the recorder's words
-    throws: dict[str, str] = {}
+    played_at: Name = ""  # the recording device's own clock, ISO 8601
+    account: Text = ""  # how it went, in the recorder's words
+    throws: NameMap = {}
     bids: CountMap = {}
 
 
 class ConfirmOffline(Command, frozen=True, kw_only=True, tag="confirm"):
     play = False
-    character: str
-    record: str
+    character: Key
+    record: Key
 
 
 class DisputeOffline(Command, frozen=True, kw_only=True, tag="dispute"):
     play = False
-    character: str
-    record: str
-    reason: str = ""
-    winner: str | None = None  # who the disputer says won
+    character: Key
+    record: Key
+    reason: Text = ""
+    winner: Name | None = None  # who the disputer says won
 
 
 class RuleOffline(Command, frozen=True, kw_only=True, tag="rule_offline"):
     storyteller_only = True
     play = False
-    record: str
-    winner: str
-    reason: str = ""
+    record: Key
+    winner: Name
+    reason: Text = ""
 
 
 # ---------------------------------------------------------------- events

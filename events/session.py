@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Literal
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import Count, Seconds
+from conteur.events.bounds import Count, Key, Name, Seconds, Text
 from conteur.events.met_rules import MetOptions, TieDebt
 from conteur.events.model import Actor, Command, Draws, Event, refuse
 from conteur.events.sheets import AnySheet, MetSheet
@@ -204,53 +204,53 @@ def check_playable(state: GameState, command: Command, actor: Actor) -> None:
 class OpenSession(Command, frozen=True, kw_only=True, tag="open_session"):
     storyteller_only = True
     play = False
-    name: str = ""
-    chronicle: str = ""  # TIME-2: the series of scenarios this session belongs to
-    scenario: str = ""
+    name: Name = ""
+    chronicle: Name = ""  # TIME-2: the series of scenarios this session belongs to
+    scenario: Name = ""
     turn_seconds: Seconds = 4
     bomb: bool = False
     retest_cancel: bool = False
     accept_timeout: Seconds = 60
     celerity_extra_actions: bool = True
     max_player_bonus: Count = 3  # issue 13: players declare at most this bonus; storytellers any
-    seed_commitment: str = ""  # FAIR-2, filled by the server
+    seed_commitment: Name = ""  # FAIR-2, filled by the server
     carried: Carried = Carried()
 
 
 class CloseSession(Command, frozen=True, kw_only=True, tag="close_session"):
     storyteller_only = True
     play = False
-    seed: str = ""  # FAIR-2, filled by the server, revealed in SessionClosed
+    seed: Name = ""  # FAIR-2, filled by the server, revealed in SessionClosed
 
 
 class AddCharacter(Command, frozen=True, kw_only=True, tag="add_character"):
     storyteller_only = True
     play = False
-    character: str
-    name: str
+    character: Key
+    name: Name
     sheet: AnySheet | None = None
 
 
 class OpenScene(Command, frozen=True, kw_only=True, tag="open_scene"):
     storyteller_only = True
     play = False
-    scene: str
-    name: str = ""
+    scene: Key
+    name: Name = ""
 
 
 class CloseScene(Command, frozen=True, kw_only=True, tag="close_scene"):
     storyteller_only = True
     play = False
-    scene: str
+    scene: Key
 
 
 class JoinScene(Command, frozen=True, kw_only=True, tag="join_scene"):
-    character: str
-    scene: str
+    character: Key
+    scene: Key
 
 
 class LeaveScene(Command, frozen=True, kw_only=True, tag="leave_scene"):
-    character: str
+    character: Key
 
 
 Scope = Literal["scene", "session", "venue"]
@@ -265,38 +265,38 @@ class Freeze(Command, frozen=True, kw_only=True, tag="freeze"):
     storyteller_only = True
     play = False
     scope: Scope = "session"
-    scene: str | None = None
+    scene: Key | None = None
 
 
 class Resume(Command, frozen=True, kw_only=True, tag="resume"):
     storyteller_only = True
     play = False
     scope: Scope = "session"
-    scene: str | None = None
+    scene: Key | None = None
 
 
 class OutOfGame(Command, frozen=True, kw_only=True, tag="out_of_game"):
     play = False  # a player may ask for a pause even during a Time Out
-    character: str
-    reason: str = ""
+    character: Key
+    reason: Text = ""
 
 
 class BackInGame(Command, frozen=True, kw_only=True, tag="back_in_game"):
     play = False
-    character: str
+    character: Key
 
 
 class NextTurn(Command, frozen=True, kw_only=True, tag="next_turn"):
     storyteller_only = True
     play = False
-    scene: str | None = None  # the scene that plays turn by turn from now on (TIME-4)
+    scene: Key | None = None  # the scene that plays turn by turn from now on (TIME-4)
 
 
 class SkipTime(Command, frozen=True, kw_only=True, tag="skip_time"):
     storyteller_only = True
     play = False
     seconds: Seconds
-    note: str = ""  # "an hour later..."
+    note: Text = ""  # "an hour later..."
 
 
 class SetTurnLength(Command, frozen=True, kw_only=True, tag="set_turn_length"):
@@ -308,15 +308,15 @@ class SetTurnLength(Command, frozen=True, kw_only=True, tag="set_turn_length"):
 class MarkNoSheet(Command, frozen=True, kw_only=True, tag="mark_no_sheet"):
     storyteller_only = True
     play = False
-    character: str
+    character: Key
     no_sheet: bool = True
 
 
 class TakeAction(Command, frozen=True, kw_only=True, tag="take_action"):
     """TIME-4: an action that costs one action, or lasts several (hacking 5-20...)."""
 
-    character: str
-    description: str = ""
+    character: Key
+    description: Text = ""
     actions: Count = 1  # how many actions it takes
     celerity_shortens: bool = True  # False: a duration Celerity cannot shorten
 
@@ -330,9 +330,9 @@ class AmendSheet(Command, frozen=True, kw_only=True, tag="amend_sheet"):
 
     storyteller_only = True
     play = False
-    character: str
+    character: Key
     sheet: AnySheet
-    reason: str = ""
+    reason: Text = ""
 
 
 # ---------------------------------------------------------------- events

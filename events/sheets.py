@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import msgspec
 
-from conteur.events.bounds import Count, CountMap
+from conteur.events.bounds import Count, CountMap, Names
 
 
 class Sheet(msgspec.Struct, frozen=True, kw_only=True, tag_field="kind"):
@@ -20,11 +20,11 @@ class MetSheet(Sheet, frozen=True, kw_only=True, tag="met"):
     social: Count = 0
     mental: Count = 0
     abilities: CountMap = {}  # talent traits that may add to a bid (MET-3)
-    merits: tuple[str, ...] = ()  # "Lucky" (MET-12), ...
+    merits: Names = ()  # "Lucky" (MET-12), ...
     celerity: Count = 0  # TIME-4, MET-9
     bomb: bool = False  # the chronicle's optional "bomb" throw, when a power grants it
     bonus: CountMap = {}  # bonus (+) or malus (-) traits by category, from powers/weapons
-    powers: tuple[str, ...] = ()  # disciplines/powers a retest may name as its source (MET-12)
+    powers: Names = ()  # disciplines/powers a retest may name as its source (MET-12)
     cannot_initiate: bool = False  # MET-1: may defend normally but initiate no challenge
 
 
@@ -42,7 +42,7 @@ class ActionSheet(Sheet, frozen=True, kw_only=True, tag="action"):
     """Action dice (ACT-1..13): each characteristic has a threshold such as 6 ("6+")."""
 
     characteristics: CountMap = {}
-    expertises: tuple[str, ...] = ()
+    expertises: Names = ()
     tension: Count = 0  # NT, raised by Surpass (ACT-8)
 
 

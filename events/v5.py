@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 from msgspec.structs import replace
 
-from conteur.events.bounds import Count, CountTuple
+from conteur.events.bounds import Count, CountTuple, Key, Name, Text
 from conteur.events.model import (
     Actor,
     Command,
@@ -237,30 +237,30 @@ class RollPool(Command, frozen=True, kw_only=True, tag="roll_pool"):
     Willpower / Humanity for those kinds. ``bonus`` adds dice (a negative value removes).
     ``hunger`` overrides Hunger for a storyteller's roll without a character."""
 
-    character: str | None = None
+    character: Key | None = None
     pool: Count | None = None
-    attribute: str | None = None
-    skill: str | None = None
+    attribute: Name | None = None
+    skill: Name | None = None
     bonus: Count = 0
     difficulty: Count = 1
     kind: PoolKind = "normal"
     visibility: Visibility = "open"
     hunger: Count | None = None
-    label: str = ""
+    label: Name = ""
 
 
 class RouseCheck(Command, frozen=True, kw_only=True, tag="rouse"):
-    character: str
+    character: Key
     visibility: Visibility = "open"
-    label: str = ""
+    label: Name = ""
 
 
 class WillpowerReroll(Command, frozen=True, kw_only=True, tag="willpower_reroll"):
     """Reroll up to three normal dice of roll ``roll`` (V5-9): ``dice`` are indices into
     the roll's normal dice (0-based), or ``strategy`` picks them."""
 
-    roll: str
-    character: str | None = None
+    roll: Key
+    character: Key | None = None
     dice: CountTuple = ()
     strategy: Strategy | None = None
 
@@ -269,9 +269,9 @@ class SetHunger(Command, frozen=True, kw_only=True, tag="set_hunger"):
     storyteller_only = True
     play = False
 
-    character: str
+    character: Key
     hunger: Count
-    reason: str = ""
+    reason: Text = ""
 
 
 class ConfigureV5(Command, frozen=True, kw_only=True, tag="v5_settings"):

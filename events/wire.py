@@ -8,6 +8,7 @@ a precise ``error`` for the sender, never a half-read dict.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Union
 
 import msgspec
@@ -217,6 +218,65 @@ def _explain(data: str | bytes, exc: msgspec.DecodeError) -> FrameError:
         if isinstance(command, dict) and tag not in game.COMMAND_BY_TAG:
             return FrameError("unknown_command", f"unknown command type {tag!r}")
     return FrameError("invalid", f"invalid {kind} frame: {exc}")
+
+
+def _text_limits() -> dict[str, int]:
+    """Each command field name with the longest text it holds (the frame and body fields
+    too): what a refusal of an oversized frame names, read from the types themselves."""
+    limits: dict[str, int] = {"entropy": 256, "token": 256, "device": 128, "id": 128}
+
+    def walk(info, name: str, seen: frozenset) -> None:
+        if isinstance(info, msgspec.inspect.Metadata):
+            walk(info.type, name, seen)
+        elif isinstance(info, msgspec.inspect.StrType):
+            if info.max_length is not None:
+                limits[name] = max(limits.get(name, 0), info.max_length)
+        elif isinstance(info, msgspec.inspect.StructType):
+            if info.cls not in seen:
+                for f in info.fields:
+                    walk(f.type, f.encode_name, seen | {info.cls})
+        elif isinstance(info, msgspec.inspect.UnionType):
+            for t in info.types:
+                walk(t, name, seen)
+        elif isinstance(info, msgspec.inspect.DictType):
+            walk(info.value_type, name, seen)
+        elif isinstance(info, (msgspec.inspect.VarTupleType, msgspec.inspect.ListType)):
+            walk(info.item_type, name, seen)
+
+    for kind in game.COMMAND_TYPES:
+        walk(msgspec.inspect.type_info(kind), "", frozenset())
+    return limits
+
+
+TEXT_LIMITS = _text_limits()
+# the last key of a JSON text cut short inside its string value: the field that runs long
+_OPEN_STRING = re.compile(rb'"([A-Za-z_][A-Za-z0-9_]*)"\s*:\s*"(?:[^"\\]|\\.)*$', re.S)
+
+
+def too_large(size: int, limit: int, head: bytes | str) -> str:
+    """The refusal of a frame or body over ``limit`` bytes, naming the field that runs
+    long when ``head`` (its first bytes) ends inside one, and that field's own limit."""
+    message = f"{size} bytes; the limit is {limit}"
+    if isinstance(head, str):
+        head = head.encode("utf-8", "replace")
+    found = _OPEN_STRING.search(head[-(limit + 1024):])
+    if found is not None:
+        name = found.group(1).decode()
+        bound = TEXT_LIMITS.get(name)
+        message += f": `{name}` runs long" + (f" (at most {bound} characters)" if bound else "")
+    return message
+
+
+_HEAD_ID = re.compile(r'"id"\s*:\s*"([^"\\]{1,128})"')
+
+
+def head_id(head: str | bytes) -> str | None:
+    """The ``id`` of a command frame too large to decode, from its first bytes (a device's
+    outbox then drops it with the refusal, instead of resending it forever)."""
+    if isinstance(head, bytes):
+        head = head.decode("utf-8", "replace")
+    found = _HEAD_ID.search(head, 0, 4096)
+    return found.group(1) if found is not None and '"command"' in head[:4096] else None
 
 
 def frame_id(data: str | bytes) -> str | None:

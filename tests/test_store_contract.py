@@ -478,6 +478,22 @@ def test_tokens_are_found_by_digest_until_revoked(store):
     assert store.count_tokens() == 3 and store.count_tokens("player") == 2
 
 
+def test_any_token_is_listed_while_live_and_revoked_by_its_digest(store):
+    store.add_tokens([token(1), token(2, session="s"), token(3, session="other"),
+                      token(4, role="storyteller", character=None, name="Marie"),
+                      token(5, role="observer", character=None, session="s")])
+    assert [r.hash for r in store.live_tokens()] == [token(n).hash for n in range(1, 6)]
+    assert store.live_tokens("s") == [token(1), token(2, session="s"),
+                                      token(4, role="storyteller", character=None, name="Marie"),
+                                      token(5, role="observer", character=None, session="s")]
+    # a storyteller's and an observer's token are revoked like a player's: each once
+    assert sorted(store.revoke_digests([token(4).hash, token(5).hash, "f" * 64])) == [token(4).hash, token(5).hash]
+    assert store.revoke_digests([token(4).hash]) == [] and store.revoke_digests([]) == []
+    assert store.token(token(4).hash) is None and store.token(token(5).hash) is None
+    assert [r.hash for r in store.live_tokens("s")] == [token(1).hash, token(2).hash]
+    assert sorted(store.revoked_tokens()) == [token(4).hash, token(5).hash]
+
+
 def test_adding_tokens_is_all_or_nothing(store):
     store.add_tokens([token(1)])
     with pytest.raises(StoreError):

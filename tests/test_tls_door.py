@@ -129,6 +129,12 @@ def test_curl_follows_the_readme_tls_steps(venue, tmp_path):
     got = curl("-D", "-", "-o", os.devnull, f"http://{base}/join-sheet?x=1")
     assert got.stdout.startswith(b"HTTP/1.1 301")
     assert f"Location: https://{base}/join-sheet?x=1".encode() in got.stdout
+    # a forged Host header is not where the redirect goes: the configured name is
+    got = curl("-D", "-", "-o", os.devnull, "-H", "Host: evil.example:8000", f"http://{base}/x")
+    assert f"Location: https://{base}/x".encode() in got.stdout, got.stdout
+    # https answers tell the browser to come back in https only (HSTS)
+    got = curl("--fail", "--cacert", ca, "-D", "-", "-o", os.devnull, f"https://{base}/health")
+    assert re.search(rb"(?i)strict-transport-security: max-age=\d+", got.stdout), got.stdout
     got = curl("-L", "--fail", "--cacert", ca, f"http://{base}/health")
     assert got.returncode == 0 and b'"status":"ok"' in got.stdout
     # Without the CA, curl refuses: the test can fail.

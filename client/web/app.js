@@ -5,6 +5,7 @@
 // so a tap made during a Wi-Fi dropout is kept, shown as queued, and sent once on
 // reconnect (the server deduplicates by the command's UUID).
 
+import { loadDevices, revokeDevice } from "./devices.js";
 import { initialView, applyEvent, isFrozenFor } from "./fold.js";
 import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
@@ -404,6 +405,8 @@ function handle(ev, el) {
     return;
   }
   if (what === "join-sheet") { joinSheet(app.form["sheet-revoke"] === "1", app.form["sheet-for"] || ""); return; }
+  if (what === "devices") { loadDevices(schedule); return; }
+  if (what === "revoke-device") { revokeDevice(el.dataset.grant, schedule); return; }
   if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); location.reload(); return; }
   if (what === "alerts") { app.touched = true; vibrate(60); schedule(); return; }
   if (what === "dismiss") { dismiss(el.dataset.notice); return; }

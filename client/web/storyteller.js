@@ -7,6 +7,7 @@ import { sheetEditor } from "./sheet_editor.js";
 import { handRulingsView } from "./handplay.js";
 import { isClosed, closedBanner, closeSessionButton } from "./closed.js";
 import { deskTabletView, deskWallView, safetyAlert } from "./desk.js";
+import { devicesView } from "./devices.js";
 
 // ---- observer (a wall display): public state only, nothing to press
 
@@ -87,6 +88,7 @@ export function storytellerView() {
     <section class="card log" aria-labelledby="h-log" tabindex="0"><h2 id="h-log">${esc(t("log"))}</h2>
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
+    ${devicesView()}
   </main>`;
 }
 

@@ -16,6 +16,7 @@ import html
 import io
 import itertools
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
@@ -182,10 +183,10 @@ def markdown(review: rv.Review, verification: rv.Verification) -> str:
 def markdown_parts(review: rv.Review, verification: rv.Verification) -> Iterator[str]:
     labels = LABELS[review.lang]
     s = review.state.session
-    out = [f"# {labels['title']} — {s.name or review.session}", ""]
+    out = [f"# {md_text(labels['title'])} — {md_text(s.name or review.session)}", ""]
     for key, value in _head(review, verification):
         colon = " :" if review.lang == "fr" else ":"
-        out.append(f"- **{key}**{colon} {value}" if key else f"- {value}")
+        out.append(f"- **{md_text(key)}**{colon} {md_text(value)}" if key else f"- {md_text(value)}")
     yield "\n".join(out)
     yield from _lines(_markdown_lines(review, labels))
     yield "\n"
@@ -196,16 +197,16 @@ def _markdown_lines(review: rv.Review, labels: dict) -> Iterator[str]:
     for now, line in chapter_lines(review):
         if now is not chapter:
             chapter = now
-            yield from ("", f"## {chapter.title}", "")
-        text = _md_escape(line.text)
+            yield from ("", f"## {md_text(chapter.title)}", "")
+        text = md_text(line.text)
         if line.kind == "challenge":
-            text = f"**{line.challenge}** — {text}"
+            text = f"**{md_text(line.challenge or '')}** — {text}"
         elif line.kind == "ruling":
-            text = f"**{labels['ruling']}** — {text}"
+            text = f"**{md_text(labels['ruling'])}** — {text}"
         elif line.kind == "time_out":
             text = f"**{text}**"
         elif line.kind == "offline":
-            text = f"*{labels['offline']} {line.challenge}* — {text}"
+            text = f"*{md_text(labels['offline'])} {md_text(line.challenge or '')}* — {text}"
         yield f"- {_hhmm(line.at)} · {text} (#{line.seq})"
 
 
@@ -224,8 +225,54 @@ def _lines(lines: Iterable[str]) -> Iterator[str]:
         yield "\n" + "\n".join(part)
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("*", "\\*").replace("_", "\\_")
+# What a player typed ends up inside the record: a name, a description, a reason. None of
+# it may add a line, a heading, a ruling, a comment that hides the rest, a link, a formula
+# or a reordering of the line it stands in (docs/review.md, "Exports").
+_BREAKS = re.compile(r"\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
+# the ASCII characters CommonMark (and GFM: strikethrough, tables, autolinks) gives a
+# meaning to inside a line: emphasis, code, links, raw HTML and comments, entities, a
+# heading's closing #s; "http://", "www." and "a@b.c" become links in GFM. A value never
+# starts a line (newlines are folded), but a list marker, a quote or an ordered list's
+# "12." right after "- " would start a block, so those are escaped at its start.
+_MD_META = re.compile(r"([\\`*_\[\]<>&#|~@])|(?<=:)(//)|(?i:(?<=www)(\.))")
+_MD_START = re.compile(r"^([-+=>])|^(\d+)([.)])")
+# the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069)
+_BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def plain_line(text: str) -> str:
+    """A value as one line that reorders nothing around it: line breaks folded to spaces,
+    each bidirectional control shown as its code point (``⟨U+202E⟩``), so what a player
+    typed stays isolated in its place and the attempt stays visible in the record."""
+    return _BIDI.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", _BREAKS.sub(" ", text))
+
+
+def md_text(text: str) -> str:
+    """A value for the Markdown record: one line, every metacharacter escaped."""
+    escaped = _MD_META.sub(_md_escape, plain_line(text))
+    return _MD_START.sub(lambda m: "\\" + m.group(1) if m.group(1) else m.group(2) + "\\" + m.group(3), escaped)
+
+
+def _md_escape(m: re.Match) -> str:
+    if m.group(2):
+        return "\\/\\/"
+    return "\\" + (m.group(1) or m.group(3))
+
+
+def html_text(text: str) -> str:
+    """A value for the HTML record: one line, escaped, bidirectional controls shown."""
+    return html.escape(plain_line(text))
+
+
+# a spreadsheet runs a cell that starts with one of these as a formula (OWASP, CSV injection)
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """A cell a spreadsheet shows as text: a formula's first character gets a ``'`` before it."""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return value
 
 
 CSS = """
@@ -258,7 +305,7 @@ def html_record(review: rv.Review, verification: rv.Verification) -> str:
 
 def html_parts(review: rv.Review, verification: rv.Verification) -> Iterator[str]:
     labels = LABELS[review.lang]
-    esc = html.escape
+    esc = html_text
     s = review.state.session
     title = f"{labels['title']} — {s.name or review.session}"
     out = [f'<!doctype html>\n<html lang="{review.lang}">\n<head>\n<meta charset="utf-8">',
@@ -274,7 +321,7 @@ def html_parts(review: rv.Review, verification: rv.Verification) -> Iterator[str
 
 
 def _html_lines(review: rv.Review, labels: dict) -> Iterator[str]:
-    esc = html.escape
+    esc = html_text
     chapter = None
     for now, line in chapter_lines(review):
         if now is not chapter:
@@ -290,7 +337,7 @@ def _html_lines(review: rv.Review, labels: dict) -> Iterator[str]:
             text = f"<b>{esc(line.challenge)}</b> — {text}"
         data = f' data-challenge="{esc(line.challenge)}"' if line.challenge else ""
         yield (f'<li class="{line.kind}" id="e{line.seq}"{data}><span class="time">{_hhmm(line.at)}</span>'
-               f'<span class="text">{text}</span><span class="seq">#{line.seq}</span></li>')
+               f'<bdi class="text">{text}</bdi><span class="seq">#{line.seq}</span></li>')
     if chapter is not None:
         yield "</ol>\n</section>"
 
@@ -308,9 +355,10 @@ def csv_parts(review: rv.Review) -> Iterator[str]:
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for n, item in enumerate(review.items, 1):
-        writer.writerow([item.seq, item.at, item.actor, item.type, item.scene or "", item.challenge or "",
-                         " ".join(item.characters), item.text, msgspec.json.encode(item.event).decode(),
-                         venue_time.stamp(item.at)])
+        writer.writerow([csv_cell(v) for v in (
+            item.seq, item.at, item.actor, item.type, item.scene or "", item.challenge or "",
+            " ".join(item.characters), item.text, msgspec.json.encode(item.event).decode(),
+            venue_time.stamp(item.at))])
         if n % PART == 0:
             yield buffer.getvalue()
             buffer.seek(0)

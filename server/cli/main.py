@@ -164,8 +164,10 @@ def _extra_commands() -> list:
     from conteur.server.cli.doctor import add_commands as doctor_commands
     from conteur.server.audit.export import add_commands as export_commands
     from conteur.server.cli.stores import add_commands as store_commands
+    from conteur.server.cli.revoke import add_commands as revoke_commands
 
-    return [serve_commands, export_commands, backup_commands, store_commands, doctor_commands]
+    return [serve_commands, export_commands, backup_commands, store_commands, doctor_commands,
+            revoke_commands]
 
 
 _EXTRA_COMMANDS: list = _extra_commands()

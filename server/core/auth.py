@@ -110,7 +110,27 @@ class Tokens:
     def revoke(self, *, session: str, character: str) -> int:
         """Revokes every player token of one character (a lost phone, a reprinted sheet);
         the sockets they opened are closed by the listeners. Returns how many."""
-        keys = self._store.revoke_tokens(session=session, character=character)
+        return self._revoked(self._store.revoke_tokens(session=session, character=character))
+
+    def devices(self, session: str | None = None) -> list[Grant]:
+        """Every live grant (valid in ``session``, if given): each token a device holds,
+        storytellers' and observers' included, in the order they were issued."""
+        return [Grant(id=grant_id(r.hash), role=r.role, character=r.character, session=r.session,
+                      name=r.name) for r in self._store.live_tokens(session)]
+
+    def revoke_grants(self, grants: Iterable[str], *, session: str | None = None) -> int:
+        """Revokes the live tokens of these grant ids (any role; only those valid in
+        ``session``, if given); their sockets are closed by the listeners. Returns how many."""
+        wanted = set(grants)
+        keys = [r.hash for r in self._store.live_tokens(session) if grant_id(r.hash) in wanted]
+        return self._revoked(self._store.revoke_digests(keys))
+
+    def revoke_role(self, role: Role, *, session: str | None = None) -> int:
+        """Revokes every live token of ``role`` (valid in ``session``, if given)."""
+        keys = [r.hash for r in self._store.live_tokens(session) if r.role == role]
+        return self._revoked(self._store.revoke_digests(keys))
+
+    def _revoked(self, keys: list[str]) -> int:
         if keys:
             revoked = frozenset(grant_id(key) for key in keys)
             for listener in tuple(self.listeners):

@@ -322,6 +322,10 @@ class Hub:
                 except Exception:  # a busy or closing file: the next round will see it
                     log.exception("could not re-read revoked tokens")
 
+    def sockets_of(self, grant: str) -> int:
+        """How many sockets the token of this grant holds open on this server now."""
+        return len(self._grants.get(grant, ()))
+
     def connections(self, session: str | None = None) -> int:
         if session is not None:
             return len(self._subs.get(session, ()))

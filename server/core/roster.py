@@ -42,6 +42,7 @@ from typing import Any, Literal
 import msgspec
 
 from conteur.events import action, session, v5
+from conteur.events.bounds import Key, Name
 from conteur.events.model import STORYTELLER, Command
 from conteur.events.sheets import AnySheet
 from conteur.server.core.auth import Tokens
@@ -51,22 +52,24 @@ from conteur.server.store.interface import EventStore
 Ruleset = Literal["met", "v5", "action"]
 
 
+# every text bounded as the commands it becomes are (docs/protocol.md, "Bounds"): a file
+# is refused whole, naming the field, before anything is written
 class RosterScene(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    id: str
-    name: str = ""
+    id: Key
+    name: Name = ""
 
 
 class RosterCharacter(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    id: str
-    name: str = ""
-    player: str = ""
-    scene: str | None = None
+    id: Key
+    name: Name = ""
+    player: Name = ""
+    scene: Key | None = None
     sheet: AnySheet | None = None
 
 
 class Roster(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    session: str = "main"
-    name: str = ""
+    session: Key = "main"
+    name: Name = ""
     ruleset: Ruleset = "met"
     options: dict[str, Any] = {}
     v5: dict[str, Any] | None = None
@@ -90,6 +93,9 @@ class Imported(msgspec.Struct, frozen=True, kw_only=True):
     observer: str = ""
     storyteller: str = ""  # only from ``init_from_roster``
     rejected: tuple[str, ...] = ()  # commands the rules refused, with their reasons
+    # the roster's options that the session, already open, holds otherwise: kept as the
+    # session has them (an open session's options are not changed by a file), and said
+    differs: tuple[str, ...] = ()
 
 
 class RosterError(ValueError):
@@ -164,7 +170,20 @@ def roster_commands(roster: Roster, state) -> list[tuple[str, Command]]:
     return out
 
 
-def _mint(tokens: Tokens, roster: Roster, rejected: list[str]) -> Imported:
+def differences(roster: Roster, state) -> list[str]:
+    """The roster's name and options an already open session holds otherwise, each as
+    "key: the session's value (the roster says the file's)"."""
+    s = state.session
+    if s.status == "pending":
+        return []
+    held = {"name": s.name, "chronicle": s.chronicle, "scenario": s.scenario, "turn_seconds": s.turn_seconds,
+            **msgspec.structs.asdict(s.options)}
+    wanted = {**({"name": roster.name} if roster.name else {}), **roster.options}
+    return [f"{key}: the session has {held[key]!r}, the roster says {value!r}"
+            for key, value in wanted.items() if key in held and held[key] != value]
+
+
+def _mint(tokens: Tokens, roster: Roster, rejected: list[str], differs: list[str] = ()) -> Imported:
     minted = tokens.issue_many(
         [("player", c.id, roster.session, c.player or c.name or c.id) for c in roster.characters]
         + [("observer", None, roster.session, "wall display")]
@@ -174,22 +193,24 @@ def _mint(tokens: Tokens, roster: Roster, rejected: list[str]) -> Imported:
         for c, token in zip(roster.characters, minted)
     )
     return Imported(session=roster.session, players=players, observer=minted[-1],
-                    rejected=tuple(rejected))
+                    rejected=tuple(rejected), differs=tuple(differs))
 
 
 def import_roster_sync(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> Imported:
     rejected = []
+    differs = differences(roster, chronicle.state(roster.session))
     for key, command in roster_commands(roster, chronicle.state(roster.session)):
         done = chronicle.execute_sync(roster.session, command, STORYTELLER, device="roster",
                                       command_id=f"{roster.session}:{key}")
         if done.outcome.rejected:
             rejected.append(f"{key}: {done.outcome.message}")
-    return _mint(tokens, roster, rejected)
+    return _mint(tokens, roster, rejected, differs)
 
 
 async def import_roster(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> Imported:
     # each execute decides (and folds) before its first await, in order: the commands are
     # decided one after the other and committed together (one fsync, not one each)
+    differs = differences(roster, chronicle.state(roster.session))
     commands = roster_commands(roster, chronicle.state(roster.session))
     done = await asyncio.gather(*(
         chronicle.execute(roster.session, command, STORYTELLER, device="roster",
@@ -198,7 +219,7 @@ async def import_roster(chronicle: Chronicle, tokens: Tokens, roster: Roster) ->
     ))
     rejected = [f"{key}: {d.outcome.message}" for (key, _), d in zip(commands, done)
                 if d.outcome.rejected]
-    return _mint(tokens, roster, rejected)
+    return _mint(tokens, roster, rejected, differs)
 
 
 def init_from_roster(store: EventStore, path: str | Path) -> Imported:
@@ -228,4 +249,6 @@ def format_imported(imported: Imported, base: str) -> str:
         lines.append(f"{p.character}: {p.name}{who}  {join_link(base, p.token, imported.session)}")
     for r in imported.rejected:
         lines.append(f"refused: {r}")
+    for d in imported.differs:
+        lines.append(f"kept as the open session has it: {d}")
     return "\n".join(lines)

@@ -266,6 +266,16 @@ class EventStore(Protocol):
         """The digests of every revoked token, whoever revoked them."""
         ...
 
+    def live_tokens(self, session: str | None = None) -> list[TokenRecord]:
+        """Every unrevoked token (valid in ``session``: bound to it or to every session),
+        any role, in the order they were added: the storyteller's list of devices."""
+        ...
+
+    def revoke_digests(self, digests: Sequence[str]) -> list[str]:
+        """Revokes (stamps, never deletes) these tokens whatever their role; returns the
+        digests of those that were live (each is revoked once)."""
+        ...
+
     def count_tokens(self, role: Role | None = None) -> int:
         """How many unrevoked tokens there are (of ``role``, if given)."""
         ...

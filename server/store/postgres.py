@@ -580,6 +580,23 @@ class PostgresStore(GroupCommit):
     def revoked_tokens(self) -> list[str]:
         return [r[0] for r in self._query("SELECT hash FROM tokens WHERE revoked IS NOT NULL")]
 
+    def live_tokens(self, session: str | None = None) -> list[TokenRecord]:
+        sql = "SELECT hash, role, character, session, name FROM tokens WHERE revoked IS NULL"
+        args: tuple = ()
+        if session is not None:
+            sql += " AND (session = %s OR session IS NULL)"
+            args = (session,)
+        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4])
+                for r in self._query(sql + " ORDER BY created, hash", args)]
+
+    def revoke_digests(self, digests: Sequence[str]) -> list[str]:
+        digests = list(dict.fromkeys(digests))
+        if not digests:
+            return []
+        return [r[0] for r in self._write(
+            "UPDATE tokens SET revoked = %s WHERE hash = ANY(%s) AND revoked IS NULL RETURNING hash",
+            (utc_now(), digests))]
+
     def count_tokens(self, role: str | None = None) -> int:
         if role is None:
             return self._query("SELECT count(*) FROM tokens WHERE revoked IS NULL")[0][0]

@@ -559,6 +559,24 @@ class SQLiteStore(GroupCommit):
     def revoked_tokens(self) -> list[str]:
         return [row[0] for row in self._reader.execute("SELECT hash FROM tokens WHERE revoked IS NOT NULL")]
 
+    def live_tokens(self, session: str | None = None) -> list[TokenRecord]:
+        sql = "SELECT hash, role, character, session, name FROM tokens WHERE revoked IS NULL"
+        args: tuple = ()
+        if session is not None:
+            sql += " AND (session=? OR session IS NULL)"
+            args = (session,)
+        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4])
+                for r in self._reader.execute(sql + " ORDER BY rowid", args)]
+
+    def revoke_digests(self, digests: Sequence[str]) -> list[str]:
+        digests = list(dict.fromkeys(digests))
+        if not digests:
+            return []
+        marks = ",".join("?" * len(digests))
+        return [row[0] for row in self._write(
+            f"UPDATE tokens SET revoked=? WHERE hash IN ({marks}) AND revoked IS NULL RETURNING hash",
+            (utc_now(), *digests))]
+
     def count_tokens(self, role: str | None = None) -> int:
         sql = "SELECT count(*) FROM tokens WHERE revoked IS NULL"
         args: tuple = ()

@@ -24,6 +24,7 @@ import uvicorn
 from litestar import Litestar, MediaType, Request, Response, get
 from litestar.config.compression import CompressionConfig
 from litestar.datastructures import State
+from litestar.exceptions import TooManyRequestsException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
 from litestar.static_files import create_static_files_router
@@ -33,12 +34,16 @@ from conteur.server.core.heap import fix_mmap_threshold
 from conteur.events import nesting
 from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
+from conteur.server.core.limits import Limits
 from conteur.server.core.projections import Projections
 from conteur.server.core.service import Chronicle
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
 from conteur.server.store.factory import is_postgres_url, open_store, writing
 from conteur.server.core.timers import WindowTimers
+from conteur.server.web.headers import security_headers
+from conteur.server.web.limits import body_limit
+from conteur.server.web.schema_page import VendoredRedoc
 from conteur.server.web.ws import ws_endpoint
 
 
@@ -60,8 +65,11 @@ HARD_FRAME_LIMIT = 1 << 20  # above this uvicorn closes with 1009; below, the ap
 class Settings(msgspec.Struct, kw_only=True):
     origins: tuple[str, ...] = ()  # extra Origins allowed on /ws (same host always is)
     max_frame: int = 64 * 1024
+    max_body: int = 64 * 1024  # an HTTP request body, refused above with 413 (server/web/limits.py)
     rate: float = 20.0  # frames per second per connection, sustained
     burst: int = 200  # an offline outbox flushing at once
+    sockets_per_token: int = 32  # sockets one token may hold at once (server/core/limits.py)
+    bad_credentials: int = 10  # unknown tokens from one address a minute, then refused for the rest of it
     send_queue: int = 4096  # frames waiting for a device before it is dropped
     hello_timeout: float = 30.0
     public_url: str = ""  # the base of join links, when not the request's own host
@@ -71,6 +79,7 @@ class Settings(msgspec.Struct, kw_only=True):
     window_timers: bool = True  # MET-16: close retest/overbid windows after accept_timeout
     timer_clock: Any = None  # what those timers wait on (conteur.server.core.timers.Clock); tests pass a ManualClock
     ca_file: str = ""  # with --tls: the venue CA served at /ca.crt (conteur.server.web.door)
+    https: bool = False  # served over TLS (--tls, --cert): answers carry HSTS
 
 
 class Runtime:
@@ -84,6 +93,9 @@ class Runtime:
         self.hub = Hub(store, tokens=self.tokens)  # revoked tokens lose their sockets
         self.timers = WindowTimers(self.chronicle, settings.timer_clock)
         self.projections = Projections(store)  # GET /state: per view, not folded per call
+        # a token's commands (websocket and HTTP together), its sockets, an address's bad tokens
+        self.limits = Limits(rate=settings.rate, burst=settings.burst, sockets=settings.sockets_per_token,
+                             bad=settings.bad_credentials)
         self.chronicle.listeners.append(self.hub.on_executed)
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)
@@ -137,6 +149,13 @@ async def refuse_deep_bodies(request: Request) -> Response | None:
     return None
 
 
+def too_many_requests(_: Request, exc: TooManyRequestsException) -> Response:
+    """A 429 is JSON with its Retry-After on every route, the HTML ones (the join sheet)
+    included: a client reads when to come back the same way everywhere."""
+    return Response({"status_code": 429, "detail": exc.detail}, status_code=429, media_type=MediaType.JSON,
+                    headers=exc.headers or {})
+
+
 def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
                web_dir: str | Path | None = WEB_DIR, debug: bool = False) -> Litestar:
     """The app for one chronicle database (a path, opened by the lifespan, or an open
@@ -188,6 +207,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
         description="Session server for live-action role-playing games. The websocket "
         "protocol at /ws is described in docs/protocol.md, and its frames, machine-readable, "
         "by the AsyncAPI 3 document at /schema/asyncapi.json.",
+        render_plugins=[VendoredRedoc()],  # the page's Redoc from the package, not a CDN
         components=Components(security_schemes={
             "token": SecurityScheme(type="http", scheme="bearer",
                                     description="a storyteller, player or observer token"),
@@ -199,7 +219,9 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
     compression = CompressionConfig(backend="gzip", gzip_compress_level=6, minimum_size=1024)
     return Litestar(route_handlers=handlers, lifespan=[lifespan], openapi_config=openapi,
                     compression_config=compression, debug=debug,
-                    before_request=refuse_deep_bodies)
+                    before_request=refuse_deep_bodies, middleware=[security_headers(settings.https), body_limit(settings.max_body)],
+                    request_max_body_size=settings.max_body,
+                    exception_handlers={TooManyRequestsException: too_many_requests})
 
 
 def uvicorn_config(app: Litestar, host: str = "127.0.0.1", port: int = 8000, **extra) -> uvicorn.Config:
@@ -283,7 +305,8 @@ def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, 
     extra: dict = {}
     scheme = "http"
     if tls_dir is not None or cert is not None:
-        extra, settings.ca_file = _tls(host, tls_dir, cert, key)
+        extra, settings.ca_file = _tls(host, tls_dir, cert, key, port=port, public_url=public_url)
+        settings.https = True
         scheme = "https"
     # a chronicle file is held for the server's life; a PostgreSQL database takes many
     with writing(db, create=True, shared=True) as store:
@@ -373,23 +396,27 @@ def _worker(db: str, settings: Settings, sock, extra: dict) -> None:
         uvicorn.Server(config).run(sockets=[sock])
 
 
-def _tls(host: str, tls_dir, cert, key) -> tuple[dict, str]:
-    """uvicorn's options for the TLS door, and the CA file phones install ("" if none)."""
+def _tls(host: str, tls_dir, cert, key, *, port: int = 0, public_url: str = "") -> tuple[dict, str]:
+    """uvicorn's options for the TLS door, and the CA file phones install ("" if none).
+    Plain http is redirected to the names the certificate is made for (``--url``'s first)."""
+    from urllib.parse import urlsplit
+
     from uvicorn.config import HTTP_PROTOCOLS
     from uvicorn.importer import import_from_string
 
-    from conteur.server.web import door
+    from conteur.server.web import door, tls
 
     ca_file = ""
+    hosts = tls.default_hosts() if host in ("0.0.0.0", "::", "") else [host]
     if cert is None:
-        from conteur.server.web import tls
-
-        hosts = tls.default_hosts() if host in ("0.0.0.0", "::", "") else [host]
         cert, key = tls.ensure_certificate(tls_dir, hosts)
         ca_file = str(tls.ca_certificate_path(tls_dir))
+    named = urlsplit(public_url).hostname if public_url else None
+    if named:
+        hosts = [named, *(h for h in hosts if h != named)]
     context = door.server_context(cert, key)
     inner = import_from_string(HTTP_PROTOCOLS["auto"])
-    return {"http": door.door_protocol(context, ca_file or None, inner)}, ca_file
+    return {"http": door.door_protocol(context, ca_file or None, inner, hosts=hosts, port=port)}, ca_file
 
 
 def _announce_tls(settings: Settings, host: str, port: int, public_url: str, out) -> None:

@@ -21,6 +21,7 @@ import html
 import ssl
 from asyncio import sslproto
 from pathlib import Path
+from typing import Sequence
 
 from litestar import MediaType, Response, get
 from litestar.datastructures import State
@@ -28,6 +29,7 @@ from litestar.exceptions import NotFoundException
 
 from conteur.events.catalogue import fill, section
 from conteur.server.web.http_common import answered_as
+from conteur.server.web.headers import with_scripts
 
 __all__ = ["CA_MEDIA_TYPE", "ca_certificate", "ca_note", "door_protocol", "join_sheet_page",
            "server_context"]
@@ -57,13 +59,28 @@ def _ca_response_bytes(ca_pem: bytes) -> bytes:
 def _redirect_bytes(location: str) -> bytes:
     body = f"This server speaks https: {location}\n".encode()
     return (b"HTTP/1.1 301 Moved Permanently\r\nLocation: " + location.encode("latin-1", "replace")
+            + b"\r\nStrict-Transport-Security: max-age=31536000"
             + b"\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: "
             + str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
 
 
-def door_protocol(context: ssl.SSLContext, ca_file: str | Path | None, inner: type) -> type:
+def redirect_host(header: str, hosts: Sequence[str], port: int, sockname: tuple) -> str:
+    """Where a plain-http request is sent in https: the name it asked for when that is one
+    of this server's configured names (its certificate's, or ``--url``'s), else the first
+    of those; never a name only the ``Host`` header says (a forged one would send the
+    phone, with its next request, to whatever host the header named)."""
+    name = header.rsplit(":", 1)[0] if not header.endswith("]") else header
+    name = name.strip("[]").lower()
+    chosen = name if name in (h.lower() for h in hosts) else (hosts[0] if hosts else str(sockname[0]))
+    port = port or sockname[1]
+    return f"[{chosen}]:{port}" if ":" in chosen else f"{chosen}:{port}"
+
+
+def door_protocol(context: ssl.SSLContext, ca_file: str | Path | None, inner: type, *,
+                  hosts: Sequence[str] = (), port: int = 0) -> type:
     """A uvicorn ``http`` protocol class: TLS connections to ``inner`` (uvicorn's HTTP
-    protocol), plain http to the redirect (and ``/ca.crt``)."""
+    protocol), plain http to the redirect (and ``/ca.crt``) on one of ``hosts`` at ``port``
+    (redirect_host)."""
 
     class Door(asyncio.Protocol):
         def __init__(self, config, server_state, app_state, _loop=None):
@@ -122,9 +139,8 @@ def door_protocol(context: ssl.SSLContext, ca_file: str | Path | None, inner: ty
                 name, _, value = header.partition(b":")
                 if name.strip().lower() == b"host":
                     host = value.strip().decode("latin-1")
-            if not host:
-                sockname = self._transport.get_extra_info("sockname") or ("localhost", 0)
-                host = f"{sockname[0]}:{sockname[1]}"
+            sockname = self._transport.get_extra_info("sockname") or ("localhost", 0)
+            host = redirect_host(host, hosts, port, sockname)
             if not path.startswith("/"):
                 path = "/"
             if path.split("?")[0] == "/ca.crt" and ca_file is not None:
@@ -190,12 +206,15 @@ the app.</p>
 
 @get("/join-sheet", tags=["server"], media_type=MediaType.HTML,
      summary="The printable join sheet, for a device holding the storyteller's token")
-async def join_sheet_page(state: State) -> str:
+async def join_sheet_page(state: State) -> Response[str]:
     ca = ""
     if state.conteur.settings.ca_file:
         ca = (' &middot; <a href="/ca.crt">the venue certificate (ca.crt)</a> for phones '
               'to install once')
-    return JOIN_SHEET_PAGE.format(ca=ca)
+    page = JOIN_SHEET_PAGE.format(ca=ca)
+    script = page.split("<script>", 1)[1].split("</script>", 1)[0]
+    return Response(page, media_type=MediaType.HTML,
+                    headers={"Content-Security-Policy": with_scripts(script)})
 
 
 def ca_note(url: str, lang: str = "en") -> str:

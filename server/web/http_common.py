@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 from typing import Annotated, TypeVar
 
 import msgspec
@@ -12,7 +13,7 @@ from litestar import Request, Response
 from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import (NotAuthorizedException, NotFoundException, PermissionDeniedException,
-                                 ValidationException)
+                                 TooManyRequestsException, ValidationException)
 from litestar.handlers import BaseRouteHandler
 from litestar.openapi.spec import OpenAPIMediaType, Operation, Schema
 
@@ -31,7 +32,8 @@ GrantDep = NamedDependency[Grant]
 SessionPath = Annotated[str, Parameter(pattern=SESSION_ID_PATTERN, min_length=1, max_length=128,
                                        description="the session id: letters, digits, _ . -")]
 
-RAISES = [NotAuthorizedException, PermissionDeniedException]  # documented 401 and 403
+# documented 401, 403 and 429 (a token over its budget, an address over its bad tokens)
+RAISES = [NotAuthorizedException, PermissionDeniedException, TooManyRequestsException]
 # every /sessions/{session} route: 404 for a session that has no event (opens_session aside)
 SESSION_RAISES = [*RAISES, NotFoundException]
 # a route's opt: it may name a session that has no event yet, and open it (a roster import)
@@ -42,13 +44,24 @@ def runtime(connection: ASGIConnection):
     return connection.app.state.conteur
 
 
+def too_many(wait: float, message: str) -> TooManyRequestsException:
+    """A 429 that says when to come back (``Retry-After``, whole seconds)."""
+    return TooManyRequestsException(message, headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
 def grant_of(connection: ASGIConnection) -> Grant:
     header = connection.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise NotAuthorizedException("send the token as Authorization: Bearer TOKEN")
-    grant = runtime(connection).tokens.check(token.strip())
+    rt = runtime(connection)
+    address = connection.client.host if connection.client else ""
+    wait = rt.limits.refused(address)
+    if wait:  # server/core/limits.py: the websocket's hellos count here too
+        raise too_many(wait, f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")
+    grant = rt.tokens.check(token.strip())
     if grant is None:
+        rt.limits.failed(address)
         raise NotAuthorizedException("unknown or revoked token")
     return grant
 

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 from litestar import Controller, Request, get
 from litestar.response import Stream
-from litestar.exceptions import NotAuthorizedException, NotFoundException, PermissionDeniedException
+from litestar.exceptions import NotAuthorizedException, NotFoundException, PermissionDeniedException, TooManyRequestsException
 from litestar.params import FromPath, FromQuery, Parameter
 
 from conteur.server.audit import export as ex
@@ -32,7 +32,7 @@ from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import (DEPENDENCIES, SECURITY, GrantDep, answered_as, runtime,
                                             storyteller_only, SessionPath)
 
-RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException]  # 401, 403, 404
+RAISES = [NotAuthorizedException, PermissionDeniedException, NotFoundException, TooManyRequestsException]  # 401, 403, 404, 429
 Lang = Literal["en", "fr"]
 Format = Literal["md", "html", "jsonl", "csv"]
 PAGE = 5000  # rows or challenges a page of the review holds at most

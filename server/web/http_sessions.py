@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 from litestar import Controller, HttpMethod, Request, Response, get, post, route
-from litestar.exceptions import NotFoundException, ValidationException
+from litestar.exceptions import NotFoundException, PermissionDeniedException, ValidationException
 from litestar.openapi.spec import Schema
 from litestar.params import Body, JSONBody
 from msgspec import Meta
@@ -16,11 +16,12 @@ from conteur.events import game
 from conteur.events import session as session_events
 from conteur.events.model import Command
 from conteur.events import wire
+from conteur.events.bounds import Key, Name
 from conteur.server.core import venue
 from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import (DEPENDENCIES, OPENS_SESSION, RAISES, SECURITY, SESSION_RAISES,
                                             GrantDep, allow, runtime, storyteller_only, SessionPath,
-                                            strict_body)
+                                            strict_body, too_many)
 from conteur.server.web.lan import lan_addresses, reachable_base
 from conteur.server.core.roster import Imported, Roster, RosterError, import_roster, join_link, parse_roster
 
@@ -38,7 +39,7 @@ class SessionInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 class CreateSession(msgspec.Struct, frozen=True, kw_only=True):
     session: SessionId
-    name: str = ""
+    name: Name = ""
     chronicle: Annotated[str, Meta(max_length=128)] = ""  # TIME-2: tie debts carry within it
     scenario: Annotated[str, Meta(max_length=128)] = ""
     turn_seconds: Annotated[int, Meta(ge=1, le=3600)] = 4
@@ -59,8 +60,8 @@ class CommandBody(msgspec.Struct, frozen=True, kw_only=True):
 
 class NewToken(msgspec.Struct, frozen=True, kw_only=True):
     role: Literal["player", "observer", "storyteller"]
-    character: str | None = None
-    name: str = ""
+    character: Key | None = None
+    name: Name = ""
 
 
 class IssuedToken(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,8 +81,13 @@ def base_url(request: Request) -> str:
 
 async def run_command(request: Request, grant: Grant, session_id: str, command: Command,
                       command_id: str, entropy: str = "") -> wire.Ack | wire.Reject:
+    rt = runtime(request)
+    wait = rt.limits.command(grant.id)  # the token's budget, shared with its sockets
+    if wait:
+        raise too_many(wait, f"more than {rt.settings.rate:g} commands per second from this token: "
+                       f"resend in {wait:.1f} s")
     executed = await venue.execute(
-        runtime(request).chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
+        rt.chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
         entropy=entropy)
     outcome = executed.outcome
     if outcome.rejected:
@@ -129,6 +135,11 @@ class SessionController(Controller):
                      data: JSONBody[CreateSession]) -> wire.Ack | wire.Reject:
         fields = msgspec.structs.asdict(await strict_body(request, CreateSession))
         sid = fields.pop("session")
+        if grant.session is not None and grant.session != sid:
+            # a storyteller token minted for one session runs that one only: opening
+            # another is for the chronicle's owner (the token of every session, conteur init)
+            raise PermissionDeniedException(f"this token is for session {grant.session!r}: opening "
+                                            "another session needs the chronicle owner's token")
         return await run_command(request, grant, sid, session_events.OpenSession(**fields), f"create:{sid}")
 
     @post("/{session:str}/close", guards=[storyteller_only], status_code=200,

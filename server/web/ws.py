@@ -8,6 +8,7 @@ so a device's outbox flush always lands after it has caught up.
 from __future__ import annotations
 
 import asyncio
+import math
 import logging
 import time
 from typing import TYPE_CHECKING, Callable
@@ -33,6 +34,7 @@ CLOSE_UNAUTHORIZED = 4401
 REASON_REVOKED = "token revoked"
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_TOO_SLOW = 4408  # the send queue overflowed: reconnect and resync
+CLOSE_RATE_LIMITED = 4429  # too many sockets on one token, or bad tokens from one address
 
 
 def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
@@ -82,6 +84,14 @@ class Socket:
         self.conn: Connection | None = None
         self.device = ""
         self.closing = False
+        self.counted = ""  # the grant whose socket count this socket holds
+        # the frames dropped for the rate: a device that goes on past a second burst of
+        # them (twice the rate, sustained) is flooding, and is closed
+        self.drops = RateLimit(self.settings.rate, self.settings.burst)
+
+    def address(self) -> str:
+        client = self.socket.scope.get("client")
+        return client[0] if client else ""
 
     async def send_now(self, frame: wire.Frame | str) -> None:
         text = frame if isinstance(frame, str) else wire.encode(frame)
@@ -119,8 +129,8 @@ class Socket:
         if isinstance(data, str) and size * 4 > self.settings.max_frame:
             size = len(data.encode("utf-8"))  # only when the characters could be too many bytes
         if size > self.settings.max_frame:
-            return wire.Error(code="too_large",
-                              message=f"frame of {size} bytes; the limit is {self.settings.max_frame}")
+            return wire.Error(code="too_large", message="frame of " + wire.too_large(
+                size, self.settings.max_frame, data[:self.settings.max_frame]))
         if not self.limit.allow():
             return wire.Error(code="rate_limited",
                               message=f"more than {self.settings.rate:g} frames per second; "
@@ -135,8 +145,17 @@ class Socket:
                 return None
             problem = self.check(data)
             if problem is not None and problem.code == "rate_limited":
+                if not self.drops.allow():
+                    # still sending after a whole burst was dropped: a flood, not an outbox;
+                    # answering each frame would cost the other phones their acks
+                    await self.send_now(wire.Error(code="rate_limited", message=(
+                        f"more than {self.settings.rate:g} frames per second, long after being told: closed")))
+                    await self.close(CLOSE_RATE_LIMITED, "flooding")
+                    return None
                 # name the dropped command, so the device's outbox knows what to resend
                 problem = msgspec.structs.replace(problem, id=wire.frame_id(data))
+            elif problem is not None and problem.code == "too_large":
+                problem = msgspec.structs.replace(problem, id=wire.head_id(data[:self.settings.max_frame]))
             if problem is None and isinstance(data, bytes):
                 # the protocol is text messages (a browser sends nothing else): refused
                 # rather than guessed at, so no client comes to rely on binary frames
@@ -167,6 +186,8 @@ class Socket:
         except (OSError, WebSocketDisconnect):  # the device went away mid-send: it will resync
             pass
         finally:
+            if self.counted:
+                self.rt.limits.close_socket(self.counted)
             if self.conn is not None:
                 self.rt.hub.unsubscribe(self.conn)
                 self.conn.stop()
@@ -184,8 +205,16 @@ class Socket:
             if isinstance(frame, wire.Ping):
                 await self.send_now(wire.Pong(now=time.time()))
             elif isinstance(frame, wire.Hello):
+                address = self.address()
+                wait = self.rt.limits.refused(address)
+                if wait:
+                    await self.send_now(wire.Error(code="rate_limited", message=(
+                        f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")))
+                    await self.close(CLOSE_RATE_LIMITED, "too many bad tokens")
+                    return None
                 grant = self.rt.tokens.check(frame.token)
                 if grant is None:
+                    self.rt.limits.failed(address)
                     await self.send_now(wire.Error(code="unauthorized", message="unknown or revoked token"))
                     await self.close(CLOSE_UNAUTHORIZED, "unauthorized")
                     return None
@@ -208,6 +237,13 @@ class Socket:
                                 "\"create\": true in hello to open it from this connection"))
                     await self.close(CLOSE_UNAUTHORIZED, "unknown session")
                     return None
+                if not self.rt.limits.open_socket(grant.id):
+                    await self.send_now(wire.Error(code="rate_limited", message=(
+                        f"this token holds {self.settings.sockets_per_token} sockets already: "
+                        "close one, or retry later")))
+                    await self.close(CLOSE_RATE_LIMITED, "too many sockets")
+                    return None
+                self.counted = grant.id
                 self.grant = grant
                 # idempotency records are per device; the grant id keeps one token's
                 # device names from colliding with (or replaying) another's
@@ -275,6 +311,12 @@ class Socket:
                 self.send_later(wire.Error(code="already_hello", message="hello was already accepted"))
 
     async def command(self, frame: wire.CommandFrame) -> None:
+        wait = self.rt.limits.command(self.grant.id)  # the token's budget, shared with its other sockets and HTTP
+        if wait:
+            self.send_later(wire.Error(code="rate_limited", id=frame.id, message=(
+                f"more than {self.settings.rate:g} commands per second from this token; "
+                f"this one was dropped: resend it in {wait:.1f} s")))
+            return
         try:
             executed = await venue.execute(
                 self.rt.chronicle, self.conn.session, frame.command, self.grant.actor, device=self.device,
