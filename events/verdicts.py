@@ -1,4 +1,4 @@
-"""Every recorded verdict, derived again from its recorded inputs (issue 13, Deliver 5).
+"""Every recorded verdict, derived again from its recorded inputs.
 
 A log whose hash chain was recomputed after an edit still chains: what gives a flipped
 ``success`` away is that the rules, applied to the dice the event records, say otherwise.
@@ -20,10 +20,13 @@ What is checked:
   are the two rolls' and the winner ``action.opposed_winner``; a storyteller's ruling
   (``action.opposition_ruled``) names the side its outcome says.
 - MET: a server-drawn throw is its draw; the revealed throws are the sealed ones and the
-  winner is ``met_rules.throw_winner``; the bids' winner is ``met.bids_winner``; a round
-  won "by throw" or "by bid" went to that winner (its loser the other side); an overbid's
-  retest is granted by ``met_rules.overbid_granted``; a challenge resolved on its result
-  names the winner that result had.
+  winner is ``met_rules.throw_winner``; the bids' winner is ``met.bids_winner``; a tie of
+  throws goes where the decider's own tie rule sends it (simple and complex tests, no sheet
+  at hand, a tie debt; ``met._tie``), else to bids; every round won names the way its round
+  was decided (``by``) and the winner that way gave (its loser the other side), a round
+  lost at once on zero traits (MET-5) included; an overbid's retest is granted by
+  ``met_rules.overbid_granted``; a challenge resolved on its result names the winner that
+  result had.
 
 An input the log does not hold in this copy (a viewer's export without another
 character's sheet, a bid's value redacted) is not guessed at: that check is skipped.
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 from conteur.events import action, met, session, v5
 from conteur.events import met_rules as rules
-from conteur.events.sheets import V5Sheet
+from conteur.events.sheets import MetSheet, V5Sheet
 
 _V5_VERDICT = ("successes", "margin", "success", "critical", "messy", "bestial")
 
@@ -43,7 +46,8 @@ class Verdicts:
 
     def __init__(self) -> None:
         self._ps: dict[str, int] = {}  # action roll id -> its PS, for the contest's check
-        self._round: dict[tuple[str, int, str], str | None] = {}  # (challenge, round, by) -> winner
+        # (challenge, round) -> how that round is decided and by whom (None: not in this copy)
+        self._round: dict[tuple[str, int], tuple[str, str | None]] = {}
 
     @staticmethod
     def judges(event) -> bool:
@@ -167,9 +171,18 @@ class Verdicts:
         if a not in e.throws or b not in e.throws:
             return f"the revealed throws {e.throws!r} are not {a}'s and {b}'s"
         winner = rules.throw_winner(a, e.throws[a], b, e.throws[b])
-        self._round[(e.challenge, e.round, "throw")] = winner
         if e.winner != winner:
             return f"winner is {e.winner!r}, but {e.throws[a]} against {e.throws[b]} makes it {winner!r} (MET-2)"
+        if winner is not None:
+            self._round[(e.challenge, e.round)] = ("throw", winner)
+            return None
+        # a tie: the decider's own rule, on the state before the reveal, says where it goes;
+        # no round won there sends it to bids, whose winner BidsCompared tells
+        won = next((w for w in met._tie(state, ch) if isinstance(w, met.RoundWon)), None)
+        if won is not None:
+            self._round[(e.challenge, e.round)] = (won.by, won.winner)
+        else:
+            self._round[(e.challenge, e.round)] = ("difficulty" if ch.kind == "static" else "bid", None)
         return None
 
     def _bids(self, state, e: met.BidsCompared) -> str | None:
@@ -180,7 +193,8 @@ class Verdicts:
         if any(ch.bids.get(side) is None for side in needed):
             return None  # a viewer's copy: the values are sealed
         winner = met.bids_winner(ch, ch.bids)
-        self._round[(e.challenge, e.round, "bid")] = winner
+        if winner is not None:
+            self._round[(e.challenge, e.round)] = ("difficulty" if ch.kind == "static" else "bid", winner)
         if e.winner != winner:
             return f"winner is {e.winner!r}, but the bids {ch.bids!r} make it {winner!r} (MET-3, MET-10)"
         return None
@@ -189,11 +203,16 @@ class Verdicts:
         ch = state.met.get(e.challenge)
         if ch is not None and e.winner in ch.sides and e.loser != ch.other(e.winner):
             return f"loser is {e.loser!r}, but the winner {e.winner!r} faced {ch.other(e.winner)!r}"
-        key = (e.challenge, e.round, "throw" if e.by == "throw" else "bid")
-        if e.by in ("throw", "bid", "difficulty") and key in self._round:
-            if e.winner != self._round[key]:
-                return f"winner is {e.winner!r}, but round {e.round}'s {key[2]} went to " \
-                       f"{self._round[key]!r}"
+        if e.by == "zero_traits":
+            return None if ch is None else _zero_traits(state, ch, e)
+        decided = self._round.get((e.challenge, e.round))
+        if decided is None:
+            return None  # a round this copy does not show decided
+        by, winner = decided
+        if e.by != by:
+            return f"by is {e.by!r}, but round {e.round} of {e.challenge} was decided by {by!r}"
+        if winner is not None and e.winner != winner:
+            return f"winner is {e.winner!r}, but round {e.round}'s {by} went to {winner!r}"
         return None
 
     def _overbid(self, state, e: met.OverbidSettled) -> str | None:
@@ -214,6 +233,26 @@ class Verdicts:
             return f"resolved for {e.winner!r} over {e.loser!r}, but the result stood for " \
                    f"{ch.winner!r} over {ch.loser!r} (MET-16)"
         return None
+
+
+def _zero_traits(state, ch, e: met.RoundWon) -> str | None:
+    """MET-5: the loser has 0 traits or fewer in its attribute, and the initiator loses
+    first when both have (choice). A sheet this copy does not hold is not guessed at."""
+    def held(side: str) -> int | None:
+        found = state.session.characters.get(side)
+        if found is None or not isinstance(found.sheet, MetSheet):
+            return None
+        return rules.traits(found.sheet, ch.attribute_of(side))
+
+    loser = held(e.loser)
+    if loser is not None and loser > 0:
+        return f"{e.loser} lost on zero traits, but holds {loser} " \
+               f"{rules.label(ch.attribute_of(e.loser))} traits (MET-5)"
+    initiator = held(ch.initiator)
+    if e.loser != ch.initiator and initiator is not None and initiator <= 0:
+        return f"loser is {e.loser!r}, but the initiator {ch.initiator!r} holds {initiator} traits " \
+               "too and loses first (MET-5)"
+    return None
 
 
 def _draws(e, faces: tuple[int, ...]) -> str | None:

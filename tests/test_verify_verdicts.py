@@ -1,10 +1,10 @@
-"""`conteur verify` derives every verdict again from its recorded inputs (issue 13,
-Deliver 5): a copy where only a verdict was changed, and the whole hash chain recomputed
-after it as a forger would, chains and draws fair; the verdict check alone catches it and
-names its seq. For a database and for an exported JSON Lines log.
+"""`conteur verify` derives every verdict again from its recorded inputs: a copy where only
+a verdict was changed, and the whole hash chain recomputed after it as a forger would,
+chains and draws fair; the verdict check alone catches it and names its seq. For a database and for an exported JSON Lines log.
 
 The sessions come from `conteur simulate` (MET, V5 and action dice side by side, played
-through the real command path and closed, so the fair-draw check runs too)."""
+through the real command path and closed, so the fair-draw check runs too), with fixed
+secrets so that the same night, with every way a round is won, is played each time."""
 
 from __future__ import annotations
 
@@ -15,17 +15,22 @@ import sqlite3
 import msgspec
 import pytest
 
-from conteur.events import verdicts
+from conteur.events import game, verdicts
+from conteur.events.met import IssueChallenge, Throw
+from conteur.events.session import NoSheetMarked
+from conteur.events.sheets import MetSheet
+from conteur.events.testing import decide_after
 from conteur.server.store.chain import GENESIS, Row, row_hash, row_to_line
 from conteur.server.cli.main import main
 from conteur.server.store.sqlite import SQLiteStore, decode_event
 from conteur.server.audit.verify import verify_path
+from met_support import A6, B7, classic, player, roster
 
 
 @pytest.fixture(scope="module")
 def played(tmp_path_factory):
     db = tmp_path_factory.mktemp("verdicts") / "played.db"
-    assert main(["simulate", "--db", str(db), "--events", "1500", "--seed", "7"]) == 0
+    assert main(["simulate", "--db", str(db), "--events", "1500", "--seed", "7", "--fixed-secrets"]) == 0
     with SQLiteStore(db) as store:
         return db, list(store.rows())
 
@@ -109,6 +114,21 @@ TAMPERS = {
     "a flipped action success": ("action.rolled", lambda e: e["success"] is not None, flip("success"),
                                  "success"),
     "a flipped round winner": ("met.round_won", lambda e: e["by"] == "throw", swap_round_winner, "winner"),
+    "a flipped round won by a tie debt": ("met.round_won", lambda e: e["by"] == "tie_debt", swap_round_winner,
+                                          "winner"),
+    "a round won by a tie debt said won by bid": ("met.round_won", lambda e: e["by"] == "tie_debt",
+                                                 lambda e: e.update(by="bid"), "by"),
+    "a round won by bid said won by a tie debt": ("met.round_won", lambda e: e["by"] == "bid",
+                                                 lambda e: e.update(by="tie_debt"), "by"),
+    "a flipped tie lost without the sheet at hand": ("met.round_won", lambda e: e["by"] == "no_sheet",
+                                                     swap_round_winner, "winner"),
+    "a flipped simple test's tie": ("met.round_won", lambda e: e["by"] == "simple_tie", swap_round_winner,
+                                    "winner"),
+    "a flipped complex test's tie": ("met.round_won", lambda e: e["by"] == "complex_tie", swap_round_winner,
+                                     "winner"),
+    "a flipped round won against a difficulty": ("met.round_won", lambda e: e["by"] == "difficulty",
+                                                 swap_round_winner, "winner"),
+    "a flipped round won by bid": ("met.round_won", lambda e: e["by"] == "bid", swap_round_winner, "winner"),
     "a flipped revealed winner": ("met.throws_revealed", lambda e: e["winner"] is not None,
                                   lambda e: e.update(winner=[s for s in e["throws"] if s != e["winner"]][0]),
                                   "winner"),
@@ -165,3 +185,61 @@ def test_the_checker_uses_the_deciders_functions():
                  "action.opposed_winner", "action.ruled_winner", "rules.throw_winner",
                  "met.bids_winner", "rules.overbid_granted"):
         assert used in source, used
+
+
+# -- verdicts the simulated night does not hold, decided by the rules and then edited --------
+
+
+def checked(events) -> list[str]:
+    """Each event's verdict check, on the state folded up to just before it."""
+    checker, state, found = verdicts.Verdicts(), game.initial(), []
+    for event in events:
+        bad = checker.check(state, event)
+        if bad:
+            found.append(bad)
+        state = game.evolve(state, event)
+    return found
+
+
+def decided(given, when, actor):
+    return list(given) + decide_after(given, when, actor=actor)
+
+
+ZERO = roster(a=MetSheet(physical=0), b=MetSheet(physical=0), c=MetSheet(physical=4))
+
+
+@pytest.mark.parametrize("initiator, defender, loser", [("b", "c", "b"), ("c", "a", "a"), ("a", "b", "a")])
+def test_met_5_a_round_lost_on_zero_traits_verifies(initiator, defender, loser):
+    events = decided(ZERO, IssueChallenge(character=initiator, defender=defender, attribute="physical"), player(initiator))
+    won = [e for e in events if type(e).__name__ == "RoundWon"]
+    assert [(w.loser, w.by) for w in won] == [(loser, "zero_traits")]
+    assert checked(events) == []
+
+
+def test_met_5_a_zero_traits_loss_moved_to_a_side_with_traits_is_named():
+    events = decided(ZERO, IssueChallenge(character="c", defender="a", attribute="physical"), player("c"))
+    forged = [msgspec.structs.replace(e, winner="a", loser="c") if type(e).__name__ == "RoundWon" else e
+              for e in events]
+    (reason,) = checked(forged)[:1]
+    assert "c lost on zero traits, but holds 4 Physical traits (MET-5)" == reason
+
+
+def test_met_5_when_both_hold_zero_the_initiator_loses_and_an_edit_is_named():
+    events = decided(ZERO, IssueChallenge(character="a", defender="b", attribute="physical"), player("a"))
+    forged = [msgspec.structs.replace(e, winner="a", loser="b") if type(e).__name__ == "RoundWon" else e
+              for e in events]
+    assert checked(forged)[0].startswith("loser is 'b', but the initiator 'a' holds 0 traits")
+
+
+def test_met_6_a_tie_lost_without_the_sheet_is_checked():
+    given = roster(a=A6, b=B7) + [NoSheetMarked(character="b"), classic()]
+    given = decided(given, Throw(character="a", challenge="c1", round=1, choice="rock"), player("a"))
+    events = decided(given, Throw(character="b", challenge="c1", round=1, choice="rock"), player("b"))
+    assert [(e.winner, e.by) for e in events if type(e).__name__ == "RoundWon"] == [("a", "no_sheet")]
+    assert checked(events) == []
+    swapped = [msgspec.structs.replace(e, winner="b", loser="a") if type(e).__name__ == "RoundWon" else e
+               for e in events]
+    assert checked(swapped)[0] == "winner is 'b', but round 1's no_sheet went to 'a'"
+    relabelled = [msgspec.structs.replace(e, by="throw") if type(e).__name__ == "RoundWon" else e
+                  for e in events]
+    assert checked(relabelled)[0] == "by is 'throw', but round 1 of c1 was decided by 'no_sheet'"
