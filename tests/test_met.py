@@ -94,6 +94,20 @@ def test_met_1_a_player_acts_only_for_its_own_character():
 )
 def test_met_2_rock_beats_scissors_scissors_beat_paper_paper_beats_rock(a, b):
     assert beats(a, b) and not beats(b, a)
+    for first, second, winner in ((a, b, "a"), (b, a, "b")):
+        given = DUEL + [classic(), ThrowCommitted(challenge="c1", round=1, character="a", choice=first)]
+        events = decide_after(given, Throw(character="b", challenge="c1", round=1, choice=second), actor=B)
+        assert events[1] == ThrowsRevealed(challenge="c1", round=1, throws={"a": first, "b": second}, winner=winner)
+        assert events[2] == RoundWon(challenge="c1", round=1, winner=winner, loser="ab".replace(winner, ""),
+                                     by="throw")
+
+
+@pytest.mark.parametrize("throw", ["rock", "paper", "scissors"])
+def test_met_2_the_same_throw_is_a_tie_that_opens_the_bids(throw):
+    given = DUEL + [classic(), ThrowCommitted(challenge="c1", round=1, character="a", choice=throw)]
+    assert_decides(given=given, when=Throw(character="b", challenge="c1", round=1, choice=throw), actor=B,
+                   then=[ThrowCommitted(challenge="c1", round=1, character="b", choice=throw),
+                         ThrowsRevealed(challenge="c1", round=1, throws={"a": throw, "b": throw})])
 
 
 def test_met_2_a_throw_is_sealed_until_every_participant_has_thrown():
@@ -268,10 +282,19 @@ def test_met_6_without_the_sheet_at_hand_a_participant_loses_ties_at_once():
 
 
 def test_met_6_both_without_sheet_bid_as_usual():
-    given = DUEL + [NoSheetMarked(character="a"), NoSheetMarked(character="b"), classic()] + thrown(
-        "c1", 1, a="rock", b="rock"
-    )
-    assert game.fold(given).met.challenges["c1"].status == "bidding"
+    given = DUEL + [NoSheetMarked(character="a"), NoSheetMarked(character="b"), classic(),
+                    ThrowCommitted(challenge="c1", round=1, character="a", choice="rock")]
+    events = assert_decides(given=given, when=Throw(character="b", challenge="c1", round=1, choice="rock"), actor=B,
+                            then=[ThrowCommitted(challenge="c1", round=1, character="b", choice="rock"),
+                                  ThrowsRevealed(challenge="c1", round=1, throws={"a": "rock", "b": "rock"})])
+    assert game.fold(given + events).met.challenges["c1"].status == "bidding"
+
+
+def test_met_6_a_sheet_at_hand_again_bids_as_usual():
+    given = DUEL + [NoSheetMarked(character="b"), NoSheetMarked(character="b", no_sheet=False), classic(),
+                    ThrowCommitted(challenge="c1", round=1, character="a", choice="rock")]
+    assert decide_after(given, Throw(character="b", challenge="c1", round=1, choice="rock"), actor=B)[1:] == [
+        ThrowsRevealed(challenge="c1", round=1, throws={"a": "rock", "b": "rock"})]
 
 
 # ---------------------------------------------------------------- MET-7
@@ -528,11 +551,25 @@ def test_met_13_the_debtor_loses_its_next_tie_against_that_opponent_and_pays():
 
 
 def test_met_13_the_debt_is_not_owed_to_another_opponent():
-    given = roster(a=A6, b=B7, c=B7) + DEBT + [classic(challenge="c2", defender="c")] + thrown(
-        "c2", 1, a="paper", c="paper"
+    given = roster(a=A6, b=B7, c=B7) + DEBT + [classic(challenge="c2", defender="c"),
+                                                ThrowCommitted(challenge="c2", round=1, character="a", choice="paper")]
+    events = assert_decides(
+        given=given, when=Throw(character="c", challenge="c2", round=1, choice="paper"), actor=player("c"),
+        then=[ThrowCommitted(challenge="c2", round=1, character="c", choice="paper"),
+              ThrowsRevealed(challenge="c2", round=1, throws={"a": "paper", "c": "paper"})],
     )
-    state = game.fold(given)
-    assert state.met.challenges["c2"].status == "bidding" and len(state.met.debts) == 1
+    state = game.fold(given + events)
+    assert state.met.challenges["c2"].status == "bidding"
+    assert state.met.debts == (TieDebt(debtor="a", creditor="b", challenge="c1"),)
+
+
+def test_met_13_a_debt_is_owed_whichever_side_the_debtor_takes():
+    given = DUEL + DEBT + [classic(challenge="c2", initiator="b", defender="a"),
+                           ThrowCommitted(challenge="c2", round=1, character="b", choice="paper")]
+    assert decide_after(given, Throw(character="a", challenge="c2", round=1, choice="paper"), actor=A)[2:] == [
+        TieDebtPaid(debtor="a", creditor="b", challenge="c2"),
+        RoundWon(challenge="c2", round=1, winner="b", loser="a", by="tie_debt"),
+    ]
 
 
 def test_met_13_the_debt_lasts_across_sessions_of_the_chronicle():
