@@ -13,11 +13,13 @@ from conteur.events import game
 from conteur.events.met import (
     BidDeclared,
     BidsCompared,
+    CancelChallenge,
     ChallengeIssued,
     ChallengeResolved,
     Concede,
     DeclareBid,
     IssueChallenge,
+    MetOptions,
     Overbid,
     OverbidDeclared,
     OverbidSettled,
@@ -419,3 +421,38 @@ def test_met_1_a_storyteller_may_set_an_antagonist_against_a_character_a_player_
                    actor=A, code="not_found")
     assert_refuses(given=given, when=IssueChallenge(character="a", defender="a", attribute="physical"),
                    actor=A, code="invalid", match="itself")
+
+
+# ---------------------------------------------------------------- MET-12 option, MET-13, MET-16: after a retest
+
+
+CANCEL = MetOptions(retest_cancel=True)
+
+
+def retest_taken(options=CANCEL) -> list:
+    """a lost round 1 on the throw and retested; round 2 is about to be thrown."""
+    return roster(options, a=A6, b=B7) + [classic()] + won_on_throw("c1", 1, "b", "a") + [
+        RetestTaken(challenge="c1", character="a", source="Melee", round=1),
+        RoundStarted(challenge="c1", round=2, reason="retest")]
+
+
+def test_met_12_option_cancelling_a_retest_spends_the_canceller_s_one_retest():
+    given = retest_taken()
+    cancelled = decide_after(given, Retest(character="b", challenge="c1", source="Dodge", cancels=True), actor=B)
+    state = game.fold(given + cancelled)
+    assert state.met.challenges["c1"].retests == {"a": 1, "b": 1}
+    again = given + cancelled + [RetestTaken(challenge="c1", character="a", source="Melee", round=1)]
+    assert game.fold(again).met.challenges["c1"].retests == {"a": 2, "b": 1}
+
+
+def test_met_13_no_overbid_while_the_retest_s_round_is_thrown():
+    assert_refuses(given=retest_taken(MetOptions()), when=Overbid(character="a", challenge="c1", value=6), actor=A,
+                   match="only the loser may overbid")
+
+
+def test_met_16_a_challenge_cancelled_without_a_reason_says_cancelled():
+    given = roster(a=A6, b=B7) + [classic()]
+    events = decide_after(given, CancelChallenge(challenge="c1"))
+    assert game.fold(given + events).met.challenges["c1"].reason == "cancelled"
+    events = decide_after(given, CancelChallenge(challenge="c1", reason="wrong target"))
+    assert game.fold(given + events).met.challenges["c1"].reason == "wrong target"

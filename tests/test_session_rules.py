@@ -1,0 +1,143 @@
+"""The session clock's numeric rules on both sides of each boundary, through ``decide``.
+
+TIME-3's ceil(seconds / turn length) at a whole number of turns and one second past it;
+TIME-4's one action a turn, one more per Celerity level, and the turn a longer action ends;
+the session option ``max_player_bonus`` at its value and one above.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conteur.events import game
+from conteur.events.met import MetOptions
+from conteur.events.model import STORYTELLER
+from conteur.events.session import (
+    ActionTaken,
+    CharacterAdded,
+    NextTurn,
+    OpenSession,
+    SessionOpened,
+    SetTurnLength,
+    SkipTime,
+    TakeAction,
+    TimeSkipped,
+    TurnAdvanced,
+    TurnLengthSet,
+)
+from conteur.events.sheets import MetSheet, V5Sheet
+from conteur.events.testing import assert_refuses, decide_after
+from conteur.events.v5 import RollPool
+from tests.met_support import A6, player, roster
+
+A = player("a")
+
+
+# ---------------------------------------------------------------- TIME-1, TIME-3 skips and turns
+
+
+@pytest.mark.parametrize("seconds, turns", [(1, 1), (3, 1), (4, 1), (5, 2), (15, 4), (16, 4), (17, 5)])
+def test_time_3_a_skip_of_seconds_moves_ceil_seconds_over_four_turns(seconds, turns):
+    given = roster(a=A6) + [TurnAdvanced(turn=2, game_seconds=8)]
+    assert decide_after(given, SkipTime(seconds=seconds)) == [TimeSkipped(seconds=seconds, turn=2 + turns,
+                                                                          game_seconds=8 + seconds)]
+
+
+@pytest.mark.parametrize("length, seconds, turns", [(6, 6, 1), (6, 7, 2), (1, 5, 5), (10, 30, 3), (10, 31, 4)])
+def test_time_3_the_turn_length_a_storyteller_sets_divides_the_skip(length, seconds, turns):
+    given = roster(a=A6) + [TurnLengthSet(seconds=length)]
+    assert decide_after(given, SkipTime(seconds=seconds))[0].turn == turns
+
+
+def test_time_1_a_skip_of_one_second_moves_time_and_of_zero_does_not():
+    assert decide_after(roster(a=A6), SkipTime(seconds=1))[0].game_seconds == 1
+    for seconds in (0, -1):
+        assert_refuses(given=roster(a=A6), when=SkipTime(seconds=seconds), code="invalid", match="TIME-1")
+
+
+def test_time_3_a_turn_of_one_second_is_taken_and_of_zero_refused():
+    assert decide_after(roster(a=A6), SetTurnLength(seconds=1)) == [TurnLengthSet(seconds=1)]
+    for seconds in (0, -4):
+        assert_refuses(given=roster(a=A6), when=SetTurnLength(seconds=seconds), code="invalid", match="TIME-3")
+        assert_refuses(given=[], when=OpenSession(turn_seconds=seconds), code="invalid", match="TIME-3")
+    assert decide_after([], OpenSession(turn_seconds=1))[0].turn_seconds == 1
+
+
+def test_time_3_the_next_turn_adds_one_turn_and_one_turn_length():
+    given = roster(a=A6) + [TurnLengthSet(seconds=6), TurnAdvanced(turn=3, game_seconds=20)]
+    assert decide_after(given, NextTurn()) == [TurnAdvanced(turn=4, game_seconds=26)]
+
+
+# ---------------------------------------------------------------- TIME-4 actions a turn
+
+
+def paced(sheet: MetSheet, options: MetOptions = MetOptions()) -> list:
+    return roster(options, a=sheet) + [TurnAdvanced(turn=1, game_seconds=4, scene="s1")]
+
+
+def acted(given: list, times: int) -> list:
+    for _ in range(times):
+        given = given + decide_after(given, TakeAction(character="a"), actor=A)
+    return given
+
+
+@pytest.mark.parametrize("celerity, allowed", [(0, 1), (1, 2), (2, 3)])
+def test_time_4_one_action_a_turn_and_one_more_per_celerity_level(celerity, allowed):
+    given = acted(paced(MetSheet(physical=5, celerity=celerity)), allowed)
+    assert_refuses(given=given, when=TakeAction(character="a"), actor=A, match=f"used its {allowed} action")
+    next_turn = given + [TurnAdvanced(turn=2, game_seconds=8)]
+    assert decide_after(next_turn, TakeAction(character="a"), actor=A)[0].turn == 2
+
+
+def test_time_4_celerity_gives_no_extra_action_when_the_option_is_off():
+    given = acted(paced(MetSheet(physical=5, celerity=2), MetOptions(celerity_extra_actions=False)), 1)
+    assert_refuses(given=given, when=TakeAction(character="a"), actor=A, match="used its 1 action this turn")
+
+
+@pytest.mark.parametrize("celerity, actions, shortens, ends", [
+    (0, 1, True, 0), (0, 2, True, 3), (0, 5, True, 6), (1, 3, True, 3), (1, 4, True, 3), (1, 4, False, 5),
+])
+def test_time_4_a_longer_action_ends_after_its_actions_celerity_shortening_it(celerity, actions, shortens, ends):
+    given = paced(MetSheet(physical=5, celerity=celerity))
+    (taken,) = decide_after(given, TakeAction(character="a", actions=actions, celerity_shortens=shortens), actor=A)
+    assert taken == ActionTaken(character="a", turn=1, ends_turn=ends)
+
+
+def test_time_4_a_character_busy_until_a_turn_acts_again_on_that_turn():
+    given = paced(MetSheet(physical=5)) + [ActionTaken(character="a", turn=1, ends_turn=3),
+                                           TurnAdvanced(turn=2, game_seconds=8)]
+    assert_refuses(given=given, when=TakeAction(character="a"), actor=A, match="busy with a longer action until turn 3")
+    free = given + [TurnAdvanced(turn=3, game_seconds=12)]
+    assert decide_after(free, TakeAction(character="a"), actor=A)[0].turn == 3
+
+
+def test_time_4_an_action_takes_one_action_or_more():
+    assert_refuses(given=paced(A6), when=TakeAction(character="a", actions=0), actor=A, code="invalid",
+                   match="at least one")
+
+
+def test_time_4_in_real_time_play_there_is_no_budget():
+    given = acted(roster(a=A6), 3)
+    assert decide_after(given, TakeAction(character="a"), actor=A)
+
+
+# ---------------------------------------------------------------- max_player_bonus
+
+
+@pytest.mark.parametrize("limit", [0, 3])
+def test_max_player_bonus_a_player_declares_up_to_the_option_and_not_one_more(limit):
+    given = [SessionOpened(name="t", options=MetOptions(max_player_bonus=limit)),
+             CharacterAdded(character="a", name="A", sheet=V5Sheet(attributes={"Wits": 2}))]
+    taken = decide_after(given, RollPool(character="a", attribute="Wits", bonus=limit), actor=A,
+                         draws=[7] * (2 + limit))
+    assert taken[0].bonus == limit
+    assert_refuses(given=given, when=RollPool(character="a", attribute="Wits", bonus=limit + 1), actor=A,
+                   code="rule", match=f"max_player_bonus of {limit}")
+    assert decide_after(given, RollPool(character="a", attribute="Wits", bonus=limit + 1), actor=STORYTELLER,
+                        draws=[7] * (3 + limit))
+
+
+def test_max_player_bonus_is_zero_or_more():
+    assert decide_after([], OpenSession(max_player_bonus=0))[0].options.max_player_bonus == 0
+    assert_refuses(given=[], when=OpenSession(max_player_bonus=-1), code="invalid", match="0 or more")
+    assert game.fold(decide_after([], OpenSession())).session.options.max_player_bonus == 3
