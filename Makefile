@@ -3,13 +3,17 @@
 #                   (WIFI=name prints the network phones join; PUBLIC_URL=... the base of join links)
 #   make test    -- run the whole test suite
 #   make bench-report -- rebuild BENCHMARKS.md's tables from bench/results/*.json
+#   make mutation -- mutation score of the rules in events/, per module (CPU heavy, not in CI;
+#                    MODULES="met v5" for some modules only, JOBS=2 to run two mutants at once)
 PYTHON ?= python3
 WIFI ?=
+MODULES ?=
+JOBS ?= 1
 PUBLIC_URL ?=
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: serve test install bench-report
+.PHONY: serve test install bench-report mutation
 
 $(BIN)/conteur: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,3 +31,6 @@ test: $(BIN)/conteur
 
 bench-report:
 	$(PYTHON) bench/results.py
+
+mutation: $(BIN)/conteur
+	nice -n 15 $(BIN)/python tools/mutation.py --jobs $(JOBS) --json test-artifacts/mutation.json $(MODULES)
