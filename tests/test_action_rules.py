@@ -213,3 +213,96 @@ def test_act_3_the_dice_count_is_the_ruleset_setting():
     given = ROSTER + [ActionConfigured(settings=Settings(dice=2))]
     assert rolled([6, 6], given=given, difficulty=1).dice == (6, 6)
     assert game.fold(given).action.settings.dice == 2
+
+
+# ---------------------------------------------------------------- who rolls what, and with which dice
+
+
+KIM = [CharacterAdded(character="kim", name="Kim")]  # on the roster without an action sheet
+
+
+def test_act_6_a_d_plus_minus_is_a_d6_and_the_net_is_at_most_twenty():
+    event = rolled([6, 1, 1] + [BLANK] * 20, difficulty=1, bonus=20, actor=STORYTELLER)
+    assert [d.sides for d in event.draws] == [8, 8, 8] + [6] * 20
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité", difficulty=1,
+                                                 bonus=21), code="invalid", match="beyond 20 D+/-")
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité", difficulty=1,
+                                                 malus=21), code="invalid", match="net modifier of -21")
+
+
+def test_act_7_a_modifier_counts_for_its_own_character_only():
+    given = decide_after(ROSTER, ApplyModifier(character="natalia", value=1, duration=2, unit="turns"))
+    assert rolled([6, 6, 1], given=given, difficulty=1).net == 0
+
+
+def test_act_8_surpassing_raises_tension_from_the_sheet_or_from_zero():
+    kim = act("kim", [8, 8, 8, BLANK, BLANK], given=KIM, actor=STORYTELLER, characteristic="Force", threshold=6,
+              difficulty=1, option="surpass")
+    assert [e.tension for e in kim if type(e).__name__ == "TensionRaised"] == [1]
+    jake = act("jake", [8, 8, 8, BLANK, BLANK], characteristic="Motricité", difficulty=1, option="surpass")
+    assert [e.tension for e in jake if type(e).__name__ == "TensionRaised"] == [1]
+
+
+def test_act_1_without_a_roster_a_storyteller_rolls_for_anyone():
+    assert decide_after([], RollAction(character="Ghoul", characteristic="Force", threshold=6, difficulty=1),
+                        draws=[6, 6, 6])[0].ps == 3
+    assert_refuses(given=ROSTER, when=RollAction(character="Ghoul", characteristic="Force", threshold=6,
+                                                 difficulty=1), match="not a player character")
+
+
+def test_act_3_a_sheet_on_record_gives_the_threshold_unless_a_storyteller_names_one():
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité", threshold=2,
+                                                 difficulty=1), actor=player("jake"), code="invalid",
+                   match="name the characteristic, not a threshold")
+    assert rolled([2, 2, 2], threshold=2, difficulty=1, actor=STORYTELLER).ps == 3
+    assert rolled([2, 2, 2], threshold=None, difficulty=1).ps == 0  # jake's own 6+
+    assert act("kim", [2, 2, 2], given=KIM, actor=player("kim"), characteristic="Force", threshold=2,
+               difficulty=1)[0].ps == 3
+    assert_refuses(given=ROSTER + KIM, when=RollAction(character="kim", characteristic="Force", difficulty=1),
+                   actor=player("kim"), code="invalid", match="give the characteristic's threshold")
+
+
+def test_act_3_an_expertise_is_named_from_the_sheet_or_taken_as_given_without_one():
+    named = act("kim", [10, 10, 10], given=KIM, actor=STORYTELLER, characteristic="Force", threshold=6,
+                difficulty=1, expertise="Hacking")[0]
+    assert (named.sides, named.expertise, named.expertise_name) == (10, True, "Hacking")
+    bare = act("kim", [10, 10, 10], given=KIM, actor=player("kim"), characteristic="Force", threshold=6,
+               difficulty=1, expertise=True)[0]
+    assert (bare.sides, bare.expertise_name) == (10, "")
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité", difficulty=1,
+                                                 expertise=True), actor=player("jake"), code="invalid",
+                   match="name the Expertise from your sheet")
+    assert rolled([10, 10, 10], difficulty=1, expertise=True, actor=STORYTELLER).sides == 10
+    assert rolled([8, 8, 8], difficulty=1, expertise=False).sides == 8
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", characteristic="Motricité", difficulty=1,
+                                                 expertise="Voler"), actor=player("jake"), code="invalid",
+                   match="no Expertise 'Voler'")
+
+
+def test_act_10_a_single_action_beside_a_declared_group_is_its_own():
+    group = act("jake", [6, 6, 6, BLANK], characteristic="Motricité", difficulty=1, simultaneous=2)
+    single = act("jake", [6, 6, 6], given=group, characteristic="Motricité", difficulty=1)
+    assert single[0].net == 0
+
+
+def test_act_8_an_option_on_one_of_simultaneous_actions_only():
+    surpass = act("jake", [6, 6, 6, BLANK], characteristic="Motricité", difficulty=1, simultaneous=2, together="t",
+                  option="surpass")
+    plain = act("jake", [6, 6, 6, BLANK], given=surpass, characteristic="Motricité", difficulty=1, simultaneous=2,
+                together="t")
+    assert plain[0].option == "none"
+    first_plain = act("jake", [6, 6, 6, BLANK], characteristic="Motricité", difficulty=1, simultaneous=2,
+                      together="t")
+    then_option = act("jake", [6, 6, 6, BLANK], given=first_plain, characteristic="Motricité", difficulty=1,
+                      simultaneous=2, together="t", option="surpass")
+    assert then_option[0].option == "surpass"
+    assert_refuses(given=ROSTER + surpass, when=RollAction(character="jake", characteristic="Motricité", difficulty=1,
+                                                           simultaneous=2, together="t", option="sacrifice"),
+                   actor=player("jake"), match="already used surpass")
+
+
+def test_act_13_the_notation_or_the_characteristic_and_difficulty_not_both():
+    assert rolled([6, 6, 1], characteristic=None, test="Test (Motricité, 2)").success is True
+    for extra in ({"characteristic": "Motricité"}, {"difficulty": 2}):
+        assert_refuses(given=ROSTER, when=RollAction(character="jake", test="Test (Motricité, 2)", **extra),
+                       actor=player("jake"), code="invalid", match="not both")
