@@ -358,13 +358,14 @@ def test_met_16_every_finished_challenge_stays_readable_across_pages():
 
 def test_met_9_three_equal_actions_act_together_after_one_celerity_and_before_fewer_traits():
     given = roster(a=A6, b=MetSheet(physical=6), c=MetSheet(physical=6), f=MetSheet(physical=1, celerity=1),
-                   w=MetSheet(physical=5))
+                   w=MetSheet(physical=5), z=MetSheet(physical=0))
     given += [CharacterAdded(character="v", name="V", sheet=V5Sheet()), CharacterAdded(character="n", name="N")]
     order = initiative_order(game.fold(given), [("w", "physical"), ("a", "physical"), ("b", "physical"),
                                                 ("n", "physical"), ("c", "physical"), ("f", "physical"),
-                                                ("v", "physical")])
+                                                ("v", "physical"), ("z", "physical")])
+    # without a Mind's Eye sheet a character counts no traits: it acts with those holding 0
     assert order == [(("f", "physical"),), (("a", "physical"), ("b", "physical"), ("c", "physical")),
-                     (("w", "physical"),), (("n", "physical"), ("v", "physical"))]
+                     (("w", "physical"),), (("n", "physical"), ("v", "physical"), ("z", "physical"))]
 
 
 # ---------------------------------------------------------------- MET-1, MET-8, MET-10, MET-11: who a challenge tests
@@ -456,3 +457,10 @@ def test_met_16_a_challenge_cancelled_without_a_reason_says_cancelled():
     assert game.fold(given + events).met.challenges["c1"].reason == "cancelled"
     events = decide_after(given, CancelChallenge(challenge="c1", reason="wrong target"))
     assert game.fold(given + events).met.challenges["c1"].reason == "wrong target"
+
+
+def test_met_3_an_ability_the_sheet_lacks_counts_no_trait():
+    given = roster(a=A6, b=B7) + [classic(abilities=("Occult",))] + thrown("c1", 1, a="rock", b="rock")
+    assert_refuses(given=given, when=DeclareBid(character="a", challenge="c1", round=1, value=7), actor=A,
+                   match="above your true 6 (Physical 6)")
+    assert decide_after(given, DeclareBid(character="a", challenge="c1", round=1, value=6), actor=A)
