@@ -10,17 +10,18 @@ not four.
 from __future__ import annotations
 
 import pytest
+from msgspec.structs import replace
 
 from conteur.events import v5
 from conteur.events.model import STORYTELLER, Actor
-from conteur.events.session import CharacterAdded
+from conteur.events.session import AmendSheet, CharacterAdded
 from conteur.events.sheets import V5Sheet
 from conteur.events.testing import assert_refuses, decide_after
 from conteur.events.v5 import HungerSet, PoolRolled, RollPool, RouseCheck, SetHunger, WillpowerReroll
 
 ANNA = Actor(role="player", character="anna", name="Anna")
-ROSTER = [CharacterAdded(character="anna", name="Anna",
-                         sheet=V5Sheet(attributes={"Wits": 2}, skills={"Awareness": 1}, willpower=4, hunger=2))]
+SHEET = V5Sheet(attributes={"Wits": 2}, skills={"Awareness": 1}, willpower=4, hunger=2)
+ROSTER = [CharacterAdded(character="anna", name="Anna", sheet=SHEET)]
 OFFICIAL = [v5.V5Configured(messy_rule="official")]
 
 
@@ -213,3 +214,58 @@ def test_v5_9_avoid_messy_rerolls_normal_tens_unless_two_hunger_tens_make_it():
     assert_refuses(given=two, when=WillpowerReroll(roll="r1", strategy="avoid_messy"), match="Hunger dice alone")
     assert_refuses(given=rolled([2, 9, 10], hunger=1, given=ROSTER + OFFICIAL),
                    when=WillpowerReroll(roll="r1", strategy="avoid_messy"), code="invalid", match="not a messy")
+
+
+# ---------------------------------------------------------------- whose roll, whose Hunger
+
+
+def test_v5_5_a_roll_for_no_character_or_one_without_a_v5_sheet_has_hunger_zero():
+    assert pool([6, 6, 6]).hunger == ()  # a storyteller's pool, Hunger given as 0
+    (bare,) = decide_after([], RollPool(pool=3), draws=[6, 6, 6])
+    assert (bare.hunger_level, bare.hunger) == (0, ())
+    kim = [CharacterAdded(character="kim", name="Kim")]
+    (kims,) = decide_after(kim, RollPool(character="kim", pool=3), draws=[6, 6, 6])
+    assert (kims.hunger_level, kims.hunger) == (0, ())
+
+
+def test_v5_5_an_amended_starting_hunger_starts_hunger_again_and_an_unchanged_one_keeps_play():
+    given = ROSTER + [HungerSet(character="anna", hunger=4, previous=2)]
+    same = given + decide_after(given, AmendSheet(character="anna", sheet=replace(SHEET, willpower=5)))
+    assert decide_after(same, RollPool(character="anna", pool=5), draws=[6] * 5)[0].hunger_level == 4
+    fed = given + decide_after(given, AmendSheet(character="anna", sheet=replace(SHEET, hunger=1)))
+    assert decide_after(fed, RollPool(character="anna", pool=5), draws=[6] * 5)[0].hunger_level == 1
+    unknown = ROSTER + decide_after(ROSTER, AmendSheet(character="anna", sheet=replace(SHEET, hunger=3)))
+    assert decide_after(unknown, RollPool(character="anna", pool=5), draws=[6] * 5)[0].hunger_level == 3
+
+
+def test_v5_9_a_rouse_check_s_five_raises_hunger_and_six_does_not():
+    raised = [decide_after(ROSTER, RouseCheck(character="anna"), actor=ANNA, draws=[face])[0].raised
+              for face in (1, 5, 6, 10)]
+    assert raised == [True, True, False, False]
+
+
+def test_v5_9_each_character_rerolls_its_own_latest_roll():
+    bruno = [CharacterAdded(character="bruno", name="Bruno", sheet=V5Sheet(attributes={"Wits": 3}))]
+    given = rolled([1, 2, 3], given=ROSTER + bruno)
+    given += decide_after(given, RollPool(character="bruno", pool=3, hunger=0), draws=[4, 4, 4])
+    assert decide_after(given, WillpowerReroll(roll="r1", dice=(0,)), draws=[9])[0].normal == (9, 2, 3)
+    assert decide_after(given, WillpowerReroll(roll="r2", dice=(0,)), draws=[9])[0].normal == (9, 4, 4)
+
+
+def test_v5_9_a_reroll_names_its_dice_or_a_strategy_not_both_nor_neither():
+    given = rolled([1, 2, 3])
+    for command in (WillpowerReroll(roll="r1"), WillpowerReroll(roll="r1", dice=(0,), strategy="reroll_failures")):
+        assert_refuses(given=given, when=command, code="invalid", match="either the dice to reroll or a strategy")
+
+
+def test_v5_9_a_reroll_of_another_roll_in_a_partial_fold_leaves_the_latest_roll_alone():
+    given = rolled([1, 2, 3])
+    stray = v5.WillpowerRerolled(roll="r9", character="anna", dice=(0,), before=(1,), after=(9,), normal=(9, 2, 3),
+                                 hunger=(), difficulty=1, messy_rule="text", successes=1, margin=0, success=True,
+                                 critical=False, messy=False, bestial=False)
+    assert decide_after(given + [stray], WillpowerReroll(roll="r1", dice=(0,)), draws=[8])[0].normal == (8, 2, 3)
+
+
+def test_v5_7_avoid_messy_is_refused_under_the_text_rule():
+    assert_refuses(given=rolled([10, 2, 10], hunger=1), when=WillpowerReroll(roll="r1", strategy="avoid_messy"),
+                   match="Hunger dice alone")
