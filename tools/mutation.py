@@ -20,7 +20,8 @@ mutant, which at about ten seconds an import of the server's dependencies is hou
 module. Here one process imports everything and runs the selection once (it must pass);
 then each mutant runs in a forked child that swaps the mutated function's code object in
 place (``function.__code__``), so every reference to the function, the deciders' and
-evolvers' tables included, sees the mutant, and the parent stays clean.
+evolvers' tables included, sees the mutant, and the parent stays clean. The unmutated run
+records which tests reach each function; a mutant runs those tests only.
 
 CPU heavy: ``make mutation`` runs it under ``nice``; it is not part of CI.
 """
@@ -40,6 +41,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -242,13 +245,56 @@ def _pytest_args(module: str) -> list[str]:
 
 
 def _quiet_pytest(args: list[str]) -> int:
-    import pytest
-
     out = io.StringIO()
     saved = sys.stdout, sys.stderr
     sys.stdout = sys.stderr = out
     try:
         return int(pytest.main(args))
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+class _Coverage:
+    """A pytest plugin recording, for each test, which functions of one module it runs
+    (``sys.setprofile`` during the unmutated run): a mutant then runs only the tests that
+    reach its function, and one no test reaches survives without a run."""
+
+    def __init__(self, path: str, spans: dict[str, tuple[int, int]]):
+        self.path, self.spans = path, spans
+        self.tests: dict[str, list[str]] = {name: [] for name in spans}
+        self._seen: set[str] = set()
+        self._lines: dict[object, str | None] = {}
+
+    def _function(self, code) -> str | None:
+        if code not in self._lines:
+            line = code.co_firstlineno
+            self._lines[code] = next((n for n, (a, b) in self.spans.items() if a <= line <= b), None)
+        return self._lines[code]
+
+    def _profile(self, frame, event, arg):
+        if event == "call" and frame.f_code.co_filename == self.path:
+            name = self._function(frame.f_code)
+            if name is not None:
+                self._seen.add(name)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(self, item, nextitem):
+        self._seen = set()
+        sys.setprofile(self._profile)
+        try:
+            yield
+        finally:
+            sys.setprofile(None)
+            for name in self._seen:
+                self.tests[name].append(item.nodeid)
+
+
+def _quiet_pytest_with(args: list[str], plugins: list) -> int:
+    out = io.StringIO()
+    saved = sys.stdout, sys.stderr
+    sys.stdout = sys.stderr = out
+    try:
+        return int(pytest.main(args, plugins=plugins))
     finally:
         sys.stdout, sys.stderr = saved
 
@@ -284,7 +330,10 @@ def run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
             continue
         args = _pytest_args(name)
         started = time.monotonic()
-        baseline = _quiet_pytest(args)  # imports the tests once, for every child to share
+        spans = {q: (fn.lineno, fn.end_lineno) for q, (fn, _) in defs.items()}
+        coverage = _Coverage(str(Path(mod.__file__)), spans)
+        # imports the tests once, for every child to share, and sees which tests reach what
+        baseline = _quiet_pytest_with(args, [coverage])
         if baseline != 0:
             raise SystemExit(f"{name}: the selected tests fail unmutated (pytest {' '.join(args)}): "
                              "fix them first")
@@ -303,7 +352,14 @@ def run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
                 if target is None or code is None or code.co_freevars != target.__code__.co_freevars:
                     m.status = "skipped"
                     continue
-                running[_run_child(target, code, args)] = (m, time.monotonic())
+                reaching = coverage.tests.get(m.function, [])
+                if not reaching:
+                    m.status = "survived"  # no selected test runs this function
+                    print(f"  survived {name}.py:{m.line}:{m.col} {m.function}: {m.kind} {m.before} -> "
+                          f"{m.after} (no test reaches it)", flush=True)
+                    continue
+                options = [a for a in args if not a.endswith(".py")]
+                running[_run_child(target, code, options + reaching)] = (m, time.monotonic())
             if not running:
                 continue
             pid, status = os.wait()
