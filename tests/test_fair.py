@@ -93,6 +93,27 @@ def test_fair_2_dice_above_256_faces_read_two_bytes():
     assert 1 <= derive_face(SEED, SESSION, 0, 1000) <= 1000
 
 
+def _documented_face(counter: int, sides: int, width: int) -> int:
+    """The face the documented derivation gives, read off the HMAC by hand (first block)."""
+    message = json.dumps([SESSION, counter, "", 0], separators=(",", ":")).encode()
+    digest = hmac.new(SEED, message, hashlib.sha256).digest()
+    limit = (256**width // sides) * sides
+    chunks = [int.from_bytes(digest[i:i + width], "big") for i in range(0, 32 - width + 1, width)]
+    return next(x % sides + 1 for x in chunks if x < limit)
+
+
+@pytest.mark.parametrize("sides, width", [(2, 1), (255, 1), (256, 1), (257, 2), (1000, 2), (65536, 2), (65537, 3)])
+def test_fair_2_a_die_reads_as_few_whole_bytes_as_hold_its_sides(sides, width):
+    for counter in range(8):
+        assert derive_face(SEED, SESSION, counter, sides) == _documented_face(counter, sides, width)
+
+
+def test_fair_2_a_one_sided_die_always_shows_one_and_no_side_is_refused():
+    assert [derive_face(SEED, SESSION, counter, 1) for counter in range(3)] == [1, 1, 1]
+    with pytest.raises(ValueError, match="at least one side"):
+        derive_face(SEED, SESSION, 0, 0)
+
+
 def test_fair_2_recompute_gives_back_the_recorded_face():
     record = FairDraws(SEED, SESSION, start=3, entropy="x").roll(8)
     assert fair.recompute(SEED, SESSION, record) == record.face
