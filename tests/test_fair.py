@@ -93,25 +93,71 @@ def test_fair_2_dice_above_256_faces_read_two_bytes():
     assert 1 <= derive_face(SEED, SESSION, 0, 1000) <= 1000
 
 
-def _documented_face(counter: int, sides: int, width: int) -> int:
-    """The face the documented derivation gives, read off the HMAC by hand (first block)."""
-    message = json.dumps([SESSION, counter, "", 0], separators=(",", ":")).encode()
-    digest = hmac.new(SEED, message, hashlib.sha256).digest()
+def _documented_face(counter: int, sides: int, width: int) -> tuple[int, int]:
+    """The face the documented derivation gives, read off the HMAC by hand, and its block."""
     limit = (256**width // sides) * sides
-    chunks = [int.from_bytes(digest[i:i + width], "big") for i in range(0, 32 - width + 1, width)]
-    return next(x % sides + 1 for x in chunks if x < limit)
+    for block in range(64):
+        message = json.dumps([SESSION, counter, "", block], separators=(",", ":")).encode()
+        digest = hmac.new(SEED, message, hashlib.sha256).digest()
+        chunks = [int.from_bytes(digest[i:i + width], "big") for i in range(0, 32 - width + 1, width)]
+        accepted = [x % sides + 1 for x in chunks if x < limit]
+        if accepted:
+            return accepted[0], block
+    raise AssertionError("64 blocks rejected")
 
 
 @pytest.mark.parametrize("sides, width", [(2, 1), (255, 1), (256, 1), (257, 2), (1000, 2), (65536, 2), (65537, 3)])
 def test_fair_2_a_die_reads_as_few_whole_bytes_as_hold_its_sides(sides, width):
     for counter in range(8):
-        assert derive_face(SEED, SESSION, counter, sides) == _documented_face(counter, sides, width)
+        assert derive_face(SEED, SESSION, counter, sides) == _documented_face(counter, sides, width)[0]
+
+
+def test_fair_2_a_block_whose_every_chunk_is_rejected_gives_way_to_the_next():
+    # just over half of four bytes: about half the chunks are rejected, all eight of a
+    # block about once in 256 draws, so some of 1500 counters reach the next block
+    sides, width = 2**31 + 1, 4
+    blocks = set()
+    for counter in range(1500):
+        face, block = _documented_face(counter, sides, width)
+        assert derive_face(SEED, SESSION, counter, sides) == face, counter
+        blocks.add(block)
+    assert {0, 1} <= blocks
 
 
 def test_fair_2_a_one_sided_die_always_shows_one_and_no_side_is_refused():
     assert [derive_face(SEED, SESSION, counter, 1) for counter in range(3)] == [1, 1, 1]
     with pytest.raises(ValueError, match="at least one side"):
         derive_face(SEED, SESSION, 0, 0)
+
+
+def _drawn(counter: int, stream: str = "", sides: int = 10) -> DrawRecord:
+    face = derive_face(SEED, SESSION, counter, sides, "", stream)
+    return DrawRecord(counter=counter, sides=sides, face=face, stream=stream)
+
+
+def test_fair_1_counters_of_old_records_run_from_start_and_of_streams_from_zero():
+    old = [{"type": "v5.pool_rolled", "draws": [msgspec.to_builtins(_drawn(5)), msgspec.to_builtins(_drawn(6))]}]
+    assert verify_draws(SEED.hex(), SESSION, old, start=5) is None
+    assert verify_draws(SEED.hex(), SESSION, old, start=4).reason == "counter"
+    assert verify_draws(SEED.hex(), SESSION, old) is None  # no start: the first counter is taken as it is
+    streamed = [{"type": "v5.pool_rolled", "draws": [msgspec.to_builtins(_drawn(0, "anna/open")),
+                                                     msgspec.to_builtins(_drawn(1, "anna/open"))]}]
+    assert verify_draws(SEED.hex(), SESSION, streamed, start=7) is None
+    late = [{"type": "v5.pool_rolled", "draws": [msgspec.to_builtins(_drawn(3, "anna/open"))]}]
+    bad = verify_draws(SEED.hex(), SESSION, late, start=0)
+    assert (bad.reason, bad.index) == ("counter", 0)
+    assert bad.message.startswith("event 0 (v5.pool_rolled), draw #3 of stream anna/open (d10): counter 3, expected 0")
+    assert verify_draws(SEED.hex(), SESSION, late) is None
+
+
+def test_fair_2_a_bad_face_names_its_event_by_tag():
+    record = _drawn(0)
+    forged = replace(record, face=record.face % 10 + 1)
+    event = v5.PoolRolled(roll="r1", character=None, kind="normal", pool=1, difficulty=1, normal=(forged.face,),
+                          hunger=(), draws=(forged,),
+                          successes=0, margin=0, success=False, critical=False, messy=False, bestial=False)
+    bad = verify_draws(SEED.hex(), SESSION, [event], start=0)
+    assert bad.message.startswith("event 0 (v5.pool_rolled), draw #0 (d10): recorded")
 
 
 def test_fair_2_recompute_gives_back_the_recorded_face():

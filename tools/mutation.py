@@ -330,7 +330,9 @@ def run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
             continue
         args = _pytest_args(name)
         started = time.monotonic()
-        spans = {q: (fn.lineno, fn.end_lineno) for q, (fn, _) in defs.items()}
+        # a decorated function's code starts at its first decorator
+        spans = {q: (min([fn.lineno] + [d.lineno for d in fn.decorator_list]), fn.end_lineno)
+                 for q, (fn, _) in defs.items()}
         coverage = _Coverage(str(Path(mod.__file__)), spans)
         # imports the tests once, for every child to share, and sees which tests reach what
         baseline = _quiet_pytest_with(args, [coverage])
