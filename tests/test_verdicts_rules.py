@@ -352,3 +352,19 @@ def test_the_checker_judges_the_verdict_events_and_no_other():
     assert verdicts.Verdicts.judges(met.RoundWon(challenge="c1", round=1, winner="a", loser="b", by="throw"))
     assert not verdicts.Verdicts.judges(met.TieDebtPaid(debtor="a", creditor="b", challenge="c1"))
     assert verdicts.Verdicts().check(game.initial(), met.TieDebtPaid(debtor="a", creditor="b", challenge="c1")) is None
+
+
+def test_v5_9_a_reroll_is_checked_against_its_roll_once_and_only_when_the_copy_holds_it():
+    night = rerolled()
+    assert first_finding(edited(night, v5.WillpowerRerolled, dice=(3,))) == "die 3 is not one of roll r1's 3 normal dice"
+    without_roll = [e for e in night if not isinstance(e, v5.PoolRolled)]
+    assert findings(without_roll) == []  # a viewer's copy without the roll: nothing to compare with
+    twice = night + [msgspec.structs.replace(first(night, v5.WillpowerRerolled), before=(2,))]
+    assert findings(twice) == []  # the roll is rerolled already: its dice are the reroll's
+
+
+@pytest.mark.parametrize("face, choice", [(1, "rock"), (2, "paper"), (3, "scissors")])
+def test_met_2_each_face_of_the_server_s_d3_is_its_throw(face, choice):
+    night = play(roster(a=A6) + [static()],
+                 (met.Throw(character="storyteller", challenge="c1", round=1), STORYTELLER, [face]))
+    assert first(night, met.ThrowCommitted).choice == choice and findings(night) == []
