@@ -368,3 +368,15 @@ def test_met_2_each_face_of_the_server_s_d3_is_its_throw(face, choice):
     night = play(roster(a=A6) + [static()],
                  (met.Throw(character="storyteller", challenge="c1", round=1), STORYTELLER, [face]))
     assert first(night, met.ThrowCommitted).choice == choice and findings(night) == []
+
+
+def test_met_2_a_d3_face_off_the_die_is_named_and_a_reveal_names_both_sides():
+    night = play(roster(a=A6) + [static()],
+                 (met.Throw(character="storyteller", challenge="c1", round=1), STORYTELLER, [1]))
+    zero = edited(night, met.ThrowCommitted, draws=(DrawRecord(counter=0, sides=3, face=0),))
+    assert first_finding(zero) == "the drawn throw is 'rock', but its d3 shows 0 (None) (MET-2)"
+    # a viewer's copy: the sealed throws are redacted, the reveal still names both sides
+    seen = [e.redacted() if isinstance(e, met.ThrowCommitted) else e for e in met_throws("rock", "scissors")]
+    assert findings(seen) == []
+    assert first_finding(edited(seen, met.ThrowsRevealed, throws={"a": "rock"})) == (
+        "the revealed throws {'a': 'rock'} are not a's and b's")
