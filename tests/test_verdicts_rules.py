@@ -380,3 +380,10 @@ def test_met_2_a_d3_face_off_the_die_is_named_and_a_reveal_names_both_sides():
     assert findings(seen) == []
     assert first_finding(edited(seen, met.ThrowsRevealed, throws={"a": "rock"})) == (
         "the revealed throws {'a': 'rock'} are not a's and b's")
+
+
+def test_met_5_an_antagonist_off_the_roster_holds_no_sheet_to_check():
+    night = play(roster(a=MetSheet(physical=0)),
+                 (met.IssueChallenge(character="Ghoul", defender="a", attribute="physical"), STORYTELLER, []))
+    assert first(night, met.RoundWon).loser == "a" and findings(night) == []
+    assert findings(edited(night, met.RoundWon, winner="a", loser="Ghoul")) == []  # its traits are not on record
