@@ -14,13 +14,19 @@ from conteur.events.met import MetOptions
 from conteur.events.model import STORYTELLER
 from conteur.events.session import (
     ActionTaken,
+    AddCharacter,
     CharacterAdded,
+    Freeze,
+    JoinScene,
     NextTurn,
     OpenSession,
+    SceneJoined,
+    SceneOpened,
     SessionOpened,
     SetTurnLength,
     SkipTime,
     TakeAction,
+    TimeOutCalled,
     TimeSkipped,
     TurnAdvanced,
     TurnLengthSet,
@@ -141,3 +147,55 @@ def test_max_player_bonus_is_zero_or_more():
     assert decide_after([], OpenSession(max_player_bonus=0))[0].options.max_player_bonus == 0
     assert_refuses(given=[], when=OpenSession(max_player_bonus=-1), code="invalid", match="0 or more")
     assert game.fold(decide_after([], OpenSession())).session.options.max_player_bonus == 3
+
+
+# ---------------------------------------------------------------- TIME-2 roster and scenes, TIME-5 Time Out
+
+
+def test_time_4_a_character_without_a_mind_s_eye_sheet_has_one_action_a_turn():
+    given = [SessionOpened(name="t"), SceneOpened(scene="s1"), CharacterAdded(character="a", name="A"),
+             SceneJoined(character="a", scene="s1"), TurnAdvanced(turn=1, game_seconds=4, scene="s1")]
+    given = acted(given, 1)
+    assert_refuses(given=given, when=TakeAction(character="a"), actor=A, match="used its 1 action this turn")
+
+
+def test_time_2_a_character_id_is_neither_empty_nor_the_storyteller_s_side():
+    for character in ("", "storyteller"):
+        assert_refuses(given=roster(), when=AddCharacter(character=character, name="X"), code="invalid",
+                       match="cannot be a character id")
+    assert decide_after(roster(), AddCharacter(character="x", name="X")) == [CharacterAdded(character="x", name="X")]
+    assert_refuses(given=roster(), when=AddCharacter(character="x", name="X", sheet=MetSheet(physical="six")),
+                   code="invalid", match="the sheet does not validate")
+
+
+def test_time_5_a_player_off_the_roster_is_refused_as_one_not_found_not_frozen_nor_crashed():
+    assert_refuses(given=roster(a=A6), when=TakeAction(character="ghost"), actor=player("ghost"), code="not_found")
+
+
+def frozen_scene() -> list:
+    return roster(a=A6) + [SceneOpened(scene="s2", name="Crypt"), TimeOutCalled(scope="scene", scene="s2")]
+
+
+def test_time_5_a_storyteller_moves_a_character_into_a_frozen_scene_a_player_may_not():
+    assert decide_after(frozen_scene(), JoinScene(character="a", scene="s2"))[-1] == SceneJoined(character="a",
+                                                                                               scene="s2")
+    assert_refuses(given=frozen_scene(), when=JoinScene(character="a", scene="s2"), actor=A, code="frozen",
+                   match="Crypt")
+
+
+@pytest.mark.parametrize("already, scope, scene, taken", [
+    ([], "session", None, True), ([], "venue", None, True), ([], "scene", "s1", True),
+    ([TimeOutCalled(scope="session")], "session", None, False),
+    ([TimeOutCalled(scope="session")], "venue", None, True),
+    ([TimeOutCalled(scope="session")], "scene", "s1", True),
+    ([TimeOutCalled(scope="venue")], "venue", None, False),
+    ([TimeOutCalled(scope="venue")], "session", None, True),
+    ([TimeOutCalled(scope="scene", scene="s1")], "scene", "s1", False),
+    ([TimeOutCalled(scope="scene", scene="s1")], "session", None, True),
+])
+def test_time_5_each_scope_of_time_out_is_called_once_until_resumed(already, scope, scene, taken):
+    given = roster(a=A6) + already
+    if taken:
+        assert decide_after(given, Freeze(scope=scope, scene=scene)) == [TimeOutCalled(scope=scope, scene=scene)]
+    else:
+        assert_refuses(given=given, when=Freeze(scope=scope, scene=scene), match="already in Time Out")
