@@ -353,6 +353,21 @@ def test_met_16_every_finished_challenge_stays_readable_across_pages():
     assert state.met.get(f"c{total + 1}") is None and state.met.get(f"c{3 * PAGE + 1}") is None
 
 
+def test_met_16_a_challenge_finished_after_later_pages_leaves_them_whole():
+    state = game.fold(roster(a=A6, b=B7))
+
+    def decided(command, actor):
+        return game.fold(game.decide(state, command, ScriptedDraws([]), actor=actor), state)
+
+    state = decided(IssueChallenge(character="a", defender="b", attribute="physical"), A)  # c1 stays open
+    for n in range(2, 2 * PAGE + 2):
+        state = decided(IssueChallenge(character="a", defender="b", attribute="physical"), A)
+        state = decided(Concede(character="b", challenge=f"c{n}"), B)
+    state = decided(Concede(character="b", challenge="c1"), B)
+    assert [len(page) for page in state.met.done] == [PAGE, PAGE, 1]
+    assert all(state.met.get(f"c{n}").status == "resolved" for n in range(1, 2 * PAGE + 2))
+
+
 # ---------------------------------------------------------------- MET-9 initiative
 
 

@@ -15,6 +15,7 @@ from conteur.events.model import STORYTELLER
 from conteur.events.session import (
     ActionTaken,
     AddCharacter,
+    AmendSheet,
     CharacterAdded,
     Freeze,
     JoinScene,
@@ -24,6 +25,7 @@ from conteur.events.session import (
     SceneOpened,
     SessionOpened,
     SetTurnLength,
+    SheetAmended,
     SkipTime,
     TakeAction,
     TimeOutCalled,
@@ -199,3 +201,14 @@ def test_time_5_each_scope_of_time_out_is_called_once_until_resumed(already, sco
         assert decide_after(given, Freeze(scope=scope, scene=scene)) == [TimeOutCalled(scope=scope, scene=scene)]
     else:
         assert_refuses(given=given, when=Freeze(scope=scope, scene=scene), match="already in Time Out")
+
+
+def test_time_2_an_amended_sheet_keeps_its_kind_and_a_character_without_one_takes_any():
+    assert decide_after(roster(a=A6), AmendSheet(character="a", sheet=MetSheet(physical=4), reason="staked")) == [
+        SheetAmended(character="a", sheet=MetSheet(physical=4), reason="staked")]
+    assert_refuses(given=roster(a=A6), when=AmendSheet(character="a", sheet=V5Sheet()), code="invalid",
+                   match="A has a met sheet: a v5 sheet cannot replace it")
+    bare = roster() + [CharacterAdded(character="n", name="N")]
+    assert decide_after(bare, AmendSheet(character="n", sheet=V5Sheet()))[0].sheet == V5Sheet()
+    assert_refuses(given=roster(a=A6), when=AmendSheet(character="a", sheet=None), code="invalid",
+                   match="whole new sheet")
