@@ -10,17 +10,21 @@ from __future__ import annotations
 import pytest
 
 from conteur.events import game
-from conteur.events.met import MetOptions
+from conteur.events.met import IssueChallenge, MetOptions
 from conteur.events.model import STORYTELLER
 from conteur.events.session import (
     ActionTaken,
     AddCharacter,
     AmendSheet,
+    BackInGame,
     CharacterAdded,
     Freeze,
     JoinScene,
     NextTurn,
+    OpenScene,
     OpenSession,
+    OutOfGame,
+    SceneClosed,
     SceneJoined,
     SceneOpened,
     SessionOpened,
@@ -92,7 +96,9 @@ def acted(given: list, times: int) -> list:
 @pytest.mark.parametrize("celerity, allowed", [(0, 1), (1, 2), (2, 3)])
 def test_time_4_one_action_a_turn_and_one_more_per_celerity_level(celerity, allowed):
     given = acted(paced(MetSheet(physical=5, celerity=celerity)), allowed)
-    assert_refuses(given=given, when=TakeAction(character="a"), actor=A, match=f"used its {allowed} action")
+    plural = "s" if allowed > 1 else ""
+    assert_refuses(given=given, when=TakeAction(character="a"), actor=A,
+                   match=f"used its {allowed} action{plural} this turn")
     next_turn = given + [TurnAdvanced(turn=2, game_seconds=8)]
     assert decide_after(next_turn, TakeAction(character="a"), actor=A)[0].turn == 2
 
@@ -212,3 +218,28 @@ def test_time_2_an_amended_sheet_keeps_its_kind_and_a_character_without_one_take
     assert decide_after(bare, AmendSheet(character="n", sheet=V5Sheet()))[0].sheet == V5Sheet()
     assert_refuses(given=roster(a=A6), when=AmendSheet(character="a", sheet=None), code="invalid",
                    match="whole new sheet")
+
+
+def test_time_4_a_closed_scene_and_a_skip_end_turn_by_turn_play():
+    paced_a = paced(A6)
+    assert_refuses(given=acted(paced_a, 1), when=TakeAction(character="a"), actor=A, match="TIME-4")
+    skipped = acted(paced_a, 1) + decide_after(acted(paced_a, 1), SkipTime(seconds=60))
+    assert decide_after(acted(skipped, 2), TakeAction(character="a"), actor=A)  # real time again: no budget
+    reopened = paced_a + [SceneClosed(scene="s1"), SceneOpened(scene="s1"), SceneJoined(character="a", scene="s1")]
+    assert decide_after(acted(reopened, 2), TakeAction(character="a"), actor=A)
+    assert game.fold(reopened).session.scenes["s1"].paced is False
+
+
+def test_time_6_back_in_game_a_character_is_a_target_again():
+    given = roster(a=A6, b=A6)
+    out = given + decide_after(given, OutOfGame(character="b"), actor=player("b"))
+    assert_refuses(given=out, when=IssueChallenge(character="a", defender="b", attribute="physical"), actor=A,
+                   code="out_of_game")
+    back = out + decide_after(out, BackInGame(character="b"), actor=player("b"))
+    assert decide_after(back, IssueChallenge(character="a", defender="b", attribute="physical"), actor=A)
+
+
+def test_time_2_a_scene_opened_without_a_name_is_named_by_its_id():
+    given = roster(a=A6) + [SceneOpened(scene="s9")]
+    assert game.fold(given).session.scenes["s9"].name == "s9"
+    assert_refuses(given=given, when=OpenScene(scene="s9"), match="scene 's9' is already open")
