@@ -306,3 +306,18 @@ def test_act_13_the_notation_or_the_characteristic_and_difficulty_not_both():
     for extra in ({"characteristic": "Motricité"}, {"difficulty": 2}):
         assert_refuses(given=ROSTER, when=RollAction(character="jake", test="Test (Motricité, 2)", **extra),
                        actor=player("jake"), code="invalid", match="not both")
+
+
+def test_act_8_who_saw_a_secret_sacrifice_may_not_roll_against_the_dead_who_did_not_waits():
+    jaleel = act("jaleel", [6, 2, 3, PLUS, PLUS], characteristic="Persuasion", opponent="nella", option="sacrifice",
+                 visibility="secret")
+    roll = jaleel[0].roll
+    answered = jaleel + act("nella", [6, 2, 1], given=jaleel, characteristic="Volonté", against=roll)
+    assert type(answered[-1]).__name__ == "CharacterSacrificed"
+    assert_refuses(given=ROSTER + answered, when=RollAction(character="nella", characteristic="Volonté",
+                                                            opponent="jaleel"), actor=player("nella"),
+                   match="jaleel died sacrificing itself")
+    unaware = act("louisa", [6, 6, 6], given=answered, characteristic="Science", opponent="jaleel")
+    assert type(unaware[-1]).__name__ == "OppositionOpened"  # she cannot know: the roll waits for a storyteller
+    assert_refuses(given=ROSTER + answered, when=RollAction(character="louisa", characteristic="Science",
+                                                            opponent="jaleel"), match="died sacrificing itself")

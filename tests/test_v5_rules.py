@@ -269,3 +269,8 @@ def test_v5_9_a_reroll_of_another_roll_in_a_partial_fold_leaves_the_latest_roll_
 def test_v5_7_avoid_messy_is_refused_under_the_text_rule():
     assert_refuses(given=rolled([10, 2, 10], hunger=1), when=WillpowerReroll(roll="r1", strategy="avoid_messy"),
                    match="Hunger dice alone")
+
+
+def test_v5_9_maximise_criticals_never_rerolls_a_ten():
+    given = rolled([10, 10, 9])
+    assert decide_after(given, WillpowerReroll(roll="r1", strategy="maximise_criticals"), draws=[7])[0].dice == (2,)
