@@ -36,8 +36,10 @@ import inspect
 import io
 import json
 import os
+import shutil
 import signal
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,13 +311,27 @@ def _run_child(target, code, args: list[str]) -> int:
             signal.alarm(TIMEOUT)
             if target is not None:
                 target.__code__ = code
-            os._exit(_quiet_pytest(args))
+            # a temporary folder of its own: pytest's shared numbered ones are rotated by
+            # each run, which would remove those of test runs going on beside this one
+            os._exit(_quiet_pytest(args + [f"--basetemp={_scratch}/{os.getpid()}"]))
         except BaseException:
             os._exit(3)
     return pid
 
 
+_scratch = ""  # this run's folder of pytest temporary folders
+
+
 def run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
+    global _scratch
+    _scratch = tempfile.mkdtemp(prefix="conteur-mutation-")
+    try:
+        return _run(module_names, jobs, only_list)
+    finally:
+        shutil.rmtree(_scratch, ignore_errors=True)
+
+
+def _run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT / "tests"))
     scores = []
@@ -335,7 +351,7 @@ def run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
                  for q, (fn, _) in defs.items()}
         coverage = _Coverage(str(Path(mod.__file__)), spans)
         # imports the tests once, for every child to share, and sees which tests reach what
-        baseline = _quiet_pytest_with(args, [coverage])
+        baseline = _quiet_pytest_with(args + [f"--basetemp={_scratch}/baseline"], [coverage])
         if baseline != 0:
             raise SystemExit(f"{name}: the selected tests fail unmutated (pytest {' '.join(args)}): "
                              "fix them first")
@@ -365,6 +381,7 @@ def run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
             if not running:
                 continue
             pid, status = os.wait()
+            shutil.rmtree(f"{_scratch}/{pid}", ignore_errors=True)
             m, began = running.pop(pid)
             m.seconds = time.monotonic() - began
             if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGALRM:
