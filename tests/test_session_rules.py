@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from conteur.events import game
+from conteur.events.action import TensionRaised, tension_of
 from conteur.events.met import IssueChallenge, MetOptions
 from conteur.events.model import STORYTELLER
 from conteur.events.session import (
@@ -37,9 +38,9 @@ from conteur.events.session import (
     TurnAdvanced,
     TurnLengthSet,
 )
-from conteur.events.sheets import MetSheet, V5Sheet
+from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
 from conteur.events.testing import assert_refuses, decide_after
-from conteur.events.v5 import RollPool
+from conteur.events.v5 import HungerSet, RollPool, hunger_of
 from tests.met_support import A6, player, roster
 
 A = player("a")
@@ -243,3 +244,22 @@ def test_time_2_a_scene_opened_without_a_name_is_named_by_its_id():
     given = roster(a=A6) + [SceneOpened(scene="s9")]
     assert game.fold(given).session.scenes["s9"].name == "s9"
     assert_refuses(given=given, when=OpenScene(scene="s9"), match="scene 's9' is already open")
+
+
+def test_v5_5_act_8_an_amended_starting_value_starts_play_again_a_redacted_amendment_changes_nothing():
+    given = roster() + [CharacterAdded(character="v", name="V", sheet=V5Sheet(hunger=2)),
+                        HungerSet(character="v", hunger=4, previous=2),
+                        CharacterAdded(character="t", name="T", sheet=ActionSheet(tension=1)),
+                        TensionRaised(character="t", tension=3, roll="a1")]
+    state = game.fold(given)
+    assert (hunger_of(state, "v"), tension_of(state, "t")) == (4, 3)
+    redacted = game.fold(given + [SheetAmended(character="v"), SheetAmended(character="t")])
+    assert (hunger_of(redacted, "v"), tension_of(redacted, "t")) == (4, 3)
+    assert redacted.session.characters["v"].sheet == V5Sheet(hunger=2)
+    same = game.fold(given + [SheetAmended(character="v", sheet=V5Sheet(hunger=2, willpower=6)),
+                              SheetAmended(character="t", sheet=ActionSheet(tension=1, characteristics={"Force": 5}))])
+    assert (hunger_of(same, "v"), tension_of(same, "t")) == (4, 3)
+    assert same.session.characters["v"].sheet == V5Sheet(hunger=2, willpower=6)
+    moved = game.fold(given + [SheetAmended(character="v", sheet=V5Sheet(hunger=1)),
+                               SheetAmended(character="t", sheet=ActionSheet(tension=0))])
+    assert (hunger_of(moved, "v"), tension_of(moved, "t")) == (1, 0)
