@@ -112,12 +112,13 @@ def test_fair_2_a_die_reads_as_few_whole_bytes_as_hold_its_sides(sides, width):
         assert derive_face(SEED, SESSION, counter, sides) == _documented_face(counter, sides, width)[0]
 
 
-def test_fair_2_a_block_whose_every_chunk_is_rejected_gives_way_to_the_next():
-    # just over half of four bytes: about half the chunks are rejected, all eight of a
-    # block about once in 256 draws, so some of 1500 counters reach the next block
-    sides, width = 2**31 + 1, 4
+@pytest.mark.parametrize("sides, width", [(2**31 + 1, 4), (2**23 + 1, 3)])
+def test_fair_2_a_block_whose_every_chunk_is_rejected_gives_way_to_the_next(sides, width):
+    # just over half of the chunk's bytes: about half the chunks are rejected, all of a
+    # block (8 of 4 bytes, 10 of 3) once in 256 or 1024 draws, so some counters reach the
+    # next block; three bytes leave two over, which are never read as a chunk
     blocks = set()
-    for counter in range(1500):
+    for counter in range(5000):
         face, block = _documented_face(counter, sides, width)
         assert derive_face(SEED, SESSION, counter, sides) == face, counter
         blocks.add(block)
