@@ -274,3 +274,13 @@ def test_v5_7_avoid_messy_is_refused_under_the_text_rule():
 def test_v5_9_maximise_criticals_never_rerolls_a_ten():
     given = rolled([10, 10, 9])
     assert decide_after(given, WillpowerReroll(roll="r1", strategy="maximise_criticals"), draws=[7])[0].dice == (2,)
+
+
+def test_v5_9_a_storyteller_s_blind_rolls_for_two_characters_are_each_rerolled():
+    bruno = [CharacterAdded(character="bruno", name="Bruno", sheet=V5Sheet(attributes={"Wits": 3}))]
+    given = ROSTER + bruno
+    for character in ("anna", "bruno"):
+        given = given + decide_after(given, RollPool(character=character, pool=2, hunger=0, visibility="blind"),
+                                     draws=[1, 2])
+    first = next(e for e in given if isinstance(e, PoolRolled) and e.character == "anna").roll
+    assert decide_after(given, WillpowerReroll(roll=first, dice=(0,)), draws=[9])[0].normal == (9, 2)
