@@ -92,6 +92,7 @@ SHARED: dict[type[Event], tuple[tuple[str, Evolver], ...]] = {
     session.TimeSkipped: (("action", action.evolve_clock_moved),),
     # TIME-4: initiating is an action of the turn, the defender's too when mutual (MET-8)
     met.ChallengeIssued: (("session", lambda own, e, state: session.evolve_actions_counted(own, met.acting(e))),),
+    met.GroupChallengeIssued: (("session", lambda own, e, state: session.evolve_actions_counted(own, (e.initiator,))),),
 }
 
 

@@ -27,6 +27,13 @@ class MetOptions(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     max_player_bonus: int = 3
 
 
+# Group challenges (MET-1, "défie un ou plusieurs personnages"), a ruleset setting: one
+# initiator against up to this many defenders. Several initiators against one defender
+# are not one challenge: the text has one character challenge, and each attacker's action
+# is its own (TIME-4, MET-8), so each is its own challenge, in initiative order (MET-9).
+GROUP_DEFENDERS = 8
+
+
 class TieDebt(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     """MET-13: ``debtor`` loses its next tie against ``creditor``, with no time limit."""
 
