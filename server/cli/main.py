@@ -89,7 +89,7 @@ def cmd_simulate(args) -> int:
     with writing(args.db) as store:
         summary = simulate(store, events=args.events, seed=args.seed, session=args.session,
                            ruleset=args.ruleset, progress=Progress("simulating", args.events),
-                           fixed_secrets=args.fixed_secrets)
+                           fixed_secrets=args.fixed_secrets, groups=args.groups)
     from conteur.server.store.factory import describe
 
     if args.json:
@@ -136,6 +136,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fixed-secrets", action="store_true",
                    help="draw seeds and nonces from --seed too, so the same arguments write the same log "
                         "(to compare two versions of the rules; never for a real night)")
+    p.add_argument("--groups", action="store_true",
+                   help="some MET challenges are one initiator against several defenders")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_simulate)
 
