@@ -415,6 +415,7 @@ class GroupSettled(Event, frozen=True, kw_only=True, tag="met.group_settled"):
     defender's pair (a cancelled pair has none)."""
 
     challenge: str
+    initiator: str = ""
     results: dict[str, str] = {}
 
 
@@ -554,7 +555,7 @@ def _settle(state: GameState, group_id: str) -> list[Event]:
     pairs = _pairs(state, group_id)
     if any(p.status in OPEN for p in pairs):
         return []
-    return [GroupSettled(challenge=group_id,
+    return [GroupSettled(challenge=group_id, initiator=group.initiator,
                          results={p.defender: p.winner for p in pairs if p.status == "resolved" and p.winner})]
 
 

@@ -117,6 +117,8 @@ def _met_sentences() -> dict[type, Callable]:
         # without an id (a phone's feed, whose sentence already names both sides) the header alone
         m.ChallengeIssued: lambda e, t: t("issued_event", id=e.challenge, text=challenge_header(e, t))
         if e.challenge else challenge_header(e, t) + ".",
+        m.GroupChallengeIssued: lambda e, t: t("issued_event", id=e.challenge, text=group_header(e, t)),
+        m.GroupSettled: lambda e, t: t("group_settled", id=e.challenge, results=group_results(e, t)),
         m.ThrowCommitted: lambda e, t: t("ev_throw", c=e.challenge, x=t.who(e.character), choice=t.throw(e.choice),
                                       r=e.round),
         m.ThrowsRevealed: lambda e, t: t("ev_revealed", c=e.challenge, r=e.round, throws=", ".join(
@@ -293,6 +295,16 @@ def challenge_header(e: met.ChallengeIssued, t: Teller) -> str:
     if e.tests > 1:
         text += t("tests", n=e.tests)
     return text
+
+
+def group_header(e: met.GroupChallengeIssued, t: Teller) -> str:
+    return t("group", a=t.who(e.initiator), list=", ".join(t.who(d) for d in e.defenders), attr=t.attr(e.attribute))
+
+
+def group_results(e: met.GroupSettled, t: Teller) -> str:
+    """Each defender's pair: its winner over the other side."""
+    return ", ".join(t("group_result", w=t.who(winner), l=t.who(e.initiator if winner == defender else defender))
+                     for defender, winner in e.results.items())
 
 
 def _won(t: Teller, winner: str, loser: str, by: str) -> str:

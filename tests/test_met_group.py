@@ -146,7 +146,7 @@ def test_met_5_an_initiator_at_zero_traits_loses_every_pair_and_the_group_is_set
         ChallengeResolved(challenge="c1.1", winner="b", loser="a", reason="zero_traits"),
         RoundWon(challenge="c1.2", round=1, winner="c", loser="a", by="zero_traits"),
         ChallengeResolved(challenge="c1.2", winner="c", loser="a", reason="zero_traits"),
-        GroupSettled(challenge="c1", results={"b": "b", "c": "c"}),
+        GroupSettled(challenge="c1", initiator="a", results={"b": "b", "c": "c"}),
     ]
 
 
@@ -330,7 +330,7 @@ def test_met_16_the_group_is_settled_when_its_last_pair_stands():
     [resolved, settled_] = assert_decides(
         given=given, when=Accept(character="c", challenge="c1"), actor=C,
         then=[ChallengeResolved(challenge="c1.2", winner="a", loser="c", reason="accepted"),
-              GroupSettled(challenge="c1", results={"b": "a", "c": "a", "d": "d"})],
+              GroupSettled(challenge="c1", initiator="a", results={"b": "a", "c": "a", "d": "d"})],
     )
     settled = given + [resolved, settled_]
     state = game.fold(settled)
@@ -358,7 +358,7 @@ def test_met_7_the_initiator_concedes_against_every_defender_still_playing():
     then = decide_after(ROUND_1, Concede(character="a", challenge="c1"), actor=A)
     assert [e for e in then if isinstance(e, ChallengeConceded)] == [
         ChallengeConceded(challenge=p, character="a") for p in ISSUED.pairs]
-    assert then[-1] == GroupSettled(challenge="c1", results={"b": "b", "c": "c", "d": "d"})
+    assert then[-1] == GroupSettled(challenge="c1", initiator="a", results={"b": "b", "c": "c", "d": "d"})
 
 
 def test_met_16_a_cancelled_group_cancels_its_pairs_still_playing():

@@ -45,6 +45,11 @@ export function teller(vm, lang = "en") {
   const met = {
     // without an id (a phone's feed, whose sentence already names both sides) the header alone
     challenge_issued: (e) => (e.challenge ? say("issued_event", { id: e.challenge, text: header(e) }) : `${header(e)}.`),
+    group_challenge_issued: (e) => say("issued_event", { id: e.challenge, text: say("group", {
+      a: who(e.initiator), list: (e.defenders || []).map(who).join(", "), attr: attr(e.attribute) }) }),
+    // each defender's pair: its winner over the other side (narrate.group_results)
+    group_settled: (e) => say("group_settled", { id: e.challenge, results: Object.entries(e.results || {}).map(([d, w]) =>
+      say("group_result", { w: who(w), l: who(w === d ? e.initiator : d) })).join(", ") }),
     throw_committed: (e) => say("ev_throw", { c: e.challenge, x: who(e.character), choice: choice(e.choice), r: e.round }),
     throws_revealed: (e) => say("ev_revealed", {
       c: e.challenge, r: e.round, throws: Object.entries(e.throws || {}).map(([k, v]) => `${who(k)} ${choice(v)}`).join(", "),
