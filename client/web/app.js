@@ -319,7 +319,8 @@ function commandFor(act, el, data) {
   // a storyteller's dice form names the character it rolls for (storyteller.js)
   const character = el.dataset.character || me();
   switch (act) {
-    case "throw": return { type: "throw", character, challenge: ch, round: c.round, choice: el.dataset.choice };
+    // a group's throw names its round (the group's record has none of its own)
+    case "throw": return { type: "throw", character, challenge: ch, round: el.dataset.round ? num(el.dataset.round) : c.round, choice: el.dataset.choice };
     case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
     case "bid": case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "retest": return { type: "retest", character, challenge: ch, source: data.get("source") };
@@ -329,6 +330,9 @@ function commandFor(act, el, data) {
     case "challenge": {
       const kind = data.get("kind") || "classic";
       if (kind === "simple" || kind === "complex") return { type: "challenge", character, kind, tests: num(data.get("tests")) || 1 };
+      // ticked others make it a group challenge (MET-1): one initiator against all of them
+      const defenders = [...new Set([data.get("defender"), ...data.getAll("more")])];
+      if (defenders.length > 1) return { type: "challenge", character, kind: "classic", defenders, attribute: data.get("attribute"), abilities: data.getAll("abilities") };
       return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute"), abilities: data.getAll("abilities"), mutual: !!data.get("mutual") };
     }
     case "retest_cancel": return { type: "retest", character, challenge: ch, source: data.get("source"), cancels: true };
@@ -344,6 +348,9 @@ function commandFor(act, el, data) {
       const target = data.get("target");
       const antagonist = (data.get("antagonist") || "").trim() || "antagonist";
       if (kind === "simple" || kind === "complex") return { type: "challenge", kind, character: target, tests: num(data.get("tests")) || 1 };
+      // an antagonist against several characters at once: a group challenge (MET-1, classic)
+      const defenders = [...new Set([target, ...data.getAll("more")])];
+      if (kind === "classic" && defenders.length > 1) return { type: "challenge", kind, character: antagonist, defenders, attribute: data.get("attribute") };
       const base = { type: "challenge", kind, character: antagonist, defender: target, attribute: data.get("attribute") };
       return kind === "static" ? { ...base, difficulty: num(data.get("difficulty")) || 0, tests: num(data.get("tests")) || 1 } : base;
     }

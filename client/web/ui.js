@@ -69,6 +69,11 @@ export const ICON = {
 // ``viewer``: the character looking (none for a storyteller or a wall): "Your throw" is
 // said only to a side that still has to throw.
 export function stageText(c, viewer = null) {
+  if (c.defenders && c.defenders.length) { // a group: how many of its pairs stand (MET-16)
+    const pairs = c.pairs.map((p) => app.vm.challenges[p]).filter(Boolean);
+    const standing = pairs.filter((p) => p.status === "resolved" || p.status === "cancelled").length;
+    return c.status === "cancelled" ? t("cancelled") : `${t("group_settled")} ${standing}/${pairs.length}`;
+  }
   const sides = [c.initiator, c.defender, c.tested];
   const mine = viewer && sides.includes(viewer) && !(viewer in c.throws);
   return {
