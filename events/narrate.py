@@ -307,6 +307,31 @@ def group_results(e: met.GroupSettled, t: Teller) -> str:
                      for defender, winner in e.results.items())
 
 
+def group_sentence(events: Iterable, t: Teller, *, rulings: bool = True) -> str:
+    """One line for a group challenge (MET-1): its header, then each defender's pair told
+    as a challenge of its own ("against Bruno: ..."), from the group's and its pairs'
+    events in log order."""
+    events = list(events)
+    issued = next((e for e in events if isinstance(e, met.GroupChallengeIssued)), None)
+    if issued is None:
+        return challenge_sentence(events, t, rulings=rulings)
+    stories: dict[str, list] = {pair: [] for pair in issued.pairs}
+    for e in events:
+        story = stories.get(getattr(e, "challenge", None))
+        if story is not None:
+            story.append(e)
+    colon = t.t["colon"]
+    parts = []
+    for pair, defender in zip(issued.pairs, issued.defenders):
+        head = met.ChallengeIssued(challenge=pair, kind=issued.kind, initiator=issued.initiator, defender=defender,
+                                   attribute=issued.attribute, defender_attribute=issued.defender_attribute)
+        body = challenge_sentence([head] + stories[pair], t, rulings=rulings)[len(challenge_header(head, t)):]
+        if body.startswith(colon):
+            parts.append(t("group_against", b=t.who(defender), colon=colon, body=body[len(colon):]))
+    header = group_header(issued, t)
+    return f"{header}{colon}{' — '.join(parts)}" if parts else header
+
+
 def _won(t: Teller, winner: str, loser: str, by: str) -> str:
     key = f"won_by_{by}" if f"won_by_{by}" in t.t else "won"
     return t(key, w=t.who(winner), l=t.who(loser))

@@ -32,7 +32,7 @@ from conteur.server.core import venue_time
 from conteur.server.store.chain import Row, row_to_line
 from conteur.server.store.interface import EventStore
 from conteur.events.catalogue import LANGS, section
-from conteur.events.narrate import challenge_sentence, offline_sentence
+from conteur.events.narrate import challenge_sentence, group_sentence, offline_sentence
 
 FORMATS = ("md", "html", "jsonl", "csv")
 MEDIA_TYPES = {
@@ -83,6 +83,9 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
     if isinstance(e, met.ChallengeIssued):
         story = [i.event for i in review.by_challenge(e.challenge)]
         kind, text = "challenge", challenge_sentence(story, review.teller, rulings=False) + "."
+    elif isinstance(e, met.GroupChallengeIssued):  # one line for the group and its pairs (MET-1)
+        story = [i.event for i in rv.group_items(review, e.challenge)]
+        kind, text = "challenge", group_sentence(story, review.teller, rulings=False) + "."
     elif isinstance(e, (met.ChallengeOverruled, met.ChallengeCancelled, offline.OfflineChallengeRuled,
                         session.SheetAmended, action.OppositionRuled, action.ActionCancelled)):
         kind = "ruling"  # a sheet amended in play is a storyteller's ruling too

@@ -35,7 +35,7 @@ from conteur.server.store.chain import Entry, Row, verify_rows
 from conteur.server.audit import paged
 from conteur.server.core import venue_time
 from conteur.server.core.shelf import NAMES_CHALLENGE, Done, Shelf
-from conteur.events.narrate import Teller, challenge_sentence, offline_sentence, sentence
+from conteur.events.narrate import Teller, challenge_sentence, group_sentence, offline_sentence, sentence
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
 
@@ -763,8 +763,24 @@ def _summary(review: Review, challenge_id: str, items: list[Item], *, steps: boo
                      reason=(record.ruling or record.dispute) if record else "",
                      claims=offline_claims(i.event for i in items))
     ch = review.state.met.get(challenge_id)
+    if ch.defenders:  # a group: its story is its pairs' too, told as one (MET-1)
+        told = group_sentence((i.event for i in group_items(review, challenge_id, items)), t)
+        return Story(**common, sentence=told, sides=[ch.initiator, *ch.defenders], winner=None, loser=None,
+                     reason=ch.reason)
     return Story(**common, sentence=challenge_sentence((i.event for i in items), t), sides=list(ch.sides),
                  winner=ch.winner, loser=ch.loser, reason=ch.reason)
+
+
+def group_items(review: Review, challenge_id: str, items: list[Item] | None = None) -> list[Item]:
+    """A group challenge's items and its pairs', in log order (a pair's own are under its id)."""
+    own = review.by_challenge(challenge_id) if items is None else items
+    first = own[0].event if own else None
+    if not isinstance(first, met.GroupChallengeIssued):
+        return own
+    merged = list(own)
+    for pair in first.pairs:
+        merged += review.by_challenge(pair)
+    return sorted(merged, key=lambda i: i.seq)
 
 
 def offline_claims(events: Iterable[Event]) -> list[Claim]:
