@@ -13,6 +13,7 @@ from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
 from tests.client_support import events_of_type, served
+from tests.doc_shots import doc_shot
 from tests.group_support import DEFENDERS, open_group_session
 from tests.web_support import TABLET, Device
 
@@ -127,7 +128,7 @@ def test_one_against_three_on_four_phones(browser, brawl):
     group = st.page.get_by_test_id("st-group")
     st.expect(group.first).to_contain_text("Anna ⟷ Bruno, Clara, Dora")
     st.expect(group.first.get_by_test_id("st-group-stage")).to_have_text("Settled 3/3")
-    st.shot("group-challenge-tablet", focus="[data-testid=st-group]")
+    doc_shot(group.first, "group-challenge-tablet")
     anna.expect(anna.page.get_by_test_id("feed")).to_contain_text("Anna ⟷ Bruno, Clara, Dora: the group challenge stands")
     for device in (anna, *phones.values(), st, wall):
         device.close()
@@ -144,7 +145,7 @@ def test_the_wall_and_the_tablet_show_a_group_as_one(browser, brawl):
     form.get_by_test_id("nc-more-dora").check()
     anna.page.get_by_test_id("challenge-start").click()
     anna.expect(anna.page.get_by_test_id("group-throw")).to_contain_text("Clara, Dora")
-    anna.shot("group-challenge-phone", focus="[data-testid=group-throw]")
+    doc_shot(anna.page, "group-challenge-phone")
     line = wall.page.locator('[data-testid=wall-challenge][data-challenge="c1"]')
     wall.expect(line).to_contain_text("Anna ⟷ Clara, Dora")
     wall.expect(line).to_contain_text("0/2")
