@@ -24,6 +24,7 @@ MET-14). When every pair's outcome stands, ``GroupSettled`` says so.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Iterable, Literal
 
 import msgspec
@@ -609,6 +610,7 @@ def _grouped(decider: Decider) -> Decider:
     """A command naming a group, or one of its pairs: the pairs' rules, then what the
     group adds (the reveal of its throws, its settling)."""
 
+    @functools.wraps(decider)  # named after its command still
     def decide(state: GameState, cmd: Command, draws: Draws, actor: Actor) -> list[Event]:
         found = state.met.get(cmd.challenge)
         if found is None or (found.group is None and not found.defenders):
