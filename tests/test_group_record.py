@@ -38,7 +38,10 @@ def test_the_review_tells_the_group_as_one_challenge(night):
     assert story.sentence.startswith("Anna challenged Bruno, Clara, Dora together (Physical): against Bruno: ")
     assert "against Clara: tie, bids 10 to 5, Anna won, Clara retested (Athletics)" in story.sentence
     assert "against Dora: paper beat rock, Dora won, Anna overbid (10 to 4) and won a retest" in story.sentence
-    assert [s.type for s in story.steps] == ["met.group_challenge_issued", "met.group_settled"]
+    assert story.results == {"bruno": "anna", "clara": "anna", "dora": "anna"}
+    steps = [s.type for s in story.steps]  # the pairs' steps too, in log order
+    assert steps[0] == "met.group_challenge_issued" and steps[-1] == "met.group_settled"
+    assert steps.count("met.throws_revealed") == 5 and steps.count("met.retest_taken") == 1
     pair = rv.challenge_story(review, "c1.2")  # each pair keeps a page of its own
     assert pair.winner == "anna" and pair.loser == "clara"
 

@@ -130,6 +130,14 @@ def test_one_against_three_on_four_phones(browser, brawl):
     st.expect(group.first.get_by_test_id("st-group-stage")).to_have_text("Settled 3/3")
     doc_shot(group.first, "group-challenge-tablet")
     anna.expect(anna.page.get_by_test_id("feed")).to_contain_text("Anna ⟷ Bruno, Clara, Dora: the group challenge stands")
+    # the review tells it as one challenge, each defender's pair with its winner
+    review = st.context.new_page()
+    review.goto(f"{server.url}/review.html#join={links['storyteller']}&session={SID}&challenge=c1")
+    st.expect(review.get_by_test_id("challenge-sentence")).to_contain_text(
+        "Anna challenged Bruno, Clara, Dora together (Physical): against Bruno: rock beat scissors")
+    st.expect(review.get_by_test_id("challenge-pairs").locator("li")).to_have_count(3)
+    st.expect(review.get_by_test_id("challenge-pairs")).to_contain_text("Anna ⟷ Dora: Winner Anna")
+    review.close()
     for device in (anna, *phones.values(), st, wall):
         device.close()
 

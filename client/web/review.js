@@ -400,6 +400,10 @@ async function renderChallenge(id) {
       h("dt", {}, t("winner")), h("dd", { "data-testid": "challenge-winner" },
         story.winner || story.kind !== "offline" ? name(story.winner) : story.status === "disputed" ? t("noRuling") : t("unconfirmed")),
       h("dt", {}, t("loser")), h("dd", {}, name(story.loser)),
+      // a group challenge: each defender's pair and who won it (MET-1)
+      ...(Object.keys(story.results || {}).length ? [h("dt", {}, t("pairs")), h("dd", {},
+        h("ul", { class: "pairs", "data-testid": "challenge-pairs" }, Object.entries(story.results).map(([d, w]) =>
+          h("li", {}, `${name(story.sides[0])} ⟷ ${name(d)}: ${t("winner")} ${name(w)}`))))] : []),
       ...(story.claims && story.claims.length ? [h("dt", {}, t("claims")), h("dd", {},
         h("ul", { class: "claims", "data-testid": "challenge-claims" }, story.claims.map((x) => h("li", {}, claimText(x, true)))))] : []),
       h("dt", {}, t("status")), h("dd", { "data-testid": "challenge-status" }, statusText(story.status, story.reason)),

@@ -695,6 +695,7 @@ class Story(msgspec.Struct, kw_only=True):
     last_seq: int
     steps: list[Step]
     claims: list[Claim] = []  # offline records: each side's word, in log order
+    results: dict[str, str] = {}  # a group challenge: each defender's pair's winner, once it stands
 
 
 class Mark(msgspec.Struct, frozen=True, kw_only=True):
@@ -764,9 +765,15 @@ def _summary(review: Review, challenge_id: str, items: list[Item], *, steps: boo
                      claims=offline_claims(i.event for i in items))
     ch = review.state.met.get(challenge_id)
     if ch.defenders:  # a group: its story is its pairs' too, told as one (MET-1)
-        told = group_sentence((i.event for i in group_items(review, challenge_id, items)), t)
-        return Story(**common, sentence=told, sides=[ch.initiator, *ch.defenders], winner=None, loser=None,
-                     reason=ch.reason)
+        whole = group_items(review, challenge_id, items)
+        if common["steps"]:
+            common["steps"] = [Step(seq=i.seq, at=i.at, actor=i.actor, type=i.type, text=i.text,
+                                    seen=seen_by(review, i), event=i.event) for i in whole]
+        pairs = [review.state.met.get(p) for p in ch.pairs]
+        results = {p.defender: p.winner for p in pairs if p is not None and p.status == "resolved" and p.winner}
+        return Story(**common, sentence=group_sentence((i.event for i in whole), t),
+                     sides=[ch.initiator, *ch.defenders], winner=None, loser=None, reason=ch.reason,
+                     results=results)
     return Story(**common, sentence=challenge_sentence((i.event for i in items), t), sides=list(ch.sides),
                  winner=ch.winner, loser=ch.loser, reason=ch.reason)
 
