@@ -4,6 +4,7 @@ a defender's export keeps the others' bids sealed (MET-3)."""
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from conteur.events.model import STORYTELLER, Actor
@@ -70,3 +71,19 @@ def test_the_jsonl_export_of_a_group_verifies(night, tmp_path):
         (tmp_path / "group.jsonl").write_bytes(ex.export(store, SID, "jsonl"))
     report = verify_path(tmp_path / "group.jsonl")
     assert report.ok and report.verdicts_checked > 0, report.text()
+
+
+def test_a_finished_group_is_shelved_and_read_back_with_its_pairs(night):
+    """A night's finished challenges leave memory by pages (server/core/shelf.py): a
+    group's record and its pairs ("c1.2") are one page, shelved and read back whole."""
+    from conteur.events import met
+    from conteur.server.core.shelf import Shelf
+
+    with SQLiteStore(night) as store:
+        state = Chronicle(store).state(SID)
+    ahead = msgspec.structs.replace(state.met, counter=met.PAGE + 1)  # the next issued is on page 1
+    shelf = Shelf()
+    shelved = shelf.shelve(ahead)
+    assert shelved.done[0] == {} and shelf.needs("c1.2")
+    assert shelf.whole(shelved).challenges == state.met.challenges
+    assert shelf.restore(shelved, "c1.3").challenges == state.met.challenges  # the pair's page is its group's

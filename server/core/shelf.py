@@ -41,8 +41,8 @@ _CACHED = 4  # decoded pages kept: the pages being read (a review's recent chall
 
 
 def _number(challenge_id: str) -> int | None:
-    try:
-        return int(challenge_id[1:])
+    try:  # a group's pair "c5.2" is numbered as its group
+        return int(challenge_id[1:].split(".", 1)[0])
     except ValueError:  # ids are "c<n>" (met.issue); anything else stays in the state
         return None
 
