@@ -1,4 +1,4 @@
-"""Backups of a live chronicle (issue 8): consistent while the server appends, standalone,
+"""Backups of a live chronicle: consistent while the server appends, standalone,
 and restorable without ever destroying the database they replace."""
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ FAKE_ROW = ("INSERT INTO events (session, type, data, actor, device, command_id,
 
 def make_db(path: Path, rows: int) -> Path:
     """A real chronicle of ``rows`` events (more, on an existing one): restore verifies
-    the hash chain of what it puts back (issue 15), so the rows are the store's own."""
+    the hash chain of what it puts back, so the rows are the store's own."""
     from conteur.events.session import SceneOpened
     from conteur.server.store.sqlite import SQLiteStore, append_events
 
@@ -169,7 +169,7 @@ def test_backup_replaces_the_previous_copy_only_when_complete(tmp_path):
 
 def test_backup_refuses_an_empty_file_and_makes_nothing(tmp_path):
     db = tmp_path / "empty.db"
-    sqlite3.connect(db).close()  # 0 bytes: a failed copy, not a chronicle (issue 15)
+    sqlite3.connect(db).close()  # 0 bytes: a failed copy, not a chronicle
     with pytest.raises(BackupError, match="empty"):
         backup(db, tmp_path / "copy.db")
     assert not (tmp_path / "copy.db").exists()
@@ -234,7 +234,7 @@ def test_restore_moves_the_replaced_database_aside_with_its_newer_events(tmp_pat
     """)])
     assert crashed.returncode == 0
 
-    # the backup holds fewer events than the database: issue 15 asks for --force
+    # the backup holds fewer events than the database: only --force restores it
     with pytest.raises(BackupError, match="--force"):
         restore(tmp_path / "copy.db", db)
     assert restore(tmp_path / "copy.db", db, force=True) == 5

@@ -1,4 +1,4 @@
-"""`conteur client` as a storyteller's terminal (issue 15): a running `watch` prints every
+"""`conteur client` as a storyteller's terminal: a running `watch` prints every
 event, whatever other process shares its state file; a restore is announced; `send
 --no-wait` sends at once; a silent server or a bad link gives one line and its status."""
 

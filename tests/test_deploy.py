@@ -1,4 +1,4 @@
-"""The venue deployment kit (issue 8): the systemd unit, the shell scripts."""
+"""The venue deployment kit: the systemd unit, the shell scripts."""
 
 from __future__ import annotations
 
@@ -157,7 +157,7 @@ def test_backup_loop_reports_a_missing_stick(conteur_command, tmp_path):
 
 
 def test_backup_loop_never_creates_the_stick_folder(conteur_command, tmp_path):
-    # issue 15: a mistyped or unmounted /media/USER/STICK became a folder on the laptop
+    # a mistyped or unmounted /media/USER/STICK must not become a folder on the laptop
     db = live_db(tmp_path / "conteur.db", rows=1)
     missing = tmp_path / "media" / "STICK"
 

@@ -1,4 +1,4 @@
-"""`conteur doctor` loose ends (issue 14): under ``--cert``/``--key`` (as given to serve) it
+"""`conteur doctor` loose ends: under ``--cert``/``--key`` (as given to serve) it
 checks that certificate's dates, names and key, not the venue one beside the database; and a
 0-byte database file is said to be empty, a note and not a failure, in English and French.
 Real files: a real database, real certificates (one made by ``conteur serve --tls``'s own

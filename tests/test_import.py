@@ -1,4 +1,4 @@
-"""`conteur import` (issue 17, item 5): an organisation's central chronicle takes each
+"""`conteur import`: an organisation's central chronicle takes each
 venue's verified JSON Lines export of a night. A tampered export is refused naming the
 seq, nothing written; a night is imported once; tie debts made at one venue carry into
 the next session the organisation opens in the same chronicle (MET-13)."""

@@ -1,4 +1,4 @@
-"""The dependency rule of docs/architecture.md (issue 16, item 2): conteur.events imports
+"""The dependency rule of docs/architecture.md: conteur.events imports
 nothing of conteur's but itself; conteur.server and conteur.client import conteur.events
 and never each other, in either direction. They meet only through pyproject.toml's entry
 points (``conteur.commands``, ``conteur.web``). Read from the source with ``ast``, so an

@@ -1,4 +1,4 @@
-"""Dispute review (issue 7): who won challenge N and why, who saw what when, the
+"""Dispute review: who won challenge N and why, who saw what when, the
 timeline's filters, disputes first, the scene stepped event by event, the chain's
 verification, the fairness panel; over HTTP for storytellers only."""
 
@@ -70,7 +70,7 @@ def test_an_offline_challenge_in_the_review_recorded_disputed_ruled(review):
 
 
 def test_a_disputed_offline_record_has_both_claims_and_no_winner_until_ruled(tmp_path):
-    # issue 15: the review listed a disputed record with the recorder's winner as the winner
+    # a disputed record is never listed with the recorder's winner as the winner
     setup = make_chronicle(tmp_path / "c.db")
     with SQLiteStore(setup.db) as store:
         chronicle = Chronicle(store)

@@ -1,4 +1,4 @@
-"""The review page's build, made cheaper for issue 18 item 4, tells the same bytes as a
+"""The review page's cheap build tells the same bytes as a
 review built the plain way: from entries (``read_entries``: no chain columns) rather than
 rows, the truth folded in runs up to the events that read it (``game.fold``),
 a storyteller's "who saw what" worked out only when a challenge's page asks for it, marks

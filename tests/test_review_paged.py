@@ -1,4 +1,4 @@
-"""What a server keeps of a night does not grow with its finished part (issue 18 item 3).
+"""What a server keeps of a night does not grow with its finished part.
 
 A kept review holds each item's seq and scene, and the items themselves only for a few
 pages, reading the others from the store again (server/audit/paged.py); its folds, and
@@ -238,8 +238,8 @@ def test_over_http_a_paged_review_and_the_state_pages_answer_as_built_at_once(tm
 def test_a_night_of_marks_reads_the_shelved_pages_one_at_a_time(tmp_path, monkeypatch):
     """A kept review's first screen marks every challenge: past MERGED_MARKS it takes
     them page by page, so the shelved pages are never all decoded at once (merged, they
-    were, at each catch-up: a peak of every finished challenge that left the night's RSS
-    fragmented, BENCHMARKS "Session 11"). The marks are those found one id at a time."""
+    would be, at each catch-up: a peak of every finished challenge that leaves the night's
+    RSS fragmented). The marks are those found one id at a time."""
     monkeypatch.setattr(met, "PAGE", 4)
     db = tmp_path / "marks.db"
     night(db, "s", examples(1000), "marks")

@@ -1,4 +1,4 @@
-"""The review by pages (issue 18): built as the log grows instead of walked again from the
+"""The review by pages: built as the log grows instead of walked again from the
 first event, and a first screen of bounded size whose parts, with the pages after it, add
 up to the whole bundle (which stays for exports and scripts)."""
 

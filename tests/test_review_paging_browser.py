@@ -1,4 +1,4 @@
-"""The review page of a night longer than its first screen, in real Chromium (issue 18):
+"""The review page of a night longer than its first screen, in real Chromium:
 the page loads ``/review/first`` (the first 200 challenges, the first 1,500 timeline
 rows), then "More" fetches the other challenges, "Show all" and the filters fetch the
 rest of the timeline by pages; what it ends up showing is the whole bundle's."""

@@ -1,4 +1,4 @@
-"""The whole review bundle streamed by parts is the whole one, byte for byte (issue 18 item 3).
+"""The whole review bundle streamed by parts is the whole one, byte for byte.
 
 ``GET /sessions/{s}/review`` is made part by part from a kept review and the store
 (server/audit/streamed.py): its verification reads the rows by chunks in two passes, its

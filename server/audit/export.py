@@ -105,7 +105,7 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
 
 def _unsettled(review: rv.Review, e: offline.OfflineChallengeRecorded) -> str | None:
     """A record still disputed or unanswered at the end of the log says so where it is
-    told: the recorder's word is not the outcome (issue 15)."""
+    told: the recorder's word is not the outcome."""
     record = review.state.offline.records.get(e.record)
     if record is None or record.status not in ("recorded", "disputed"):
         return None

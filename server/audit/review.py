@@ -1,4 +1,4 @@
-"""Dispute review: a session's log made readable and checkable (issue 7).
+"""Dispute review: a session's log made readable and checkable.
 
 Pure functions over the store and the views: ``build`` walks a session's rows once,
 folds the true state beside them (to know where each character stood when each event
@@ -165,7 +165,7 @@ KNOWN_PEOPLE = 4096  # groups of characters remembered per event kind
 def _people_reader(fields: tuple[str, ...], throws: bool):
     """The characters an event of one kind names (``_people_in``), looked up by the
     values of its fields: a night names the same few pairs over and over, and working
-    them out field by field was a tenth of building the review (issue 18 item 4)."""
+    them out field by field was a tenth of building the review."""
     if not fields and not throws:
         return None
     values = operator.attrgetter(*fields) if fields else None
@@ -195,7 +195,7 @@ def _item(row: Row, at: str, owners: frozenset[str] | None, sealed: bool, seen: 
           challenge: str | None, scene: str | None, teller: Teller, share) -> Item:
     """A timeline item (``owners`` and ``sealed`` of its forms, ``views.forms``). A night
     repeats a few actors, types and groups of characters: each is kept once (``share``),
-    not once per event (issue 18: a kept review's memory)."""
+    not once per event: a kept review's memory stays small."""
     return Item(seq=row.seq, at=at, actor=intern(row.actor), type=intern(row.type), event=seen,
                 characters=share(people, people), scene=scene, challenge=challenge, teller=teller,
                 owners=owners if owners is None else share(owners, owners), sealed=sealed)
@@ -259,7 +259,7 @@ def build_from(session_id: str, rows: list[Row], events: list[Event], viewer: Ac
 
 
 class Builder:
-    """The review of a session built as its log grows (issue 18): ``extend`` with the rows
+    """The review of a session built as its log grows: ``extend`` with the rows
     after those already taken, so a long night's review is never walked again from its
     first event; ``review`` gives the ``Review`` of everything taken so far."""
 
@@ -268,7 +268,7 @@ class Builder:
         self.session = session_id
         # with a store, the items of the night's finished part are read from it again when
         # asked for (server/audit/paged.py), and the finished challenges of its folds are
-        # shelved (server/core/shelf.py): what a server keeps all night (issue 18)
+        # shelved (server/core/shelf.py): what a server keeps all night
         self._store = store
         # the rows only serve the verification and the exports: a server reads them again
         # for those (``keep_rows=False``) rather than hold every stored byte of the night
@@ -391,7 +391,7 @@ class Builder:
         for row, event in zip(rows, events):
             kind = type(event)
             # what the review reads of this kind of event, looked up once a kind, not tried
-            # field by field on every event of a night (issue 18 item 4)
+            # field by field on every event of a night
             _, _, challenge_field, has_scene, folded, named, role, public, people_of, tag, marked = \
                 plans.get(kind) or _plan(kind)
             if role is _ADDED:
@@ -924,7 +924,7 @@ class Verification(msgspec.Struct, kw_only=True):
 
 def _draws_seen(rows: list[Row], viewer: Actor) -> int:
     """How many draws ``viewer`` holds: a count over every row would tell a player the
-    size of the secret pools it may not see (issue 13)."""
+    size of the secret pools it may not see."""
     from conteur.events import views
     from conteur.server.store.codec import decode_event
 
@@ -1148,7 +1148,7 @@ FIRST_DISPUTES = 200
 
 
 def first_screen(builder: Builder) -> dict:
-    """What the review page shows first, the same size at any length of night (issue 18):
+    """What the review page shows first, the same size at any length of night:
     the header, the disputes first (the first ``FIRST_DISPUTES``, with their briefs), the
     first ``FIRST_CHALLENGES`` challenges and ``FIRST_ITEMS`` timeline rows, and how many
     there are of each. The verification and the fairness panel come by their own requests

@@ -1,4 +1,4 @@
-"""The whole review bundle and the exports, streamed by parts (issue 18 item 3).
+"""The whole review bundle and the exports, streamed by parts.
 
 ``review.bundle`` and ``export.render`` make their answer whole, from a review holding
 every item and every stored row of the night: at 735,566 events that was 184 MB and a
@@ -126,7 +126,7 @@ class _Scan:
 class _Counted:
     """The draws the verification counts: every one, or those a viewer other than a
     storyteller holds (a count over every row would tell a player the size of the secret
-    pools it may not see, issue 13)."""
+    pools it may not see)."""
 
     def __init__(self, viewer: Actor | None) -> None:
         self.viewer, self.drawn, self.seq = viewer, 0, 0

@@ -1,4 +1,4 @@
-"""Dispute review and export over HTTP (issue 7).
+"""Dispute review and export over HTTP.
 
 The review (timeline, challenge stories, scene slider, fairness, the bundle the review
 page loads) is for storytellers; the export and the chain's verification answer any
@@ -65,15 +65,15 @@ class _Kept:
 # (server/audit/kept.py): after a restart, the first screen is that snapshot and the rows after it.
 # It is taken and written on the snapshots' thread (``Projections.later``), not in the request
 # that took the events: a whole review's snapshot grows with the night (about 15 MB at 735,000
-# events, written with an fsync), and the hour's first screen paid for it (BENCHMARKS "Session 10")
+# events, written with an fsync), and the hour's first screen must not pay for it
 SAVE_EVERY = 20_000
 
 
 # per store (weakly: a closed venue's reviews go with it), a few reviews by (session,
 # viewer, lang), least recently used dropped first: a few storytellers, a few sessions.
 # A kept review holds a few pages of items and, per event of its session, its seq, scene
-# and a share of its challenge's marks, about 50 bytes (server/audit/paged.py; 600 before
-# session 7, BENCHMARKS "Session 7"). The bound is on the events held too: at most
+# and a share of its challenge's marks, about 50 bytes (server/audit/paged.py; 600 with
+# every item held decoded). The bound is on the events held too: at most
 # _KEPT_EVENTS timeline items over all of a store's reviews, the one being asked for
 # aside; a dropped one is built again from the store.
 _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -153,7 +153,7 @@ def follow(store) -> None:
 class Follower:
     """Keeps a store's kept reviews caught up between requests: the first screen a
     storyteller asks after an hour of play then tells what changed, without first taking
-    the hour's events (120,000 at a venue's rate, 2-3 s of a core; BENCHMARKS "Session 10").
+    the hour's events (120,000 at a venue's rate, 2-3 s of a core).
     What a review answers is the same either way: a request still takes the rows committed
     since the last look before it answers, and a review's catch-up is the same by chunks of
     any size. It saves nothing: a review's snapshot is queued after an answer (``_save``).
@@ -232,7 +232,7 @@ async def _find(request: Request, grant: Grant, session: str, lang: str) -> _Kep
 
 async def _review(request: Request, grant: Grant, session: str, lang: str = "en") -> rv.Review:
     """The session's review for this caller, extended with what happened since it was
-    last asked for, never walked again from the first event (issue 18)."""
+    last asked for, never walked again from the first event."""
     kept = await _find(request, grant, session, lang)
     rt = runtime(request)
     review, _head = await asyncio.to_thread(_snapshot, rt.store, kept, session, rt.projections.later)
