@@ -14,7 +14,7 @@ import pytest
 from conteur.server.cli.doctor import FAIL, NOTE, PASS, Doctor
 from conteur.server.cli.main import main
 from conteur.server.web import tls
-from conteur.server.web.app import tls_folder
+from conteur.server.cli.serve import tls_folder
 from tests.client_support import make_chronicle
 
 LOOPBACK = lambda: ["127.0.0.1"]  # noqa: E731  (tests talk only to 127.0.0.1)
