@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ("events", "server", "client", "tests", "bench", "deploy", "tools", ".ci")
 ROOT_FILES = ("pyproject.toml", "Makefile")
 SKIPPED = re.compile(r"(^|/)vendor/|\.(json|png|jpg|svg|gz|db|ico|webmanifest|woff2?)$")
+# this file: its patterns and examples are what it looks for
+SELF = Path(__file__).resolve().relative_to(ROOT).as_posix()
 
 # Worded references to the project's history, looked for everywhere.
 WORDED = re.compile(
@@ -54,7 +56,8 @@ def tracked() -> list[Path]:
     except (OSError, subprocess.CalledProcessError):  # a copy without git: every file then
         paths = [p for f in FOLDERS if (ROOT / f).is_dir() for p in (ROOT / f).rglob("*") if p.is_file()]
         paths += [ROOT / f for f in ROOT_FILES if (ROOT / f).is_file()]
-    return sorted(p for p in paths if p.is_file() and not SKIPPED.search(p.relative_to(ROOT).as_posix()))
+    return sorted(p for p in paths if p.is_file() and p.relative_to(ROOT).as_posix() != SELF
+                  and not SKIPPED.search(p.relative_to(ROOT).as_posix()))
 
 
 def python_pieces(source: str) -> list[tuple[int, str, bool]]:
