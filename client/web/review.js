@@ -142,7 +142,7 @@ async function download(format) {
 // ---------------------------------------------------------------- overview
 
 // A challenge played by hand has no winner until confirmed or ruled: each side's word
-// instead (server/review.py offline_claims), never the recorder's alone in green.
+// instead (server/audit/stories.py offline_claims), never the recorder's alone in green.
 function claimText(claim, withReason = false) {
   const vars = { by: name(claim.by), w: name(claim.winner) };
   const said = claim.kind === "confirmed" ? t("confirms", vars) : claim.winner ? t("says", vars) : t("noClaim", vars);

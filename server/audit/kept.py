@@ -26,6 +26,7 @@ from conteur.events.model import Actor
 from conteur.events.narrate import Teller
 from conteur.server.audit import paged
 from conteur.server.audit import review as rv
+from conteur.server.audit import stories
 from conteur.server.core import keep
 from conteur.server.core.shelf import Shelf
 
@@ -67,7 +68,7 @@ class ReviewBody(msgspec.Struct, array_like=True):
     counts: bytes
     challenge_seqs: bytes
     types: list[str]
-    marks: dict[str, rv.Mark]
+    marks: dict[str, stories.Mark]
     flagged: dict[str, tuple[int, int]]
     unsettled: list[str]
     touched: list[str]

@@ -25,6 +25,11 @@ from litestar.params import FromPath, FromQuery, Parameter
 from conteur.server.audit import export as ex
 from conteur.server.audit import kept as snapshots
 from conteur.server.audit import review as rv
+from conteur.server.audit import timeline as review_timeline
+from conteur.server.audit import checks
+from conteur.server.audit import page as review_page
+from conteur.server.audit import scenes as review_scenes
+from conteur.server.audit import stories as review_stories
 from conteur.server.audit import streamed
 from conteur.events import wire
 from conteur.server.core import heap
@@ -279,7 +284,7 @@ class ReviewController(Controller):
     async def first(self, request: Request, grant: GrantDep, session: SessionPath,
                     lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         kept = await _find(request, grant, session, lang)
-        return await asyncio.to_thread(_with_builder, runtime(request), kept, session, rv.first_screen)
+        return await asyncio.to_thread(_with_builder, runtime(request), kept, session, review_page.first_screen)
 
     @get("/review/items", guards=[storyteller_only], raises=RAISES,
          summary="Timeline rows after a seq, without their events (a page of the review's timeline)")
@@ -290,7 +295,7 @@ class ReviewController(Controller):
     ) -> list[dict[str, Any]]:
         review = await _review(request, grant, session, lang)
         # off the loop: a page of a kept review may be read from the store again (server/audit/paged.py)
-        return await asyncio.to_thread(rv.items_page, review, after, limit)
+        return await asyncio.to_thread(review_page.items_page, review, after, limit)
 
     @get("/review/challenges", guards=[storyteller_only], raises=RAISES,
          summary="Challenge briefs in log order from an offset (a page of the review's challenges)")
@@ -301,7 +306,7 @@ class ReviewController(Controller):
     ) -> list[dict[str, Any]]:
         kept = await _find(request, grant, session, lang)
         return await asyncio.to_thread(_with_builder, runtime(request), kept, session,
-                                       lambda b: rv.challenges_page(b, offset, limit))
+                                       lambda b: review_page.challenges_page(b, offset, limit))
 
     @get("/review/timeline", guards=[storyteller_only], raises=RAISES,
          summary="The session's events as sentences, filtered by character, challenge, scene and event type")
@@ -314,15 +319,15 @@ class ReviewController(Controller):
         review = await _review(request, grant, session, lang)
 
         def read() -> list[dict[str, Any]]:
-            items = rv.timeline(review, character=character, challenge=challenge, scene=scene, type=type)
-            return [rv.item_dict(i) for i in items]
+            items = review_timeline.timeline(review, character=character, challenge=challenge, scene=scene, type=type)
+            return [review_page.item_dict(i) for i in items]
         return await asyncio.to_thread(read)
 
     @get("/review/challenges/{challenge:str}", guards=[storyteller_only], raises=RAISES,
          summary="One challenge (or offline record) and its whole story: who won and why, who saw what when")
     async def challenge(self, request: Request, grant: GrantDep, session: SessionPath,
                         challenge: FromPath[str], lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        story = await asyncio.to_thread(rv.challenge_story, await _review(request, grant, session, lang), challenge)
+        story = await asyncio.to_thread(review_stories.challenge_story, await _review(request, grant, session, lang), challenge)
         if story is None:
             raise NotFoundException(f"no challenge {challenge!r} in session {session!r}")
         return msgspec.to_builtins(story)
@@ -332,7 +337,7 @@ class ReviewController(Controller):
     async def scene_steps(self, request: Request, grant: GrantDep, session: SessionPath,
                           scene: FromPath[str], lang: FromQuery[Lang] = "en") -> list[dict[str, Any]]:
         review = await _scene_review(request, grant, session, scene, lang)
-        return msgspec.to_builtins(await asyncio.to_thread(rv.scene_index, review, scene))
+        return msgspec.to_builtins(await asyncio.to_thread(review_scenes.scene_index, review, scene))
 
     @get("/review/scenes/{scene:str}/state", guards=[storyteller_only], raises=RAISES,
          summary="The scene's state at a seq: who is there, Time Out, its challenges with throws and bids")
@@ -342,7 +347,7 @@ class ReviewController(Controller):
         lang: FromQuery[Lang] = "en",
     ) -> dict[str, Any]:
         review = await _scene_review(request, grant, session, scene, lang)
-        view = await asyncio.to_thread(rv.scene_at, review, scene, at)
+        view = await asyncio.to_thread(review_scenes.scene_at, review, scene, at)
         if view is None:
             raise NotFoundException(f"scene {scene!r} has no event at or before seq {at}")
         return msgspec.to_builtins(view)
@@ -353,7 +358,7 @@ class ReviewController(Controller):
                        lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         # the page's language: its review is the one already kept, not another one walked
         review = await _review(request, grant, session, lang)
-        return msgspec.to_builtins(await asyncio.to_thread(rv.fairness, review))
+        return msgspec.to_builtins(await asyncio.to_thread(checks.fairness, review))
 
     @get("/review/verify", raises=RAISES,
          summary="The session's hash chain (and, once closed, its fair draws): verified or the first bad seq")
