@@ -28,7 +28,7 @@ from pathlib import Path
 
 from conteur.server.store.dbfile import (
     EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError, Verify, WriterLock,
-    check_database, open_readonly)
+    check_database, open_readonly, table_names)
 
 __all__ = ["BackupError", "DatabaseInUse", "backup", "count_events", "restore"]
 
@@ -141,9 +141,7 @@ def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
 
 def count_events(conn: sqlite3.Connection) -> int:
     """Events in an open database; 0 for a database the store has not initialised yet."""
-    has_table = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone()
-    return conn.execute("SELECT count(*) FROM events").fetchone()[0] if has_table else 0
+    return conn.execute("SELECT count(*) FROM events").fetchone()[0] if "events" in table_names(conn) else 0
 
 
 def _copy(src: sqlite3.Connection, dest_path: Path, progress: Progress | None,

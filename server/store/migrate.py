@@ -62,12 +62,12 @@ Secret = tuple[str, bytes]
 
 class _SQLiteSource:
     def __init__(self, path: str):
-        from conteur.server.store.dbfile import check_database, open_readonly
+        from conteur.server.store.dbfile import check_database, open_readonly, table_names
 
         check_database(path)
         self.conn = open_readonly(path)
         self.conn.execute("BEGIN")  # one read snapshot for every table
-        self.tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        self.tables = table_names(self.conn)
 
     def rows(self) -> Iterator[Row]:
         for r in self.conn.execute("SELECT seq, session, type, data, actor, device, command_id, at, "
