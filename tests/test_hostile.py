@@ -1,4 +1,4 @@
-"""Hostile input gets a clear answer, never a crash (issue 13, Deliver 8), on a real server.
+"""Hostile input gets a clear answer, never a crash, on a real server.
 
 - Nesting beyond 32 levels, over the websocket (``error invalid``, the socket stays open:
   no 4500 close) and in every POST body (HTTP 400, never 500).

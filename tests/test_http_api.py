@@ -152,7 +152,7 @@ def test_state_is_true_for_the_storyteller_and_folded_from_its_view_for_a_player
 
 
 def test_state_leaves_finished_challenges_to_its_pages_and_at_seq_answers_the_whole_state(venue):
-    """Issue 18: the head's state carries the live state, the count of finished challenges
+    """The head's state carries the live state, the count of finished challenges
     and the last few; ``/state/done`` pages through all of them, the same as the whole
     state at that seq holds, in each caller's own view; bad paging is a 400 naming it."""
     rng = random.Random("state-done")
