@@ -359,7 +359,7 @@ class Client(Commands):
         async with connect(self.url, **kwargs) as ws:
             self._sent = set()
             # what this client holds, not the file's shared cursor: events another process
-            # received meanwhile are this one's to receive too (issue 15)
+            # received meanwhile are this one's to receive too
             self._hello_after = self.held
             hello = wire.Hello(token=self.token, session=self.session, after=self._hello_after,
                                device=self.device, batch=self.batch, create=self.create,

@@ -10,6 +10,7 @@ import pytest
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import export as ex
 from conteur.server.audit import review as rv
+from conteur.server.audit import stories
 from conteur.server.audit.verify import verify_path
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
@@ -34,7 +35,7 @@ def night(tmp_path_factory):
 def test_the_review_tells_the_group_as_one_challenge(night):
     with SQLiteStore(night) as store:
         review = rv.build(store, SID)
-    story = rv.challenge_story(review, "c1")
+    story = stories.challenge_story(review, "c1")
     assert story.sides == ["anna", "bruno", "clara", "dora"] and story.status == "resolved"
     assert story.sentence.startswith("Anna challenged Bruno, Clara, Dora together (Physical): against Bruno: ")
     assert "against Clara: tie, bids 10 to 5, Anna won, Clara retested (Athletics)" in story.sentence
@@ -43,7 +44,7 @@ def test_the_review_tells_the_group_as_one_challenge(night):
     steps = [s.type for s in story.steps]  # the pairs' steps too, in log order
     assert steps[0] == "met.group_challenge_issued" and steps[-1] == "met.group_settled"
     assert steps.count("met.throws_revealed") == 5 and steps.count("met.retest_taken") == 1
-    pair = rv.challenge_story(review, "c1.2")  # each pair keeps a page of its own
+    pair = stories.challenge_story(review, "c1.2")  # each pair keeps a page of its own
     assert pair.winner == "anna" and pair.loser == "clara"
 
 
