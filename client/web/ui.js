@@ -42,8 +42,18 @@ export function connText(status, queued = 0) {
   let label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
     refused: t("refused_short"), revoked: t("revoked_short") }[status];
   if (queued && status !== "online") label = `${label} · ${t(queued === 1 ? "queued_one" : "queued_n", queued)}`;
-  const note = { offline: t("offline"), refused: t("refused"), revoked: t("revoked") }[status] || "";
+  const note = { offline: offlineNote(), refused: t("refused"), revoked: t("revoked") }[status] || "";
   return { label, note };
+}
+
+// Over plain HTTP no service worker keeps the app shell: a reload while the network is
+// down shows the browser's error page, though the queue itself survives in storage.
+function offlineNote() {
+  return hasShell() ? t("offline") : `${t("offline")}. ${t("offline_reload")}`;
+}
+
+export function hasShell() {
+  return !!(navigator.serviceWorker && navigator.serviceWorker.controller);
 }
 
 export function isStoryteller() {
