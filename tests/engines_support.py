@@ -204,15 +204,23 @@ class FirefoxTab(Tab):
         return {"sharedId": node["sharedId"]}
 
     def click(self, css):
-        element = self._element(css)
-        self.send("input.performActions", context=self.context, actions=[{
-            "type": "pointer", "id": "finger", "parameters": {"pointerType": "mouse"},
-            "actions": [{"type": "pointerMove", "x": 0, "y": 0, "origin": {"type": "element", "element": element}},
-                        {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}])
+        # the app redraws on every frame it receives: an element found just before a redraw
+        # is gone by the click, so it is looked up again, as a finger would find it again
+        for attempt in range(5):
+            element = self._element(css)
+            try:
+                self.send("input.performActions", context=self.context, actions=[{
+                    "type": "pointer", "id": "finger", "parameters": {"pointerType": "mouse"},
+                    "actions": [{"type": "pointerMove", "x": 0, "y": 0, "origin": {"type": "element", "element": element}},
+                                {"type": "pointerDown", "button": 0}, {"type": "pointerUp", "button": 0}]}])
+                return
+            except RuntimeError as exc:
+                if attempt == 4 or "not displayed" not in str(exc) and "no such node" not in str(exc):
+                    raise
+                time.sleep(0.1)
 
     def type(self, css, text):
-        self.click(css)
-        self.run("(css) => { const el = document.querySelector(css); el.select(); }", css)
+        self.run("(css) => { const el = document.querySelector(css); el.focus(); el.select(); return true; }", css)
         keys = [{"type": "keyDown", "value": "\ue003"}, {"type": "keyUp", "value": "\ue003"}]  # backspace
         for ch in text:
             keys += [{"type": "keyDown", "value": ch}, {"type": "keyUp", "value": ch}]
@@ -385,7 +393,7 @@ def engine(request):
     yield eng
     eng.close()
     if playwright is not None:
-        manager.stop()
+        playwright.stop()
 
 
 # The page told it was hidden, then shown, as a phone's browser tells it when the screen
