@@ -7,7 +7,7 @@
 
 import { loadDevices, revokeDevice } from "./devices.js";
 import { initialView, applyEvent, isFrozenFor } from "./fold.js";
-import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, LANG_KEY } from "./ui.js";
+import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, refusal, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
@@ -100,11 +100,11 @@ function onFrame(frame) {
       break;
     case "reject":
       if (RETRY.has(frame.code)) retryLater(frame.id);
-      else settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      else settle(frame.id, { kind: "reject", text: refusal(frame) });
       break;
     case "error":
       if (frame.id && RETRY.has(frame.code)) retryLater(frame.id);
-      else if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      else if (frame.id) settle(frame.id, { kind: "reject", text: refusal(frame) });
       else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) {
         app.fatal = frame.message || frame.code;
         // a storyteller's link to a session with no event yet (a fresh chronicle's "main"):

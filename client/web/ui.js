@@ -3,6 +3,7 @@
 
 import { initialView, SEALED } from "./fold.js";
 import { pickLang, translator } from "./i18n.js";
+import { withoutRuleCodes } from "./messages.js";
 
 // The device's own choice (the switch in the header, kept in localStorage) wins over the
 // phone's language: a French group with English phones, and the other way round.
@@ -54,6 +55,11 @@ function offlineNote() {
 
 export function hasShell() {
   return !!(navigator.serviceWorker && navigator.serviceWorker.controller);
+}
+
+// What a refused command's notice says: the server's reason without its rule number.
+export function refusal(frame) {
+  return withoutRuleCodes(frame.message) || t("refused_unsaid");
 }
 
 export function isStoryteller() {
