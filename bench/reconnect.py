@@ -69,7 +69,7 @@ def measure(engine: str, runs: int, outage: float, playwright) -> dict[str, list
     folder = Path(tempfile.mkdtemp(prefix="conteur-reconnect-"))
     setup = make_chronicle(folder / "c.db")
     port = free_port()
-    server = Served(create_app(setup.db), port=port).__enter__()
+    server = Served(create_app(setup.db), port=port, timeout_graceful_shutdown=1).__enter__()
     eng = Engine(engine, playwright)
     out: dict[str, list[tuple[float, float]]] = {"outage": [], "shown": []}
     try:
@@ -83,7 +83,7 @@ def measure(engine: str, runs: int, outage: float, playwright) -> dict[str, list
             server.stop()
             tab.wait(OFFLINE, what="the phone offline", timeout=30)
             time.sleep(outage)
-            server = Served(create_app(setup.db), port=port).__enter__()
+            server = Served(create_app(setup.db), port=port, timeout_graceful_shutdown=1).__enter__()
             back = time.time() * 1000
             seen = tab.wait(BACK, what="the phone back", timeout=180)
             out["outage"].append(((seen["live"] - back) / 1000, (seen["health"] - back) / 1000))
@@ -92,7 +92,7 @@ def measure(engine: str, runs: int, outage: float, playwright) -> dict[str, list
             tab.run(HIDE, "hidden")
             server.stop()
             tab.wait(OFFLINE, what="the phone offline", timeout=30)
-            server = Served(create_app(setup.db), port=port).__enter__()
+            server = Served(create_app(setup.db), port=port, timeout_graceful_shutdown=1).__enter__()
             time.sleep(2)  # the server is up before the player looks again
             tab.run(WATCH, True)
             shown = time.time() * 1000

@@ -34,7 +34,8 @@ class Server:
         self.served = None
 
     def start(self) -> Server:
-        self.served = Served(create_app(self.db), port=self.port).__enter__()
+        # a laptop restarting waits for no phone to say goodbye
+        self.served = Served(create_app(self.db), port=self.port, timeout_graceful_shutdown=1).__enter__()
         return self
 
     def stop(self) -> None:
