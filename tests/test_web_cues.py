@@ -11,7 +11,7 @@ import pytest
 from tests.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 from tests.client_support import served
 from tests.review_support import evening
-from tests.web_support import Device, start_challenge
+from tests.web_support import Device, start_challenge, wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
@@ -45,7 +45,7 @@ def test_the_screen_is_kept_awake_during_a_challenge(browser, server, setup):
     assert anna.page.evaluate("window.__wake") == 0  # no challenge: the screen may dim
     start_challenge(anna)
     anna.expect(anna.challenge()).to_be_visible()
-    anna.page.wait_for_function("window.__wake > 0", timeout=TIMEOUT)
+    wait_until(anna.page, "window.__wake > 0", what="a screen wake lock asked for")
     anna.close()
 
 
