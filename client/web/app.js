@@ -7,13 +7,14 @@
 
 import { loadDevices, revokeDevice } from "./devices.js";
 import { initialView, applyEvent, isFrozenFor } from "./fold.js";
-import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, LANG_KEY } from "./ui.js";
+import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, refusal, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
 import { deskCommand, freezeCall } from "./desk.js";
+import { cue, keepAwake } from "./cues.js";
 
 document.documentElement.lang = lang;
 
@@ -100,11 +101,11 @@ function onFrame(frame) {
       break;
     case "reject":
       if (RETRY.has(frame.code)) retryLater(frame.id);
-      else settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      else settle(frame.id, { kind: "reject", text: refusal(frame) });
       break;
     case "error":
       if (frame.id && RETRY.has(frame.code)) retryLater(frame.id);
-      else if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      else if (frame.id) settle(frame.id, { kind: "reject", text: refusal(frame) });
       else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) {
         app.fatal = frame.message || frame.code;
         // a storyteller's link to a session with no event yet (a fresh chronicle's "main"):
@@ -193,10 +194,12 @@ function keepInputs(root) {
   return kept;
 }
 
+// Only what the user typed or chose is put back: a field still showing its default shows
+// the new one (a bid box whose cap rose with a ticked ability offers the new cap).
 function restoreInputs(kept) {
   for (const [id, value] of Object.entries(kept.values)) {
     const el = document.getElementById(id);
-    if (!el) continue;
+    if (!el || !(id in app.form)) continue;
     if (el.type === "checkbox") el.checked = value; else el.value = value;
   }
   for (const id of kept.open) {
@@ -208,6 +211,7 @@ function restoreInputs(kept) {
 function render() {
   const root = $("#app");
   const focused = document.activeElement && document.activeElement.id;
+  const focusedAt = focusedSelector();
   const kept = keepInputs(root);
   if (!app.token) {
     root.innerHTML = joinView();
@@ -221,7 +225,7 @@ function render() {
   }
   restoreInputs(kept);
   document.body.classList.toggle("storyteller", !!isStoryteller());
-  freezeOverlay();
+  freezeOverlay(focusedAt);
   nudge();
   if (focused) {
     const el = document.getElementById(focused);
@@ -258,7 +262,7 @@ function alertsView() {
   return `<button class="alerts" data-act="alerts" data-testid="enable-alerts">${esc(t("alerts_enable"))}</button>`;
 }
 
-function freezeOverlay() {
+function freezeOverlay(focusedAt = null) {
   const overlay = $("#freeze");
   const venue = !!app.vm.session.venueFrozen;
   const frozen = !!app.viewer && !isStoryteller() && (app.viewer.role === "observer" ? app.vm.session.frozen || venue : isFrozenFor(app.vm, me()));
@@ -269,10 +273,28 @@ function freezeOverlay() {
   document.body.classList.toggle("frozen", frozen);
   freezeCall(frozen && app.viewer.role === "player"); // a safety call, from the TIME OUT screen (desk.js)
   if (frozen && !app.frozenBefore) {
+    app.focusBefore = focusedAt;
     vibrate([400, 150, 400]);
+    cue(t("freeze"), app.touched);
     overlay.focus(); // screen readers announce the Time Out at once
   }
+  // the page behind the Time Out takes no focus and no tap; once resumed, focus goes back
+  $("#app").inert = frozen;
+  if (!frozen && app.frozenBefore) refocus(app.focusBefore);
   app.frozenBefore = frozen;
+}
+
+// Where focus was, said so that it survives a redraw (by id, or by test id).
+function focusedSelector() {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  if (el.id) return `#${CSS.escape(el.id)}`;
+  return el.dataset && el.dataset.testid ? `[data-testid="${CSS.escape(el.dataset.testid)}"]` : null;
+}
+
+function refocus(selector) {
+  const el = selector && document.querySelector(selector);
+  if (el) el.focus();
 }
 
 function vibrate(pattern) {
@@ -285,8 +307,9 @@ function nudge() {
   const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`)
     .concat(callsForMe().map((w) => `roll:${w.id}`)) // ACT-12: an opposed roll to answer
     .concat(handWaiting())); // a challenge played by hand to confirm or dispute
-  for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
+  for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); cue(t("cue_your_move"), app.touched); break; }
   app.waitingBefore = waiting;
+  keepAwake(myChallenges().length > 0);
 }
 
 // ---- player
@@ -407,7 +430,7 @@ function handle(ev, el) {
   if (what === "join-sheet") { joinSheet(app.form["sheet-revoke"] === "1", app.form["sheet-for"] || ""); return; }
   if (what === "devices") { loadDevices(schedule); return; }
   if (what === "revoke-device") { revokeDevice(el.dataset.grant, schedule); return; }
-  if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); location.reload(); return; }
+  if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); keepForm(); location.reload(); return; }
   if (what === "alerts") { app.touched = true; vibrate(60); schedule(); return; }
   if (what === "dismiss") { dismiss(el.dataset.notice); return; }
   const data = el.tagName === "FORM" ? new FormData(el) : new FormData();
@@ -472,6 +495,19 @@ document.addEventListener("change", (ev) => {
   }
 });
 
+// A language switch reloads the page: what its forms held comes back with it (this tab only).
+const FORM_KEY = "conteur.form";
+function keepForm() {
+  try { sessionStorage.setItem(FORM_KEY, JSON.stringify(app.form)); } catch (err) { /* private mode */ }
+}
+function takeForm() {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(FORM_KEY) || "null");
+    sessionStorage.removeItem(FORM_KEY);
+    if (kept && typeof kept === "object") app.form = kept;
+  } catch (err) { /* nothing kept */ }
+}
+
 // ------------------------------------------------------------------ start
 
 function wsUrl() {
@@ -521,4 +557,5 @@ if (secureEnough() && "serviceWorker" in navigator) {
   navigator.serviceWorker.register("sw.js").catch(() => {});
 }
 
+takeForm();
 start();

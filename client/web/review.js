@@ -18,8 +18,8 @@ const UI = { en: section("review", "en"), fr: section("review", "fr") };
 const SHOWN = 1500; // timeline rows drawn at first: a long evening has tens of thousands
 const app = { token: "", session: "", lang: "en", bundle: null, filters: {}, steps: {}, sceneId: "" };
 const t = (key, vars = {}) => (UI[app.lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => vars[k] ?? "");
-// A status or a reason as the server says it ("resolved", "accepted"), in the page's
-// language: English pages show the word itself.
+// A status or a reason as the server says it ("resolved", "overbid_failed"), in the
+// page's words (the catalogue names every one the rules write).
 const word = (kind, value) => (value ? UI[app.lang][`${kind}_${value}`] || value : "");
 const statusText = (status, reason) => `${word("s", status)}${reason ? ` (${word("r", reason)})` : ""}`;
 

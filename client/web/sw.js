@@ -5,7 +5,7 @@ const CACHE = "conteur-shell-v7";
 // The play page (its record of challenges played by hand, handplay.js, matters most
 // offline), the review (storytellers), and offline.html, the old address of the record.
 const SHELL = ["./", "index.html", "app.js", "ui.js", "player.js", "storyteller.js", "sheet_editor.js", "fold.js", "net.js", "i18n.js", "confirm.js",
-  "narrate.js", "messages.js", "messages/en.json", "messages/fr.json", "handplay.js", "closed.js", "desk.js", "app.css", "icon.svg", "manifest.webmanifest",
+  "narrate.js", "messages.js", "messages/en.json", "messages/fr.json", "handplay.js", "closed.js", "desk.js", "cues.js", "app.css", "icon.svg", "manifest.webmanifest",
   "review.html", "review.js", "review.css", "offline.html", "offline.js", "verify.js",
   "vendor/noble-hashes/hmac.js", "vendor/noble-hashes/sha2.js", "vendor/noble-hashes/_md.js",
   "vendor/noble-hashes/_u64.js", "vendor/noble-hashes/utils.js"];
