@@ -17,6 +17,7 @@ from msgspec import Meta
 from conteur.events import game
 from conteur.events.model import Event
 from conteur.events import nesting
+from conteur.events.channel import Open, Opened, Sealed
 
 MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsense, not a crash
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
@@ -43,9 +44,12 @@ class Held(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
-    """Authenticate and resume: every event of ``session`` after seq ``after`` follows."""
+    """Authenticate and resume: every event of ``session`` after seq ``after`` follows.
 
-    token: Annotated[str, Meta(min_length=1, max_length=256)]
+    Inside the channel (events/channel.py) the channel's key is the proof, and ``token``
+    is left out; a hello in the clear (a script on loopback, or behind ``--tls``) names it."""
+
+    token: Annotated[str, Meta(max_length=256)] = ""
     session: SessionName = ""  # empty: the session the token is bound to
     after: Annotated[int, Meta(ge=0, le=MAX_SEQ)] = 0
     device: Name = ""
@@ -68,7 +72,8 @@ class Ping(Frame, frozen=True, kw_only=True, tag="ping"):
     pass
 
 
-ClientFrame = Union[Hello, CommandFrame, Ping]
+# ``open`` and ``sealed``: the channel's own frames (events/channel.py)
+ClientFrame = Union[Hello, CommandFrame, Ping, Open, Sealed]
 
 
 # -- server -> client ------------------------------------------------------------------
@@ -139,8 +144,8 @@ class EventReceived(Frame, frozen=True, kw_only=True, tag="event"):
 
 ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong]
 
-CLIENT_TAGS = ("hello", "command", "ping")
-SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch")
+CLIENT_TAGS = ("hello", "command", "ping", "open", "sealed")
+SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch", "opened", "sealed")
 BATCH_FRAMES = 256  # frames per batch at most
 BATCH_BYTES = 256 * 1024  # and about this many bytes
 
@@ -148,7 +153,8 @@ BATCH_BYTES = 256 * 1024  # and about this many bytes
 
 _encoder = msgspec.json.Encoder()
 _client_decoder = msgspec.json.Decoder(ClientFrame)
-_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch])
+_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch,
+                                             Opened, Sealed])
 _any_decoder = msgspec.json.Decoder()
 
 

@@ -29,8 +29,12 @@ class Device:
 
     def __init__(self, url: str, token: str, session: str = "", *, device: str = "",
                  after: int = 0, origin: str | None = None, hello: bool = True,
-                 batch: bool = False, create: bool = True):
+                 batch: bool = False, create: bool = True, channel: bool = False):
         self.url = url
+        # through the venue channel (events/channel.py): the hello carries no token, and
+        # ``frames`` holds what was opened
+        self.use_channel = channel
+        self.channel: Any = None
         self.token = token
         self.session = session
         self.device = device or f"device-{next(_ids)}"
@@ -63,10 +67,14 @@ class Device:
         if self.origin is not None:
             kwargs["origin"] = self.origin
         self.ws = await websockets.connect(self.url, **kwargs)
+        if self.use_channel:
+            await self._open_channel()
         self._reader = asyncio.get_running_loop().create_task(self._read())
         if self.say_hello:
             hello = {"type": "hello", "token": self.token, "session": self.session,
                      "after": self.after, "device": self.device}
+            if self.use_channel:
+                del hello["token"]
             if self.batch:
                 hello["batch"] = True
             if self.create:
@@ -81,6 +89,19 @@ class Device:
             await asyncio.gather(self._reader, return_exceptions=True)
         self._raise_invalid()
 
+    async def _open_channel(self) -> None:
+        from conteur.events import channel
+
+        key_id, nonce = channel.key_id_of_token(self.token), channel.new_nonce()
+        opening = {"type": "open", "id": key_id, "nonce": nonce}
+        if Device.frame_check is not None:
+            Device.frame_check("sent", opening)
+        await self.ws.send(_encode(opening).decode())
+        opened = _decode(await self.ws.recv())
+        if Device.frame_check is not None:
+            Device.frame_check("received", opened)
+        self.channel = channel.client_side(channel.psk_of_token(self.token), key_id, nonce, opened["nonce"])
+
     def _raise_invalid(self) -> None:
         if self.invalid:
             raise self.invalid[0]
@@ -89,6 +110,10 @@ class Device:
         try:
             async for message in self.ws:
                 self.messages += 1
+                if self.channel is not None:
+                    if Device.frame_check is not None:
+                        Device.frame_check("received", _decode(message))
+                    message = self.channel.open(message)
                 frame = _decode(message)
                 check = Device.frame_check
                 if check is not None:
@@ -127,7 +152,12 @@ class Device:
         check = Device.frame_check
         if check is not None and isinstance(frame, dict):
             check("sent", frame)
-        await self.ws.send(frame if isinstance(frame, (str, bytes)) else _encode(frame).decode())
+        text = frame if isinstance(frame, (str, bytes)) else _encode(frame).decode()
+        if self.channel is not None:
+            text = self.channel.seal(text)
+            if check is not None:
+                check("sent", _decode(text))
+        await self.ws.send(text)
 
     async def wait_for(self, predicate: Callable[[dict], bool], timeout: float = 10.0,
                        start: int = 0) -> dict:

@@ -107,6 +107,18 @@ class Tokens:
         return Grant(id=grant_id(key), role=record.role, character=record.character,
                      session=record.session, name=record.name)
 
+    def by_id(self, gid: str) -> tuple[bytes, Grant] | None:
+        """The channel's pre-shared key (the token's digest) and grant of the live token
+        whose grant id is ``gid`` (events/channel.py): how a device proves its token
+        without sending it. Read from the store at each socket, as ``check`` is."""
+        if not gid or len(gid) > 64:
+            return None
+        for r in self._store.live_tokens():
+            if grant_id(r.hash) == gid:
+                return bytes.fromhex(r.hash), Grant(id=gid, role=r.role, character=r.character,
+                                                    session=r.session, name=r.name)
+        return None
+
     def revoke(self, *, session: str, character: str) -> int:
         """Revokes every player token of one character (a lost phone, a reprinted sheet);
         the sockets they opened are closed by the listeners. Returns how many."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import logging
+import os
 import time
 from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlsplit
@@ -18,7 +19,7 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from conteur.events import views
+from conteur.events import channel, views
 from conteur.events import wire
 from conteur.server.core import venue
 from conteur.server.core.hub import YIELD_EVERY, Connection
@@ -73,8 +74,17 @@ class RateLimit:
         return False
 
 
+class TooLarge(int):
+    """A sealed message too large to be opened at all: its size."""
+
+
 class Socket:
-    """One websocket, from handshake to close."""
+    """One websocket, from handshake to close.
+
+    A device that begins with ``open`` gets the channel (events/channel.py): from then on
+    ``receive`` opens and ``send_now`` seals every message, and the hello is authenticated
+    by the key it was sealed with, never by a token it carries. A hello in the clear still
+    names its token (a script on loopback, a device behind ``--tls``)."""
 
     def __init__(self, socket: WebSocket, runtime: Runtime):
         self.socket = socket
@@ -88,6 +98,10 @@ class Socket:
         # the frames dropped for the rate: a device that goes on past a second burst of
         # them (twice the rate, sustained) is flooding, and is closed
         self.drops = RateLimit(self.settings.rate, self.settings.burst)
+        self.channel: channel.Channel | None = None
+        self.channel_grant = None  # the grant whose key the channel was derived from
+        # one message sealed, then sent, at a time: the device opens them in counter order
+        self.sending = asyncio.Lock()
 
     def address(self) -> str:
         client = self.socket.scope.get("client")
@@ -95,7 +109,11 @@ class Socket:
 
     async def send_now(self, frame: wire.Frame | str) -> None:
         text = frame if isinstance(frame, str) else wire.encode(frame)
-        await self.socket.send({"type": "websocket.send", "text": text})
+        if self.channel is None:
+            await self.socket.send({"type": "websocket.send", "text": text})
+            return
+        async with self.sending:
+            await self.socket.send({"type": "websocket.send", "text": self.channel.seal(text)})
 
     def send_later(self, frame: wire.Frame) -> None:
         if self.conn is not None:
@@ -121,10 +139,26 @@ class Socket:
         if message["type"] == "websocket.disconnect":
             return None
         text = message.get("text")
-        return text if text is not None else message.get("bytes") or b""
+        data = text if text is not None else message.get("bytes") or b""
+        if self.channel is None:
+            return data
+        if len(data) > self.settings.max_frame * 4 // 3 + 2 * channel.PAD:
+            self.channel.skip()  # what it held was larger than any frame may be
+            return TooLarge(len(data) * 3 // 4)
+        try:
+            return self.channel.open(data)
+        except channel.ChannelError:
+            # another key (a guessed or revoked token's id), a replay, a forgery
+            if self.channel_grant is None or self.conn is None:
+                self.rt.limits.failed(self.address())
+            await self.close(CLOSE_UNAUTHORIZED, "unauthorized")
+            return None
 
     def check(self, data: str | bytes) -> wire.Error | None:
         """Size and rate, before any decoding."""
+        if isinstance(data, TooLarge):
+            return wire.Error(code="too_large", message=f"sealed frame of about {int(data)} bytes; "
+                              f"the limit is {self.settings.max_frame} bytes")
         size = len(data)
         if isinstance(data, str) and size * 4 > self.settings.max_frame:
             size = len(data.encode("utf-8"))  # only when the characters could be too many bytes
@@ -154,7 +188,7 @@ class Socket:
                     return None
                 # name the dropped command, so the device's outbox knows what to resend
                 problem = msgspec.structs.replace(problem, id=wire.frame_id(data))
-            elif problem is not None and problem.code == "too_large":
+            elif problem is not None and problem.code == "too_large" and not isinstance(data, TooLarge):
                 problem = msgspec.structs.replace(problem, id=wire.head_id(data[:self.settings.max_frame]))
             if problem is None and isinstance(data, bytes):
                 # the protocol is text messages (a browser sends nothing else): refused
@@ -204,6 +238,12 @@ class Socket:
                 return None
             if isinstance(frame, wire.Ping):
                 await self.send_now(wire.Pong(now=time.time()))
+            elif isinstance(frame, channel.Open):
+                if not await self.open_channel(frame):
+                    return None
+            elif isinstance(frame, channel.Sealed):
+                await self.send_now(wire.Error(code="hello_first", message="a sealed frame "
+                                               "before open: send open first, or hello in the clear"))
             elif isinstance(frame, wire.Hello):
                 address = self.address()
                 wait = self.rt.limits.refused(address)
@@ -212,7 +252,8 @@ class Socket:
                         f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")))
                     await self.close(CLOSE_RATE_LIMITED, "too many bad tokens")
                     return None
-                grant = self.rt.tokens.check(frame.token)
+                # inside the channel the key was the proof; a token in it is not looked at
+                grant = self.channel_grant if self.channel is not None else self.rt.tokens.check(frame.token)
                 if grant is None:
                     self.rt.limits.failed(address)
                     await self.send_now(wire.Error(code="unauthorized", message="unknown or revoked token"))
@@ -252,6 +293,33 @@ class Socket:
             else:
                 await self.send_now(wire.Error(code="hello_first", message="send hello first",
                                                id=getattr(frame, "id", None)))
+
+    async def open_channel(self, frame: channel.Open) -> bool:
+        """Answers ``open`` with the server's nonce and keys the channel. An id no live
+        token has gets the same answer, with a key nobody holds: its hello will not open,
+        and the device learns nothing from ``opened`` about which ids exist."""
+        if self.channel is not None:
+            await self.send_now(wire.Error(code="already_open", message="the channel is open already"))
+            return True
+        address = self.address()
+        wait = self.rt.limits.refused(address)
+        if wait:
+            await self.send_now(wire.Error(code="rate_limited", message=(
+                f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")))
+            await self.close(CLOSE_RATE_LIMITED, "too many bad tokens")
+            return False
+        found = self.rt.tokens.by_id(frame.id)
+        psk, self.channel_grant = found if found is not None else (os.urandom(32), None)
+        nonce = channel.new_nonce()
+        try:
+            keyed = channel.server_side(psk, frame.id, frame.nonce, nonce)
+        except channel.ChannelError as exc:
+            await self.send_now(wire.Error(code="invalid", message=str(exc)))
+            await self.close(1008, "bad open")
+            return False
+        await self.send_now(channel.Opened(nonce=nonce))
+        self.channel = keyed
+        return True
 
     async def resync(self, hello: wire.Hello) -> None:
         actor = self.grant.actor
