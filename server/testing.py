@@ -270,3 +270,48 @@ class Venue:
               session: str | None = None) -> str:
         return self.runtime.tokens.issue(role, character=character, session=session,
                                          name=character or role)
+
+
+class SealedHttp:
+    """What the web app does for HTTP on plain HTTP (server/web/sealed.py), for tests:
+    ``request(method, path, body)`` through the token's HTTP channel; ``httpx`` answers."""
+
+    def __init__(self, url: str, token: str):
+        from conteur.events import channel
+
+        import httpx
+
+        self.url = url
+        self.http = httpx.Client(base_url=url, timeout=30)
+        key_id, nonce = channel.key_id_of_token(token), channel.new_nonce()
+        opened = self.http.post("/channel", json={"type": "open", "id": key_id, "nonce": nonce})
+        opened.raise_for_status()
+        answer = opened.json()
+        self.name = answer["channel"]
+        up, down = channel.derive(channel.psk_of_token(token), key_id, nonce, answer["nonce"])
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+        self.up, self.down = ChaCha20Poly1305(up), ChaCha20Poly1305(down)
+        self.n = 0
+        self.last_body: dict | None = None  # the last sealed request as it went (a replay test resends it)
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        import base64
+
+        import httpx
+
+        from conteur.events.channel import _NONCE
+
+        inner = {"method": method, "path": path, "headers": {"content-type": "application/json"},
+                 "body": "" if body is None else (body if isinstance(body, str) else _encode(body).decode())}
+        n, self.n = self.n, self.n + 1
+        box = self.up.encrypt(_NONCE.pack(n), _encode(inner), None)
+        self.last_body = {"channel": self.name, "n": n, "box": base64.b64encode(box).decode()}
+        outer = self.http.post("/sealed", json=self.last_body)
+        if outer.status_code != 200:
+            return outer
+        plain = _decode(self.down.decrypt(_NONCE.pack(n), base64.b64decode(outer.json()["box"]), None))
+        return httpx.Response(plain["status"], headers=plain["headers"], content=base64.b64decode(plain["body"]))
+
+    def close(self) -> None:
+        self.http.close()
