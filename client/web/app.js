@@ -14,6 +14,7 @@ import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, v
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
 import { deskCommand, freezeCall } from "./desk.js";
+import { SealedSocket, sealedFetch } from "./channel.js";
 
 document.documentElement.lang = lang;
 
@@ -157,7 +158,8 @@ function rebuild() {
 function hello(withLast = true) {
   app.helloAfter = app.lastSeq;
   app.helloPending = true;
-  const frame = { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
+  // no token: the channel's key is the proof (channel.js)
+  const frame = { type: "hello", session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
   if (withLast && app.lastSeq > 0 && app.lastEvent) frame.last = { seq: app.lastSeq, event: app.lastEvent };
   if (app.create) frame.create = true;
   return frame;
@@ -368,9 +370,9 @@ function commandFor(act, el, data) {
   }
 }
 
-// The printable join sheet (POST /sessions/{s}/join-sheet, the bearer token in a header,
-// never in a URL): the page comes back as HTML and opens from a blob URL in a new tab.
-// The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
+// The printable join sheet (POST /sessions/{s}/join-sheet through the sealed channel:
+// its fresh join links never cross the network readable): the page comes back as HTML
+// and opens from a blob URL in a new tab. The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
 async function joinSheet(revoke, character) {
   const tab = window.open("", "_blank");
   const fail = (text) => {
@@ -380,11 +382,11 @@ async function joinSheet(revoke, character) {
   };
   let res;
   try {
-    res = await fetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
+    res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${app.token}`, "Content-Type": "application/json" },
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ revoke_previous: !!revoke, lang, ...(character ? { characters: [character] } : {}) }),
-    });
+    }, app.token);
   } catch (err) {
     fail(t("offline_short"));
     return;
@@ -502,6 +504,7 @@ async function start(loc = location) {
     hello,
     onFrame,
     onStatus,
+    open: (url) => new SealedSocket(url, app.token),
   });
   app.net = connection; // the browser tests read its message count
   connection.start();

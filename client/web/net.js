@@ -169,8 +169,10 @@ const SILENT = 3500;
 
 // One websocket at a time, reconnecting with capped exponential backoff and jitter.
 export class Connection {
-  constructor({ url, hello, onFrame, onStatus, base = 500, cap = 10000 }) {
-    Object.assign(this, { url, hello, onFrame, onStatus, base, cap });
+  // ``open``: makes the socket (channel.js's SealedSocket, which seals every frame);
+  // a plain WebSocket when not given
+  constructor({ url, hello, onFrame, onStatus, open = (u) => new WebSocket(u), base = 500, cap = 10000 }) {
+    Object.assign(this, { url, hello, onFrame, onStatus, open, base, cap });
     this.attempt = 0;
     this.messages = 0; // websocket messages received: a batch counts once
     this.ws = null;
@@ -195,7 +197,7 @@ export class Connection {
     this.onStatus("connecting");
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = this.open(this.url);
     } catch (err) {
       this.retry();
       return;

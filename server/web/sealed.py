@@ -29,6 +29,7 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from litestar import Request, post
 from litestar.exceptions import NotAuthorizedException, ValidationException
+from litestar.params import JSONBody
 from msgspec import Meta
 
 from conteur.events import channel
@@ -104,7 +105,7 @@ def _address(request: Request) -> str:
 
 @post("/channel", tags=["server"], status_code=200,
       summary="Open the venue channel for HTTP: the token's id and a nonce, never the token")
-async def open_http_channel(request: Request, data: channel.Open) -> HttpOpened:
+async def open_http_channel(request: Request, data: JSONBody[channel.Open]) -> HttpOpened:
     """docs/protocol.md, "The channel": an id no live token has gets the same answer,
     with a key nobody holds, so the answer says nothing of which ids exist."""
     rt = runtime(request)
@@ -135,7 +136,7 @@ def _refused(request: Request, message: str) -> NotAuthorizedException:
 
 @post("/sealed", tags=["server"], status_code=200, raises=[NotAuthorizedException],
       summary="One request of the web app, sealed in its HTTP channel; its answer sealed back")
-async def sealed_request(request: Request, data: SealedBody) -> SealedAnswer:
+async def sealed_request(request: Request, data: JSONBody[SealedBody]) -> SealedAnswer:
     rt = runtime(request)
     keyed = _channels(request).get(data.channel)
     if keyed is None:
