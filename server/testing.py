@@ -100,6 +100,13 @@ class Device:
         opened = _decode(await self.ws.recv())
         if Device.frame_check is not None:
             Device.frame_check("received", opened)
+        if opened.get("type") != "opened":  # refused at open (an address over its bad tokens)
+            self.frames.append(opened)
+            try:
+                await asyncio.wait_for(self.ws.wait_closed(), 10)
+            except asyncio.TimeoutError:
+                pass
+            raise ConnectionError(f"closed ({self.ws.close_code}) at open: {opened}")
         self.channel = channel.client_side(channel.psk_of_token(self.token), key_id, nonce, opened["nonce"])
 
     def _raise_invalid(self) -> None:

@@ -17,6 +17,7 @@ The channels live in memory: after a restart, the device opens another.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import os
@@ -185,10 +186,13 @@ async def _answer(request: Request, inner: _Inner, grant: Grant) -> tuple[int, d
         "state": {}, GRANT_SCOPE_KEY: grant,
     }
     sent = False
+    answered = asyncio.Event()
 
     async def receive() -> dict:
         nonlocal sent
         if sent:
+            # a streamed answer listens for the client's going away: it has not gone
+            await answered.wait()
             return {"type": "http.disconnect"}
         sent = True
         return {"type": "http.request", "body": body, "more_body": False}
@@ -205,7 +209,12 @@ async def _answer(request: Request, inner: _Inner, grant: Grant) -> tuple[int, d
                     kept[key] = value.decode("latin-1")
         elif message["type"] == "http.response.body":
             chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                answered.set()  # as a server does: once answered, the request is over
 
-    await request.app(scope, receive, send)
+    try:
+        await request.app(scope, receive, send)
+    finally:
+        answered.set()
     return status, kept, b"".join(chunks)
 
