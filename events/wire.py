@@ -142,7 +142,7 @@ class EventReceived(Frame, frozen=True, kw_only=True, tag="event"):
     event: msgspec.Raw
 
 
-ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong]
+ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong, Opened, Sealed]
 
 CLIENT_TAGS = ("hello", "command", "ping", "open", "sealed")
 SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch", "opened", "sealed")
