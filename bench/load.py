@@ -50,9 +50,12 @@ def line(label: str, value: str, base: str = "", ratio: float | None = None, tar
 # -- websockets ------------------------------------------------------------------------
 
 
-async def ws_suite(url: str, venue: Venue, args) -> dict:
+async def ws_suite(url: str, venue: Venue, args, *, sealed: bool = False) -> dict:
+    """``sealed``: the devices speak through the venue channel, as the real clients do."""
     devices = [CLIENTS[args.client](url, token, character, venue.session, f"dev-{i}")
                for i, (character, token) in enumerate(venue.players[:args.devices])]
+    for device in devices:
+        device.sealed = sealed
     out: dict = {"connect": await connect_all(devices)}
     await run_phase(devices, rate=min(args.rate, 50), seconds=0.5)  # warm-up
     await drain(devices)
@@ -156,11 +159,13 @@ class pinned:
         os.sched_setaffinity(0, self.before)
 
 
-def one_core(folder: Path, venue: Venue, args) -> tuple[dict, dict] | None:
+def one_core(folder: Path, venue: Venue, args) -> tuple[dict, dict, dict | None] | None:
     """A Raspberry-Pi-class venue has about one core for the server: the server (and the
     bare websockets baseline, the same way) pinned to one core, the devices to another,
     so neither borrows the other's. Both at a venue's 50 commands/s, then the same ramp
-    and resync storm as the two-core run."""
+    and resync storm as the two-core run. conteur's devices speak through the venue
+    channel, as the real clients do (``--no-channel``: in the clear); with the channel,
+    conteur in the clear runs too, in the same run, for the channel's own cost."""
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2 or not hasattr(os, "sched_setaffinity"):
         print("\n== one core: skipped, this machine gives this process fewer than two cores")
@@ -169,22 +174,36 @@ def one_core(folder: Path, venue: Venue, args) -> tuple[dict, dict] | None:
     one = argparse.Namespace(**{**vars(args), "rate": 50.0})
     with pinned(device_core):
         with ServerProcess(folder / "onecore.db", cpus=server_core) as server:
-            ours = asyncio.run(ws_suite(server.ws_url, venue, one))
+            ours = asyncio.run(ws_suite(server.ws_url, venue, one, sealed=args.channel))
+        clear = None
+        if args.channel:  # a chronicle of its own: the first run left half the characters out
+            plain = prepare_venue(folder / "onecore-clear.db", venue.session, players=args.devices)
+            with ServerProcess(folder / "onecore-clear.db", cpus=server_core) as server:
+                clear = asyncio.run(ws_suite(server.ws_url, plain, one))
         with ServerProcess(folder / "baseline", program=BASELINE, args=(str(free_port := _port()),),
                            port=free_port, cpus=server_core) as server:
             base = asyncio.run(ws_suite(server.ws_url, venue, one))
-    return ours, base
+    return ours, base, clear
 
 
-def report_one_core(ours: dict, base: dict, args) -> None:
+def report_one_core(ours: dict, base: dict, clear: dict | None, args) -> None:
     p99, bp99 = percentile(ours["main"].fanout, 99), percentile(base["main"].fanout, 99)
+    how = "through the venue channel" if args.channel else "in the clear"
     print(f"\n== one core: the server (and the baseline) pinned to one core, {args.devices} "
-          f"devices on the other, 50 commands/s for {args.seconds:g} s")
+          f"devices ({how}) on the other, 50 commands/s for {args.seconds:g} s")
     print(f"one core: fan-out p99 {p99 * ms:.1f} ms, baseline {bp99 * ms:.1f} ms, "
           f"ratio {p99 / bp99 if bp99 else float('nan'):.2f}", flush=True)
     results.record("onecore.fanout_p99", p99 * ms, "ms", bp99 * ms, p99 / bp99 if bp99 else None, "<= 2x",
-                   what=f"fan-out p99, server on one core, {args.devices} devices, 50 commands/s",
+                   what=f"fan-out p99, server on one core, {args.devices} devices {how}, 50 commands/s",
                    against="bare websockets")
+    if clear is not None:
+        cp99 = percentile(clear["main"].fanout, 99)
+        print(f"one core: fan-out p99 in the clear {cp99 * ms:.1f} ms: the channel costs "
+              f"{p99 / cp99 if cp99 else float('nan'):.2f}x conteur in the clear, "
+              f"{cp99 / bp99 if bp99 else float('nan'):.2f}x baseline without it", flush=True)
+        results.record("onecore.channel_fanout_p99", p99 * ms, "ms", cp99 * ms, p99 / cp99 if cp99 else None,
+                       what=f"fan-out p99 through the channel vs conteur in the clear, one core, "
+                       f"{args.devices} devices, 50 commands/s", against="conteur in the clear")
     print(f"  (sent {ours['main'].sent} commands; {ours['main'].incomplete} did not reach every "
           f"device; baseline: {base['main'].incomplete})")
     for label, data in (("conteur", ours), ("baseline", base)):
@@ -499,6 +518,8 @@ def main() -> None:
     parser.add_argument("--client", choices=("sansio", "asyncio"), default="sansio",
                         help="the devices' websockets layer: sans-I/O protocol (light) or asyncio connection")
     parser.add_argument("--slow", type=int, default=1, help="devices that stop reading during the run")
+    parser.add_argument("--no-channel", dest="channel", action="store_false",
+                        help="the one-core run's devices in the clear instead of through the venue channel")
     results.option(parser)
     args = parser.parse_args()
     results.start("load", args)
