@@ -244,6 +244,10 @@ class Socket:
             elif isinstance(frame, channel.Sealed):
                 await self.send_now(wire.Error(code="hello_first", message="a sealed frame "
                                                "before open: send open first, or hello in the clear"))
+            elif isinstance(frame, wire.Hello) and self.channel is None and not frame.token:
+                await self.send_now(wire.Error(code="invalid", message=(
+                    "a hello in the clear names its token: \"token\" is required, "
+                    "or open the channel first (docs/protocol.md, The channel)")))
             elif isinstance(frame, wire.Hello):
                 address = self.address()
                 wait = self.rt.limits.refused(address)
