@@ -49,7 +49,7 @@ INFO = b"conteur channel 1"
 PAD = 128
 KEY_ID_CHARS = 12
 
-_Nonce = Annotated[str, Meta(min_length=40, max_length=48, pattern="^[A-Za-z0-9_-]+$")]
+_Nonce = Annotated[str, Meta(min_length=43, max_length=43, pattern="^[A-Za-z0-9_-]+$")]  # 32 bytes, base64url
 
 
 class Open(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", tag="open", omit_defaults=True):

@@ -58,6 +58,10 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     # a storyteller naming a session with no event yet must say it means to open it: a
     # typo in a session name is refused instead of opening an empty session (issue 13)
     create: bool = False
+    # the device keeps what its join link turns into (``welcome.credential``): a player's
+    # link opened this way makes a credential for this device alone, and a device the
+    # same link opened before is closed (docs/protocol.md, Tokens and join links)
+    keep: bool = False
 
 
 class CommandFrame(Frame, frozen=True, kw_only=True, tag="command"):
@@ -91,6 +95,9 @@ class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
     session: str
     head: int  # the session's last seq when resync started; ``live`` repeats it
     diverged: bool = False  # the device's copy is not this server's history: drop it, resync from 0
+    # this device's own token, made from the join link its hello opened (``hello.keep``):
+    # kept in the link's place, the link forgotten; sent only inside the channel
+    credential: str = ""
 
 
 class EventFrame(Frame, frozen=True, kw_only=True, tag="event"):

@@ -291,7 +291,7 @@ class SealedHttp:
         self.url = url
         self.http = httpx.Client(base_url=url, timeout=30)
         key_id, nonce = channel.key_id_of_token(token), channel.new_nonce()
-        opened = self.http.post("/channel", json={"type": "open", "id": key_id, "nonce": nonce})
+        opened = self.http.post("/channel", json={"id": key_id, "nonce": nonce})
         opened.raise_for_status()
         answer = opened.json()
         self.name = answer["channel"]

@@ -21,7 +21,6 @@ import websockets
 from conteur.client.client import Client, ClientError
 from conteur.events import channel
 from conteur.server.testing import Device, SealedHttp, Venue
-from tests.browser_support import CHROMIUM, NO_CHROMIUM
 from tests.client_support import Proxy, make_chronicle, served
 from tests.eavesdrop_support import overheard
 
@@ -215,50 +214,6 @@ def test_the_same_night_in_the_clear_is_read_off_the_air(tmp_path):
     assert any(f["event"].get("choice") == "rock" for f in commits)
 
 
-# -- the eavesdropper, the phone app and the tablet in Chromium ----------------------------
-
-browser_only = pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)
-
-
-@pytest.mark.browser
-@browser_only
-def test_a_night_on_phones_and_the_tablet_over_plain_http_leaves_nothing_to_read(lan_browser, tmp_path):
-    """The phones and the tablet on a LAN name (plain HTTP, no Web Crypto), every byte
-    through the recorder: a challenge thrown from the phones, the tablet's devices card
-    and join sheet (HTTP), the review page."""
-    from tests.web_support import TABLET, Device as Page, start_challenge
-
-    setup = make_chronicle(tmp_path / "chronicle.db")
-    with served(setup.db) as server, Proxy(server.port) as air:
-        base = f"http://venue.lan:{air.port}"
-        st = Page(lan_browser, base, f"{setup.storyteller}&session={setup.session}", viewport=TABLET)
-        anna = Page(lan_browser, base, setup.players["anna"])
-        bruno = Page(lan_browser, base, setup.players["bruno"])
-        assert not anna.page.evaluate("window.isSecureContext")
-        start_challenge(anna)
-        anna.challenge().get_by_test_id("throw-rock").click()
-        anna.expect(anna.challenge().get_by_test_id("throw-rock")).to_have_count(0)
-        bruno.challenge().get_by_test_id("throw-paper").click()
-        anna.expect(anna.challenge()).to_have_attribute("data-status", "window")
-        st.page.get_by_test_id("show-devices").click()
-        st.expect(st.page.get_by_test_id("show-devices")).to_have_text(re.compile("."))
-        with st.context.expect_page() as opened:
-            st.page.get_by_test_id("join-sheet").click()
-        sheet = opened.value
-        sheet.wait_for_load_state()
-        st.expect(sheet.locator("img, svg").first).to_be_visible()
-        minted = re.findall(r"#join=([A-Za-z0-9_-]+)", sheet.content())
-        review = st.context.new_page()
-        review.goto(f"{base}/review.html#join={setup.storyteller}&session={setup.session}")
-        st.expect(review.get_by_text("Anna").first).to_be_visible()
-        for page in (st, anna, bruno):
-            page.close()
-        heard = overheard(air.flows)
-    assert minted, "the join sheet came through the channel"
-    assert sum(h.kind == "ws-down" for h in heard) > 10
-    assert_nothing_readable(heard, secrets_of(setup, minted))
-
-
 def test_a_client_refused_at_open_says_so(venue):
     async def run():
         client = Client(venue.ws_url, "not-a-token", "night")
@@ -267,3 +222,50 @@ def test_a_client_refused_at_open_says_so(venue):
             await client.wait_live(timeout=10)
         await client.close()
     asyncio.run(run())
+
+
+# -- a join link is spent on the device that opens it ------------------------------------
+
+
+async def keeping(venue: Venue, token: str, session: str = "night") -> Device:
+    device = Device(venue.ws_url, token, session, channel=True, hello=False)
+    await device.connect()
+    await device.send({"type": "hello", "session": session, "device": device.device, "keep": True})
+    await device.wait_for(lambda f: f["type"] in ("live", "error"))
+    return device
+
+
+async def test_a_join_link_opened_on_a_phone_becomes_that_phone_s_own_credential(venue):
+    async with Device(venue.ws_url, venue.token(), "night", channel=True) as st:
+        await st.command({"type": "open_session", "name": "Night"})
+    link = venue.token("player", "anna", "night")
+    first = await keeping(venue, link)
+    credential = first.welcome["credential"]
+    assert credential and credential != link
+    assert venue.runtime.tokens.check(credential).device
+    # what the device keeps opens it again, and turns into nothing else
+    again = Device(venue.ws_url, credential, "night", channel=True, hello=False)
+    await again.connect()
+    await again.send({"type": "hello", "session": "night", "device": first.device, "keep": True})
+    welcome = await again.wait_for(lambda f: f["type"] == "welcome")
+    assert "credential" not in welcome
+    await again.close()
+    # the same link on a second phone: that phone gets its own, the first is told and closed
+    second = await keeping(venue, link)
+    assert second.welcome["credential"] not in ("", credential)
+    with pytest.raises(ConnectionError):
+        await first.wait_for(lambda f: False)
+    assert first.close_code == 4401 and first.ws.close_reason == "replaced by another device"
+    assert venue.runtime.tokens.check(credential) is None
+    assert venue.runtime.tokens.check(second.welcome["credential"]) is not None
+    await second.close()
+
+
+async def test_a_link_opened_without_keep_or_in_the_clear_is_left_as_it_is(venue):
+    """A script (the Python client, a hello in the clear) keeps using the token it holds."""
+    link = venue.token("player", "anna", "night")
+    async with Device(venue.ws_url, venue.token(), "night", channel=True) as st:
+        await st.command({"type": "open_session", "name": "Night"})
+    async with Device(venue.ws_url, link, "night", channel=True) as sealed, Device(venue.ws_url, link, "night") as clear:
+        assert "credential" not in sealed.welcome and "credential" not in clear.welcome
+    assert not venue.runtime.tokens.check(link).device

@@ -64,10 +64,12 @@ class Device:
         # net.js and app.js build frames in JS, and this keeps them to the one wire module
         # (opened: the app seals every frame in the venue channel; the test holds the token)
         self.sent: list[str] = []
-        self.page.on("websocket", lambda ws: Opener.watch(ws, token.split("&", 1)[0], sent=self.sent.append))
+        self.held = {"token": token.split("&", 1)[0]}
+        self.page.on("websocket", lambda ws: Opener.watch(ws, self.held, sent=self.sent.append))
         self.page.set_default_timeout(TIMEOUT)
-        # the join's token, for a route that opens and reseals the channel (route_events)
-        self.page.conteur_token = token.split("&", 1)[0]
+        # the page's token (its credential, once its link is spent), for a Wire made later
+        # and a route that opens and reseals the channel (route_events)
+        self.page.conteur_held = self.held
         if before is not None:  # init scripts, routes: set before the app's first byte
             before(self.page)
         self.page.goto(f"{base_url}/#join={token}")
@@ -127,16 +129,18 @@ def start_challenge(anna: Device, defender: str = "bruno") -> None:
 class Opener:
     """One socket's sealed frames opened, as the holder of the token can (events/channel.py):
     the nonces are read from ``open`` and ``opened`` on the wire, the key from the token.
-    A frame sent in the clear is passed on as it is."""
+    A frame sent in the clear is passed on as it is. ``token``: the page's token, or a
+    dict holding it under "token", shared by the page's sockets, which a ``welcome`` with
+    a ``credential`` updates (the page keeps its own credential from then on)."""
 
-    def __init__(self, token: str):
-        self.token = token
+    def __init__(self, token):
+        self.held = token if isinstance(token, dict) else {"token": token}
         self.nonce = ""
         self.key_id = ""
         self.up = self.down = None  # opening the device's frames, the server's frames
 
     @classmethod
-    def watch(cls, ws, token: str, *, sent=None, received=None) -> None:
+    def watch(cls, ws, token, *, sent=None, received=None) -> None:
         opener = cls(token)
         if sent is not None:
             ws.on("framesent", lambda payload: opener.sent(payload, sent))
@@ -155,12 +159,16 @@ class Opener:
 
         frame = json.loads(payload)
         if frame.get("type") == "opened":
-            psk = channel.psk_of_token(self.token)
+            psk = channel.psk_of_token(self.held["token"])
             self.up = channel.server_side(psk, self.key_id, self.nonce, frame["nonce"])
             self.down = channel.client_side(psk, self.key_id, self.nonce, frame["nonce"])
             return
         if frame.get("type") == "sealed" and self.down is not None:
             payload = self.down.open(payload)
+            if '"credential"' in payload:
+                for one in _unbatched(json.loads(payload)):
+                    if one.get("type") == "welcome" and one.get("credential"):
+                        self.held["token"] = one["credential"]
         if out is not None:
             out(payload)
 
@@ -170,8 +178,8 @@ class Wire:
     Playwright's websocket events (what went over the wire, not what the app says), and
     opened with the page's token when sealed."""
 
-    def __init__(self, page, token: str = ""):
-        self.token = token
+    def __init__(self, page, token="", held: dict | None = None):
+        self.token = held or getattr(page, "conteur_held", None) or {"token": token}
         self.sockets: list[dict[str, list[dict]]] = []
         page.on("websocket", self._opened)
 
@@ -265,7 +273,7 @@ def route_events(page, change) -> None:
     again under the same key and counter."""
     from conteur.events import channel
 
-    token = page.conteur_token
+    held = page.conteur_held
 
     def handler(ws):
         server = ws.connect_to_server()
@@ -282,7 +290,7 @@ def route_events(page, change) -> None:
                 return
             outer = json.loads(message)
             if outer.get("type") == "opened":
-                opening, psk = keys["open"], channel.psk_of_token(token)
+                opening, psk = keys["open"], channel.psk_of_token(held["token"])
                 keys["in"] = channel.client_side(psk, opening["id"], opening["nonce"], outer["nonce"])
                 keys["out"] = channel.server_side(psk, opening["id"], opening["nonce"], outer["nonce"])
                 ws.send(message)
@@ -292,6 +300,8 @@ def route_events(page, change) -> None:
             for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
                 if f.get("type") == "event" and f.get("event"):
                     change(f["event"])
+                elif f.get("type") == "welcome" and f.get("credential"):
+                    held["token"] = f["credential"]
             text = json.dumps(frame, ensure_ascii=False)
             ws.send(keys["out"].seal(text) if sealed else text)
 

@@ -10,7 +10,7 @@ import { initialView, applyEvent, isFrozenFor } from "./fold.js";
 import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
-import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
+import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey, adoptCredential } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
 import { deskCommand, freezeCall } from "./desk.js";
@@ -74,6 +74,8 @@ function retryLater(id) {
 function onFrame(frame) {
   switch (frame.type) {
     case "welcome":
+      // the join link is spent: this device keeps its own credential (net.js)
+      if (frame.credential) app.token = adoptCredential(frame.credential);
       app.viewer = frame.viewer;
       localStorage.setItem(viewerKey(), JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
@@ -159,7 +161,7 @@ function hello(withLast = true) {
   app.helloAfter = app.lastSeq;
   app.helloPending = true;
   // no token: the channel's key is the proof (channel.js)
-  const frame = { type: "hello", session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
+  const frame = { type: "hello", keep: true, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
   if (withLast && app.lastSeq > 0 && app.lastEvent) frame.last = { seq: app.lastSeq, event: app.lastEvent };
   if (app.create) frame.create = true;
   return frame;
@@ -173,7 +175,7 @@ function onStatus(status) {
   if (app.status === "offline" && (status === "connecting" || status === "offline")) return;
   app.status = status;
   // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
-  if (status === "revoked") { app.fatal = t("revoked"); app.vm = initialView(); forgetDevice(outbox); }
+  if (status === "revoked" || status === "replaced") { app.fatal = t(status); app.vm = initialView(); forgetDevice(outbox); }
   schedule();
 }
 

@@ -168,7 +168,7 @@ async function httpChannel(token) {
       const nonce = newNonce();
       const res = await fetch("/channel", {
         method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ type: "open", id, nonce }),
+        body: JSON.stringify({ id, nonce }),
       });
       if (!res.ok) throw new Error(`${res.status} ${await res.text()}`);
       const opened = await res.json();

@@ -46,6 +46,13 @@ WINDOW = 256  # counters remembered above the floor
 _NONCE = channel._NONCE
 
 
+class HttpOpen(msgspec.Struct, frozen=True, kw_only=True):
+    """``open``'s fields (events/channel.py), as a request body."""
+
+    id: Annotated[str, Meta(min_length=1, max_length=64, pattern="^[0-9a-f]+$")]
+    nonce: Annotated[str, Meta(min_length=43, max_length=43, pattern="^[A-Za-z0-9_-]+$")]
+
+
 class HttpOpened(msgspec.Struct, frozen=True, kw_only=True):
     nonce: str
     channel: str  # names the channel in each sealed request
@@ -106,7 +113,7 @@ def _address(request: Request) -> str:
 
 @post("/channel", tags=["server"], status_code=200,
       summary="Open the venue channel for HTTP: the token's id and a nonce, never the token")
-async def open_http_channel(request: Request, data: JSONBody[channel.Open]) -> HttpOpened:
+async def open_http_channel(request: Request, data: JSONBody[HttpOpen]) -> HttpOpened:
     """docs/protocol.md, "The channel": an id no live token has gets the same answer,
     with a key nobody holds, so the answer says nothing of which ids exist."""
     rt = runtime(request)

@@ -33,6 +33,9 @@ CLOSE_UNAUTHORIZED = 4401
 # the same code mid-session: the token was revoked (a reprinted join sheet); clients
 # must not reconnect, and tell the user why
 REASON_REVOKED = "token revoked"
+# the same code when the device's join link was opened on another device, which now
+# holds the character: clients do not reconnect, and say so
+REASON_REPLACED = "replaced by another device"
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_TOO_SLOW = 4408  # the send queue overflowed: reconnect and resync
 CLOSE_RATE_LIMITED = 4429  # too many sockets on one token, or bad tokens from one address
@@ -95,11 +98,13 @@ class Socket:
         self.device = ""
         self.closing = False
         self.counted = ""  # the grant whose socket count this socket holds
+        self.credential = ""  # what this socket's hello turned its join link into
         # the frames dropped for the rate: a device that goes on past a second burst of
         # them (twice the rate, sustained) is flooding, and is closed
         self.drops = RateLimit(self.settings.rate, self.settings.burst)
         self.channel: channel.Channel | None = None
         self.channel_grant = None  # the grant whose key the channel was derived from
+        self.channel_key = ""  # that token's digest
         # one message sealed, then sent, at a time: the device opens them in counter order
         self.sending = asyncio.Lock()
 
@@ -288,6 +293,17 @@ class Socket:
                         "close one, or retry later")))
                     await self.close(CLOSE_RATE_LIMITED, "too many sockets")
                     return None
+                credential = ""
+                if (self.channel is not None and frame.keep and grant.role == "player"
+                        and not grant.device):
+                    # the link is spent on this device: it keeps its own credential, and
+                    # a device the link opened before is closed, told why
+                    self.rt.limits.close_socket(grant.id)
+                    credential, grant = self.rt.tokens.spend(self.channel_key, grant)
+                    if not self.rt.limits.open_socket(grant.id):  # a fresh grant: never full
+                        await self.close(CLOSE_RATE_LIMITED, "too many sockets")
+                        return None
+                self.credential = credential
                 self.counted = grant.id
                 self.grant = grant
                 # idempotency records are per device; the grant id keeps one token's
@@ -314,6 +330,7 @@ class Socket:
             return False
         found = self.rt.tokens.by_id(frame.id)
         psk, self.channel_grant = found if found is not None else (os.urandom(32), None)
+        self.channel_key = psk.hex()
         nonce = channel.new_nonce()
         try:
             keyed = channel.server_side(psk, frame.id, frame.nonce, nonce)
@@ -332,17 +349,22 @@ class Socket:
         def closer(code: int, reason: str) -> Callable[[Connection], None]:
             return lambda _conn: asyncio.get_running_loop().create_task(self.close(code, reason))
 
+        tokens = self.rt.tokens
+
+        def revoked(_conn: Connection) -> None:
+            reason = REASON_REPLACED if self.grant.id in tokens.replaced else REASON_REVOKED
+            asyncio.get_running_loop().create_task(self.close(CLOSE_UNAUTHORIZED, reason))
+
         conn = Connection(self.send_now, actor, hello.session,
                           max_queue=self.settings.send_queue,
                           on_overflow=closer(CLOSE_TOO_SLOW, "too slow: reconnect to resync"),
-                          batching=hello.batch, grant=self.grant.id,
-                          on_revoked=closer(CLOSE_UNAUTHORIZED, REASON_REVOKED))
+                          batching=hello.batch, grant=self.grant.id, on_revoked=revoked)
         self.conn = conn
         head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
         viewer = wire.Viewer(role=actor.role, character=actor.character, name=actor.name,
                              session=hello.session)
         await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head,
-                                         diverged=self.diverged(hello, head)))
+                                         diverged=self.diverged(hello, head), credential=self.credential))
         history = await hub.history(hello.session, hello.after, head)
         frames = [f for f in (views.pick(forms, actor) for _seq, forms in history) if f is not None]
         for n, frame in enumerate(wire.batches(frames) if hello.batch else frames, 1):
