@@ -176,6 +176,8 @@ function onStatus(status) {
   app.status = status;
   // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
   if (status === "revoked" || status === "replaced") { app.fatal = t(status); app.vm = initialView(); forgetDevice(outbox); }
+  // refused at open: a token the channel's key does not open gets a close, no error frame
+  if (status === "refused" && !app.fatal) app.fatal = t("refused");
   schedule();
 }
 
