@@ -269,3 +269,23 @@ async def test_a_link_opened_without_keep_or_in_the_clear_is_left_as_it_is(venue
     async with Device(venue.ws_url, link, "night", channel=True) as sealed, Device(venue.ws_url, link, "night") as clear:
         assert "credential" not in sealed.welcome and "credential" not in clear.welcome
     assert not venue.runtime.tokens.check(link).device
+
+
+def test_a_chronicle_file_from_before_device_credentials_gets_the_column(tmp_path):
+    import sqlite3
+
+    from conteur.server.store.interface import TokenRecord
+    from conteur.server.store.sqlite import SQLiteStore
+
+    path = tmp_path / "old.db"
+    with SQLiteStore(str(path)) as store:
+        store.add_tokens([TokenRecord(hash="a" * 64, role="player", character="anna", session="s")])
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE tokens DROP COLUMN parent")  # the table as an older conteur made it
+    conn.commit()
+    conn.close()
+    with SQLiteStore(str(path)) as store:
+        assert store.token("a" * 64).parent is None  # a link
+        store.add_tokens([TokenRecord(hash="b" * 64, role="player", character="anna", session="s",
+                                      parent="a" * 64)])
+        assert [r.parent for r in store.live_tokens("s")] == [None, "a" * 64]
