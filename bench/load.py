@@ -456,6 +456,7 @@ def review_vs_replay(folder: Path, events: int) -> dict:
 
     from bench.night import SESSION, play_hour
     from conteur.server.audit import review as rv
+    from conteur.server.audit import page as review_page
     from conteur.server.store.sqlite import SQLiteStore
 
     db = folder / "review-night.db"
@@ -479,7 +480,7 @@ def review_vs_replay(folder: Path, events: int) -> dict:
                 # as a server keeps it: no rows (its verification reads them again), entries read
                 builder = rv.Builder(SESSION, keep_rows=False)
                 builder.extend(*rv.read_session(store, SESSION, whole=False))
-                first = rv.first_screen(builder)
+                first = review_page.first_screen(builder)
                 build, build_cpu = min(build, time.perf_counter() - t), min(build_cpu, time.process_time() - c)
                 spent += time.perf_counter() - t
     return {"events": n, "replay": replay, "build": build, "replay_cpu": replay_cpu, "build_cpu": build_cpu,

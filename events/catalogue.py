@@ -1,4 +1,4 @@
-"""The messages of every side, one catalogue per language, as data (issue 16, item 3).
+"""The messages of every side, one catalogue per language, as data.
 
 ``events/messages/<lang>.json`` holds every string a person reads, in sections: the
 event ``sentences`` (``narrate.py`` here, ``client/web/narrate.js`` in the web app: the
@@ -63,11 +63,11 @@ def fill(template: str, fields: dict) -> str:
     """``{name}`` replaced by the field as text, "" when it is missing or None, exactly
     as client/web/messages.js does (no format specs: callers pass text already shaped).
     Each template is made once into ``str.format`` patterns (the templates are the
-    catalogues' few hundred): a regular expression's substitution per sentence was most of
-    telling the review page's first screen, its 1,500 rows and 400 briefs (issue 18 item
-    4). Fields that are all text or whole numbers, none missing (most sentences), go
-    straight through ``format_map``: picking and converting each field in Python was most
-    of what was left (issue 18 item 4, CI's small night)."""
+    catalogues' few hundred): a regular expression's substitution per sentence would be most
+    of telling the review page's first screen, its 1,500 rows and 400 briefs.
+    Fields that are all text or whole numbers, none missing (most sentences), go
+    straight through ``format_map``: picking and converting each field in Python would be
+    most of what is left."""
     pattern, names, named = _SPLIT.get(template) or _split(template)
     if not names:
         return template

@@ -20,7 +20,7 @@ from conteur.events.game import CommandRejected
 # the templates: one catalogue per language, shared with client/web/narrate.js
 T: dict[str, dict[str, str]] = {lang: section("sentences", lang) for lang in LANGS}
 # each language's templates with their fields named (``catalogue.named_pattern``): what most
-# sentences are told with, at once (the review's first screen tells 3,000: issue 18 item 4)
+# sentences are told with, at once (the review's first screen tells 3,000)
 _NAMED: dict[str, dict[str, str]] = {lang: {key: found for key, template in T[lang].items()
                                             if (found := named_pattern(template)) is not None} for lang in LANGS}
 

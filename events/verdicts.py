@@ -1,4 +1,4 @@
-"""Every recorded verdict, derived again from its recorded inputs (issue 13, Deliver 5).
+"""Every recorded verdict, derived again from its recorded inputs.
 
 A log whose hash chain was recomputed after an edit still chains: what gives a flipped
 ``success`` away is that the rules, applied to the dice the event records, say otherwise.

@@ -56,7 +56,7 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     batch: bool = False  # the device understands ``batch`` frames (fewer messages)
     last: Held | None = None
     # a storyteller naming a session with no event yet must say it means to open it: a
-    # typo in a session name is refused instead of opening an empty session (issue 13)
+    # typo in a session name is refused instead of opening an empty session
     create: bool = False
     # the device keeps what its join link turns into (``welcome.credential``): a player's
     # link opened this way makes a credential for this device alone, and a device the
@@ -203,7 +203,7 @@ def batches(frames: list[str]) -> list[str]:
 
 
 def decode(data: str | bytes) -> Frame:
-    if nesting.too_deep(data):  # before any decoding: msgspec recurses (issue 13)
+    if nesting.too_deep(data):  # before any decoding: msgspec recurses
         raise FrameError("invalid", nesting.message())
     try:
         return _client_decoder.decode(data)

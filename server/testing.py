@@ -42,7 +42,7 @@ class Device:
         self.origin = origin
         self.say_hello = hello
         self.batch = batch
-        # tests open sessions from the storyteller's socket: say so in hello (issue 13)
+        # tests open sessions from the storyteller's socket: say so in hello
         self.create = create
         self.messages = 0  # websocket messages received (a batch is one)
         self.frames: list[dict] = []  # everything received, in order

@@ -1,4 +1,4 @@
-"""One catalogue of messages per language, as data (issue 16, item 3): events/messages/
+"""One catalogue of messages per language, as data: events/messages/
 holds every string a person reads; Python reads it (events/catalogue.py) and the server
 serves it to the web app at /messages/, which reads it too (client/web/messages.js)."""
 

@@ -1,4 +1,4 @@
-"""Join links phones can reach (issue 14, item 1): the join sheet and minted links use the
+"""Join links phones can reach: the join sheet and minted links use the
 LAN address (or ``--public-url``), never localhost while the machine has a LAN address,
 and say beside each QR code which Wi-Fi to join and the address in plain text."""
 
@@ -80,7 +80,7 @@ def test_without_any_lan_address_the_sheet_says_phones_cannot_reach_it(tmp_path)
 
 
 def test_the_sheet_speaks_the_tablets_language(tmp_path):
-    # issue 14: every string in both languages; the tablet sends its own (app.js joinSheet)
+    # every string in both languages; the tablet sends its own (app.js joinSheet)
     with Venue(tmp_path / "c.db", settings=Settings(lan_addresses=lambda: [])) as venue, \
             night(venue, "127.0.0.1") as http:
         fr = http.post("/sessions/night/join-sheet", json={"lang": "fr"}).text

@@ -1,4 +1,4 @@
-"""Properties over random, mostly valid Mind's Eye Theatre sessions (issue 3, Tests)."""
+"""Properties over random, mostly valid Mind's Eye Theatre sessions."""
 
 from __future__ import annotations
 

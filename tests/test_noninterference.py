@@ -1,4 +1,4 @@
-"""Noninterference (issue 13): random dice sessions played twice on real servers, the two
+"""Noninterference: random dice sessions played twice on real servers, the two
 worlds identical except for the content of one character's hidden information, must look
 byte for byte the same to every other player and to the wall, live, on resync, over HTTP
 and in their exports, even after ``close_session`` reveals the seed.

@@ -1,9 +1,8 @@
-"""A server that plays the night keeps its true state's finished challenges compressed
-(issue 18 item 3).
+"""A server that plays the night keeps its true state's finished challenges compressed.
 
 The command path (``Chronicle``) holds each session's true state as long as it runs, and
-its finished MET challenges grew with the night, about 136 bytes an event. Its final pages
-are now held compressed in place (``shelf.Page``): read back when a decider asks for one
+its finished MET challenges grow with the night, about 136 bytes an event. Their final pages
+are held compressed in place (``shelf.Page``): read back when a decider asks for one
 (an overrule, MET-14), copied back into a plain page by the evolver that changes one, and
 encoded as the page it stands for by the snapshot codec. These tests shrink the pages so a short night
 has many, play the same seeded night through a shelving Chronicle and a plain one, and

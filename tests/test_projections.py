@@ -1,8 +1,8 @@
-"""``GET /state`` from per-view projections (issue 18): the same bytes as folding the
+"""``GET /state`` from per-view projections: the same bytes as folding the
 viewer's whole visible log on every call, for the storytellers, the wall and each player,
 at every point of a random night, including events appended by another writer between
 queries (DESIGN "Who sees what": a player's state holds nothing it was not sent); the
-finished challenges left out of it (session 6) counted, the last few carried, and every
+finished challenges left out of it counted, the last few carried, and every
 one of them in ``GET /state/done``'s pages."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The first request after a restart (issue 18 item 3): a server keeps each view's
+"""The first request after a restart: a server keeps each view's
 projection and the review's index as snapshots in its store (server/core/keep.py,
 server/audit/kept.py), so a restarted server answers a player's ``GET /state`` and the
 review's first screen from them and the rows after, not from a fold of the whole night.

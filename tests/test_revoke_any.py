@@ -18,7 +18,7 @@ from conteur.server.cli.main import main
 from conteur.server.core.auth import digest, grant_id
 from conteur.server.testing import Device, Venue
 from conteur.server.web.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
-from tests.test_revoke import characters, closed_with
+from tests.revoke_support import characters, closed_with
 
 
 @pytest.fixture

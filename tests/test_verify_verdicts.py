@@ -1,5 +1,5 @@
-"""`conteur verify` derives every verdict again from its recorded inputs (issue 13,
-Deliver 5): a copy where only a verdict was changed, and the whole hash chain recomputed
+"""`conteur verify` derives every verdict again from its recorded inputs: a copy
+where only a verdict was changed, and the whole hash chain recomputed
 after it as a forger would, chains and draws fair; the verdict check alone catches it and
 names its seq. For a database and for an exported JSON Lines log.
 

@@ -518,7 +518,7 @@ def test_storyteller_prints_the_join_sheet_and_opens_the_review(browser, server,
 
 
 def test_a_player_finds_the_record_of_challenges_played_by_hand(browser, server, setup):
-    # on the main page itself (issue 15); the old address forwards there, form open
+    # on the main page itself; the old address forwards there, form open
     anna = Device(browser, server.url, setup.players["anna"])
     anna.page.get_by_test_id("hand-record").locator("summary").click()
     anna.expect(anna.page.get_by_test_id("hand-opponent")).to_contain_text("Bruno")
@@ -670,8 +670,8 @@ def test_the_log_tells_every_dice_and_met_event_of_a_mixed_evening(browser, tmp_
 
 def test_service_worker_opens_the_review_and_by_hand_pages_without_network(browser, server, setup):
     # what a dropout sends people to must open from the cache: the record of challenges
-    # played by hand (players) and the review (storytellers). Issue 15: offline.html
-    # opened offline showed only "Not sent: the server is unreachable", no form; it now
+    # played by hand (players) and the review (storytellers). offline.html
+    # opened offline must not show only "Not sent: the server is unreachable", no form: it
     # forwards to the phone app, whose form queues the record (tests/test_web_handplay.py)
     anna = Device(browser, server.url, setup.players["anna"])
     wait_until(anna.page, "navigator.serviceWorker.ready.then(() => !!navigator.serviceWorker.controller)",
@@ -740,7 +740,7 @@ def test_met_12_the_storyteller_retests_and_cancels_for_an_antagonist(browser, s
 
 
 def test_a_french_tablet_prints_a_french_join_sheet(browser, server, setup):
-    # issue 14: the sheet speaks the tablet's language (the EN/FR switch or the browser's)
+    # the sheet speaks the tablet's language (the EN/FR switch or the browser's)
     st = Device(browser, server.url, setup.storyteller, viewport=TABLET, locale="fr-FR")
     with st.context.expect_page() as opened:
         st.page.get_by_test_id("join-sheet").click()

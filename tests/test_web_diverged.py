@@ -13,6 +13,7 @@ from contextlib import ExitStack
 import httpx
 import pytest
 
+from conteur.server.audit.verify import verify_path
 from conteur.server.store.backup import backup, restore
 from tests.client_support import Proxy, make_chronicle, served
 from tests.browser_support import NO_CHROMIUM, CHROMIUM
@@ -151,7 +152,7 @@ def test_a_phone_rebuilds_its_view_when_the_laptop_restored_an_older_backup(brow
         before.stop()  # the laptop is restored from the stick, and the evening goes on
         # force: the stopped server's reader connections die with a real process, not
         # with this test's thread
-        restore(stick, setup.db, force=True)
+        restore(stick, setup.db, verify=verify_path, force=True)
         after = stack.enter_context(served(setup.db))
         n = 0
         while server_events(after.url, players["anna"], setup.session)[-1]["seq"] <= last:

@@ -47,7 +47,7 @@ async function settle(id, notice) {
   if (notice && entry) {
     app.notices.push({ id, ...notice, command: entry.command.type });
     // a refusal is read in a few seconds and can be tapped away: it must not sit over the
-    // buttons the player needs next (issue 14)
+    // buttons the player needs next
     setTimeout(() => dismiss(id), notice.kind === "reject" ? 6000 : 2500);
   }
   schedule();

@@ -392,6 +392,13 @@ export function deskOf(vm) {
   return vm.desk;
 }
 
+// What a screen reads: the desk, or an empty one left off the view model, so that drawing a
+// screen never changes the state the fold made.
+const NO_DESK = Object.freeze({ announcements: Object.freeze([]), countdowns: Object.freeze({}), calls: Object.freeze({}) });
+export function deskView(vm) {
+  return vm.desk || NO_DESK;
+}
+
 const DESK = {
   "desk.announced": (vm, e, seq) => {
     deskOf(vm).announcements.push({ id: e.announcement, text: e.text, scope: e.scope || "session", scene: e.scene ?? null, by: e.by || "", seq });

@@ -1,4 +1,4 @@
-// The messages of every language, as data (issue 16): events/messages/<lang>.json, which
+// The messages of every language, as data: events/messages/<lang>.json, which
 // the server serves at /messages/ beside this app and Python reads too (events/catalogue.py).
 // Loaded once, before any module that reads them runs (top-level await); the service
 // worker caches both files with the shell, so the app opens offline in either language.

@@ -19,7 +19,7 @@ export function entropy() {
 //
 // Each tab remembers its own join in sessionStorage (it survives a reload, and stays in
 // its tab): a second session's link opened in another tab of the same browser does not
-// take the first tab over on reload (issue 14). localStorage keeps the device's last
+// take the first tab over on reload. localStorage keeps the device's last
 // join, for a tab opened afresh (the home-screen icon).
 const TAB = "conteur.tab";
 let current = { token: null, session: "" };
@@ -273,7 +273,7 @@ export class Connection {
   // A dead Wi-Fi link can leave a socket "open" for minutes, and the browser's online
   // event says nothing about the venue's server: ping every second of quiet, and call
   // the link dead when nothing at all has come back for SILENT ms (the pill then says
-  // offline within 5 s, issue 14). The dead socket is dropped and a new one is tried.
+  // offline within 5 s). The dead socket is dropped and a new one is tried.
   heartbeat() {
     const ws = this.ws;
     if (!ws || ws.readyState !== 1) return;

@@ -66,7 +66,7 @@ function closedPlayerView(c) {
   </main>`;
 }
 
-// FAIR-2 on the phone (issue 13 item 9): once the session is closed and its seed revealed, the
+// FAIR-2 on the phone: once the session is closed and its seed revealed, the
 // phone derives its own character's dice again (verify.js) and marks each roll verified or
 // names the first mismatch. Worked out once per head, not once per render.
 let checked = { vm: null, head: -1, html: "" };

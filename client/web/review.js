@@ -1,7 +1,7 @@
-// The storyteller's review page (issue 7): disputes first, every challenge with its
+// The storyteller's review page: disputes first, every challenge with its
 // whole story, the timeline with filters, a slider stepping a scene event by event,
 // the chain's verification and the fairness panel. The first screen comes from
-// GET /sessions/{session}/review/first, the same size at any length of night (issue 18);
+// GET /sessions/{session}/review/first, the same size at any length of night;
 // the verification and the fairness panel follow by their own requests, more timeline
 // rows and challenges by pages when asked for, and each challenge or scene by its own
 // endpoint; the sentences are made by the server in the chosen language.
@@ -143,7 +143,7 @@ async function download(format) {
 // ---------------------------------------------------------------- overview
 
 // A challenge played by hand has no winner until confirmed or ruled: each side's word
-// instead (server/review.py offline_claims), never the recorder's alone in green.
+// instead (server/audit/stories.py offline_claims), never the recorder's alone in green.
 function claimText(claim, withReason = false) {
   const vars = { by: name(claim.by), w: name(claim.winner) };
   const said = claim.kind === "confirmed" ? t("confirms", vars) : claim.winner ? t("says", vars) : t("noClaim", vars);

@@ -307,7 +307,7 @@ function stRollerCharacter(chars) {
 }
 
 // The roll the dice card shows (its character's last): the list below leaves it out, so
-// a storyteller's Rouse check is not shown twice (issue 14).
+// a storyteller's Rouse check is not shown twice.
 function stRollerShown(chars) {
   const c = stRollerCharacter(chars);
   const last = c && app.vm.rolls.filter((r) => r.character === c.id).pop();

@@ -36,8 +36,8 @@ export function me() {
 }
 
 // The connection badge's word and, when something is wrong, the sentence that says what.
-// ``queued``: the commands waiting in the outbox, said beside the word (issue 14: a throw
-// sat queued while the pill said Online).
+// ``queued``: the commands waiting in the outbox, said beside the word: a pill that
+// says Online while a throw waits in the outbox would hide it.
 export function connText(status, queued = 0) {
   let label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
     refused: t("refused_short"), revoked: t("revoked_short"), replaced: t("replaced_short") }[status];
@@ -78,7 +78,7 @@ export function stageText(c, viewer = null) {
 }
 
 // The last reveal and the last bids, each marked with its round: on round 2 they are
-// round 1's, history and not the state of play (issue 14). The opponent's bid reaches a
+// round 1's, history and not the state of play. The opponent's bid reaches a
 // player sealed (MET-3: bids are told to a storyteller): said in words, never a bare "?".
 export function revealedLine(c) {
   const parts = [];

@@ -159,10 +159,10 @@ def plugged_commands() -> list:
 
 
 def _extra_commands() -> list:
-    from conteur.server.web.app import add_commands as serve_commands
-    from conteur.server.store.backup import add_commands as backup_commands
+    from conteur.server.cli.serve import add_commands as serve_commands
+    from conteur.server.cli.backup import add_commands as backup_commands
     from conteur.server.cli.doctor import add_commands as doctor_commands
-    from conteur.server.audit.export import add_commands as export_commands
+    from conteur.server.cli.export import add_commands as export_commands
     from conteur.server.cli.stores import add_commands as store_commands
     from conteur.server.cli.revoke import add_commands as revoke_commands
 

@@ -1,5 +1,5 @@
 """Snapshots of what a server keeps per view, so that the first request after a restart
-costs what it costs live (issue 18 item 3).
+costs what it costs live.
 
 A server up all night answers a player's ``GET /state`` from a projection it keeps up to
 date (projections.py) and the review's first screen from a kept review

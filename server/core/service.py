@@ -105,7 +105,7 @@ class Chronicle:
         reproducible simulation (``conteur simulate --fixed-secrets``) passes another.
 
         ``shelve``: each session's final pages of finished MET challenges are held
-        compressed in its state (``shelf.Page``, issue 18 item 3): the one part of the
+        compressed in its state (``shelf.Page``): the one part of the
         true state that grows with the night, about 136 bytes an event of a MET night kept
         as long as the server runs, is then about 4. Decisions are the same either way
         (tests/test_playing_memory.py); off only to show that."""

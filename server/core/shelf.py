@@ -1,4 +1,4 @@
-"""Finished MET challenges kept out of a fold's state, compressed by page (issue 18 item 3).
+"""Finished MET challenges kept out of a fold's state, compressed by page.
 
 A state folded through a night holds every finished challenge (``met.State.done``, pages of
 ``met.PAGE`` by number): about 1.4 KB each, ten events' worth, the one part of a state that

@@ -28,7 +28,7 @@ _events_decoder = msgspec.json.Decoder(list[game.AnyEvent])
 def _mapping(obj):
     """A state may hold a page of finished challenges as a mapping read when asked for
     (the command path's, server/core/shelf.Page): encoded as the dict it stands for, a page
-    at a time, so a snapshot never decodes the whole night at once (issue 18 item 3)."""
+    at a time, so a snapshot never decodes the whole night at once."""
     if isinstance(obj, collections.abc.Mapping):
         return dict(obj.items())
     raise NotImplementedError(f"a snapshot cannot encode {type(obj).__name__}")

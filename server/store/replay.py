@@ -3,9 +3,8 @@
 Folding is CPU-bound Python, so a big fold is split over worker processes, sessions dealt
 out by the events each has to fold (a Raspberry Pi has four cores). Each worker folds its
 sessions one by one as ``SQLiteStore.load_state`` folds one (``sqlite.fold_session``).
-One scan of the log for several sessions was tried and is no faster per core, because
-switching between sessions' states and rulesets at every row costs what the shared scan
-saves (BENCHMARKS, session 3). The workers only read; the states come back
+One scan of the log for several sessions is no faster per core, because switching
+between sessions' states and rulesets at every row costs what the shared scan saves. The workers only read; the states come back
 msgpack-encoded, as snapshots are stored, and this process saves the snapshots so the
 next start-up is fast.
 

@@ -89,7 +89,7 @@ class EventsController(Controller):
         # a dict in the schema, not GameState: Litestar's schema generator cannot take its
         # dict defaults; the body is the state's own JSON, as msgspec encodes it
         rt = runtime(request)
-        if not at:  # the head: from the view's projection, finished challenges counted, not sent (issue 18)
+        if not at:  # the head: from the view's projection, finished challenges counted, not sent
             body = await asyncio.to_thread(rt.projections.state_json, session, grant.actor)
         else:
             body = await asyncio.to_thread(_state_at, request, grant, session, at)

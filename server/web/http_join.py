@@ -58,7 +58,7 @@ CARD = """<div class="card"><div class="name">{name}</div><div>{player}</div>
 
 WIFI = """<div class="wifi" data-wifi>Wi-Fi: <b>{wifi}</b></div>"""
 
-# the sheet's words in the tablet's language (issue 14: every string in both languages):
+# the sheet's words in the tablet's language (every string in both languages):
 # events/messages/<lang>.json, section "join"; "unreachable": the sheet was asked through
 # this machine's loopback and no LAN address was found
 TEXT = {lang: section("join", lang) for lang in LANGS}
