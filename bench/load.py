@@ -224,6 +224,59 @@ def report_one_core(ours: dict, base: dict, clear: dict | None, args) -> None:
                    against="bare websockets")
 
 
+# -- the channel's own cost -------------------------------------------------------------
+
+
+def channel_cost() -> dict:
+    """CPU time (this process's, so a busy machine slows it less than the wall clock) to
+    seal one fan-out frame for one device, against encoding it (what every device's frame
+    costs already); and to open a full resync batch, as a device does."""
+    from conteur.events import channel, wire
+    from conteur.events.session import WentOutOfGame
+
+    psk = channel.psk_of_token("bench")
+    nonces = channel.new_nonce(), channel.new_nonce()
+    server = channel.server_side(psk, "bench", *nonces)
+    device = channel.client_side(psk, "bench", *nonces)
+    event = WentOutOfGame(character="character-042", reason="bench")
+    frame = wire.encode_event(12345, event)
+
+    def per(fn, n: int) -> float:
+        start = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - start) / n
+
+    n = 20000
+    encode = per(lambda: wire.encode_event(12345, event), n)
+    seal = per(lambda: server.seal(frame), n)
+    batch = wire.batches([frame] * 2000)[0]
+    resync = channel.server_side(psk, "bench", *nonces)  # counters from 0, as the device's
+    sealed = [resync.seal(batch) for _ in range(200)]
+    it = iter(sealed)
+    open_batch = per(lambda: device.open(next(it)), 200)
+    return {"encode": encode, "seal": seal, "open_batch": open_batch, "frame": len(frame),
+            "batch": len(batch)}
+
+
+def report_channel(c: dict) -> None:
+    us = 1e6
+    print(f"\n== the channel: one fan-out frame ({c['frame']} bytes) sealed for one device, "
+          "CPU time of this process")
+    line("seal a fan-out frame", f"{c['seal'] * us:.1f} us", f"{c['encode'] * us:.1f} us",
+         c["seal"] / c["encode"], "baseline: encoding it, which every device pays already")
+    results.record("channel.seal", c["seal"] * us, "us", c["encode"] * us, c["seal"] / c["encode"],
+                   what=f"seal one {c['frame']}-byte fan-out frame for one device (CPU time)",
+                   against="encoding the same frame")
+    share = c["seal"] * 300 * 50
+    print(f"  300 devices at 50 commands/s: {300 * 50} frames/s to seal, {share * 100:.1f}% of one core")
+    results.record("channel.seal_share", share * 100, "% of a core",
+                   what="sealing the fan-out of 300 devices at 50 commands/s (CPU time)")
+    line("open a resync batch", f"{c['open_batch'] * 1000:.2f} ms", target=f"{c['batch'] // 1024} KiB, in Python")
+    results.record("channel.open_batch", c["open_batch"] * 1000, "ms",
+                   what=f"open one {c['batch'] // 1024} KiB sealed batch (CPU time, Python)")
+
+
 # -- store -----------------------------------------------------------------------------
 
 
@@ -511,7 +564,7 @@ def main() -> None:
     parser.add_argument("--behind", type=int, default=None, help="K: events each device misses")
     parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
-    parser.add_argument("--skip", default="", help="comma list of: ws, onecore, store, replay, review, night")
+    parser.add_argument("--skip", default="", help="comma list of: ws, channel, onecore, store, replay, review, night")
     parser.add_argument("--chronicle", default=None,
                         help="replay this chronicle database instead of the cached simulated one")
     parser.add_argument("--make-chronicle", action="store_true",
@@ -550,6 +603,8 @@ def main() -> None:
                                port=free_port) as server:
                 base = asyncio.run(ws_suite(server.ws_url, venue, args))
             report_ws(ours, base, args)
+        if "channel" not in skip:
+            report_channel(channel_cost())
         if "onecore" not in skip:
             venue = prepare_venue(folder / "onecore.db", "night", players=args.devices)
             figures = one_core(folder, venue, args)
