@@ -10,11 +10,12 @@ import { initialView, applyEvent, isFrozenFor } from "./fold.js";
 import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, refusal, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
-import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
+import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey, adoptCredential } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
 import { deskCommand, freezeCall } from "./desk.js";
 import { cue, keepAwake } from "./cues.js";
+import { SealedSocket, sealedFetch } from "./channel.js";
 
 document.documentElement.lang = lang;
 
@@ -74,6 +75,8 @@ function retryLater(id) {
 function onFrame(frame) {
   switch (frame.type) {
     case "welcome":
+      // the join link is spent: this device keeps its own credential (net.js)
+      if (frame.credential) app.token = adoptCredential(frame.credential);
       app.viewer = frame.viewer;
       localStorage.setItem(viewerKey(), JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
@@ -158,7 +161,8 @@ function rebuild() {
 function hello(withLast = true) {
   app.helloAfter = app.lastSeq;
   app.helloPending = true;
-  const frame = { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
+  // no token: the channel's key is the proof (channel.js)
+  const frame = { type: "hello", keep: true, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
   if (withLast && app.lastSeq > 0 && app.lastEvent) frame.last = { seq: app.lastSeq, event: app.lastEvent };
   if (app.create) frame.create = true;
   return frame;
@@ -172,7 +176,9 @@ function onStatus(status) {
   if (app.status === "offline" && (status === "connecting" || status === "offline")) return;
   app.status = status;
   // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
-  if (status === "revoked") { app.fatal = t("revoked"); app.vm = initialView(); forgetDevice(outbox); }
+  if (status === "revoked" || status === "replaced") { app.fatal = t(status); app.vm = initialView(); forgetDevice(outbox); }
+  // refused at open: a token the channel's key does not open gets a close, no error frame
+  if (status === "refused" && !app.fatal) app.fatal = t("refused");
   schedule();
 }
 
@@ -391,9 +397,9 @@ function commandFor(act, el, data) {
   }
 }
 
-// The printable join sheet (POST /sessions/{s}/join-sheet, the bearer token in a header,
-// never in a URL): the page comes back as HTML and opens from a blob URL in a new tab.
-// The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
+// The printable join sheet (POST /sessions/{s}/join-sheet through the sealed channel:
+// its fresh join links never cross the network readable): the page comes back as HTML
+// and opens from a blob URL in a new tab. The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
 async function joinSheet(revoke, character) {
   const tab = window.open("", "_blank");
   const fail = (text) => {
@@ -403,11 +409,11 @@ async function joinSheet(revoke, character) {
   };
   let res;
   try {
-    res = await fetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
+    res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${app.token}`, "Content-Type": "application/json" },
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ revoke_previous: !!revoke, lang, ...(character ? { characters: [character] } : {}) }),
-    });
+    }, app.token);
   } catch (err) {
     fail(t("offline_short"));
     return;
@@ -538,6 +544,7 @@ async function start(loc = location) {
     hello,
     onFrame,
     onStatus,
+    open: (url) => new SealedSocket(url, app.token),
   });
   app.net = connection; // the browser tests read its message count
   connection.start();

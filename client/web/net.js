@@ -39,6 +39,7 @@ export function takeJoin(loc = location, store = localStorage, tab = tabStore())
     // another token, or another session of the same token: what this device holds is stale
     fresh = token !== store.getItem("conteur.token") || session !== (store.getItem("conteur.session") || "");
     store.setItem("conteur.token", token);
+    store.removeItem("conteur.joinkey"); // a fresh link: its own key
     if (session) store.setItem("conteur.session", session); else store.removeItem("conteur.session");
     mine = { token, session };
     if (tab) tab.setItem(TAB, JSON.stringify(mine));
@@ -46,15 +47,34 @@ export function takeJoin(loc = location, store = localStorage, tab = tabStore())
   } else {
     try { mine = JSON.parse((tab && tab.getItem(TAB)) || "null"); } catch (err) { mine = null; }
   }
-  if (!mine || !mine.token) mine = { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "" };
-  current = { token: mine.token, session: mine.session || "" };
+  if (!mine || !mine.token) {
+    mine = { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "",
+      key: (!token && store.getItem("conteur.joinkey")) || "" };
+  }
+  current = { token: mine.token, session: mine.session || "", key: mine.key || "" };
   if (fresh) store.removeItem(viewerKey());
   return { token: current.token, session: current.session, fresh };
 }
 
+// What the join link's first hello turned it into (welcome.credential, docs/protocol.md):
+// this device's own token, kept in the link's place; the link is forgotten. The join's
+// key stays the link's, so the events and the outbox kept under it stay this join's.
+export function adoptCredential(credential, store = localStorage, tab = tabStore()) {
+  const key = joinKey();
+  if (store.getItem("conteur.token") === current.token) {
+    store.setItem("conteur.token", credential);
+    store.setItem("conteur.joinkey", key);
+  }
+  current = { token: credential, session: current.session, key };
+  if (tab) tab.setItem(TAB, JSON.stringify(current));
+  return credential;
+}
+
 // A short name for this tab's join (token and session), keying what is kept per join:
-// the viewer, the events received. Not a secret: the token itself sits beside it.
+// the viewer, the events received. Not a secret: the token itself sits beside it. A
+// credential that replaced its link keeps the link's key.
 export function joinKey(join = current) {
+  if (join.key) return join.key;
   let h = 0x811c9dc5;
   for (const ch of `${join.token || ""}\n${join.session || ""}`) {
     h ^= ch.codePointAt(0);
@@ -71,10 +91,12 @@ export function viewerKey() {
 // character on the device: not the token, not the events it received (its secrets). The
 // outbox stays: a new join link for the same character sends what was still queued.
 export const REVOKED = "token revoked";
+// the same close when this character's join link was opened on another phone
+export const REPLACED = "replaced by another device";
 export function forgetDevice(outbox, store = localStorage, tab = tabStore()) {
   store.removeItem(viewerKey());
   if (store.getItem("conteur.token") === current.token) {
-    for (const key of ["conteur.token", "conteur.session"]) store.removeItem(key);
+    for (const key of ["conteur.token", "conteur.session", "conteur.joinkey"]) store.removeItem(key);
   }
   if (tab) tab.removeItem(TAB);
   return outbox.clearEvents().catch(() => {});
@@ -201,8 +223,11 @@ function onWake(fn) {
 // One websocket at a time, opened once /health answers; after a failure, capped
 // exponential backoff with jitter, and at once when the phone wakes.
 export class Connection {
-  constructor({ url, hello, onFrame, onStatus, health = "/health", base = 500, cap = 10000, probeCap = PROBE_CAP }) {
-    Object.assign(this, { url, hello, onFrame, onStatus, health, base, cap, probeCap });
+  // ``open``: makes the socket (channel.js's SealedSocket, which seals every frame);
+  // a plain WebSocket when not given
+  constructor({ url, hello, onFrame, onStatus, open = (u) => new WebSocket(u), health = "/health", base = 500, cap = 10000,
+    probeCap = PROBE_CAP }) {
+    Object.assign(this, { url, hello, onFrame, onStatus, open, health, base, cap, probeCap });
     this.attempt = 0;
     this.probes = 0; // probes unanswered in a row
     this.probing = false;
@@ -261,7 +286,7 @@ export class Connection {
     this.onStatus("connecting");
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = this.open(this.url);
     } catch (err) {
       this.retry();
       return;
@@ -296,7 +321,7 @@ export class Connection {
         // while the socket was down (a Wi-Fi drop, a missed heartbeat), and the close that
         // said so never came; its view and secrets must leave the phone all the same
         const revoked = ev.code === 4401 && (ev.reason === REVOKED || (this.welcomed && ev.reason === "unauthorized"));
-        this.onStatus(revoked ? "revoked" : "refused");
+        this.onStatus(ev.code === 4401 && ev.reason === REPLACED ? "replaced" : revoked ? "revoked" : "refused");
         return;
       }
       this.onStatus("offline");

@@ -11,6 +11,7 @@
 // server sees); without one, the phone app's stored token is tried.
 
 import { section } from "./messages.js";
+import { sealedFetch } from "./channel.js";
 
 // the page's strings are data: events/messages/<lang>.json, section "review"
 const UI = { en: section("review", "en"), fr: section("review", "fr") };
@@ -54,9 +55,9 @@ function setHash(changes) {
 }
 
 async function api(path, options = {}) {
-  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}${path}`, {
-    ...options, headers: { Authorization: `Bearer ${app.token}`, ...(options.headers || {}) },
-  });
+  const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}${path}`, {
+    ...options, headers: { ...(options.headers || {}) },
+  }, app.token);
   if (!res.ok) {
     let detail = res.statusText;
     try { detail = (await res.json()).detail || detail; } catch (err) { /* not JSON */ }
@@ -128,8 +129,8 @@ function renderBadge() {
 }
 
 async function download(format) {
-  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/export?format=${format}&lang=${app.lang}&download=true`,
-    { headers: { Authorization: `Bearer ${app.token}` } });
+  const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/export?format=${format}&lang=${app.lang}&download=true`,
+    {}, app.token);
   const blob = await res.blob();
   const url = URL.createObjectURL(blob);
   const a = h("a", { href: url, download: `${app.session}.${format === "html" || format === "md" ? `${app.lang}.` : ""}${format}` });

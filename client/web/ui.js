@@ -18,7 +18,7 @@ export const app = {
   vm: initialView(),
   viewer: null, // {role, character, name}
   session: "",
-  status: "connecting", // connecting | online | offline | refused | revoked
+  status: "connecting", // connecting | online | offline | refused | revoked | replaced
   live: false,
   lastSeq: 0,
   queued: [], // outbox entries not yet acknowledged
@@ -41,9 +41,9 @@ export function me() {
 // says Online while a throw waits in the outbox would hide it.
 export function connText(status, queued = 0) {
   let label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
-    refused: t("refused_short"), revoked: t("revoked_short") }[status];
+    refused: t("refused_short"), revoked: t("revoked_short"), replaced: t("replaced_short") }[status];
   if (queued && status !== "online") label = `${label} · ${t(queued === 1 ? "queued_one" : "queued_n", queued)}`;
-  const note = { offline: offlineNote(), refused: t("refused"), revoked: t("revoked") }[status] || "";
+  const note = { offline: offlineNote(), refused: t("refused"), revoked: t("revoked"), replaced: t("replaced") }[status] || "";
   return { label, note };
 }
 
