@@ -86,6 +86,7 @@ class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
     session: str
     head: int  # the session's last seq when resync started; ``live`` repeats it
     diverged: bool = False  # the device's copy is not this server's history: drop it, resync from 0
+    server: str = ""  # which server process the socket reached (host:pid), for the operator
 
 
 class EventFrame(Frame, frozen=True, kw_only=True, tag="event"):
@@ -106,6 +107,7 @@ class Reject(Frame, frozen=True, kw_only=True, tag="reject"):
     id: str
     code: str
     message: str
+    retry_after: float | None = None  # `unavailable`: seconds to wait before resending it
 
 
 class Error(Frame, frozen=True, kw_only=True, tag="error"):

@@ -23,8 +23,11 @@ still drop a trigger: the hash chain then names the edit, as with a hand-edited 
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import threading
+import time
 from typing import Iterator, Sequence
 
 import msgspec
@@ -180,6 +183,34 @@ def _views_table(conn) -> bool:
         return False
 
 
+log = logging.getLogger("conteur.store")
+
+
+def _seconds(name: str, default: float) -> float:
+    value = os.environ.get(name, "")
+    try:
+        return float(value) if value else default
+    except ValueError:
+        raise StoreError(f"{name}={value!r} is not a number of seconds") from None
+
+
+# How long the database may take before a caller is told it is unavailable: each
+# statement (the server cancels it), each wait for a row lock, and, on the client's
+# side, every wait of the serving path for the database (``deadline``). Settings:
+# CONTEUR_PG_STATEMENT_TIMEOUT and CONTEUR_PG_LOCK_TIMEOUT, in seconds (docs/guide.md).
+STATEMENT_TIMEOUT = 5.0
+LOCK_TIMEOUT = 2.0
+# libpq's own parameters, used unless the URL names them: a host that vanishes (a
+# partition, a power cut) is found dead in about half a minute instead of the kernel's
+# two hours, and a connection attempt gives up after a few seconds
+CONNECTION_DEFAULTS = {"connect_timeout": "5", "keepalives": "1", "keepalives_idle": "10",
+                       "keepalives_interval": "5", "keepalives_count": "3",
+                       "tcp_user_timeout": "30000"}
+# a connection idle this long is checked (one round trip) before it carries a statement:
+# PostgreSQL restarted meanwhile would otherwise fail the first command after it
+IDLE_CHECK = 1.0
+PROBE_EVERY = 1.0  # seconds between the watcher's looks at the database (``trouble``)
+
 WRITER_LOCK = 0x636F6E74  # "cont": the advisory lock key of the one deciding process
 CHANNEL = "conteur_log"  # NOTIFY'd with the new head by every append transaction
 
@@ -196,10 +227,25 @@ class PostgresStore(GroupCommit):
     """``EventStore`` on a PostgreSQL database, with a group-committing writer thread."""
 
     def __init__(self, url: str, *, snapshot_every: int = 1000, max_batch: int = 512,
-                 create: bool = True):
+                 create: bool = True, statement_timeout: float | None = None,
+                 lock_timeout: float | None = None):
         if psycopg is None:
             raise StoreError("the PostgreSQL store needs psycopg: pip install 'conteur[postgresql]'")
         self.url = url
+        self.deadline = (statement_timeout if statement_timeout is not None
+                         else _seconds("CONTEUR_PG_STATEMENT_TIMEOUT", STATEMENT_TIMEOUT))
+        self.lock_timeout = (lock_timeout if lock_timeout is not None
+                             else _seconds("CONTEUR_PG_LOCK_TIMEOUT", LOCK_TIMEOUT))
+        self._params = _parameters(url, self.deadline, self.lock_timeout)
+        # bumped when the watcher finds the database restarted: every connection made
+        # before is replaced before its next use
+        self._generation = 0
+        self._hold: _Hold | None = None
+        self._hold_lock = threading.Lock()
+        self._probing: float | None = None  # when the watcher's probe in flight began
+        self._problem: str | None = None  # what the watcher's last probe met
+        self._watch_stop = threading.Event()
+        self._watcher: threading.Thread | None = None
         self.path = redact(url)  # what messages name, like a SQLite store's path
         self.snapshot_every = snapshot_every
         self.max_batch = max_batch
@@ -233,21 +279,39 @@ class PostgresStore(GroupCommit):
 
     def _connect(self):
         try:
-            conn = psycopg.connect(self.url, autocommit=True, connect_timeout=10)
+            conn = psycopg.connect(autocommit=True, **self._params)
+            # acknowledged means flushed: never let a server default of `off` weaken it
+            if conn.execute("SHOW synchronous_commit").fetchone()[0] == "off":
+                conn.execute("SET synchronous_commit = on")
         except psycopg.OperationalError as exc:
             raise StoreError(f"PostgreSQL at {self.path} is unavailable: {_first_line(exc)}") from None
-        # acknowledged means flushed: never let a server default of `off` weaken it
-        if conn.execute("SHOW synchronous_commit").fetchone()[0] == "off":
-            conn.execute("SET synchronous_commit = on")
         return conn
+
+    def _usable(self, conn, generation: int, used: float) -> bool:
+        """Whether ``conn`` may carry the next statement: not broken, made since the
+        database last restarted, and, idle a while, still answering."""
+        if conn is None or conn.closed or conn.broken or generation != self._generation:
+            return False
+        if time.monotonic() - used < IDLE_CHECK:
+            return True
+        try:
+            conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            return False
 
     @property
     def _reader(self):
-        conn = getattr(self._local, "conn", None)
-        if conn is None or conn.closed or conn.broken:
-            conn = self._local.conn = self._connect()
+        local = self._local
+        conn = getattr(local, "conn", None)
+        if not self._usable(conn, getattr(local, "generation", -1), getattr(local, "used", 0.0)):
+            if conn is not None:
+                conn.close()
+            local.generation = self._generation
+            conn = local.conn = self._connect()
             with self._readers_lock:
                 self._readers.append(conn)
+        local.used = time.monotonic()
         return conn
 
     def _query(self, sql: str, args: tuple | list = ()) -> list[tuple]:
@@ -280,8 +344,23 @@ class PostgresStore(GroupCommit):
     # -- appends ---------------------------------------------------------------------
 
     def _writer_connection(self, conn):
-        # a connection PostgreSQL dropped (a restart) failed its batch: the next reconnects
-        return conn if conn is not None and not conn.closed and not conn.broken else self._connect()
+        # a connection PostgreSQL dropped (a restart) is replaced before the batch, and
+        # the hold taken again on a new connection before anything is written
+        if self._usable(conn, getattr(self, "_writer_generation", -1), getattr(self, "_writer_used", 0.0)):
+            self._keep_hold()
+            self._writer_used = time.monotonic()
+            return conn
+        if conn is not None:
+            conn.close()
+        self._writer_generation = self._generation
+        conn = self._connect()
+        try:
+            self._keep_hold(probe=True)
+        except StoreError:
+            conn.close()
+            raise
+        self._writer_used = time.monotonic()
+        return conn
 
     def _commit(self, conn, batch: list) -> None:
         """One transaction for the batch, under the lock of ``log_head``."""
@@ -619,17 +698,86 @@ class PostgresStore(GroupCommit):
         ``close()`` (or the process's death). Server processes (``serve``, ``init``) hold
         it ``shared``: any number of them decide together, each append checked against
         what the others wrote (``Pending.basis``). ``simulate`` holds it alone, so a
-        reproducible run is refused beside a server, and a server beside it."""
+        reproducible run is refused beside a server, and a server beside it.
+
+        The lock lives on one connection: when PostgreSQL restarts or the connection
+        drops, it is taken again before the next write (``_keep_hold``), and a batch
+        that finds it taken by another is refused, nothing written."""
+        hold = _Hold(self, shared)
+        hold.take()
+        self._hold = hold
+        self._watching()
+        return hold
+
+    def _keep_hold(self, probe: bool = False) -> None:
+        """The hold, if this store took one, is held now: taken again if its connection
+        died (``probe``: asked of the database, else only if known lost); a
+        ``StoreError`` when another holds the lock meanwhile or the database is down."""
         from conteur.server.store.dbfile import DatabaseInUse
 
-        conn = self._connect()
-        take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
-        if not conn.execute(f"SELECT {take}(%s)", (WRITER_LOCK,)).fetchone()[0]:
+        hold = self._hold
+        if hold is None:
+            return
+        with self._hold_lock:
+            if hold.closed or (hold.lost is None and (not probe or hold.alive())):
+                return
+            try:
+                hold.take()
+            except DatabaseInUse as exc:
+                hold.lost = f"the hold on {self.path} was lost and is taken by another: {exc}"
+                raise StoreError(hold.lost) from None
+            except StoreError as exc:
+                hold.lost = f"the hold on {self.path} was lost: {exc}"
+                raise StoreError(hold.lost) from None
+            log.warning("the hold on %s was lost with its connection: taken again", self.path)
+
+    def _watching(self) -> None:
+        if self._watcher is None and not self._closed:
+            self._watcher = threading.Thread(target=self._watch, name="conteur-pg-watch", daemon=True)
+            self._watcher.start()
+
+    def _watch(self) -> None:
+        """Looks at the database every ``PROBE_EVERY`` seconds on a connection of its own:
+        what ``trouble`` says, the hold kept, and a restart noticed (every connection
+        made before it is replaced before its next use)."""
+        conn = None
+        while not self._watch_stop.wait(PROBE_EVERY):
+            self._probing = time.monotonic()
+            try:
+                if conn is None or conn.closed or conn.broken:
+                    conn = self._connect()
+                conn.execute("SELECT 1")
+                self._keep_hold(probe=True)
+                if self._problem is not None:
+                    log.warning("PostgreSQL at %s answers again", self.path)
+                self._problem = None
+            except (psycopg.Error, StoreError) as exc:
+                if self._problem is None:
+                    log.warning("PostgreSQL at %s is unavailable: %s", self.path, _first_line(exc))
+                self._problem = _first_line(exc)
+                self._generation += 1
+                if conn is not None:
+                    conn.close()
+                conn = None
+            finally:
+                self._probing = None
+        if conn is not None:
             conn.close()
-            who = "a simulation" if shared else "another conteur (a server, init or simulate)"
-            raise DatabaseInUse(f"{self.path} is in use by {who}: stop it first, or use "
-                                f"another database")
-        return conn
+
+    def trouble(self) -> str | None:
+        """Why this store cannot write now, or None: the database not answering, refusing
+        connections, or the hold lost to another. Never waits for the database."""
+        self._watching()
+        started = self._probing
+        if started is not None and time.monotonic() - started > min(self.deadline, 2 * PROBE_EVERY):
+            return (f"PostgreSQL at {self.path} has not answered for "
+                    f"{time.monotonic() - started:.0f} s")
+        if self._problem is not None:
+            return f"PostgreSQL at {self.path} is unavailable: {self._problem}"
+        hold = self._hold
+        if hold is not None and hold.lost:
+            return hold.lost
+        return None
 
     def follow(self, after: int, deliver, *, poll: float = 1.0) -> Follower:
         """Every row committed after ``after``, by any process, handed to ``deliver`` (a
@@ -641,6 +789,9 @@ class PostgresStore(GroupCommit):
     def close(self) -> None:
         if not self._stop_writer():
             return
+        self._watch_stop.set()
+        if self._watcher is not None:
+            self._watcher.join(PROBE_EVERY + self.deadline + 5)
         with self._readers_lock:
             for conn in self._readers:
                 conn.close()
@@ -652,6 +803,70 @@ class PostgresStore(GroupCommit):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _Hold:
+    """The advisory lock on its connection; ``close()`` lets it go."""
+
+    def __init__(self, store: PostgresStore, shared: bool):
+        self.store, self.shared = store, shared
+        self.conn = None
+        self.lost: str | None = None
+        self.closed = False
+
+    def take(self) -> None:
+        from conteur.server.store.dbfile import DatabaseInUse
+
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        conn = self.store._connect()
+        take = "pg_try_advisory_lock_shared" if self.shared else "pg_try_advisory_lock"
+        try:
+            taken = conn.execute(f"SELECT {take}(%s)", (WRITER_LOCK,)).fetchone()[0]
+        except psycopg.Error as exc:
+            conn.close()
+            raise StoreError(f"PostgreSQL at {self.store.path} is unavailable: {_first_line(exc)}") from None
+        if not taken:
+            conn.close()
+            who = "a simulation" if self.shared else "another conteur (a server, init or simulate)"
+            raise DatabaseInUse(f"{self.store.path} is in use by {who}: stop it first, or use "
+                                f"another database")
+        self.conn = conn
+        self.lost = None
+
+    def alive(self) -> bool:
+        conn = self.conn
+        if conn is None or conn.closed or conn.broken:
+            return False
+        try:
+            conn.execute("SELECT 1")
+            return True
+        except psycopg.Error:
+            return False
+
+    def close(self) -> None:
+        with self.store._hold_lock:
+            self.closed = True
+            if self.store._hold is self:
+                self.store._hold = None
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None
+
+
+def _parameters(url: str, statement_timeout: float, lock_timeout: float) -> dict:
+    """libpq's parameters for the store's connections: the URL's, the defaults it leaves
+    out, and the timeouts as session settings."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    params = conninfo_to_dict(url)
+    for key, value in CONNECTION_DEFAULTS.items():
+        params.setdefault(key, value)
+    settings = (f"-c statement_timeout={int(statement_timeout * 1000)} "
+                f"-c lock_timeout={int(lock_timeout * 1000)}")
+    params["options"] = f"{params.get('options', '')} {settings}".strip()
+    return params
 
 
 class Follower:
@@ -674,12 +889,12 @@ class Follower:
         while not self._stop.is_set():
             try:
                 if conn is None or conn.closed or conn.broken:
-                    conn = psycopg.connect(self.store.url, autocommit=True, connect_timeout=10)
+                    conn = self.store._connect()
                     conn.execute(f"LISTEN {CHANNEL}")
                 self._read(conn)
                 for _ in conn.notifies(timeout=self._poll, stop_after=1):
                     pass
-            except psycopg.Error:  # PostgreSQL restarting: try again shortly
+            except (psycopg.Error, StoreError):  # PostgreSQL restarting: try again shortly
                 if conn is not None:
                     conn.close()
                 conn = None
