@@ -16,11 +16,13 @@ dies without its teardown (kill -9, a crash): no cluster outlives its tests.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -145,6 +147,36 @@ class Cluster:
         # with -l, as at start: the server must not hold our captured stdout open
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "restart", "-m", "fast",
                   "-w", "-t", "120")
+
+    def processes(self) -> list[int]:
+        """The pids of the server: the postmaster and every backend and helper it forked."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        pids = [postmaster]
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile
+                continue
+            if int(fields[1]) == postmaster:
+                pids.append(int(stat.split("/")[2]))
+        return pids
+
+    @contextlib.contextmanager
+    def stalled(self):
+        """Every process of the server stopped (SIGSTOP) inside the block, then continued:
+        the stand-in for a hung host or a partition, where the kernel still holds the
+        connections open and nothing answers on them."""
+        pids = self.processes()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield pids
+        finally:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
 
     def url(self, database: str = "postgres", *, user: str = ADMIN, password: str | None = None) -> str:
         password = self.password if password is None else password

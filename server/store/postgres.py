@@ -317,11 +317,16 @@ class PostgresStore(GroupCommit):
     def _query(self, sql: str, args: tuple | list = ()) -> list[tuple]:
         if self._closed:
             raise StoreError("the store is closed")
-        try:
-            return self._reader.execute(sql, args).fetchall()
-        except psycopg.OperationalError as exc:
-            self._local.conn = None  # reconnect next time (PostgreSQL restarted)
-            raise StoreError(f"PostgreSQL at {self.path} is unavailable: {_first_line(exc)}") from None
+        for attempt in (1, 2):
+            conn = None
+            try:
+                conn = self._reader
+                return conn.execute(sql, args).fetchall()
+            except psycopg.OperationalError as exc:
+                self._local.conn = None  # reconnect next time (PostgreSQL restarted)
+                if attempt == 1 and conn is not None and conn.broken:
+                    continue  # a read on a connection found dead: once more on a new one
+                raise StoreError(f"PostgreSQL at {self.path} is unavailable: {_first_line(exc)}") from None
 
     def _write(self, sql: str, args: tuple | list = (), many: bool = False) -> list[tuple]:
         """A statement outside the log (tokens, secrets, snapshots), in its own transaction."""
@@ -362,8 +367,11 @@ class PostgresStore(GroupCommit):
         self._writer_used = time.monotonic()
         return conn
 
-    def _commit(self, conn, batch: list) -> None:
-        """One transaction for the batch, under the lock of ``log_head``."""
+    def _commit(self, conn, batch: list, retry: bool = True) -> None:
+        """One transaction for the batch, under the lock of ``log_head``. A connection
+        found dead before COMMIT was sent (PostgreSQL restarted while it was idle) is
+        replaced and the batch tried once more: nothing of it was written."""
+        committing = False
         results: list = []
         encoded: list = []
         for pending, future in batch:
@@ -458,7 +466,20 @@ class PostgresStore(GroupCommit):
                                   "FROM STDIN") as copy:
                         for row in command_rows:
                             copy.write_row(row)
+                committing = True
         except Exception as exc:  # the whole transaction failed: nothing of it was written
+            if retry and not committing and conn.broken:
+                conn.close()  # the write loop makes another for its next batch
+                try:
+                    fresh = self._writer_connection(None)
+                except StoreError as down:
+                    error = StoreError(f"append failed, nothing was written: {down}")
+                    resolve([(future, error) for _, future in batch])
+                    return
+                try:
+                    return self._commit(fresh, batch, retry=False)
+                finally:
+                    fresh.close()
             reason = _first_line(exc)
             if isinstance(exc, psycopg.OperationalError):
                 reason = f"PostgreSQL is unavailable ({reason})"

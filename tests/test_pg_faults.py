@@ -1,0 +1,179 @@
+"""A stalled or restarted PostgreSQL under real ``conteur serve`` processes: the database
+stopped (SIGSTOP of every process of its cluster: a hung host, a partition) or restarted
+(``pg_ctl restart``), devices on the real websocket. These tests have a cluster of their
+own: stopping it must not stop other tests' databases.
+
+- Stalled: pings, ``/health`` (``degraded``, 503, with the reason) and hellos are still
+  answered; commands are answered ``unavailable`` with a retry delay; once it is back,
+  each command retried with its id is decided once.
+- Restarted: the first command after it succeeds (the dead connections are replaced
+  before use); the shared hold is taken again, so ``simulate`` is refused beside the
+  server; ``welcome`` and ``/health`` name the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from bench.harness import free_port, prepare_venue
+from conteur.server.store.chain import verify_rows
+from conteur.server.store.factory import open_store
+from conteur.server.testing import Device
+from tests.faults_support import eventually, toggle
+from tests.pg_support import BINDIR, Cluster, needs_postgres
+
+pytest.importorskip("psycopg")
+
+ROOT = Path(__file__).resolve().parent.parent
+DEADLINE = 2  # CONTEUR_PG_STATEMENT_TIMEOUT of the servers here: an outage answered quickly
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    needs_postgres()
+    own = Cluster(BINDIR).start()
+    try:
+        yield own
+    finally:
+        own.stop()
+
+
+@pytest.fixture
+def url(cluster):
+    name = cluster.create_database()
+    yield cluster.url(name)
+    cluster.drop_database(name)
+
+
+class Serve:
+    """``conteur serve --store URL`` on a free loopback port, its output in a file."""
+
+    def __init__(self, url: str, log: Path):
+        self.url, self.log_path = url, log
+        self.port = free_port()
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> Serve:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "CONTEUR_PG_STATEMENT_TIMEOUT": str(DEADLINE)}
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "conteur.server.cli.main", "serve", "--store", self.url,
+             "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while self.health()[0] != 200:
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.output()
+            time.sleep(0.1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        finally:
+            self._log.close()
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def health(self) -> tuple[int, dict]:
+        try:
+            answer = httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=5)
+            return answer.status_code, answer.json()
+        except httpx.HTTPError:
+            return 0, {}
+
+
+async def health(server: Serve) -> tuple[int, dict]:
+    return await asyncio.to_thread(server.health)
+
+
+def commands_in_log(url: str) -> dict[str, list[int]]:
+    with open_store(url) as store:
+        rows = list(store.rows())
+    assert verify_rows(rows, gapless=True) == (len(rows), None)
+    by_id: dict[str, list[int]] = {}
+    for row in rows:
+        if row.command_id:
+            by_id.setdefault(row.command_id, []).append(row.seq)
+    return by_id
+
+
+async def until_acked(device: Device, command: dict, command_id: str) -> dict:
+    """Sends ``command`` with its id until it is acknowledged, as a phone's outbox does."""
+    while True:
+        answer = await device.command(command, id=command_id, timeout=30)
+        if answer["type"] == "ack":
+            return answer
+        assert answer["type"] == "reject" and answer["code"] == "unavailable", answer
+        await asyncio.sleep(answer.get("retry_after") or 0.5)
+
+
+async def test_a_stalled_postgresql_leaves_pings_health_and_hellos_answered_and_loses_nothing(
+        cluster, url, tmp_path):
+    venue = prepare_venue(url, "hall", players=4)
+    with Serve(url, tmp_path / "serve.log") as server:
+        devices = [Device(server.ws_url, token, "hall", device=f"phone-{k}", create=False)
+                   for k, (_character, token) in enumerate(venue.players)]
+        for device in devices:
+            await device.connect()
+        try:
+            for device, (character, _) in zip(devices, venue.players):
+                assert (await device.command(toggle(character, False)))["type"] == "ack"
+            with cluster.stalled():
+                # each answer below comes while the database answers nothing at all
+                stalled = [await device.command(toggle(character, True), id=f"stalled-{k}", timeout=30)
+                           for k, (device, (character, _)) in enumerate(zip(devices, venue.players))]
+                for answer in stalled:
+                    assert answer["type"] == "reject" and answer["code"] == "unavailable", answer
+                    assert 0 < answer["retry_after"] <= DEADLINE
+                for device in devices:
+                    await device.sync(timeout=10)  # ping, pong
+                status, body = await health(server)
+                deadline = time.monotonic() + 30
+                while status != 503:
+                    assert status == 200 and time.monotonic() < deadline, (status, body)
+                    await asyncio.sleep(0.2)
+                    status, body = await health(server)
+                assert body["status"] == "degraded"
+                assert "PostgreSQL" in body["reason"] and "answered" in body["reason"]
+                assert body["devices"] == len(devices)
+                # a new device is told, and closed with the code for "try again later"
+                newcomer = Device(server.ws_url, venue.players[0][1], "hall", device="late", create=False)
+                await newcomer.connect()
+                error = await newcomer.wait_for(lambda f: f["type"] == "error", timeout=30)
+                assert error["code"] == "unavailable"
+                await eventually(lambda: newcomer.closed, 30, "the newcomer closed")
+                assert newcomer.close_code == 1013
+                await newcomer.close()
+                assert all(not device.closed for device in devices)
+            acked = [await until_acked(device, toggle(character, True), f"stalled-{k}")
+                     for k, (device, (character, _)) in enumerate(zip(devices, venue.players))]
+            status, body = await health(server)
+            deadline = time.monotonic() + 30
+            while status != 200:
+                assert time.monotonic() < deadline, (status, body)
+                await asyncio.sleep(0.2)
+                status, body = await health(server)
+            assert body["status"] == "ok" and body["reason"] is None
+        finally:
+            for device in devices:
+                await device.close()
+        logged = commands_in_log(url)
+        for k, ack in enumerate(acked):
+            assert logged[f"stalled-{k}"] == ack["seqs"]  # once, where acknowledged
+        output = server.output()
+        assert "Traceback" not in output, output
+        assert "commands answered unavailable" in output and "succeed again" in output, output
