@@ -177,3 +177,49 @@ async def test_a_stalled_postgresql_leaves_pings_health_and_hellos_answered_and_
         output = server.output()
         assert "Traceback" not in output, output
         assert "commands answered unavailable" in output and "succeed again" in output, output
+
+
+def conteur(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "conteur.server.cli.main", *map(str, args)],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+async def test_after_a_postgresql_restart_the_first_command_succeeds_and_the_hold_is_taken_again(
+        cluster, url, tmp_path):
+    venue = prepare_venue(url, "hall", players=2)
+    (character, token), (other, other_token) = venue.players
+    with Serve(url, tmp_path / "serve.log") as server:
+        device = Device(server.ws_url, token, "hall", device="phone", create=False)
+        await device.connect()
+        try:
+            name = f"{os.uname().nodename}:{server.proc.pid}"
+            assert device.welcome["server"] == name  # which process the socket reached
+            assert (await health(server))[1]["server"] == name
+            out = False
+            assert (await device.command(toggle(character, out)))["type"] == "ack"
+            for _ in range(2):
+                await asyncio.to_thread(cluster.restart)
+                out = not out
+                # the very first command after it: the server's connections, all dropped
+                # by the restart, are found dead and replaced before it is decided
+                answer = await device.command(toggle(character, out), timeout=30)
+                assert answer["type"] == "ack", answer
+                # a new device's hello reads the token: answered too
+                late = Device(server.ws_url, other_token, "hall", device=f"late-{out}", create=False)
+                await late.connect()
+                assert late.welcome is not None, late.frames
+                await late.close()
+                # the shared hold was taken again with the first write: an exclusive job
+                # is refused beside the live server
+                done = await asyncio.to_thread(conteur, "simulate", "--store", url, "--events", 20,
+                                               "--ruleset", "met", "--seed", 1)
+                assert done.returncode != 0 and "in use by another conteur" in done.stderr, done
+            assert device.closed is False
+        finally:
+            await device.close()
+        output = server.output()
+        assert "Traceback" not in output, output
+        assert "commands answered unavailable" not in output, output
+    logged = commands_in_log(url)
+    assert not any(command_id.startswith("sim") for command_id in logged)  # simulate wrote nothing

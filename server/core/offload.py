@@ -67,12 +67,6 @@ class StoreWork:
     def unavailable(self, reason: str) -> Unavailable:
         return Unavailable(reason, self.retry_after)
 
-    def refuse_if_down(self) -> None:
-        """Raises ``Unavailable`` at once when the store says it cannot write."""
-        trouble = trouble_of(self.store)
-        if trouble is not None:
-            raise self.unavailable(trouble)
-
     async def run(self, fn: Callable[..., T], *args) -> T:
         """``fn(*args)`` on the store's thread, awaited at most ``deadline`` seconds."""
         future = self._pool.submit(fn, *args)

@@ -478,7 +478,6 @@ class Chronicle:
         lost: the append, if queued, goes on, and a retry with the same id awaits it)."""
         key = (kwargs.get("device", ""), kwargs.get("command_id", ""))
         if not (key[1] and key in self._inflight):
-            self.work.refuse_if_down()
             looked_up = await self.work.run(self._ready, session, command, *key)
             if looked_up[1] is not None and session not in self._states:
                 self._loaded(session, looked_up[1])

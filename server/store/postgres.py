@@ -762,19 +762,30 @@ class PostgresStore(GroupCommit):
         what ``trouble`` says, the hold kept, and a restart noticed (every connection
         made before it is replaced before its next use)."""
         conn = None
-        while not self._watch_stop.wait(PROBE_EVERY):
+        # looked at more often while it fails: /health says ok again soon after it is back
+        while not self._watch_stop.wait(PROBE_EVERY if self._problem is None else PROBE_EVERY / 4):
             self._probing = time.monotonic()
             try:
-                if conn is None or conn.closed or conn.broken:
+                try:
+                    if conn is None or conn.closed or conn.broken:
+                        conn = self._connect()
+                    conn.execute("SELECT 1")
+                except psycopg.OperationalError:
+                    if conn is None or not conn.broken:
+                        raise
+                    # its connection dropped (PostgreSQL restarted): so did the others,
+                    # replaced before their next use; this one at once
+                    self._generation += 1
+                    conn.close()
                     conn = self._connect()
-                conn.execute("SELECT 1")
+                    conn.execute("SELECT 1")
                 self._keep_hold(probe=True)
                 if self._problem is not None:
                     log.warning("PostgreSQL at %s answers again", self.path)
                 self._problem = None
             except (psycopg.Error, StoreError) as exc:
                 if self._problem is None:
-                    log.warning("PostgreSQL at %s is unavailable: %s", self.path, _first_line(exc))
+                    log.warning("PostgreSQL at %s cannot be written to: %s", self.path, _first_line(exc))
                 self._problem = _first_line(exc)
                 self._generation += 1
                 if conn is not None:
