@@ -26,6 +26,7 @@ import pytest
 from bench.harness import free_port, prepare_venue
 from conteur.server.store.chain import verify_rows
 from conteur.server.store.factory import open_store
+from conteur.server.store.postgres import WRITER_LOCK
 from conteur.server.testing import Device
 from tests.faults_support import eventually, toggle
 from tests.pg_support import BINDIR, Cluster, needs_postgres
@@ -223,3 +224,32 @@ async def test_after_a_postgresql_restart_the_first_command_succeeds_and_the_hol
         assert "commands answered unavailable" not in output, output
     logged = commands_in_log(url)
     assert not any(command_id.startswith("sim") for command_id in logged)  # simulate wrote nothing
+
+
+async def test_after_a_postgresql_restart_simulate_is_refused_beside_a_live_server(cluster, url, tmp_path):
+    """The shared hold lives on a connection the restart drops: the server takes it again
+    (whether or not a command came meanwhile), so the exclusive job stays refused."""
+    venue = prepare_venue(url, "hall", players=1)
+    with Serve(url, tmp_path / "serve.log") as server:
+        await asyncio.to_thread(cluster.restart)
+        device = Device(server.ws_url, venue.players[0][1], "hall", device="phone", create=False)
+        await device.connect()  # the server answers again
+        await device.close()
+        # no command: the hold is taken again all the same (an exclusive try of the lock
+        # succeeds until then, and is let go at once)
+        deadline = time.monotonic() + 30
+        while await asyncio.to_thread(exclusive_lock_free, url):
+            assert time.monotonic() < deadline, "the server never took its hold again"
+            await asyncio.sleep(0.2)
+        done = await asyncio.to_thread(conteur, "simulate", "--store", url, "--events", 20,
+                                       "--ruleset", "met", "--seed", 1)
+        assert done.returncode != 0 and "in use by another conteur" in done.stderr, done
+    with open_store(url) as store:
+        assert store.sessions() == ["hall"]  # nothing of a simulation
+
+
+def exclusive_lock_free(url: str) -> bool:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchone()[0]
