@@ -25,13 +25,17 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 ADMIN = "conteur_admin"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def find_bindir() -> str | None:
@@ -206,6 +210,50 @@ class Cluster:
 
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class Serve:
+    """``conteur serve --store URL`` on a free loopback port, its output in a file."""
+
+    def __init__(self, url: str, log: Path, *, deadline: float = 2):
+        self.url, self.log_path = url, log
+        self.deadline = deadline  # the statement timeout: an outage answered quickly
+        self.port = _free_port()
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> Serve:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "CONTEUR_PG_STATEMENT_TIMEOUT": str(self.deadline)}
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "conteur.server.cli.main", "serve", "--store", self.url,
+             "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while self.health()[0] != 200:
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.output()
+            time.sleep(0.1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        finally:
+            self._log.close()
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def health(self) -> tuple[int, dict]:
+        try:
+            answer = httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=5)
+            return answer.status_code, answer.json()
+        except httpx.HTTPError:
+            return 0, {}
 
 
 @pytest.fixture(scope="session")

@@ -20,21 +20,20 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
-from bench.harness import free_port, prepare_venue
+from bench.harness import prepare_venue
 from conteur.server.store.chain import verify_rows
 from conteur.server.store.factory import open_store
 from conteur.server.store.postgres import WRITER_LOCK
 from conteur.server.testing import Device
 from tests.faults_support import eventually, toggle
-from tests.pg_support import BINDIR, Cluster, needs_postgres
+from tests.pg_support import BINDIR, Cluster, Serve, needs_postgres
 
 pytest.importorskip("psycopg")
 
 ROOT = Path(__file__).resolve().parent.parent
-DEADLINE = 2  # CONTEUR_PG_STATEMENT_TIMEOUT of the servers here: an outage answered quickly
+DEADLINE = 2  # CONTEUR_PG_STATEMENT_TIMEOUT of the servers here (Serve): an outage answered quickly
 
 
 @pytest.fixture(scope="module")
@@ -52,49 +51,6 @@ def url(cluster):
     name = cluster.create_database()
     yield cluster.url(name)
     cluster.drop_database(name)
-
-
-class Serve:
-    """``conteur serve --store URL`` on a free loopback port, its output in a file."""
-
-    def __init__(self, url: str, log: Path):
-        self.url, self.log_path = url, log
-        self.port = free_port()
-        self.proc: subprocess.Popen | None = None
-
-    def __enter__(self) -> Serve:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "CONTEUR_PG_STATEMENT_TIMEOUT": str(DEADLINE)}
-        self._log = open(self.log_path, "ab")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "conteur.server.cli.main", "serve", "--store", self.url,
-             "--host", "127.0.0.1", "--port", str(self.port)],
-            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while self.health()[0] != 200:
-            assert self.proc.poll() is None and time.monotonic() < deadline, self.output()
-            time.sleep(0.1)
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(60)
-        finally:
-            self._log.close()
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    def health(self) -> tuple[int, dict]:
-        try:
-            answer = httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=5)
-            return answer.status_code, answer.json()
-        except httpx.HTTPError:
-            return 0, {}
 
 
 async def health(server: Serve) -> tuple[int, dict]:
