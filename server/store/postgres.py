@@ -50,7 +50,8 @@ __all__ = ["PG_SCHEMA_VERSION", "PostgresStore", "database_name", "grant_server_
            "postgres_error", "redact"]
 
 # In conteur_meta, like SQLite's user_version: an older conteur refuses a newer schema.
-PG_SCHEMA_VERSION = 1
+# 2: appends checked by the database (``LEAST_PRIVILEGE``)
+PG_SCHEMA_VERSION = 2
 
 _URL = re.compile(r"^postgres(ql)?://")
 
@@ -118,16 +119,78 @@ CREATE TRIGGER secrets_append_only BEFORE UPDATE OR DELETE ON secrets
     FOR EACH ROW EXECUTE FUNCTION conteur_append_only();
 """
 
-# What the server's role may do, table by table: never UPDATE or DELETE the log.
+# The server's role may only append, so its password, stolen, rewrites nothing: the
+# database itself checks each append (the next seqs, each row linked to its session's
+# chain tip) and moves ``log_head`` and ``heads`` with it, as the tables' owner
+# (SECURITY DEFINER); the role may not write those two itself, nor lock ``log_head``
+# but through ``conteur_lock_log``. It may not make a storyteller's token, nor replace
+# or delete a snapshot another role wrote (row-level security; the owner bypasses it).
+LEAST_PRIVILEGE = """
+CREATE OR REPLACE FUNCTION conteur_lock_log() RETURNS bigint LANGUAGE sql SECURITY DEFINER
+    SET search_path FROM CURRENT AS $$ SELECT seq FROM log_head WHERE id = 1 FOR UPDATE $$;
+REVOKE ALL ON FUNCTION conteur_lock_log() FROM PUBLIC;
+CREATE OR REPLACE FUNCTION conteur_appended() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+    SET search_path FROM CURRENT AS $$
+DECLARE
+    head bigint;
+    n bigint;
+    lo bigint;
+    hi bigint;
+BEGIN
+    SELECT seq INTO head FROM log_head WHERE id = 1 FOR UPDATE;
+    SELECT count(*), min(seq), max(seq) INTO n, lo, hi FROM appended;
+    IF n = 0 THEN
+        RETURN NULL;
+    END IF;
+    IF lo <> head + 1 OR hi <> head + n THEN
+        RAISE EXCEPTION 'events are appended with the next seqs only: % to % after %', lo, hi, head;
+    END IF;
+    IF EXISTS (SELECT 1 FROM (
+            SELECT a.prev_hash, coalesce(lag(a.hash) OVER (PARTITION BY a.session ORDER BY a.seq),
+                                         h.hash, repeat('0', 64)) AS tip
+            FROM appended a LEFT JOIN heads h ON h.session = a.session) linked
+            WHERE linked.prev_hash <> linked.tip) THEN
+        RAISE EXCEPTION 'events are appended to their session''s chain tip only';
+    END IF;
+    UPDATE log_head SET seq = hi WHERE id = 1;
+    INSERT INTO heads SELECT session, min(seq), max(seq), (array_agg(hash ORDER BY seq DESC))[1]
+        FROM appended GROUP BY session
+        ON CONFLICT (session) DO UPDATE SET last = excluded.last, hash = excluded.hash;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS events_appended ON events;
+CREATE TRIGGER events_appended AFTER INSERT ON events REFERENCING NEW TABLE AS appended
+    FOR EACH STATEMENT EXECUTE FUNCTION conteur_appended();
+ALTER TABLE snapshots ADD COLUMN IF NOT EXISTS writer text NOT NULL DEFAULT current_user;
+ALTER TABLE snapshots ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS snapshots_read ON snapshots;
+DROP POLICY IF EXISTS snapshots_add ON snapshots;
+DROP POLICY IF EXISTS snapshots_own ON snapshots;
+DROP POLICY IF EXISTS snapshots_drop ON snapshots;
+CREATE POLICY snapshots_read ON snapshots FOR SELECT USING (true);
+CREATE POLICY snapshots_add ON snapshots FOR INSERT WITH CHECK (writer = current_user);
+CREATE POLICY snapshots_own ON snapshots FOR UPDATE USING (writer = current_user)
+    WITH CHECK (writer = current_user);
+CREATE POLICY snapshots_drop ON snapshots FOR DELETE USING (writer = current_user);
+ALTER TABLE tokens ENABLE ROW LEVEL SECURITY;
+DROP POLICY IF EXISTS tokens_read ON tokens;
+DROP POLICY IF EXISTS tokens_add ON tokens;
+DROP POLICY IF EXISTS tokens_revoke ON tokens;
+CREATE POLICY tokens_read ON tokens FOR SELECT USING (true);
+CREATE POLICY tokens_add ON tokens FOR INSERT WITH CHECK (role <> 'storyteller');
+CREATE POLICY tokens_revoke ON tokens FOR UPDATE USING (true);
+"""
+
+# What the server's role may do, table by table (docs: deploy/postgresql.md lists them).
 GRANTS = {
     "conteur_meta": "SELECT",
-    "events": "SELECT, INSERT",
+    "events": "SELECT, INSERT",  # checked by events_appended
     "commands": "SELECT, INSERT",
-    "log_head": "SELECT, UPDATE",
-    "heads": "SELECT, INSERT, UPDATE",
-    "snapshots": "SELECT, INSERT, UPDATE, DELETE",
+    "log_head": "SELECT",
+    "heads": "SELECT",
+    "snapshots": "SELECT, INSERT, UPDATE, DELETE",  # its own rows only
     "views": "SELECT, INSERT, UPDATE",
-    "tokens": "SELECT, INSERT, UPDATE (revoked)",
+    "tokens": "SELECT, INSERT, UPDATE (revoked)",  # no storyteller's
     "secrets": "SELECT, INSERT",
 }
 
@@ -142,7 +205,24 @@ def create_schema(conn) -> None:
     """Creates the tables in an empty database (run by their owner, not the server's role)."""
     with conn.transaction():
         conn.execute(SCHEMA)
+        conn.execute(LEAST_PRIVILEGE)
         conn.execute("INSERT INTO conteur_meta VALUES ('schema_version', %s)", (str(PG_SCHEMA_VERSION),))
+
+
+def _upgrade(conn, version: int) -> int:
+    """A chronicle of an older schema brought to this one by its owner (``pg-setup``, or any
+    opening by the owner); another role keeps it as it is (then the server writes the
+    chain tips itself, as that schema's grants let it). Returns the version now."""
+    if version >= PG_SCHEMA_VERSION:
+        return version
+    try:
+        with conn.transaction():
+            conn.execute(LEAST_PRIVILEGE)
+            conn.execute("UPDATE conteur_meta SET value = %s WHERE key = 'schema_version'",
+                         (str(PG_SCHEMA_VERSION),))
+    except psycopg.errors.InsufficientPrivilege:
+        return version
+    return PG_SCHEMA_VERSION
 
 
 def grant_server_role(url: str, role: str) -> None:
@@ -153,6 +233,7 @@ def grant_server_role(url: str, role: str) -> None:
         for table, privileges in GRANTS.items():
             conn.execute(f"REVOKE ALL ON {table} FROM {ident}")
             conn.execute(f"GRANT {privileges} ON {table} TO {ident}")
+        conn.execute(f"GRANT EXECUTE ON FUNCTION conteur_lock_log() TO {ident}")
 
 
 def _schema_version(conn) -> int | None:
@@ -270,6 +351,8 @@ class PostgresStore(GroupCommit):
                 raise StoreError(f"{self.path} was written by a newer conteur (schema version "
                                  f"{version}); this conteur reads version {PG_SCHEMA_VERSION} "
                                  f"and older: upgrade conteur on this machine")
+            # the database moves the chain tips with each append (schema 2), or the writer does
+            self._tracked = (PG_SCHEMA_VERSION if version is None else _upgrade(conn, version)) >= 2
             self._views = _views_table(conn)
         finally:
             conn.close()
@@ -385,7 +468,8 @@ class PostgresStore(GroupCommit):
         provisional: dict[int, int] = {}  # the thens of this batch, for the next in it
         try:
             with conn.transaction():
-                head = conn.execute("SELECT seq FROM log_head WHERE id = 1 FOR UPDATE").fetchone()[0]
+                head = conn.execute("SELECT conteur_lock_log()" if self._tracked else
+                                    "SELECT seq FROM log_head WHERE id = 1 FOR UPDATE").fetchone()[0]
                 keyed = [(p.device, p.command_id) for p, _, _ in encoded if p.command_id]
                 stored: dict[tuple[str, str], Outcome] = {}
                 if keyed:
@@ -450,15 +534,16 @@ class PostgresStore(GroupCommit):
                                   "at, prev_hash, hash) FROM STDIN") as copy:
                         for row in event_rows:
                             copy.write_row(row)
-                    # one statement each, whatever the batch: a round trip per row would
-                    # cost more than the commit's flush
-                    cur.execute(
-                        "INSERT INTO heads SELECT * FROM unnest(%s::text[], %s::bigint[], %s::bigint[], "
-                        "%s::text[]) ON CONFLICT (session) DO UPDATE SET last = excluded.last, "
-                        "hash = excluded.hash",
-                        [list(spans), [v[0] for v in spans.values()], [v[1] for v in spans.values()],
-                         [v[2] for v in spans.values()]])
-                    cur.execute("UPDATE log_head SET seq = %s WHERE id = 1", (head,))
+                    if not self._tracked:  # an older schema's: no trigger moves the tips
+                        # one statement each, whatever the batch: a round trip per row would
+                        # cost more than the commit's flush
+                        cur.execute(
+                            "INSERT INTO heads SELECT * FROM unnest(%s::text[], %s::bigint[], "
+                            "%s::bigint[], %s::text[]) ON CONFLICT (session) DO UPDATE SET "
+                            "last = excluded.last, hash = excluded.hash",
+                            [list(spans), [v[0] for v in spans.values()], [v[1] for v in spans.values()],
+                             [v[2] for v in spans.values()]])
+                        cur.execute("UPDATE log_head SET seq = %s WHERE id = 1", (head,))
                     # delivered at COMMIT to every process's tail (``follow``)
                     cur.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(head)))
                 if command_rows:
