@@ -114,16 +114,29 @@ class Cluster:
         last = ""
         for _ in range(5):  # another test run may take the free port between probe and bind
             self.port = _free_port()
-            options = (f"-c port={self.port} -c listen_addresses=127.0.0.1 "
-                       f"-c unix_socket_directories={self.root} -c max_connections=200 "
-                       f"-c fsync={'on' if self.fsync else 'off'}")
-            done = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
-                             "-t", "120", "-o", options, "start", check=False)
+            done = self._start(check=False)
             if done.returncode == 0:
                 return self
             last = done.stderr + (self.root / "log").read_text(errors="replace")[-2000:]
         self.stop()
         raise RuntimeError(f"PostgreSQL did not start: {last}")
+
+    def _start(self, check: bool = True) -> subprocess.CompletedProcess:
+        options = (f"-c port={self.port} -c listen_addresses=127.0.0.1 "
+                   f"-c unix_socket_directories={self.root} -c max_connections=200 "
+                   f"-c fsync={'on' if self.fsync else 'off'}")
+        return self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
+                         "-t", "120", "-o", options, "start", check=check)
+
+    @contextlib.contextmanager
+    def down(self):
+        """The server stopped inside the block (connections refused), then started again
+        on the same port."""
+        self._run("pg_ctl", "-D", str(self.data), "stop", "-m", "fast", "-w")
+        try:
+            yield
+        finally:
+            self._start()
 
     def _start_watchdog(self) -> None:
         # /proc, not kill -0: an unprivileged watchdog may not signal a root test process

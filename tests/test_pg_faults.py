@@ -209,3 +209,37 @@ def exclusive_lock_free(url: str) -> bool:
 
     with psycopg.connect(url, autocommit=True) as conn:
         return conn.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchone()[0]
+
+
+@pytest.mark.parametrize("outage", ["stalled", "down"])
+async def test_met_16_a_window_whose_time_ran_out_in_an_outage_closes_once_the_database_is_back(
+        cluster, url, monkeypatch, outage):
+    """MET-16: the timer's closing meets the database stalled or stopped, and fails; it is
+    tried again until the store takes it, with no event needed to re-arm it (what was
+    left of its time: nothing), and decided once."""
+    from conteur.server.core.timers import ManualClock
+    from conteur.server.web.app import Settings
+    from conteur.server.testing import Venue
+    from tests.every_command import SETUP
+
+    monkeypatch.setenv("CONTEUR_PG_STATEMENT_TIMEOUT", str(DEADLINE))
+    clock = ManualClock()
+    with Venue(url, Settings(timer_clock=clock)) as venue:
+        async with Device(venue.ws_url, venue.token(), "night", device="tablet") as st:
+            steps = [dict(SETUP[0], accept_timeout=1), *SETUP[1:5],
+                     {"type": "join_scene", "character": "anna", "scene": "hall"},
+                     {"type": "join_scene", "character": "bruno", "scene": "hall"},
+                     {"type": "challenge", "character": "anna", "defender": "bruno", "attribute": "physical"},
+                     {"type": "throw", "character": "anna", "challenge": "c1", "round": 1, "choice": "paper"},
+                     {"type": "throw", "character": "bruno", "challenge": "c1", "round": 1, "choice": "rock"}]
+            for step in steps:
+                assert (await st.command(step))["type"] == "ack", step
+            await eventually(lambda: clock.sleeping == 1, 30, "the window's timer armed")
+            with getattr(cluster, outage)():
+                clock.advance(1)  # its time is up while nothing answers
+                await asyncio.sleep(3 * DEADLINE)  # the closing failed at least once meanwhile
+                assert not [e for _, e in st.events if e["type"] == "met.challenge_resolved"]
+            await st.wait_event("met.challenge_resolved", timeout=60)
+    with open_store(url) as store:
+        types = [r.type for r in store.rows()]
+    assert types.count("met.challenge_resolved") == 1
