@@ -744,9 +744,16 @@ class PostgresStore(GroupCommit):
 
     def add_tokens(self, records: Sequence[TokenRecord]) -> None:
         now = utc_now()
-        self._write("INSERT INTO tokens (hash, role, character, session, name, created) "
-                    "VALUES (%s, %s, %s, %s, %s, %s)",
-                    [(r.hash, r.role, r.character, r.session, r.name, now) for r in records], many=True)
+        try:
+            self._write("INSERT INTO tokens (hash, role, character, session, name, created) "
+                        "VALUES (%s, %s, %s, %s, %s, %s)",
+                        [(r.hash, r.role, r.character, r.session, r.name, now) for r in records], many=True)
+        except StoreError as exc:
+            if "row-level security" in str(exc) and any(r.role == "storyteller" for r in records):
+                raise StoreError("nothing was written: the server's role may not make a storyteller's "
+                                 "token; run `conteur init` with the database owner's URL "
+                                 "(deploy/postgresql.md)") from None
+            raise
 
     def token(self, digest: str) -> TokenRecord | None:
         rows = self._query("SELECT role, character, session, name FROM tokens "
