@@ -98,6 +98,7 @@ class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
     # this device's own token, made from the join link its hello opened (``hello.keep``):
     # kept in the link's place, the link forgotten; sent only inside the channel
     credential: str = ""
+    server: str = ""  # which server process the socket reached (host:pid), for the operator
 
 
 class EventFrame(Frame, frozen=True, kw_only=True, tag="event"):
@@ -118,6 +119,7 @@ class Reject(Frame, frozen=True, kw_only=True, tag="reject"):
     id: str
     code: str
     message: str
+    retry_after: float | None = None  # `unavailable`: seconds to wait before resending it
 
 
 class Error(Frame, frozen=True, kw_only=True, tag="error"):

@@ -97,6 +97,8 @@ def reopen(backend, tmp_path):
 def test_a_store_is_an_event_store(store):
     assert isinstance(store, EventStore)
     assert store.snapshot_every > 0
+    assert store.deadline > 0
+    assert store.trouble() is None  # a healthy store can write
 
 
 def test_append_then_read_after_is_exclusive_and_ordered(store):

@@ -136,6 +136,9 @@ class EventStore(Protocol):
 
     #: a fold of more events than this after the newest snapshot saves a new one
     snapshot_every: int
+    #: seconds the serving path waits for the store before answering ``unavailable``
+    #: (PostgreSQL's statement timeout; server/core/offload.py)
+    deadline: float
 
     # -- appends -----------------------------------------------------------------------
 
@@ -295,6 +298,11 @@ class EventStore(Protocol):
         ...
 
     # -- life ----------------------------------------------------------------------------
+
+    def trouble(self) -> str | None:
+        """Why the store cannot write now (its database not answering, unreachable, its
+        hold lost), or None; from what the store last saw, never waiting for it."""
+        ...
 
     def close(self) -> None:
         """Waits for the appends already queued, then releases everything; idempotent.

@@ -601,6 +601,12 @@ class SQLiteStore(GroupCommit):
 
     # -- life --------------------------------------------------------------------------
 
+    # a write waits this long for another connection's lock (``busy_timeout``)
+    deadline = 30.0  # a file on this machine: only a very busy disk comes near it
+
+    def trouble(self) -> str | None:
+        return None  # a file on this machine: a failure is the command's own error
+
     def close(self) -> None:
         if not self._stop_writer():
             return

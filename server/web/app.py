@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import threading
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 import msgspec
 import uvicorn
-from litestar import Litestar, MediaType, Request, Response, get
+from litestar import Litestar, MediaType, Request, Response
 from litestar.config.compression import CompressionConfig
-from litestar.datastructures import State
 from litestar.exceptions import TooManyRequestsException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
@@ -32,6 +33,7 @@ from conteur.events import nesting
 from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
 from conteur.server.core.limits import Limits
+from conteur.server.core.offload import Outage
 from conteur.server.core.projections import Projections
 from conteur.server.core.service import Chronicle
 from conteur.server.store.codec import decode_events
@@ -39,6 +41,7 @@ from conteur.server.store.interface import EventStore
 from conteur.server.store.factory import open_store
 from conteur.server.core.timers import WindowTimers
 from conteur.server.web.headers import security_headers
+from conteur.server.web.health import health
 from conteur.server.web.limits import body_limit
 from conteur.server.web.schema_page import VendoredRedoc
 from conteur.server.web.ws import ws_endpoint
@@ -97,6 +100,8 @@ class Runtime:
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)
         self.follower = None
+        self.name = f"{socket.gethostname()}:{os.getpid()}"  # welcome and /health name the process
+        self.outage = Outage()  # failed commands logged in a few lines, not one traceback each
 
     def follow(self) -> None:
         """With a store other processes append to (PostgreSQL): their commits reach this
@@ -125,12 +130,6 @@ class Runtime:
         if self.follower is not None:
             self.follower.close()
             self.follower = None
-
-
-@get("/health", tags=["server"], summary="Liveness and the chronicle's head seq")
-async def health(state: State) -> dict[str, object]:
-    rt: Runtime = state.conteur
-    return {"status": "ok", "head": rt.hub.delivered, "devices": rt.hub.connections()}
 
 
 async def refuse_deep_bodies(request: Request) -> Response | None:
@@ -180,6 +179,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
             runtime.timers.cancel_all()
             runtime.hub.close()
             runtime.projections.close()  # the views' snapshots queued, written before the store goes
+            runtime.chronicle.work.close()
             if owned:
                 store.close()
 

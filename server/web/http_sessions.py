@@ -17,6 +17,8 @@ from conteur.events import session as session_events
 from conteur.events.model import Command
 from conteur.events import wire
 from conteur.events.bounds import Key, Name
+from conteur.server.core.offload import Unavailable
+from conteur.server.store.interface import StoreError
 from conteur.server.core import venue
 from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import (DEPENDENCIES, OPENS_SESSION, RAISES, SECURITY, SESSION_RAISES,
@@ -87,9 +89,16 @@ async def run_command(request: Request, grant: Grant, session_id: str, command: 
     if wait:
         raise too_many(wait, f"more than {rt.settings.rate:g} commands per second from this token: "
                        f"resend in {wait:.1f} s")
-    executed = await venue.execute(
-        rt.chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
-        entropy=entropy)
+    try:
+        executed = await venue.execute(
+            rt.chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
+            entropy=entropy)
+    except StoreError as exc:  # nothing was written here: resent with its id, it is decided once
+        rt.outage.failed(str(exc))
+        retry = exc.retry_after if isinstance(exc, Unavailable) else rt.chronicle.work.retry_after
+        return wire.Reject(id=command_id, code="unavailable", retry_after=retry,
+                           message=f"the server could not record it, retry in {retry:g} s: {exc}")
+    rt.outage.succeeded()
     outcome = executed.outcome
     if outcome.rejected:
         return wire.Reject(id=command_id, code=outcome.code or "rule", message=outcome.message or "")

@@ -23,6 +23,8 @@ from conteur.events import channel, views
 from conteur.events import wire
 from conteur.server.core import venue
 from conteur.server.core.hub import YIELD_EVERY, Connection
+from conteur.server.core.offload import Unavailable
+from conteur.server.store.interface import StoreError
 
 if TYPE_CHECKING:
     from conteur.server.web.app import Runtime
@@ -39,6 +41,9 @@ REASON_REPLACED = "replaced by another device"
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_TOO_SLOW = 4408  # the send queue overflowed: reconnect and resync
 CLOSE_RATE_LIMITED = 4429  # too many sockets on one token, or bad tokens from one address
+# the store did not answer a hello's reads in time (the database stalled or down): the
+# device reconnects after its backoff, as for 1012 (the websocket code "try again later")
+CLOSE_UNAVAILABLE = 1013
 
 
 def origin_allowed(origin: str | None, host: str | None, allowed: tuple[str, ...]) -> bool:
@@ -224,6 +229,12 @@ class Socket:
             await self.serve()
         except (OSError, WebSocketDisconnect):  # the device went away mid-send: it will resync
             pass
+        except StoreError as exc:  # what hello or resync read did not come in time
+            self.rt.outage.failed(str(exc))
+            retry = exc.retry_after if isinstance(exc, Unavailable) else 2.0
+            await self.send_now(wire.Error(code="unavailable", message=(
+                f"the server cannot reach its database, reconnect in {retry:g} s: {exc}")))
+            await self.close(CLOSE_UNAVAILABLE, "database unavailable")
         finally:
             if self.counted:
                 self.rt.limits.close_socket(self.counted)
@@ -262,7 +273,8 @@ class Socket:
                     await self.close(CLOSE_RATE_LIMITED, "too many bad tokens")
                     return None
                 # inside the channel the key was the proof; a token in it is not looked at
-                grant = self.channel_grant if self.channel is not None else self.rt.tokens.check(frame.token)
+                run = self.rt.chronicle.work.run
+                grant = self.channel_grant if self.channel is not None else await run(self.rt.tokens.check, frame.token)
                 if grant is None:
                     self.rt.limits.failed(address)
                     await self.send_now(wire.Error(code="unauthorized", message="unknown or revoked token"))
@@ -280,7 +292,7 @@ class Socket:
                     await self.close(CLOSE_UNAUTHORIZED, "wrong session")
                     return None
                 if (grant.role == "storyteller" and not frame.create
-                        and self.rt.store.session_head(session) == 0):
+                        and await run(self.rt.store.session_head, session) == 0):
                     await self.send_now(wire.Error(
                         code="unknown_session",
                         message=f"no session {session!r} here: check its name, or say "
@@ -328,7 +340,7 @@ class Socket:
                 f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")))
             await self.close(CLOSE_RATE_LIMITED, "too many bad tokens")
             return False
-        found = self.rt.tokens.by_id(frame.id)
+        found = await self.rt.chronicle.work.run(self.rt.tokens.by_id, frame.id)  # off the loop: a stalled store
         psk, self.channel_grant = found if found is not None else (os.urandom(32), None)
         self.channel_key = psk.hex()
         nonce = channel.new_nonce()
@@ -359,13 +371,19 @@ class Socket:
                           max_queue=self.settings.send_queue,
                           on_overflow=closer(CLOSE_TOO_SLOW, "too slow: reconnect to resync"),
                           batching=hello.batch, grant=self.grant.id, on_revoked=revoked)
+        run = self.rt.chronicle.work.run
+        # read before subscribing, off the loop: the session's head, and the event at the
+        # device's last seq (committed, so it cannot change meanwhile)
+        await hub.warm(hello.session, run)
+        stored = await run(hub.event_at, hello.session, hello.last.seq) if hello.last is not None else None
         self.conn = conn
         head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
         viewer = wire.Viewer(role=actor.role, character=actor.character, name=actor.name,
                              session=hello.session)
         await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head,
-                                         diverged=self.diverged(hello, head), credential=self.credential))
-        history = await hub.history(hello.session, hello.after, head)
+                                         diverged=self.diverged(hello, head, stored),
+                                         credential=self.credential, server=self.rt.name))
+        history = await hub.history(hello.session, hello.after, head, run=run)
         frames = [f for f in (views.pick(forms, actor) for _seq, forms in history) if f is not None]
         for n, frame in enumerate(wire.batches(frames) if hello.batch else frames, 1):
             await self.send_now(frame)
@@ -378,7 +396,7 @@ class Socket:
         conn.start()
         conn.go_live(head)
 
-    def diverged(self, hello: wire.Hello, head: int) -> bool:
+    def diverged(self, hello: wire.Hello, head: int, stored) -> bool:
         """Whether the device holds a history this server does not: events above its head,
         or a last event that is not (in this viewer's form) the one stored at that seq. Both
         happen after the server restored an older backup and play went on. Compared in the
@@ -387,7 +405,6 @@ class Socket:
             return True
         if hello.last is None:
             return False
-        stored = self.rt.hub.event_at(hello.session, hello.last.seq)
         return stored is None or views.view(stored, self.grant.actor) != hello.last.event
 
     async def serve(self) -> None:
@@ -416,12 +433,22 @@ class Socket:
                 self.rt.chronicle, self.conn.session, frame.command, self.grant.actor, device=self.device,
                 command_id=frame.id, entropy=frame.entropy,
             )
-        except Exception as exc:  # the store failed: nothing was written, the device may retry
+        except StoreError as exc:  # nothing was written here: the device retries with the same id
+            self.rt.outage.failed(str(exc))
+            retry = exc.retry_after if isinstance(exc, Unavailable) else self.rt.chronicle.work.retry_after
+            self.send_later(wire.Reject(id=frame.id, code="unavailable", retry_after=retry,
+                                        message=f"the server could not record it, retry in {retry:g} s: {exc}"))
+            return
+        except Exception as exc:  # noqa: BLE001 - a bug: its traceback, and the device may retry
             log.exception("command %s failed", frame.id)
             self.send_later(wire.Reject(id=frame.id, code="unavailable",
                                         message=f"the server could not record it, retry: {exc}"))
             return
+        self.rt.outage.succeeded()
         outcome = executed.outcome
+        if outcome.seqs and not await self.rt.hub.reached(max(outcome.seqs), self.rt.chronicle.work.deadline):
+            log.warning("the events of command %s were not dispatched within %g s: acked anyway",
+                        frame.id, self.rt.chronicle.work.deadline)
         if outcome.rejected:
             self.send_later(wire.Reject(id=frame.id, code=outcome.code or "rule",
                                         message=outcome.message or ""))
