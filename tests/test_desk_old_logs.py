@@ -19,7 +19,7 @@ def test_a_snapshot_from_before_the_desk_decodes_with_an_empty_desk(tmp_path):
     setup = make_chronicle(tmp_path / "c.db")
     with SQLiteStore(setup.db) as store:
         state = store.load_state(setup.session)
-    whole = msgspec.to_builtins(state)
+    whole = msgspec.to_builtins(state, enc_hook=game.enc_hook)
     del whole["desk"]  # what the server wrote before the desk part
     old = msgspec.msgpack.encode(whole)
     decoded = snapshot.open_state(snapshot.LEGACY_STATE, old, state.head, lambda seq: None)

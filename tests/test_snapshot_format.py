@@ -59,7 +59,7 @@ def _previous_state_snapshot(db: Path, sid: str, seq: int, state: game.GameState
     conn = sqlite3.connect(db)
     with conn:
         conn.execute("INSERT INTO snapshots VALUES (?,?,?,?)",
-                     (sid, seq, snapshot.LEGACY_STATE, msgspec.msgpack.encode(state)))
+                     (sid, seq, snapshot.LEGACY_STATE, msgspec.msgpack.encode(state, enc_hook=game.enc_hook)))
     conn.close()
 
 

@@ -31,6 +31,7 @@ from typing import Callable, TypeVar
 
 import msgspec
 
+from conteur.events import game
 from conteur.events.game import GameState
 
 VERSION = 2
@@ -64,7 +65,10 @@ class _Out(msgspec.Struct, array_like=True):
 def _mapping(obj):
     """A state may hold a page of finished challenges as a mapping read when asked for
     (the command path's, server/core/shelf.Page): encoded as the dict it stands for, a page
-    at a time, so a snapshot never decodes the whole night at once."""
+    at a time, so a snapshot never decodes the whole night at once. The state's own
+    types are encoded as ``game.enc_hook`` says (the draw streams: a dict in name order)."""
+    if isinstance(obj, game.Streams):
+        return game.enc_hook(obj)
     if isinstance(obj, collections.abc.Mapping):
         return dict(obj.items())
     raise NotImplementedError(f"a snapshot cannot encode {type(obj).__name__}")
@@ -79,7 +83,7 @@ _FAILED = (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError)
 def _decoder(kind: type) -> msgspec.msgpack.Decoder:
     found = _decoders.get(kind)
     if found is None:
-        found = _decoders[kind] = msgspec.msgpack.Decoder(kind)
+        found = _decoders[kind] = msgspec.msgpack.Decoder(kind, dec_hook=game.dec_hook)
     return found
 
 
@@ -107,6 +111,16 @@ def open_body(data: bytes, kind: type[T], *, seq: int | None, upto: int | None,
         return envelope.seq, _decoder(kind).decode(envelope.body)
     except _FAILED:
         return None
+
+
+def pack(body) -> bytes:
+    """A body alone, in the snapshot codec: how a state crosses to another process."""
+    return _encoder.encode(body)
+
+
+def unpack(data: bytes, kind: type[T]) -> T:
+    """A body ``pack`` made (raises ``msgspec.DecodeError`` for bytes it did not)."""
+    return _decoder(kind).decode(data)
 
 
 def body(data: bytes) -> bytes:
