@@ -324,8 +324,8 @@ def test_every_view_of_an_open_night_round_trips_through_the_snapshot_codec(tmp_
                                                                                     *c.bids.values()))
             pages, counts = shelf.pages()
             named = keep.Pages({n: b"" for n in pages}, counts)
-            data = msgspec.msgpack.encode(keep.ViewBody(rows[-1].seq, shelved, named))
-            back = msgspec.msgpack.decode(data, type=keep.ViewBody)
+            data = snapshot.pack(keep.ViewBody(rows[-1].seq, shelved, named))
+            back = snapshot.unpack(data, keep.ViewBody)
             assert back.state == shelved and back.seen == rows[-1].seq and back.pages == named
             restored = Shelf.loaded({n: bytes(blob) for n, blob in pages.items()}, back.pages.counts)
             assert msgspec.structs.replace(back.state, met=restored.whole(back.state.met)) == state, viewer
@@ -338,7 +338,7 @@ def test_a_review_snapshot_of_another_view_class_is_not_used(night, tmp_path):
     player's name would carry the truth: it is refused by its shape, not trusted."""
     db, _ = night
     data = stored(db)["review:storyteller::en"][1]
-    body = msgspec.msgpack.decode(snapshot.body(data), type=review_snapshots.ReviewBody)
+    body = snapshot.unpack(snapshot.body(data), review_snapshots.ReviewBody)
     assert body.seen is None
     with SQLiteStore(db) as store:
         store.save_views(SESSION, msgspec.msgpack.decode(data, type=snapshot.Envelope).seq,
