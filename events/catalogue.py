@@ -39,6 +39,16 @@ _SPLIT: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
 # for True and "2" for 2.0 are ``text``'s): exactly these, not their subclasses
 PLAIN = frozenset((str, int))
 
+# A rule's number (MET-3, ACT-12) as the server's refusals cite it: the event keeps it (its
+# message and its rule), a sentence a person reads goes without it. The web app strips
+# them with the same pattern (client/web/messages.js).
+_RULE = r"(?:MET|ACT|V5|TIME|FAIR)-\d+[a-z]?"
+RULE_CODE = re.compile(rf"\s*\({_RULE}(?:,\s*{_RULE})*\)|\b{_RULE}:?\s?")
+
+
+def without_rule_codes(text: str) -> str:
+    return RULE_CODE.sub("", text).strip()
+
 
 def _split(template: str) -> tuple[str, tuple[str, ...], str | None]:
     pieces = _FIELD.split(template)  # literal, field, literal, ..., literal: as ``sub`` finds them

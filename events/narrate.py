@@ -14,7 +14,7 @@ import re
 from typing import Callable, Iterable
 
 from conteur.events import action, desk, met, offline, session, v5
-from conteur.events.catalogue import LANGS, PLAIN, fill, named_pattern, section
+from conteur.events.catalogue import LANGS, PLAIN, fill, named_pattern, section, without_rule_codes
 from conteur.events.game import CommandRejected
 
 # the templates: one catalogue per language, shared with client/web/narrate.js
@@ -264,7 +264,8 @@ def offline_sentence(e: offline.OfflineChallengeRecorded, t: Teller) -> str:
 
 def sentence(event, t: Teller) -> str:
     if isinstance(event, CommandRejected):
-        return t("rejected", who=t.who(event.character), command=event.command_type, message=event.message)
+        return t("rejected", who=t.who(event.character), command=event.command_type,
+                 message=without_rule_codes(event.message))
     tell = _TABLE.get(type(event))
     return tell(event, t) if tell else type(event).__struct_config__.tag
 

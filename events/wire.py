@@ -17,6 +17,7 @@ from msgspec import Meta
 from conteur.events import game
 from conteur.events.model import Event
 from conteur.events import nesting
+from conteur.events.channel import Open, Opened, Sealed
 
 MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsense, not a crash
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
@@ -43,9 +44,12 @@ class Held(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
-    """Authenticate and resume: every event of ``session`` after seq ``after`` follows."""
+    """Authenticate and resume: every event of ``session`` after seq ``after`` follows.
 
-    token: Annotated[str, Meta(min_length=1, max_length=256)]
+    Inside the channel (events/channel.py) the channel's key is the proof, and ``token``
+    is left out; a hello in the clear (a script on loopback, or behind ``--tls``) names it."""
+
+    token: Annotated[str, Meta(max_length=256)] = ""
     session: SessionName = ""  # empty: the session the token is bound to
     after: Annotated[int, Meta(ge=0, le=MAX_SEQ)] = 0
     device: Name = ""
@@ -54,6 +58,10 @@ class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
     # a storyteller naming a session with no event yet must say it means to open it: a
     # typo in a session name is refused instead of opening an empty session
     create: bool = False
+    # the device keeps what its join link turns into (``welcome.credential``): a player's
+    # link opened this way makes a credential for this device alone, and a device the
+    # same link opened before is closed (docs/protocol.md, Tokens and join links)
+    keep: bool = False
 
 
 class CommandFrame(Frame, frozen=True, kw_only=True, tag="command"):
@@ -68,7 +76,8 @@ class Ping(Frame, frozen=True, kw_only=True, tag="ping"):
     pass
 
 
-ClientFrame = Union[Hello, CommandFrame, Ping]
+# ``open`` and ``sealed``: the channel's own frames (events/channel.py)
+ClientFrame = Union[Hello, CommandFrame, Ping, Open, Sealed]
 
 
 # -- server -> client ------------------------------------------------------------------
@@ -86,6 +95,9 @@ class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
     session: str
     head: int  # the session's last seq when resync started; ``live`` repeats it
     diverged: bool = False  # the device's copy is not this server's history: drop it, resync from 0
+    # this device's own token, made from the join link its hello opened (``hello.keep``):
+    # kept in the link's place, the link forgotten; sent only inside the channel
+    credential: str = ""
 
 
 class EventFrame(Frame, frozen=True, kw_only=True, tag="event"):
@@ -137,10 +149,10 @@ class EventReceived(Frame, frozen=True, kw_only=True, tag="event"):
     event: msgspec.Raw
 
 
-ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong]
+ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong, Opened, Sealed]
 
-CLIENT_TAGS = ("hello", "command", "ping")
-SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch")
+CLIENT_TAGS = ("hello", "command", "ping", "open", "sealed")
+SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch", "opened", "sealed")
 BATCH_FRAMES = 256  # frames per batch at most
 BATCH_BYTES = 256 * 1024  # and about this many bytes
 
@@ -148,7 +160,8 @@ BATCH_BYTES = 256 * 1024  # and about this many bytes
 
 _encoder = msgspec.json.Encoder()
 _client_decoder = msgspec.json.Decoder(ClientFrame)
-_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch])
+_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch,
+                                             Opened, Sealed])
 _any_decoder = msgspec.json.Decoder()
 
 

@@ -266,7 +266,7 @@ def test_a_storyteller_hello_to_a_session_with_no_event_is_refused(venue):
 def post_routes(session: str = "night") -> list[str]:
     return ["/sessions", f"/sessions/{session}/commands", f"/sessions/{session}/roster",
             f"/sessions/{session}/tokens", f"/sessions/{session}/join-sheet", f"/sessions/{session}/close",
-            f"/sessions/{session}/devices/{DEVICE}/revoke"]
+            f"/sessions/{session}/devices/{DEVICE}/revoke", "/channel", "/sealed"]
 
 
 DEVICE = "0" * 12  # a grant id of the right form that names no token

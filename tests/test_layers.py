@@ -11,7 +11,8 @@ whose shelf its checks fold with, and below the web front, which answers the rev
 ``server/testing.py`` (a scripted device for tests and benchmarks) sits on top, like the CLI.
 
 ``client/`` speaks only the wire: it imports ``conteur.events`` (the wire's frames and
-codecs, ``events/wire.py``, and the commands and types they carry: ``game``, ``model``,
+codecs, ``events/wire.py``, the venue channel that seals them, ``events/channel.py``, and
+the commands and types they carry: ``game``, ``model``,
 ``sheets``, the rulesets' command types, ``narrate`` for its sentences) and never
 ``conteur.server``; the two meet only through pyproject.toml's entry points
 (``conteur.commands``, ``conteur.web``)."""
@@ -110,7 +111,8 @@ def test_imports_point_inward_only():
 # What the client takes of the rules: the wire's frames and codecs, and the types they
 # carry (commands of each ruleset, the game's events, sheets), and the sentences it tells.
 # A module not listed here (views, fair, simulate...) is the server's business.
-CLIENT_TAKES = {"wire", "model", "game", "session", "met", "v5", "action", "sheets", "narrate"}
+# the wire and its types; ``channel``: the venue channel's frames and keys, the wire's envelope
+CLIENT_TAKES = {"wire", "channel", "model", "game", "session", "met", "v5", "action", "sheets", "narrate"}
 
 
 def client_takes(root: Path = ROOT) -> set[str]:

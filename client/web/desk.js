@@ -8,6 +8,7 @@
 
 import { deskView } from "./fold.js";
 import { app, t, esc, me, nameOf } from "./ui.js";
+import { sealedFetch } from "./channel.js";
 
 const SHOWN = 3; // announcements a phone or the wall shows, newest first
 const KINDS = ["safety", "ruling", "question"]; // the queue's order
@@ -76,7 +77,7 @@ function windowKey(c) {
 async function fetchWindows(key) {
   windows.key = key;
   try {
-    const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/windows`, { headers: { Authorization: `Bearer ${app.token}` } });
+    const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/windows`, {}, app.token);
     if (!res.ok) return;
     const body = await res.json();
     if (windows.key !== key) return;

@@ -22,3 +22,11 @@ export function section(name, lang) {
 export function fill(template, fields = {}) {
   return template.replace(/\{(\w+)\}/g, (_, k) => (fields[k] == null ? "" : String(fields[k])));
 }
+
+// A rule's number (MET-3, ACT-12) as the server's refusals cite it: the event keeps it, a
+// sentence a person reads goes without it (events/catalogue.py's without_rule_codes).
+const RULE = String.raw`(?:MET|ACT|V5|TIME|FAIR)-\d+[a-z]?`;
+const RULE_CODE = new RegExp(String.raw`\s*\(${RULE}(?:,\s*${RULE})*\)|\b${RULE}:?\s?`, "g");
+export function withoutRuleCodes(text) {
+  return String(text ?? "").replace(RULE_CODE, "").trim();
+}

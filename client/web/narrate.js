@@ -5,7 +5,7 @@
 // only the event as received: a sealed bid or throw is told as sealed, never guessed. An
 // event type it does not know is not told (null), so a newer server never breaks the log.
 
-import { section, fill } from "./messages.js";
+import { section, fill, withoutRuleCodes } from "./messages.js";
 
 const T = { en: section("sentences", "en"), fr: section("sentences", "fr") };
 
@@ -117,7 +117,7 @@ export function teller(vm, lang = "en") {
     "offline.disputed": (e) => say("offline_disputed", { id: e.record, b: who(e.opponent), why: why(e.reason),
       claim: e.winner ? say("offline_claim", { w: who(e.winner) }) : "" }),
     "offline.ruled": (e) => say("offline_ruled", { id: e.record, w: who(e.winner), why: why(e.reason) }),
-    command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: e.message }),
+    command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: withoutRuleCodes(e.message) }),
     ...deskSentences(say, who, scene, table),
   };
 

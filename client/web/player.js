@@ -159,6 +159,7 @@ function challengeCard(c) {
     body = `<div class="throws" role="group" aria-label="${esc(t("your_throw"))}">${choices.map((ch) =>
       `<button class="throw" data-act="throw" data-ch="${esc(c.id)}" data-choice="${ch}" data-testid="throw-${ch}"
         aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>`;
+    body += otherThrown(c, other);
     if (!(c.kind === "static" && c.defender === id)) body += concedeButton(c);
   } else if (move === "bid" || move === "answer") {
     const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id).concat(ticked(c, id)));
@@ -247,6 +248,12 @@ function ownAbilityChoices(c, id) {
   return `<fieldset class="own-abilities"><legend>${esc(t("own_abilities"))}</legend>${own.map((k) =>
     `<label class="check"><input type="checkbox" name="ability" value="${esc(k)}" data-form="${esc(key(k))}"
       ${app.form[key(k)] ? "checked" : ""} data-testid="bid-ability-${esc(k)}"> ${esc(k)} ${sheet.abilities[k]}</label>`).join("")}</fieldset>`;
+}
+
+// The other side has thrown (its throw sealed until both are in): this side is awaited.
+function otherThrown(c, other) {
+  if (!other || !(other in c.throws)) return "";
+  return `<p class="other-thrown" data-testid="other-thrown"><span aria-hidden="true">✔</span> ${esc(t("other_thrown", nameOf(other)))}</p>`;
 }
 
 function queuedMove(c) {

@@ -11,6 +11,7 @@
 // server sees); without one, the phone app's stored token is tried.
 
 import { section } from "./messages.js";
+import { sealedFetch } from "./channel.js";
 
 // the page's strings are data: events/messages/<lang>.json, section "review"
 const UI = { en: section("review", "en"), fr: section("review", "fr") };
@@ -18,8 +19,8 @@ const UI = { en: section("review", "en"), fr: section("review", "fr") };
 const SHOWN = 1500; // timeline rows drawn at first: a long evening has tens of thousands
 const app = { token: "", session: "", lang: "en", bundle: null, filters: {}, steps: {}, sceneId: "" };
 const t = (key, vars = {}) => (UI[app.lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => vars[k] ?? "");
-// A status or a reason as the server says it ("resolved", "accepted"), in the page's
-// language: English pages show the word itself.
+// A status or a reason as the server says it ("resolved", "overbid_failed"), in the
+// page's words (the catalogue names every one the rules write).
 const word = (kind, value) => (value ? UI[app.lang][`${kind}_${value}`] || value : "");
 const statusText = (status, reason) => `${word("s", status)}${reason ? ` (${word("r", reason)})` : ""}`;
 
@@ -54,9 +55,9 @@ function setHash(changes) {
 }
 
 async function api(path, options = {}) {
-  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}${path}`, {
-    ...options, headers: { Authorization: `Bearer ${app.token}`, ...(options.headers || {}) },
-  });
+  const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}${path}`, {
+    ...options, headers: { ...(options.headers || {}) },
+  }, app.token);
   if (!res.ok) {
     let detail = res.statusText;
     try { detail = (await res.json()).detail || detail; } catch (err) { /* not JSON */ }
@@ -128,8 +129,8 @@ function renderBadge() {
 }
 
 async function download(format) {
-  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/export?format=${format}&lang=${app.lang}&download=true`,
-    { headers: { Authorization: `Bearer ${app.token}` } });
+  const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/export?format=${format}&lang=${app.lang}&download=true`,
+    {}, app.token);
   const blob = await res.blob();
   const url = URL.createObjectURL(blob);
   const a = h("a", { href: url, download: `${app.session}.${format === "html" || format === "md" ? `${app.lang}.` : ""}${format}` });

@@ -196,11 +196,20 @@ function antagonistOf(c) {
   return [c.initiator, c.defender].find((side) => !app.vm.characters[side]);
 }
 
+// MET-13: after an overbid, the overbidder's traits and the answer (the bids of the
+// round it reopened are those two), on the open card as on the settled one.
+function overbidLine(c, shown) {
+  if (!c.overbids.length || c.overbidValue == null) return "";
+  const by = c.overbids[c.overbids.length - 1];
+  const other = by === c.initiator ? c.defender : c.initiator;
+  return ` · <span data-testid="st-overbid">${esc(t("overbid"))}: ${esc(nameOf(by))} ${esc(shown(c.overbidValue))} / ${esc(nameOf(other))} ${esc(shown(c.bids[other]))}</span>`;
+}
+
 function stChallenge(c) {
   const sides = [c.initiator, c.defender];
   const shown = (v) => (v === SEALED ? "?" : v === null || v === undefined ? "…" : v);
   const throws = sides.map((s) => `${esc(nameOf(s))}: ${c.throws[s] ? esc(c.throws[s] === SEALED ? "?" : t(c.throws[s])) : "…"}`).join(" · ");
-  const bids = Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${esc(shown(c.bids[s]))}`).join(" / ")}` : "";
+  const bids = overbidLine(c, shown) || (Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${esc(shown(c.bids[s]))}`).join(" / ")}` : "");
   const npc = antagonistOf(c);
   const key = `st-bid-${c.id}-${c.round}`;
   let acts = "";

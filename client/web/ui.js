@@ -3,6 +3,7 @@
 
 import { initialView, SEALED } from "./fold.js";
 import { pickLang, translator } from "./i18n.js";
+import { withoutRuleCodes } from "./messages.js";
 
 // The device's own choice (the switch in the header, kept in localStorage) wins over the
 // phone's language: a French group with English phones, and the other way round.
@@ -17,7 +18,7 @@ export const app = {
   vm: initialView(),
   viewer: null, // {role, character, name}
   session: "",
-  status: "connecting", // connecting | online | offline | refused | revoked
+  status: "connecting", // connecting | online | offline | refused | revoked | replaced
   live: false,
   lastSeq: 0,
   queued: [], // outbox entries not yet acknowledged
@@ -40,10 +41,25 @@ export function me() {
 // says Online while a throw waits in the outbox would hide it.
 export function connText(status, queued = 0) {
   let label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
-    refused: t("refused_short"), revoked: t("revoked_short") }[status];
+    refused: t("refused_short"), revoked: t("revoked_short"), replaced: t("replaced_short") }[status];
   if (queued && status !== "online") label = `${label} · ${t(queued === 1 ? "queued_one" : "queued_n", queued)}`;
-  const note = { offline: t("offline"), refused: t("refused"), revoked: t("revoked") }[status] || "";
+  const note = { offline: offlineNote(), refused: t("refused"), revoked: t("revoked"), replaced: t("replaced") }[status] || "";
   return { label, note };
+}
+
+// Over plain HTTP no service worker keeps the app shell: a reload while the network is
+// down shows the browser's error page, though the queue itself survives in storage.
+function offlineNote() {
+  return hasShell() ? t("offline") : `${t("offline")}. ${t("offline_reload")}`;
+}
+
+export function hasShell() {
+  return !!(navigator.serviceWorker && navigator.serviceWorker.controller);
+}
+
+// What a refused command's notice says: the server's reason without its rule number.
+export function refusal(frame) {
+  return withoutRuleCodes(frame.message) || t("refused_unsaid");
 }
 
 export function isStoryteller() {

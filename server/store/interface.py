@@ -121,6 +121,9 @@ class TokenRecord(msgspec.Struct, frozen=True, kw_only=True):
     character: str | None = None
     session: str | None = None  # None: every session of the chronicle
     name: str = ""
+    # the digest of the join link this device credential was minted from, at the link's
+    # first opening on a device (server/core/auth.py, ``Tokens.spend``); None for a link
+    parent: str | None = None
 
 
 class StoreError(Exception):

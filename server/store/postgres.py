@@ -97,7 +97,7 @@ CREATE TABLE snapshots (session text NOT NULL, seq bigint NOT NULL, version int 
 CREATE TABLE views (session text NOT NULL, view text NOT NULL, seq bigint NOT NULL,
                     data bytea NOT NULL, PRIMARY KEY (session, view));
 CREATE TABLE tokens (hash text PRIMARY KEY, role text NOT NULL, character text, session text,
-                     name text NOT NULL DEFAULT '', created text NOT NULL, revoked text);
+                     name text NOT NULL DEFAULT '', created text NOT NULL, revoked text, parent text);
 CREATE TABLE secrets (session text PRIMARY KEY, seed bytea NOT NULL);
 CREATE FUNCTION conteur_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
@@ -167,6 +167,21 @@ VIEWS = ("CREATE TABLE IF NOT EXISTS views (session text NOT NULL, view text NOT
          "seq bigint NOT NULL, data bytea NOT NULL, PRIMARY KEY (session, view))")
 
 
+def _parent_column(conn) -> bool:
+    """Whether tokens has its ``parent`` column (device credentials), added if this role
+    may: a chronicle created before it gets it at its next opening by its owner; one whose
+    role may not add it keeps every token a link (no device replaces another)."""
+    found = conn.execute("SELECT 1 FROM information_schema.columns WHERE table_name = 'tokens' "
+                         "AND column_name = 'parent'").fetchone()
+    if found:
+        return True
+    try:
+        conn.execute("ALTER TABLE tokens ADD COLUMN parent text")
+        return True
+    except psycopg.Error:
+        return False
+
+
 def _views_table(conn) -> bool:
     """Whether the views table (view snapshots, a cache) is there, created if this role
     may: a chronicle created before it gets it at its next opening by its owner; one
@@ -225,6 +240,7 @@ class PostgresStore(GroupCommit):
                                  f"{version}); this conteur reads version {PG_SCHEMA_VERSION} "
                                  f"and older: upgrade conteur on this machine")
             self._views = _views_table(conn)
+            self._parents = _parent_column(conn)
         finally:
             conn.close()
         self._start_writer("conteur-pg-writer")
@@ -569,17 +585,25 @@ class PostgresStore(GroupCommit):
 
     def add_tokens(self, records: Sequence[TokenRecord]) -> None:
         now = utc_now()
+        if self._parents:
+            self._write("INSERT INTO tokens (hash, role, character, session, name, created, parent) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                        [(r.hash, r.role, r.character, r.session, r.name, now, r.parent) for r in records],
+                        many=True)
+            return
         self._write("INSERT INTO tokens (hash, role, character, session, name, created) "
                     "VALUES (%s, %s, %s, %s, %s, %s)",
                     [(r.hash, r.role, r.character, r.session, r.name, now) for r in records], many=True)
 
     def token(self, digest: str) -> TokenRecord | None:
-        rows = self._query("SELECT role, character, session, name FROM tokens "
+        parent = "parent" if self._parents else "NULL"
+        rows = self._query(f"SELECT role, character, session, name, {parent} FROM tokens "
                            "WHERE hash = %s AND revoked IS NULL", (digest,))
         if not rows:
             return None
-        role, character, session, name = rows[0]
-        return TokenRecord(hash=digest, role=role, character=character, session=session, name=name)
+        role, character, session, name, link = rows[0]
+        return TokenRecord(hash=digest, role=role, character=character, session=session, name=name,
+                           parent=link)
 
     def revoke_tokens(self, *, session: str, character: str) -> list[str]:
         return [r[0] for r in self._write(
@@ -591,12 +615,13 @@ class PostgresStore(GroupCommit):
         return [r[0] for r in self._query("SELECT hash FROM tokens WHERE revoked IS NOT NULL")]
 
     def live_tokens(self, session: str | None = None) -> list[TokenRecord]:
-        sql = "SELECT hash, role, character, session, name FROM tokens WHERE revoked IS NULL"
+        parent = "parent" if self._parents else "NULL"
+        sql = f"SELECT hash, role, character, session, name, {parent} FROM tokens WHERE revoked IS NULL"
         args: tuple = ()
         if session is not None:
             sql += " AND (session = %s OR session IS NULL)"
             args = (session,)
-        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4])
+        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4], parent=r[5])
                 for r in self._query(sql + " ORDER BY created, hash", args)]
 
     def revoke_digests(self, digests: Sequence[str]) -> list[str]:

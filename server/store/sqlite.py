@@ -191,7 +191,10 @@ def create_schema(db: sqlite_utils.Database) -> None:
     # seeds outside the append-only log until their session reveals them.
     db.execute("CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, role TEXT NOT NULL, "
                "character TEXT, session TEXT, name TEXT NOT NULL DEFAULT '', "
-               "created TEXT NOT NULL, revoked TEXT)")
+               "created TEXT NOT NULL, revoked TEXT, parent TEXT)")
+    # a file from before device credentials: the column is added (NULL: every token a link)
+    if "parent" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)").fetchall()}:
+        db.execute("ALTER TABLE tokens ADD COLUMN parent TEXT")
     db.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
     db.conn.executescript(SCHEMA_TRIGGERS)
 
@@ -549,9 +552,9 @@ class SQLiteStore(GroupCommit):
             with conn:
                 conn.execute("BEGIN")
                 conn.executemany(
-                    "INSERT INTO tokens (hash, role, character, session, name, created) "
-                    "VALUES (?,?,?,?,?,?)",
-                    [(r.hash, r.role, r.character, r.session, r.name, now) for r in records])
+                    "INSERT INTO tokens (hash, role, character, session, name, created, parent) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    [(r.hash, r.role, r.character, r.session, r.name, now, r.parent) for r in records])
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"no token was added: a digest is already stored ({exc})") from None
         finally:
@@ -559,12 +562,13 @@ class SQLiteStore(GroupCommit):
 
     def token(self, digest: str) -> TokenRecord | None:
         row = self._reader.execute(
-            "SELECT role, character, session, name FROM tokens WHERE hash=? AND revoked IS NULL",
+            "SELECT role, character, session, name, parent FROM tokens WHERE hash=? AND revoked IS NULL",
             (digest,),
         ).fetchone()
         if row is None:
             return None
-        return TokenRecord(hash=digest, role=row[0], character=row[1], session=row[2], name=row[3])
+        return TokenRecord(hash=digest, role=row[0], character=row[1], session=row[2], name=row[3],
+                           parent=row[4])
 
     def revoke_tokens(self, *, session: str, character: str) -> list[str]:
         return [row[0] for row in self._write(
@@ -576,12 +580,12 @@ class SQLiteStore(GroupCommit):
         return [row[0] for row in self._reader.execute("SELECT hash FROM tokens WHERE revoked IS NOT NULL")]
 
     def live_tokens(self, session: str | None = None) -> list[TokenRecord]:
-        sql = "SELECT hash, role, character, session, name FROM tokens WHERE revoked IS NULL"
+        sql = "SELECT hash, role, character, session, name, parent FROM tokens WHERE revoked IS NULL"
         args: tuple = ()
         if session is not None:
             sql += " AND (session=? OR session IS NULL)"
             args = (session,)
-        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4])
+        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4], parent=r[5])
                 for r in self._reader.execute(sql + " ORDER BY rowid", args)]
 
     def revoke_digests(self, digests: Sequence[str]) -> list[str]:

@@ -187,8 +187,10 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
     from conteur.server.web.http_api import CONTROLLERS
     from conteur.server.web.http_review import Follower as ReviewFollower, ReviewController
 
+    from conteur.server.web.sealed import open_http_channel, sealed_request
+
     handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController, ca_certificate,
-                      join_sheet_page]
+                      join_sheet_page, open_http_channel, sealed_request]
     if web_dir is not None and Path(web_dir).is_dir():
         # the catalogues of messages, which the web app loads beside itself (messages.js)
         handlers.append(create_static_files_router(
@@ -217,7 +219,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
     return Litestar(route_handlers=handlers, lifespan=[lifespan], openapi_config=openapi,
                     compression_config=compression, debug=debug,
                     before_request=refuse_deep_bodies, middleware=[security_headers(settings.https), body_limit(settings.max_body)],
-                    request_max_body_size=settings.max_body,
+                    request_max_body_size=settings.max_body * 4 // 3 + 4096,  # body_limit's own
                     exception_handlers={TooManyRequestsException: too_many_requests})
 
 

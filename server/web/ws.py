@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import logging
+import os
 import time
 from typing import TYPE_CHECKING, Callable
 from urllib.parse import urlsplit
@@ -18,7 +19,7 @@ import msgspec
 from litestar import WebSocket, websocket
 from litestar.exceptions import WebSocketDisconnect
 
-from conteur.events import views
+from conteur.events import channel, views
 from conteur.events import wire
 from conteur.server.core import venue
 from conteur.server.core.hub import YIELD_EVERY, Connection
@@ -32,6 +33,9 @@ CLOSE_UNAUTHORIZED = 4401
 # the same code mid-session: the token was revoked (a reprinted join sheet); clients
 # must not reconnect, and tell the user why
 REASON_REVOKED = "token revoked"
+# the same code when the device's join link was opened on another device, which now
+# holds the character: clients do not reconnect, and say so
+REASON_REPLACED = "replaced by another device"
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_TOO_SLOW = 4408  # the send queue overflowed: reconnect and resync
 CLOSE_RATE_LIMITED = 4429  # too many sockets on one token, or bad tokens from one address
@@ -73,8 +77,17 @@ class RateLimit:
         return False
 
 
+class TooLarge(int):
+    """A sealed message too large to be opened at all: its size."""
+
+
 class Socket:
-    """One websocket, from handshake to close."""
+    """One websocket, from handshake to close.
+
+    A device that begins with ``open`` gets the channel (events/channel.py): from then on
+    ``receive`` opens and ``send_now`` seals every message, and the hello is authenticated
+    by the key it was sealed with, never by a token it carries. A hello in the clear still
+    names its token (a script on loopback, a device behind ``--tls``)."""
 
     def __init__(self, socket: WebSocket, runtime: Runtime):
         self.socket = socket
@@ -85,9 +98,15 @@ class Socket:
         self.device = ""
         self.closing = False
         self.counted = ""  # the grant whose socket count this socket holds
+        self.credential = ""  # what this socket's hello turned its join link into
         # the frames dropped for the rate: a device that goes on past a second burst of
         # them (twice the rate, sustained) is flooding, and is closed
         self.drops = RateLimit(self.settings.rate, self.settings.burst)
+        self.channel: channel.Channel | None = None
+        self.channel_grant = None  # the grant whose key the channel was derived from
+        self.channel_key = ""  # that token's digest
+        # one message sealed, then sent, at a time: the device opens them in counter order
+        self.sending = asyncio.Lock()
 
     def address(self) -> str:
         client = self.socket.scope.get("client")
@@ -95,7 +114,11 @@ class Socket:
 
     async def send_now(self, frame: wire.Frame | str) -> None:
         text = frame if isinstance(frame, str) else wire.encode(frame)
-        await self.socket.send({"type": "websocket.send", "text": text})
+        if self.channel is None:
+            await self.socket.send({"type": "websocket.send", "text": text})
+            return
+        async with self.sending:
+            await self.socket.send({"type": "websocket.send", "text": self.channel.seal(text)})
 
     def send_later(self, frame: wire.Frame) -> None:
         if self.conn is not None:
@@ -121,10 +144,26 @@ class Socket:
         if message["type"] == "websocket.disconnect":
             return None
         text = message.get("text")
-        return text if text is not None else message.get("bytes") or b""
+        data = text if text is not None else message.get("bytes") or b""
+        if self.channel is None:
+            return data
+        if len(data) > self.settings.max_frame * 4 // 3 + 2 * channel.PAD:
+            self.channel.skip()  # what it held was larger than any frame may be
+            return TooLarge(len(data) * 3 // 4)
+        try:
+            return self.channel.open(data)
+        except channel.ChannelError:
+            # another key (a guessed or revoked token's id), a replay, a forgery
+            if self.channel_grant is None or self.conn is None:
+                self.rt.limits.failed(self.address())
+            await self.close(CLOSE_UNAUTHORIZED, "unauthorized")
+            return None
 
     def check(self, data: str | bytes) -> wire.Error | None:
         """Size and rate, before any decoding."""
+        if isinstance(data, TooLarge):
+            return wire.Error(code="too_large", message=f"sealed frame of about {int(data)} bytes; "
+                              f"the limit is {self.settings.max_frame} bytes")
         size = len(data)
         if isinstance(data, str) and size * 4 > self.settings.max_frame:
             size = len(data.encode("utf-8"))  # only when the characters could be too many bytes
@@ -154,7 +193,7 @@ class Socket:
                     return None
                 # name the dropped command, so the device's outbox knows what to resend
                 problem = msgspec.structs.replace(problem, id=wire.frame_id(data))
-            elif problem is not None and problem.code == "too_large":
+            elif problem is not None and problem.code == "too_large" and not isinstance(data, TooLarge):
                 problem = msgspec.structs.replace(problem, id=wire.head_id(data[:self.settings.max_frame]))
             if problem is None and isinstance(data, bytes):
                 # the protocol is text messages (a browser sends nothing else): refused
@@ -204,6 +243,16 @@ class Socket:
                 return None
             if isinstance(frame, wire.Ping):
                 await self.send_now(wire.Pong(now=time.time()))
+            elif isinstance(frame, channel.Open):
+                if not await self.open_channel(frame):
+                    return None
+            elif isinstance(frame, channel.Sealed):
+                await self.send_now(wire.Error(code="hello_first", message="a sealed frame "
+                                               "before open: send open first, or hello in the clear"))
+            elif isinstance(frame, wire.Hello) and self.channel is None and not frame.token:
+                await self.send_now(wire.Error(code="invalid", message=(
+                    "a hello in the clear names its token: \"token\" is required, "
+                    "or open the channel first (docs/protocol.md, The channel)")))
             elif isinstance(frame, wire.Hello):
                 address = self.address()
                 wait = self.rt.limits.refused(address)
@@ -212,7 +261,8 @@ class Socket:
                         f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")))
                     await self.close(CLOSE_RATE_LIMITED, "too many bad tokens")
                     return None
-                grant = self.rt.tokens.check(frame.token)
+                # inside the channel the key was the proof; a token in it is not looked at
+                grant = self.channel_grant if self.channel is not None else self.rt.tokens.check(frame.token)
                 if grant is None:
                     self.rt.limits.failed(address)
                     await self.send_now(wire.Error(code="unauthorized", message="unknown or revoked token"))
@@ -243,6 +293,17 @@ class Socket:
                         "close one, or retry later")))
                     await self.close(CLOSE_RATE_LIMITED, "too many sockets")
                     return None
+                credential = ""
+                if (self.channel is not None and frame.keep and grant.role == "player"
+                        and not grant.device):
+                    # the link is spent on this device: it keeps its own credential, and
+                    # a device the link opened before is closed, told why
+                    self.rt.limits.close_socket(grant.id)
+                    credential, grant = self.rt.tokens.spend(self.channel_key, grant)
+                    if not self.rt.limits.open_socket(grant.id):  # a fresh grant: never full
+                        await self.close(CLOSE_RATE_LIMITED, "too many sockets")
+                        return None
+                self.credential = credential
                 self.counted = grant.id
                 self.grant = grant
                 # idempotency records are per device; the grant id keeps one token's
@@ -253,6 +314,34 @@ class Socket:
                 await self.send_now(wire.Error(code="hello_first", message="send hello first",
                                                id=getattr(frame, "id", None)))
 
+    async def open_channel(self, frame: channel.Open) -> bool:
+        """Answers ``open`` with the server's nonce and keys the channel. An id no live
+        token has gets the same answer, with a key nobody holds: its hello will not open,
+        and the device learns nothing from ``opened`` about which ids exist."""
+        if self.channel is not None:
+            await self.send_now(wire.Error(code="already_open", message="the channel is open already"))
+            return True
+        address = self.address()
+        wait = self.rt.limits.refused(address)
+        if wait:
+            await self.send_now(wire.Error(code="rate_limited", message=(
+                f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")))
+            await self.close(CLOSE_RATE_LIMITED, "too many bad tokens")
+            return False
+        found = self.rt.tokens.by_id(frame.id)
+        psk, self.channel_grant = found if found is not None else (os.urandom(32), None)
+        self.channel_key = psk.hex()
+        nonce = channel.new_nonce()
+        try:
+            keyed = channel.server_side(psk, frame.id, frame.nonce, nonce)
+        except channel.ChannelError as exc:
+            await self.send_now(wire.Error(code="invalid", message=str(exc)))
+            await self.close(1008, "bad open")
+            return False
+        await self.send_now(channel.Opened(nonce=nonce))
+        self.channel = keyed
+        return True
+
     async def resync(self, hello: wire.Hello) -> None:
         actor = self.grant.actor
         hub = self.rt.hub
@@ -260,17 +349,22 @@ class Socket:
         def closer(code: int, reason: str) -> Callable[[Connection], None]:
             return lambda _conn: asyncio.get_running_loop().create_task(self.close(code, reason))
 
+        tokens = self.rt.tokens
+
+        def revoked(_conn: Connection) -> None:
+            reason = REASON_REPLACED if self.grant.id in tokens.replaced else REASON_REVOKED
+            asyncio.get_running_loop().create_task(self.close(CLOSE_UNAUTHORIZED, reason))
+
         conn = Connection(self.send_now, actor, hello.session,
                           max_queue=self.settings.send_queue,
                           on_overflow=closer(CLOSE_TOO_SLOW, "too slow: reconnect to resync"),
-                          batching=hello.batch, grant=self.grant.id,
-                          on_revoked=closer(CLOSE_UNAUTHORIZED, REASON_REVOKED))
+                          batching=hello.batch, grant=self.grant.id, on_revoked=revoked)
         self.conn = conn
         head = hub.subscribe(conn)  # same loop step as reading head: no loss, no duplicate
         viewer = wire.Viewer(role=actor.role, character=actor.character, name=actor.name,
                              session=hello.session)
         await self.send_now(wire.Welcome(viewer=viewer, session=hello.session, head=head,
-                                         diverged=self.diverged(hello, head)))
+                                         diverged=self.diverged(hello, head), credential=self.credential))
         history = await hub.history(hello.session, hello.after, head)
         frames = [f for f in (views.pick(forms, actor) for _seq, forms in history) if f is not None]
         for n, frame in enumerate(wire.batches(frames) if hello.batch else frames, 1):
