@@ -295,7 +295,7 @@ def chronicle(cache: Path, events: int) -> Path:
     played in parallel into part files, then appended in order into one chronicle."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from conteur.server.store.sqlite import SNAPSHOT_VERSION
+    from conteur.server.store.snapshot import VERSION as SNAPSHOT_VERSION
 
     cache.mkdir(parents=True, exist_ok=True)
     db = cache / f"chronicle-{events}-n{NIGHT}-s{SNAPSHOT_VERSION}.db"

@@ -38,7 +38,7 @@ def dump(db: Path, out) -> None:
             sessions.setdefault(row.session, []).append(decode_event(data))
         for session, events in sessions.items():
             state = game.fold(events)
-            out.write(f"state\t{session}\t{msgspec.json.encode(state).decode()}\n")
+            out.write(f"state\t{session}\t{msgspec.json.encode(state, enc_hook=game.enc_hook).decode()}\n")
 
 
 def generate(directory: Path, *, events: int, seeds: list[int]) -> Path:

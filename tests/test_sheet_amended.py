@@ -366,7 +366,7 @@ async def _play(venue, session: str, amendments: list) -> None:
             frames = http.get(f"/sessions/{session}/events", params={"limit": 5000}).json()
             state = http.get(f"/sessions/{session}/state").json()
         assert [(f["seq"], f["event"]) for f in frames] == phone.events, f"{name}: HTTP differs"
-        assert not _leaks(viewer, msgspec.json.encode(frames).decode() + msgspec.json.encode(state).decode(), [])
+        assert not _leaks(viewer, msgspec.json.encode(frames).decode() + msgspec.json.encode(state, enc_hook=game.enc_hook).decode(), [])
         for c in CAST:  # its own sheet is the true one; the others' it never learns
             sheet = state["session"]["characters"][c]["sheet"]
             if c == viewer:

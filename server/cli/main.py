@@ -67,6 +67,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_replay(args) -> int:
+    from conteur.events import game
     from conteur.server.store.factory import describe, open_store
 
     # a mistyped --db is an error, never a new empty chronicle
@@ -78,7 +79,7 @@ def cmd_replay(args) -> int:
         state = store.load_state(args.session, at=args.at, use_snapshots=not args.no_snapshots,
                                  progress=progress)
         progress.close()
-    sys.stdout.write(msgspec.json.format(msgspec.json.encode(state).decode(), indent=2) + "\n")
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(state, enc_hook=game.enc_hook).decode(), indent=2) + "\n")
     return 0
 
 

@@ -54,7 +54,7 @@ from conteur.server.core import keep
 from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
 from conteur.server.store.codec import decode_events
 
-_json = msgspec.json.Encoder()
+_json = msgspec.json.Encoder(enc_hook=game.enc_hook)  # a state's draw streams: a dict in name order
 
 STORYTELLERS = "\x00storytellers"  # keys no character id can take (ids are sent as text)
 OBSERVERS = "\x00observers"

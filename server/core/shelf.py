@@ -188,7 +188,7 @@ class Page(collections.abc.Mapping):
     overrule's MET-14) reads it as the dict it was, and an overruled challenge's page comes
     back as a plain dict in the new state, leaving the old state's page as it was. The
     snapshot codec encodes it as the dict it stands for, a page at a time
-    (``codec._mapping``); any other msgspec encoder refuses it (a ``TypeError``): ``whole``
+    (``snapshot._mapping``, server/store/snapshot.py); any other msgspec encoder refuses it (a ``TypeError``): ``whole``
     first."""
 
     __slots__ = ("_blob", "_len")

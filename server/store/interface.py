@@ -27,11 +27,14 @@ What every implementation guarantees:
   another command. Appends without a ``command_id`` are never deduplicated.
 - **FIFO appends.** Appends submitted from one thread are committed in submission order,
   so the seqs follow the order in which the caller folded its states.
-- **Snapshots are a cache.** A snapshot is a folded ``GameState`` at a seq; reading one
-  never changes what a fold returns, a snapshot of another ``SNAPSHOT_VERSION`` or one
-  that does not decode is ignored, and replaying from zero is always the truth.
-- **View snapshots** (``save_views``, ``load_view``) are opaque bytes a caller keeps per
-  (session, view): the newest replaces the last; the caller checks them before use.
+- **Snapshots are a cache.** A snapshot is a folded ``GameState`` at a seq, in the one
+  snapshot format (``snapshot.py``); reading one never changes what a fold returns, a
+  snapshot of a version this conteur does not read, of another log (its tip is not the
+  row at its seq) or one that does not decode is ignored, and replaying from zero is
+  always the truth.
+- **View snapshots** (``save_views``, ``load_view``) are bytes a caller keeps per
+  (session, view), in the same format: the newest replaces the last; the caller opens
+  them with ``snapshot.open_body``, which checks them before use.
 - **Tokens** are stored only as the SHA-256 of the secret (``TokenRecord.hash``); the
   store never sees a token itself. Revocation is a timestamp, never a deletion.
 - **Session secrets** (FAIR-2 seeds) live outside the append-only log; the first seed
@@ -216,7 +219,7 @@ class EventStore(Protocol):
         ...
 
     def snapshot_head(self, session: str) -> int:
-        """The seq of the session's newest snapshot of this ``SNAPSHOT_VERSION``, 0 if
+        """The seq of the session's newest snapshot of a version this conteur reads, 0 if
         none, without decoding it (to estimate what a fold will cost)."""
         ...
 

@@ -35,8 +35,8 @@ import msgspec
 from conteur.events.game import IGNORED, GameState
 from conteur.events.model import Event
 from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
-from conteur.server.store.codec import (
-    SNAPSHOT_VERSION, decode_events, decode_state, encode_event, encode_state, event_type)
+from conteur.server.store import snapshot
+from conteur.server.store.codec import decode_events, encode_event, event_type
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.interface import Basis, Outcome, Progress, StoreError, TokenRecord
 from conteur.server.store.group import GroupCommit, resolve, utc_now
@@ -701,30 +701,40 @@ class PostgresStore(GroupCommit):
     # -- state and snapshots -----------------------------------------------------------
 
     def latest_snapshot(self, session: str, at: int | None = None) -> tuple[int, GameState | None]:
-        sql = "SELECT seq, state FROM snapshots WHERE session = %s AND version = %s"
-        args: list = [session, SNAPSHOT_VERSION]
+        sql = "SELECT seq, version, state FROM snapshots WHERE session = %s AND version = ANY(%s)"
+        args: list = [session, list(snapshot.STATE_ROWS)]
         if at is not None:
             sql += " AND seq <= %s"
             args.append(at)
         rows = self._query(sql + " ORDER BY seq DESC LIMIT 1", args)
-        state = decode_state(rows[0][1]) if rows else None
+        state = None if not rows else snapshot.open_state(rows[0][1], bytes(rows[0][2]), rows[0][0],
+                                                          lambda seq: self._tip(session, seq))
         if state is None:
-            return 0, None  # an unreadable snapshot is skipped: replay from zero is the truth
+            return 0, None  # an unusable snapshot is skipped: replay from zero is the truth
         return rows[0][0], state
 
     def snapshot_head(self, session: str) -> int:
-        rows = self._query("SELECT max(seq) FROM snapshots WHERE session = %s AND version = %s",
-                           (session, SNAPSHOT_VERSION))
+        rows = self._query("SELECT max(seq) FROM snapshots WHERE session = %s AND version = ANY(%s)",
+                           (session, list(snapshot.STATE_ROWS)))
         return rows[0][0] or 0
+
+    def _tip(self, session: str, seq: int) -> str | None:
+        """The hash of ``session``'s row at ``seq`` (what a snapshot is checked against)."""
+        rows = self._query("SELECT hash FROM events WHERE seq = %s AND session = %s", (seq, session))
+        return rows[0][0] if rows else None
 
     def save_snapshot(self, session: str, seq: int, state: GameState, *, keep: int | None = None) -> None:
         conn = self._connect()  # its own connection: snapshots are saved from another thread
         try:
             with conn.transaction():
+                rows = conn.execute("SELECT hash FROM events WHERE seq = %s AND session = %s",
+                                    (seq, session)).fetchall()
+                if not rows:
+                    return  # no row of the session there: no snapshot could open at it
                 conn.execute(
                     "INSERT INTO snapshots VALUES (%s, %s, %s, %s) ON CONFLICT (session, seq) "
                     "DO UPDATE SET version = excluded.version, state = excluded.state",
-                    (session, seq, SNAPSHOT_VERSION, encode_state(state)))
+                    (session, seq, snapshot.VERSION, snapshot.encode(seq, rows[0][0], state)))
                 if keep is not None:
                     conn.execute(
                         "DELETE FROM snapshots WHERE session = %s AND seq NOT IN "

@@ -30,8 +30,8 @@ import sqlite_utils
 from conteur.events.game import GameState
 from conteur.events.model import Event
 from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
-from conteur.server.store.codec import (
-    SNAPSHOT_VERSION, decode_event, decode_events, decode_state, encode_event, encode_state, event_type)
+from conteur.server.store import snapshot
+from conteur.server.store.codec import decode_event, decode_events, encode_event, event_type
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.group import GroupCommit, resolve, utc_now
@@ -39,7 +39,7 @@ from conteur.server.store.interface import (
     EventStore, Outcome, Pending, Progress, StoreError, TokenRecord, append_events)
 
 __all__ = [
-    "SNAPSHOT_VERSION", "EventStore", "Outcome", "Pending", "SQLiteStore", "StoreError",
+    "EventStore", "Outcome", "Pending", "SQLiteStore", "StoreError",
     "append_events", "decode_event", "file_rows", "decode_events", "encode_event", "fold_session",
     "latest_snapshot",
 ]
@@ -48,19 +48,31 @@ _seqs_encoder = msgspec.json.Encoder()
 _seqs_decoder = msgspec.json.Decoder(list[int])
 
 
+def tip(conn: sqlite3.Connection, session: str, seq: int) -> str | None:
+    """The hash of ``session``'s row at ``seq``, None when it has none there: what a
+    snapshot is checked against (server/store/snapshot.py)."""
+    row = conn.execute("SELECT hash FROM events WHERE seq=? AND session=?", (seq, session)).fetchone()
+    return row[0] if row is not None else None
+
+
+# the state snapshots of a version this conteur opens (server/store/snapshot.py)
+_SNAPSHOT_ROWS = f"version IN ({','.join(map(str, snapshot.STATE_ROWS))})"
+
+
 def latest_snapshot(conn: sqlite3.Connection, session: str,
                     at: int | None = None) -> tuple[int, GameState | None]:
-    """(seq, state) of the session's newest readable snapshot (at or before ``at``), or
+    """(seq, state) of the session's newest usable snapshot (at or before ``at``), or
     (0, None)."""
-    sql = "SELECT seq, state FROM snapshots WHERE session=? AND version=?"
-    args: tuple = (session, SNAPSHOT_VERSION)
+    sql = f"SELECT seq, version, state FROM snapshots WHERE session=? AND {_SNAPSHOT_ROWS}"
+    args: tuple = (session,)
     if at is not None:
         sql += " AND seq <= ?"
         args += (at,)
     row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
-    state = decode_state(row[1]) if row is not None else None
+    state = None if row is None else snapshot.open_state(row[1], row[2], row[0],
+                                                         lambda seq: tip(conn, session, seq))
     if state is None:
-        return 0, None  # an unreadable snapshot is skipped: replay from zero is the truth
+        return 0, None  # an unusable snapshot is skipped: replay from zero is the truth
     return row[0], state
 
 
@@ -466,8 +478,8 @@ class SQLiteStore(GroupCommit):
         return latest_snapshot(self._reader, session, at)
 
     def snapshot_head(self, session: str) -> int:
-        row = self._reader.execute("SELECT max(seq) FROM snapshots WHERE session=? AND version=?",
-                                   (session, SNAPSHOT_VERSION)).fetchone()
+        row = self._reader.execute(f"SELECT max(seq) FROM snapshots WHERE session=? AND {_SNAPSHOT_ROWS}",
+                                   (session,)).fetchone()
         return row[0] or 0
 
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
@@ -487,12 +499,16 @@ class SQLiteStore(GroupCommit):
 
     def save_snapshot(self, session: str, seq: int, state: GameState, *, keep: int | None = None) -> None:
         """Saves the state at ``seq``; with ``keep``, only the newest ``keep`` snapshots of
-        the session stay (periodic snapshots of a long night would fill a Pi's card)."""
+        the session stay (periodic snapshots of a long night would fill a Pi's card). A
+        seq with no row of the session is saved at nothing: no snapshot could open there."""
         conn = self._connect()
         try:
+            at = tip(conn, session, seq)
+            if at is None:
+                return
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?,?,?,?)",
-                (session, seq, SNAPSHOT_VERSION, encode_state(state)),
+                (session, seq, snapshot.VERSION, snapshot.encode(seq, at, state)),
             )
             if keep is not None:
                 conn.execute(

@@ -19,7 +19,7 @@ from conteur.server.core.projections import DONE_PAGE
 from conteur.server.web.http_common import DEPENDENCIES, SECURITY, SESSION_RAISES, GrantDep, runtime, SessionPath
 from conteur.server.store.codec import decode_events
 
-_json = msgspec.json.Encoder()
+_json = msgspec.json.Encoder(enc_hook=game.enc_hook)  # a state's draw streams: a dict in name order
 MAX_PAGE = 5000
 MAX_SEQ = wire.MAX_SEQ
 
