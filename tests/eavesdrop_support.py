@@ -5,7 +5,9 @@ bytes ``client_support.Proxy`` records."""
 
 from __future__ import annotations
 
+import base64
 import gzip
+import hashlib
 import json
 import zlib
 
@@ -121,3 +123,27 @@ def overheard(flows: list[dict[str, bytearray]]) -> list[Heard]:
         if down_rest is not None:
             out += _ws(down_rest, "ws-down")
     return out
+
+
+def secrets_of(setup, minted: list[str]) -> list[str]:
+    tokens = [setup.storyteller, *setup.players.values(), *(t for _s, t in setup.dice.values()), *minted]
+    return tokens + [hashlib.sha256(t.encode()).hexdigest() for t in tokens] + [
+        base64.b64encode(hashlib.sha256(t.encode()).digest()).decode() for t in tokens]
+
+
+def assert_nothing_readable(heard, secrets: list[str], *, api_paths=("/channel", "/sealed")) -> None:
+    text = "\n".join(h.text() for h in heard)
+    assert not [s for s in secrets if s in text], "a token or its digest crossed the air"
+    for h in heard:
+        if h.kind.startswith("ws"):
+            assert json.loads(h.body)["type"] in ("open", "opened", "sealed"), h.body[:200]
+        elif h.kind == "request":
+            assert h.header("authorization") is None, h.head
+            assert not h.path.startswith(("/sessions", "/ws?")), h.head
+            if h.path in api_paths:
+                body = h.json()
+                assert set(body) <= {"type", "id", "nonce", "channel", "n", "box"}, body
+        elif h.kind == "response" and h.header("content-type") == "application/json" and h.body:
+            body = h.json()
+            if isinstance(body, dict) and "box" in body:
+                assert set(body) == {"box"}, body

@@ -9,8 +9,6 @@ what it should: the tokens and the throws are there."""
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import json
 import re
 
@@ -22,7 +20,7 @@ from conteur.client.client import Client, ClientError
 from conteur.events import channel
 from conteur.server.testing import Device, SealedHttp, Venue
 from tests.client_support import Proxy, make_chronicle, served
-from tests.eavesdrop_support import overheard
+from tests.eavesdrop_support import assert_nothing_readable, overheard, secrets_of
 
 CHALLENGE = {"type": "challenge", "character": "anna", "kind": "classic", "attribute": "physical",
              "defender": "bruno"}
@@ -163,30 +161,6 @@ async def python_night(ws_url: str, url: str, setup, *, sealed: bool) -> list[st
     assert sheet.status_code == 200 and export.status_code == 200, (sheet.text, export.text)
     assert "rock" in export.text  # what the storyteller holds, and nobody else on the air
     return re.findall(r"#join=([A-Za-z0-9_-]+)", sheet.text)
-
-
-def secrets_of(setup, minted: list[str]) -> list[str]:
-    tokens = [setup.storyteller, *setup.players.values(), *(t for _s, t in setup.dice.values()), *minted]
-    return tokens + [hashlib.sha256(t.encode()).hexdigest() for t in tokens] + [
-        base64.b64encode(hashlib.sha256(t.encode()).digest()).decode() for t in tokens]
-
-
-def assert_nothing_readable(heard, secrets: list[str], *, api_paths=("/channel", "/sealed")) -> None:
-    text = "\n".join(h.text() for h in heard)
-    assert not [s for s in secrets if s in text], "a token or its digest crossed the air"
-    for h in heard:
-        if h.kind.startswith("ws"):
-            assert json.loads(h.body)["type"] in ("open", "opened", "sealed"), h.body[:200]
-        elif h.kind == "request":
-            assert h.header("authorization") is None, h.head
-            assert not h.path.startswith(("/sessions", "/ws?")), h.head
-            if h.path in api_paths:
-                body = h.json()
-                assert set(body) <= {"type", "id", "nonce", "channel", "n", "box"}, body
-        elif h.kind == "response" and h.header("content-type") == "application/json" and h.body:
-            body = h.json()
-            if isinstance(body, dict) and "box" in body:
-                assert set(body) == {"box"}, body
 
 
 def test_a_night_from_the_python_client_leaves_nothing_to_read_on_the_air(tmp_path):

@@ -11,7 +11,7 @@ import pytest
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
 from tests.client_support import Proxy, make_chronicle, served
 from tests.eavesdrop_support import overheard
-from tests.test_channel import assert_nothing_readable, secrets_of
+from tests.eavesdrop_support import assert_nothing_readable, secrets_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 

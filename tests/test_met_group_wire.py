@@ -8,7 +8,7 @@ import json
 
 from conteur.events import met, wire
 from tests.protocol_doc_support import COMMANDS
-from tests.test_desk_wire import SCHEMA, schema_of
+from tests.protocol_doc_support import SCHEMA, schema_of
 
 
 def test_the_challenge_and_group_event_schemas_in_the_doc_are_the_codes():
