@@ -1,5 +1,4 @@
-"""Fan-out capacity: one and two server processes on PostgreSQL against one on SQLite
-(issue 17, item 6).
+"""Fan-out capacity: one and two server processes on PostgreSQL against one on SQLite.
 
     python bench/fanout_pg.py            # 100 devices, ramp 25..800 commands/s, 3 s a step
     python bench/fanout_pg.py --quick    # smoke run (CI): 10 devices, two short steps

@@ -5,6 +5,10 @@ path (the load generator shares this 2-core machine with the server: every micro
 it spends is taken from the server); figures are computed after each phase. Each device
 plays one character and alternates ``out_of_game`` / ``back_in_game``: public events,
 so every command fans out to every device.
+
+A device with ``sealed`` set speaks through the venue channel (events/channel.py), as the
+real clients do: ``open`` first, then every message sealed and opened; it opens each
+message as it arrives, so ``frames`` holds the frames themselves.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import time
 
 import msgspec
 import websockets
+
+from conteur.events import channel
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.uri import parse_uri
@@ -51,15 +57,40 @@ class Device:
         self.sent: dict[str, float] = {}
         self.n_events = 0
         self.n_replies = 0
+        self.sealed = False
+        self.channel: channel.Channel | None = None
+        self._opened: asyncio.Future | None = None
+        self._nonce = ""
+
+    def _hello(self, after: int) -> str:
+        # batch: a backlog (a resync) comes as batch frames, as the real clients ask
+        hello = {"type": "hello", "session": self.session, "after": after, "device": self.name, "batch": True}
+        if not self.sealed:
+            hello["token"] = self.token
+        return _encode(hello).decode()
+
+    async def _open_channel(self) -> None:
+        self.channel = None
+        self._nonce = channel.new_nonce()
+        self._opened = asyncio.get_running_loop().create_future()
+        await self._send(_encode({"type": "open", "id": channel.key_id_of_token(self.token),
+                                  "nonce": self._nonce}).decode())
+        await asyncio.wait_for(self._opened, 60)
+
+    def _keyed(self, message: str) -> None:
+        nonce = msgspec.json.decode(message)["nonce"]
+        self.channel = channel.client_side(channel.psk_of_token(self.token), channel.key_id_of_token(self.token),
+                                           self._nonce, nonce)
+        self._opened.set_result(None)
 
     async def connect(self, after: int = 0) -> None:
         self.live.clear()
         self.ws = await websockets.connect(self.url, compression=None, max_size=None,
                                            ping_interval=None, open_timeout=60, close_timeout=2)
         self.reader = asyncio.get_running_loop().create_task(self._read())
-        # batch: a backlog (a resync) comes as batch frames, as the real clients ask
-        await self.ws.send(_encode({"type": "hello", "token": self.token, "session": self.session,
-                                    "after": after, "device": self.name, "batch": True}).decode())
+        if self.sealed:
+            await self._open_channel()
+        await self._send(self._hello(after))
 
     async def _read(self) -> None:
         take = self._take
@@ -70,6 +101,11 @@ class Device:
             pass
 
     def _take(self, message: str) -> None:
+        if self.sealed:
+            if self.channel is None:
+                self._keyed(message)
+                return
+            message = self.channel.open(message)
         self.frames.append((_now(), message))
         if message.startswith('{"type":"event"'):
             self.n_events += 1
@@ -85,7 +121,7 @@ class Device:
                 self.live.set()
 
     async def _send(self, text: str) -> None:
-        await self.ws.send(text)
+        await self.ws.send(self.channel.seal(text) if self.channel is not None else text)
 
     def stop_reading(self) -> None:
         """A phone in a pocket: it stays connected and reads nothing more."""
@@ -145,8 +181,9 @@ class SansIODevice(Device):
         protocol.send_request(protocol.connect())
         self._flush()
         await asyncio.wait_for(opened, 60)
-        await self._send(_encode({"type": "hello", "token": self.token, "session": self.session,
-                                  "after": after, "device": self.name, "batch": True}).decode())
+        if self.sealed:
+            await self._open_channel()
+        await self._send(self._hello(after))
 
     def _flush(self) -> None:
         for data in self.protocol.data_to_send():
@@ -156,6 +193,8 @@ class SansIODevice(Device):
                 self.transport.close()
 
     async def _send(self, text: str) -> None:
+        if self.channel is not None:
+            text = self.channel.seal(text)
         self.protocol.send_text(text.encode())
         self._flush()
 

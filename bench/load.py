@@ -50,9 +50,12 @@ def line(label: str, value: str, base: str = "", ratio: float | None = None, tar
 # -- websockets ------------------------------------------------------------------------
 
 
-async def ws_suite(url: str, venue: Venue, args) -> dict:
+async def ws_suite(url: str, venue: Venue, args, *, sealed: bool = False) -> dict:
+    """``sealed``: the devices speak through the venue channel, as the real clients do."""
     devices = [CLIENTS[args.client](url, token, character, venue.session, f"dev-{i}")
                for i, (character, token) in enumerate(venue.players[:args.devices])]
+    for device in devices:
+        device.sealed = sealed
     out: dict = {"connect": await connect_all(devices)}
     await run_phase(devices, rate=min(args.rate, 50), seconds=0.5)  # warm-up
     await drain(devices)
@@ -156,11 +159,13 @@ class pinned:
         os.sched_setaffinity(0, self.before)
 
 
-def one_core(folder: Path, venue: Venue, args) -> tuple[dict, dict] | None:
+def one_core(folder: Path, venue: Venue, args) -> tuple[dict, dict, dict | None] | None:
     """A Raspberry-Pi-class venue has about one core for the server: the server (and the
     bare websockets baseline, the same way) pinned to one core, the devices to another,
     so neither borrows the other's. Both at a venue's 50 commands/s, then the same ramp
-    and resync storm as the two-core run."""
+    and resync storm as the two-core run. conteur's devices speak through the venue
+    channel, as the real clients do (``--no-channel``: in the clear); with the channel,
+    conteur in the clear runs too, in the same run, for the channel's own cost."""
     cores = sorted(os.sched_getaffinity(0))
     if len(cores) < 2 or not hasattr(os, "sched_setaffinity"):
         print("\n== one core: skipped, this machine gives this process fewer than two cores")
@@ -169,22 +174,36 @@ def one_core(folder: Path, venue: Venue, args) -> tuple[dict, dict] | None:
     one = argparse.Namespace(**{**vars(args), "rate": 50.0})
     with pinned(device_core):
         with ServerProcess(folder / "onecore.db", cpus=server_core) as server:
-            ours = asyncio.run(ws_suite(server.ws_url, venue, one))
+            ours = asyncio.run(ws_suite(server.ws_url, venue, one, sealed=args.channel))
+        clear = None
+        if args.channel:  # a chronicle of its own: the first run left half the characters out
+            plain = prepare_venue(folder / "onecore-clear.db", venue.session, players=args.devices)
+            with ServerProcess(folder / "onecore-clear.db", cpus=server_core) as server:
+                clear = asyncio.run(ws_suite(server.ws_url, plain, one))
         with ServerProcess(folder / "baseline", program=BASELINE, args=(str(free_port := _port()),),
                            port=free_port, cpus=server_core) as server:
             base = asyncio.run(ws_suite(server.ws_url, venue, one))
-    return ours, base
+    return ours, base, clear
 
 
-def report_one_core(ours: dict, base: dict, args) -> None:
+def report_one_core(ours: dict, base: dict, clear: dict | None, args) -> None:
     p99, bp99 = percentile(ours["main"].fanout, 99), percentile(base["main"].fanout, 99)
+    how = "through the venue channel" if args.channel else "in the clear"
     print(f"\n== one core: the server (and the baseline) pinned to one core, {args.devices} "
-          f"devices on the other, 50 commands/s for {args.seconds:g} s")
+          f"devices ({how}) on the other, 50 commands/s for {args.seconds:g} s")
     print(f"one core: fan-out p99 {p99 * ms:.1f} ms, baseline {bp99 * ms:.1f} ms, "
           f"ratio {p99 / bp99 if bp99 else float('nan'):.2f}", flush=True)
     results.record("onecore.fanout_p99", p99 * ms, "ms", bp99 * ms, p99 / bp99 if bp99 else None, "<= 2x",
-                   what=f"fan-out p99, server on one core, {args.devices} devices, 50 commands/s",
+                   what=f"fan-out p99, server on one core, {args.devices} devices {how}, 50 commands/s",
                    against="bare websockets")
+    if clear is not None:
+        cp99 = percentile(clear["main"].fanout, 99)
+        print(f"one core: fan-out p99 in the clear {cp99 * ms:.1f} ms: the channel costs "
+              f"{p99 / cp99 if cp99 else float('nan'):.2f}x conteur in the clear, "
+              f"{cp99 / bp99 if bp99 else float('nan'):.2f}x baseline without it", flush=True)
+        results.record("onecore.channel_fanout_p99", p99 * ms, "ms", cp99 * ms, p99 / cp99 if cp99 else None,
+                       what=f"fan-out p99 through the channel vs conteur in the clear, one core, "
+                       f"{args.devices} devices, 50 commands/s", against="conteur in the clear")
     print(f"  (sent {ours['main'].sent} commands; {ours['main'].incomplete} did not reach every "
           f"device; baseline: {base['main'].incomplete})")
     for label, data in (("conteur", ours), ("baseline", base)):
@@ -205,6 +224,59 @@ def report_one_core(ours: dict, base: dict, args) -> None:
                    against="bare websockets")
 
 
+# -- the channel's own cost -------------------------------------------------------------
+
+
+def channel_cost() -> dict:
+    """CPU time (this process's, so a busy machine slows it less than the wall clock) to
+    seal one fan-out frame for one device, against encoding it (what every device's frame
+    costs already); and to open a full resync batch, as a device does."""
+    from conteur.events import channel, wire
+    from conteur.events.session import WentOutOfGame
+
+    psk = channel.psk_of_token("bench")
+    nonces = channel.new_nonce(), channel.new_nonce()
+    server = channel.server_side(psk, "bench", *nonces)
+    device = channel.client_side(psk, "bench", *nonces)
+    event = WentOutOfGame(character="character-042", reason="bench")
+    frame = wire.encode_event(12345, event)
+
+    def per(fn, n: int) -> float:
+        start = time.process_time()
+        for _ in range(n):
+            fn()
+        return (time.process_time() - start) / n
+
+    n = 20000
+    encode = per(lambda: wire.encode_event(12345, event), n)
+    seal = per(lambda: server.seal(frame), n)
+    batch = wire.batches([frame] * 2000)[0]
+    resync = channel.server_side(psk, "bench", *nonces)  # counters from 0, as the device's
+    sealed = [resync.seal(batch) for _ in range(200)]
+    it = iter(sealed)
+    open_batch = per(lambda: device.open(next(it)), 200)
+    return {"encode": encode, "seal": seal, "open_batch": open_batch, "frame": len(frame),
+            "batch": len(batch)}
+
+
+def report_channel(c: dict) -> None:
+    us = 1e6
+    print(f"\n== the channel: one fan-out frame ({c['frame']} bytes) sealed for one device, "
+          "CPU time of this process")
+    line("seal a fan-out frame", f"{c['seal'] * us:.1f} us", f"{c['encode'] * us:.1f} us",
+         c["seal"] / c["encode"], "baseline: encoding it, which every device pays already")
+    results.record("channel.seal", c["seal"] * us, "us", c["encode"] * us, c["seal"] / c["encode"],
+                   what=f"seal one {c['frame']}-byte fan-out frame for one device (CPU time)",
+                   against="encoding the same frame")
+    share = c["seal"] * 300 * 50
+    print(f"  300 devices at 50 commands/s: {300 * 50} frames/s to seal, {share * 100:.1f}% of one core")
+    results.record("channel.seal_share", share * 100, "% of a core",
+                   what="sealing the fan-out of 300 devices at 50 commands/s (CPU time)")
+    line("open a resync batch", f"{c['open_batch'] * 1000:.2f} ms", target=f"{c['batch'] // 1024} KiB, in Python")
+    results.record("channel.open_batch", c["open_batch"] * 1000, "ms",
+                   what=f"open one {c['batch'] // 1024} KiB sealed batch (CPU time, Python)")
+
+
 # -- store -----------------------------------------------------------------------------
 
 
@@ -223,7 +295,7 @@ def chronicle(cache: Path, events: int) -> Path:
     played in parallel into part files, then appended in order into one chronicle."""
     from concurrent.futures import ProcessPoolExecutor
 
-    from conteur.server.store.sqlite import SNAPSHOT_VERSION
+    from conteur.server.store.snapshot import VERSION as SNAPSHOT_VERSION
 
     cache.mkdir(parents=True, exist_ok=True)
     db = cache / f"chronicle-{events}-n{NIGHT}-s{SNAPSHOT_VERSION}.db"
@@ -437,6 +509,7 @@ def review_vs_replay(folder: Path, events: int) -> dict:
 
     from bench.night import SESSION, play_hour
     from conteur.server.audit import review as rv
+    from conteur.server.audit import page as review_page
     from conteur.server.store.sqlite import SQLiteStore
 
     db = folder / "review-night.db"
@@ -460,7 +533,7 @@ def review_vs_replay(folder: Path, events: int) -> dict:
                 # as a server keeps it: no rows (its verification reads them again), entries read
                 builder = rv.Builder(SESSION, keep_rows=False)
                 builder.extend(*rv.read_session(store, SESSION, whole=False))
-                first = rv.first_screen(builder)
+                first = review_page.first_screen(builder)
                 build, build_cpu = min(build, time.perf_counter() - t), min(build_cpu, time.process_time() - c)
                 spent += time.perf_counter() - t
     return {"events": n, "replay": replay, "build": build, "replay_cpu": replay_cpu, "build_cpu": build_cpu,
@@ -491,7 +564,7 @@ def main() -> None:
     parser.add_argument("--behind", type=int, default=None, help="K: events each device misses")
     parser.add_argument("--events", type=int, default=None, help="size of the replayed chronicle")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "conteur-bench"))
-    parser.add_argument("--skip", default="", help="comma list of: ws, onecore, store, replay, review, night")
+    parser.add_argument("--skip", default="", help="comma list of: ws, channel, onecore, store, replay, review, night")
     parser.add_argument("--chronicle", default=None,
                         help="replay this chronicle database instead of the cached simulated one")
     parser.add_argument("--make-chronicle", action="store_true",
@@ -499,6 +572,8 @@ def main() -> None:
     parser.add_argument("--client", choices=("sansio", "asyncio"), default="sansio",
                         help="the devices' websockets layer: sans-I/O protocol (light) or asyncio connection")
     parser.add_argument("--slow", type=int, default=1, help="devices that stop reading during the run")
+    parser.add_argument("--no-channel", dest="channel", action="store_false",
+                        help="the one-core run's devices in the clear instead of through the venue channel")
     results.option(parser)
     args = parser.parse_args()
     results.start("load", args)
@@ -528,6 +603,8 @@ def main() -> None:
                                port=free_port) as server:
                 base = asyncio.run(ws_suite(server.ws_url, venue, args))
             report_ws(ours, base, args)
+        if "channel" not in skip:
+            report_channel(channel_cost())
         if "onecore" not in skip:
             venue = prepare_venue(folder / "onecore.db", "night", players=args.devices)
             figures = one_core(folder, venue, args)

@@ -1,5 +1,5 @@
 """A six-hour night, simulated without waiting: what a reconnecting phone, the review page
-and the server's memory cost at each hour, against the first hour (issue 18).
+and the server's memory cost at each hour, against the first hour.
 
 Each hour, a venue's rate of commands (``--rate`` per second, 20 by default: about 1.4
 events each) is played into one session through the real command path
@@ -33,7 +33,7 @@ then what the reading parts keep (projections, a kept review).
     python bench/night.py                 # 6 hours at 20 commands/s (about 735,000 events, 6 minutes)
     python bench/night.py --hours 2 --rate 0.5   # a short night (CI smoke run)
     python bench/night.py --plays        # the server itself plays the night (about 20 minutes)
-    python bench/night.py --hours 2 --bundle   # and the whole bundle each hour (issue 18 item 3)
+    python bench/night.py --hours 2 --bundle   # and the whole bundle each hour
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import msgspec  # noqa: E402
 
 from conteur.events.model import STORYTELLER  # noqa: E402
 from conteur.server.audit import review as rv  # noqa: E402
+from conteur.server.audit import page as review_page  # noqa: E402
 from conteur.server.audit import streamed  # noqa: E402
 from conteur.server.store.sqlite import SQLiteStore  # noqa: E402
 
@@ -33,7 +34,7 @@ def main() -> None:
             t0 = time.perf_counter()
             review = rv.build(store, session)
             t1 = time.perf_counter()
-            data = msgspec.json.encode(rv.bundle(review))
+            data = msgspec.json.encode(review_page.bundle(review))
             t2 = time.perf_counter()
             del review
             t3 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Durable appends with 50 concurrent appenders: PostgreSQL against SQLite (issue 17, item 6).
+"""Durable appends with 50 concurrent appenders: PostgreSQL against SQLite.
 
     python bench/store_pg.py            # full run
     python bench/store_pg.py --quick    # smoke run: small counts, same code paths

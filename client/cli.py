@@ -25,6 +25,7 @@ import msgspec
 
 from conteur.client.client import Backoff, Client, ClientError, Delivered, Restarted
 from conteur.client.outbox import Outbox
+from conteur.events import game
 from conteur.events.wire import decode_event
 from conteur.client.outbox import NewerStateFile
 from conteur.events.narrate import Teller, sentence
@@ -211,7 +212,7 @@ async def _state(args) -> int:
         if client.state is None:
             print(f"this viewer's events cannot be folded: {client.fold_error}", file=sys.stderr)
             return 1
-        sys.stdout.write(msgspec.json.encode(client.state).decode() + "\n")
+        sys.stdout.write(msgspec.json.encode(client.state, enc_hook=game.enc_hook).decode() + "\n")
     return 0
 
 

@@ -29,7 +29,7 @@ from websockets.asyncio.client import connect
 
 from conteur.client.commands import Commands
 from conteur.client.outbox import Entry, Outbox
-from conteur.events import game, wire
+from conteur.events import channel, game, wire
 from conteur.events.model import Command
 
 log = logging.getLogger("conteur.client")
@@ -152,8 +152,13 @@ class Client(Commands):
     def __init__(self, url: str, token: str, session: str | None = None, *,
                  outbox: Outbox | str | Path = ":memory:", device: str | None = None,
                  backoff: Backoff | None = None, origin: str | None = None,
-                 ping_interval: float | None = 5.0, batch: bool = True, create: bool = False):
+                 ping_interval: float | None = 5.0, batch: bool = True, create: bool = False,
+                 sealed: bool = True):
         self.url = url
+        # docs/protocol.md, The channel: every frame sealed with a key derived from the
+        # token, which never crosses the network; off, the hello names the token in the
+        # clear (behind --tls, or on loopback)
+        self.sealed = sealed
         # a storyteller opening a session that has no event yet says so in hello; without
         # it the server refuses a (mistyped) session it does not know
         self.create = create
@@ -356,12 +361,14 @@ class Client(Commands):
                                   "ping_timeout": self.ping_interval, "open_timeout": 10}
         if self.origin:
             kwargs["origin"] = self.origin
-        async with connect(self.url, **kwargs) as ws:
+        async with connect(self.url, **kwargs) as raw:
+            ws = await _SealedSocket.open(raw, self.token) if self.sealed else raw
             self._sent = set()
             # what this client holds, not the file's shared cursor: events another process
-            # received meanwhile are this one's to receive too (issue 15)
+            # received meanwhile are this one's to receive too
             self._hello_after = self.held
-            hello = wire.Hello(token=self.token, session=self.session, after=self._hello_after,
+            hello = wire.Hello(token="" if self.sealed else self.token, session=self.session,
+                               after=self._hello_after,
                                device=self.device, batch=self.batch, create=self.create,
                                last=self._held())
             await ws.send(wire.encode(hello))  # text messages: binary ones are refused
@@ -515,6 +522,47 @@ class Client(Commands):
         if self._pending_log and self.session:
             self.outbox.record(self.session, self._pending_log)
         self._pending_log = []
+
+
+class _SealedSocket:
+    """A websocket seen through the channel (events/channel.py): ``send`` seals, iterating
+    opens; the rest is the socket's own."""
+
+    def __init__(self, ws: Any, keyed: channel.Channel):
+        self._ws = ws
+        self._channel = keyed
+
+    @classmethod
+    async def open(cls, ws: Any, token: str) -> _SealedSocket:
+        key_id, nonce = channel.key_id_of_token(token), channel.new_nonce()
+        await ws.send(wire.encode(channel.Open(id=key_id, nonce=nonce)))
+        answer = wire.decode_server(await ws.recv())
+        if isinstance(answer, wire.Error):
+            raise ClientError(answer.code, answer.message)
+        if not isinstance(answer, channel.Opened):
+            raise ClientError("channel", "the server did not open the channel")
+        return cls(ws, channel.client_side(channel.psk_of_token(token), key_id, nonce, answer.nonce))
+
+    async def send(self, text: str) -> None:
+        await self._ws.send(self._channel.seal(text))
+
+    def __aiter__(self) -> _SealedSocket:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            message = await self._ws.recv()
+        except websockets.exceptions.ConnectionClosedOK:
+            raise StopAsyncIteration from None
+        try:
+            return self._channel.open(message)
+        except channel.ChannelError:
+            # not the server that holds this token's digest: drop it and reconnect
+            await self._ws.close(4000, "channel broken")
+            raise OSError("a message the channel does not open") from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ws, name)
 
 
 def _result(entry: Entry) -> Result:

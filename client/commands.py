@@ -47,6 +47,10 @@ class Commands:
         found = state.met.challenges.get(challenge) if state is not None else None
         if found is None:
             raise ValueError(f"challenge {challenge!r} is not known here yet: give its round")
+        if found.defenders:  # a group has no round of its own: its pairs' still throwing
+            rounds = [p.round for pid in found.pairs if (p := state.met.challenges.get(pid)) is not None
+                      and p.status == "throwing"]
+            return min(rounds, default=found.round)
         return found.round
 
     def command(self, tag: str, **fields: Any) -> str:
@@ -59,6 +63,7 @@ class Commands:
 
     def challenge(self, defender: str | None, attribute: Attribute | None = None, *,
                   kind: str = "classic", character: str | None = None, **fields: Any) -> str:
+        """``defenders=("bruno", "clara")`` instead of ``defender``: a group challenge (MET-1)."""
         return self.send(met.IssueChallenge(character=self._me(character), defender=defender,
                                             attribute=attribute, kind=kind, **fields))
 

@@ -41,7 +41,7 @@ Choices where the text is silent (RULES marks some **(choice)**):
   Extrême 4; organisers name 1 and 3 in ``action_settings``.
 - ACT-12: the initiator rolls with ``opponent``, the defender answers with ``against``
   (no difficulty); more PS wins, equal PS the defender holds. Like MET throws, each side
-  commits before seeing the other (issue 13): the initiator's roll is logged sealed
+  commits before seeing the other: the initiator's roll is logged sealed
   (``ActionRolled.sealed``: seen whole by its roller and storytellers only) beside an
   ``OppositionOpened`` without dice or options, which calls the defender; its Surpass or
   Sacrifice waits too (a sacrificing initiator still acts until then: refusing it would
@@ -441,7 +441,7 @@ class ActionRolled(Visible, Event, frozen=True, kw_only=True, tag="action.rolled
     visibility: str = "open"
     label: str = ""
     draws: tuple[DrawRecord, ...] = ()
-    # ACT-12 (issue 13): an initiator's roll sealed until the defender has rolled; False in
+    # ACT-12: an initiator's roll sealed until the defender has rolled; False in
     # logs from before the seal, whose opposed rolls the defender saw at once
     sealed: bool = False
 
@@ -458,7 +458,7 @@ class ActionRolled(Visible, Event, frozen=True, kw_only=True, tag="action.rolled
 class OppositionOpened(Event, frozen=True, kw_only=True, tag="action.opposed"):
     """ACT-12: ``character`` rolled against ``opponent`` (roll ``roll``), who must answer.
     Only what the initiator declares aloud: no dice, PS, threshold, Expertise, bonus or
-    option, so the defender commits to its own roll blind (issue 13). Seen by who will see
+    option, so the defender commits to its own roll blind. Seen by who will see
     the contest: everyone when open, both characters when secret, storytellers when blind."""
 
     roll: str
@@ -629,8 +629,8 @@ def _check_player_character(state: GameState, character: str, who: str = "",
 
 
 def _saw_death(state: GameState, actor: Actor, character: str) -> bool:
-    """Whether ``actor`` saw ``character``'s sacrifice: its roll id names the audience
-    (issue 13). One who did not is answered as if the character lived (a refusal would tell
+    """Whether ``actor`` saw ``character``'s sacrifice: its roll id names the audience.
+    One who did not is answered as if the character lived (a refusal would tell
     it of a secret death); the contest then waits, and a storyteller settles it (ACT-12)."""
     scope = id_scope(state.action.dead[character])
     if scope is None or not scope[1] or actor.is_storyteller:
@@ -800,7 +800,7 @@ def decide_roll_action(state: GameState, cmd: RollAction, draws: Draws, actor: A
     label = difficulty_name or (str(difficulty) if difficulty is not None else "")
     shown = notation(characteristic, label) if not opposed else ""
     if cmd.turns > 1:  # ACT-2: rolled only at its last turn
-        # numbered in the audience of the roll it will be (issue 13): an opposed one's id
+        # numbered in the audience of the roll it will be: an opposed one's id
         # reaches the opponent at the end, and must count only what the opponent sees
         roll_id = _roll_id(state, _roll_owners(cmd))
         turn, _ = clock(state)
@@ -849,7 +849,7 @@ def _roll_counted(own: State, roll: str) -> dict[str, Any]:
 def _resume_action(state: GameState, cmd: RollAction, draws: Draws, actor: Actor) -> list[Event]:
     begun = state.action.pending.get(cmd.resume)
     if begun is not None and not sees(actor, begun.owners()):
-        begun = None  # answered as if it did not exist (issue 13)
+        begun = None  # answered as if it did not exist
     if begun is None:
         raise refuse(f"no multi-turn action {cmd.resume!r} under way", "ACT-2", "not_found")
     if begun.character != cmd.character:

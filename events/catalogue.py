@@ -1,4 +1,4 @@
-"""The messages of every side, one catalogue per language, as data (issue 16, item 3).
+"""The messages of every side, one catalogue per language, as data.
 
 ``events/messages/<lang>.json`` holds every string a person reads, in sections: the
 event ``sentences`` (``narrate.py`` here, ``client/web/narrate.js`` in the web app: the
@@ -39,6 +39,16 @@ _SPLIT: dict[str, tuple[str, tuple[str, ...], str | None]] = {}
 # for True and "2" for 2.0 are ``text``'s): exactly these, not their subclasses
 PLAIN = frozenset((str, int))
 
+# A rule's number (MET-3, ACT-12) as the server's refusals cite it: the event keeps it (its
+# message and its rule), a sentence a person reads goes without it. The web app strips
+# them with the same pattern (client/web/messages.js).
+_RULE = r"(?:MET|ACT|V5|TIME|FAIR)-\d+[a-z]?"
+RULE_CODE = re.compile(rf"\s*\({_RULE}(?:,\s*{_RULE})*\)|\b{_RULE}:?\s?")
+
+
+def without_rule_codes(text: str) -> str:
+    return RULE_CODE.sub("", text).strip()
+
 
 def _split(template: str) -> tuple[str, tuple[str, ...], str | None]:
     pieces = _FIELD.split(template)  # literal, field, literal, ..., literal: as ``sub`` finds them
@@ -63,11 +73,11 @@ def fill(template: str, fields: dict) -> str:
     """``{name}`` replaced by the field as text, "" when it is missing or None, exactly
     as client/web/messages.js does (no format specs: callers pass text already shaped).
     Each template is made once into ``str.format`` patterns (the templates are the
-    catalogues' few hundred): a regular expression's substitution per sentence was most of
-    telling the review page's first screen, its 1,500 rows and 400 briefs (issue 18 item
-    4). Fields that are all text or whole numbers, none missing (most sentences), go
-    straight through ``format_map``: picking and converting each field in Python was most
-    of what was left (issue 18 item 4, CI's small night)."""
+    catalogues' few hundred): a regular expression's substitution per sentence would be most
+    of telling the review page's first screen, its 1,500 rows and 400 briefs.
+    Fields that are all text or whole numbers, none missing (most sentences), go
+    straight through ``format_map``: picking and converting each field in Python would be
+    most of what is left."""
     pattern, names, named = _SPLIT.get(template) or _split(template)
     if not names:
         return template

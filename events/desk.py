@@ -25,7 +25,7 @@ import msgspec
 from msgspec import Meta
 from msgspec.structs import replace
 
-from conteur.events.bounds import MAX_COUNT
+from conteur.events.bounds import MAX_COUNT, Key
 from conteur.events.model import Actor, Command, Draws, Event, refuse
 from conteur.events.session import Freeze, Resume
 
@@ -100,7 +100,7 @@ class Announce(Command, frozen=True, kw_only=True, tag="announce"):
     play = False
     text: Text
     scope: Literal["session", "scene", "venue"] = "session"
-    scene: str | None = None
+    scene: Key | None = None
 
 
 class StartCountdown(Command, frozen=True, kw_only=True, tag="start_countdown"):
@@ -130,7 +130,7 @@ class CancelCountdown(Command, frozen=True, kw_only=True, tag="cancel_countdown"
 
 class CallStoryteller(Command, frozen=True, kw_only=True, tag="call_storyteller"):
     play = False  # a call is most needed during a Time Out
-    character: str
+    character: Key
     kind: CallKind
     text: CallText = ""
 
@@ -138,13 +138,13 @@ class CallStoryteller(Command, frozen=True, kw_only=True, tag="call_storyteller"
 class TakeCall(Command, frozen=True, kw_only=True, tag="take_call"):
     storyteller_only = True
     play = False
-    call: str
+    call: Key
 
 
 class CloseCall(Command, frozen=True, kw_only=True, tag="close_call"):
     storyteller_only = True
     play = False
-    call: str
+    call: Key
 
 
 # ---------------------------------------------------------------- events

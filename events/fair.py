@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import msgspec
 
@@ -122,13 +122,16 @@ class FairDraws:
     """
 
     def __init__(self, seed: bytes, session: str, start: int = 0, entropy: str = "", *,
-                 streams: dict[str, int] | None = None, nonce: str = ""):
+                 streams: Mapping[str, int] | None = None, nonce: str = ""):
         self._seed = seed
         self._session = session
         self._counter = start
         self._entropy = entropy
         self._nonce = nonce
-        self._next = dict(streams or {})
+        # the state's counters read where a draw needs them, not copied: a night has a
+        # stream per sealed roll
+        self._streams = streams if streams is not None else {}
+        self._next: dict[str, int] = {}
 
     def roll(self, sides: int) -> DrawRecord:
         face = derive_face(self._seed, self._session, self._counter, sides, self._entropy)
@@ -147,7 +150,9 @@ class FairDraws:
         return _Stream(self, name, entropy)
 
     def draw(self, stream: str, sides: int, entropy: str) -> DrawRecord:
-        counter = self._next.get(stream, 0)
+        counter = self._next.get(stream)
+        if counter is None:
+            counter = self._streams.get(stream, 0)
         self._next[stream] = counter + 1
         face = derive_face(self._seed, self._session, counter, sides, entropy, stream)
         return DrawRecord(counter=counter, sides=sides, face=face, entropy=entropy, stream=stream)

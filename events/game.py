@@ -25,10 +25,11 @@ type through a dict (2.7x faster than a long ``match`` when folding a chronicle)
 
 from __future__ import annotations
 
+import collections.abc
 import functools
 import gc
 import operator
-from typing import Any, Callable, TypeVar, Union
+from typing import Any, Callable, Iterable, Mapping, TypeVar, Union
 
 import msgspec
 from msgspec.structs import replace
@@ -56,6 +57,93 @@ class CommandRejected(Event, frozen=True, kw_only=True, tag="command_rejected"):
         return frozenset((self.character,)) if self.character else frozenset()
 
 
+class Streams(collections.abc.Mapping):
+    """The next FAIR-2 counter of each draw stream (``events.model.stream_name``), read
+    as the dict it stands for, and persistent: ``counted`` returns a new map that shares
+    every bucket of this one but those the draws changed.
+
+    A night opens a stream per sealed roll, so the streams grow with the night; a plain
+    dict copied at every drawing event made an action-dice night's fold quadratic (most
+    of its time went to copying it). Here a draw copies one bucket and the tuple of
+    buckets, about the square root of the streams each. Buckets are picked by ``hash``,
+    which differs between processes: only membership and counters are the value, and a
+    snapshot encodes the streams as a dict in name order (``to_dict``)."""
+
+    __slots__ = ("_buckets", "_len")
+
+    def __init__(self, counters: Mapping[str, int] | None = None) -> None:
+        items = dict(counters or {})
+        width = 1
+        while 4 * width * width < len(items):
+            width *= 2
+        buckets: list[dict[str, int]] = [{} for _ in range(width)]
+        mask = width - 1
+        for name, counter in items.items():
+            buckets[hash(name) & mask][name] = counter
+        self._buckets = tuple(buckets)
+        self._len = len(items)
+
+    def __getitem__(self, name: str) -> int:
+        buckets = self._buckets
+        return buckets[hash(name) & (len(buckets) - 1)][name]
+
+    def get(self, name: str, default=None):
+        buckets = self._buckets
+        return buckets[hash(name) & (len(buckets) - 1)].get(name, default)
+
+    def __contains__(self, name) -> bool:
+        buckets = self._buckets
+        return isinstance(name, str) and name in buckets[hash(name) & (len(buckets) - 1)]
+
+    def __iter__(self):
+        for bucket in self._buckets:
+            yield from bucket
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __repr__(self) -> str:
+        return f"Streams({self.to_dict()!r})"
+
+    def to_dict(self) -> dict[str, int]:
+        """The counters as a dict in name order: what a snapshot stores."""
+        return dict(sorted(self.items()))
+
+    def counted(self, records: Iterable) -> "Streams":
+        """The streams after ``records`` (draw records of named streams): each stream's
+        next counter is past every draw of it (FAIR-2); ``self`` when none moved."""
+        buckets = self._buckets
+        mask = len(buckets) - 1
+        changed: dict[int, dict[str, int]] = {}
+        added = 0
+        for record in records:
+            name = record.stream
+            at = hash(name) & mask
+            bucket = changed.get(at)
+            if bucket is None:
+                bucket = buckets[at]
+            known = bucket.get(name)
+            if record.counter >= (0 if known is None else known):
+                if at not in changed:
+                    bucket = changed[at] = dict(bucket)
+                bucket[name] = record.counter + 1
+                added += known is None
+        if not changed:
+            return self
+        merged = list(buckets)
+        for at, bucket in changed.items():
+            merged[at] = bucket
+        out = Streams.__new__(Streams)
+        out._buckets = tuple(merged)
+        out._len = self._len + added
+        if out._len > 4 * len(merged) * len(merged):
+            return Streams(out)  # wider buckets: a rebuild each time the streams quadruple
+        return out
+
+
+_NO_STREAMS = Streams()
+
+
 class GameState(msgspec.Struct, frozen=True, kw_only=True):
     session: session.State
     met: met.State
@@ -64,7 +152,7 @@ class GameState(msgspec.Struct, frozen=True, kw_only=True):
     offline: offline.State = offline.State()
     desk: desk.State = desk.State()  # announcements, countdowns, calls (events/desk.py)
     draw_counter: int = 0  # next session-wide FAIR-2 counter: draws of logs from before streams
-    streams: dict[str, int] = {}  # next FAIR-2 counter of each draw stream (events.model.stream_name)
+    streams: Streams = _NO_STREAMS  # next FAIR-2 counter of each draw stream (events.model.stream_name)
     head: int = 0  # seq of the last event folded (set by the store's fold, not by evolve)
 
 
@@ -92,6 +180,7 @@ SHARED: dict[type[Event], tuple[tuple[str, Evolver], ...]] = {
     session.TimeSkipped: (("action", action.evolve_clock_moved),),
     # TIME-4: initiating is an action of the turn, the defender's too when mutual (MET-8)
     met.ChallengeIssued: (("session", lambda own, e, state: session.evolve_actions_counted(own, met.acting(e))),),
+    met.GroupChallengeIssued: (("session", lambda own, e, state: session.evolve_actions_counted(own, (e.initiator,))),),
 }
 
 
@@ -165,35 +254,14 @@ def decide(state: GameState, command: Command, draws: Draws, *, actor: Actor) ->
 
 
 _COUNTER = operator.attrgetter("counter")
-_STREAM = operator.attrgetter("stream")
 # the event types that carry draws: a getattr with a default on the others raised and
 # caught an AttributeError on every event of a replay
 _DRAWN = frozenset(t for t in EVOLVERS if "draws" in t.__struct_fields__)
 
 
-def count_draws(streams: dict[str, int], draw_counter: int, records) -> int:
-    """Counts one event's draw records: ``streams`` (changed in place: the caller's own
-    copy) holds each stream's next FAIR-2 counter; returns the next session-wide counter
-    (for logs from before streams)."""
-    if len(records) == 1:  # a throw, a Rouse check: the loops below for one record
-        (record,) = records
-        if record.stream:
-            if record.counter >= streams.get(record.stream, 0):
-                streams[record.stream] = record.counter + 1
-            return draw_counter
-        return record.counter + 1 if record.counter >= draw_counter else draw_counter
-    if records[0].stream:
-        names = set(map(_STREAM, records))
-        if len(names) == 1:  # one roll's draws, nearly always: one C-level max
-            (name,) = names
-            last = max(map(_COUNTER, records)) + 1  # without a key: 15% less
-            if last > streams.get(name, 0):
-                streams[name] = last
-            return draw_counter
-        for record in records:
-            if record.counter >= streams.get(record.stream, 0):
-                streams[record.stream] = record.counter + 1
-        return draw_counter
+def count_draws(draw_counter: int, records) -> int:
+    """The next session-wide FAIR-2 counter after one event's draw records from before
+    streams (``stream == ""``); named streams count in ``Streams.counted``."""
     # a C-level max, not a generator: a dice session folds 15% faster
     last = max(map(_COUNTER, records)) + 1
     return last if last > draw_counter else draw_counter
@@ -205,14 +273,28 @@ def evolve(state: GameState, event: Event) -> GameState:
     state = EVOLVERS[kind](state, event)
     if kind in _DRAWN and (records := event.draws):
         if records[0].stream:
-            # copied: a stream's counter moves with nearly every draw
-            streams = dict(state.streams)
-            count_draws(streams, 0, records)
-            return replace(state, streams=streams)
-        last = count_draws(state.streams, state.draw_counter, records)
+            streams = state.streams.counted(records)
+            return state if streams is state.streams else replace(state, streams=streams)
+        last = count_draws(state.draw_counter, records)
         if last != state.draw_counter:
             state = replace(state, draw_counter=last)
     return state
+
+
+def enc_hook(obj):
+    """How a state's own types are encoded by msgspec: ``Streams`` as its dict."""
+    if isinstance(obj, Streams):
+        return obj.to_dict()
+    raise NotImplementedError(f"cannot encode {type(obj).__name__}")
+
+
+def dec_hook(kind: type, obj):
+    """How a state's own types are decoded by msgspec: ``Streams`` from its dict."""
+    if kind is Streams and isinstance(obj, dict):
+        if not all(isinstance(k, str) and type(v) is int for k, v in obj.items()):
+            raise ValueError("streams: each name a string, each counter an integer")
+        return Streams(obj)
+    raise NotImplementedError(f"cannot decode {kind.__name__}")
 
 
 # The tags of the events no part folds and that carry no draws: a refusal kept as

@@ -11,10 +11,20 @@ Flow: ``challenge`` -> sealed ``throw`` from each side -> reveal. A winner on th
 (or on the bids that follow a tie, or by a tie rule) opens the loser's window: ``retest``,
 ``overbid`` (classic only), ``accept``; a storyteller's ``close_window`` (or the server's,
 after ``accept_timeout`` seconds, with ``timeout=True``) makes the result stand.
+
+A group challenge (MET-1: "défie un ou plusieurs personnages") is one initiator against
+several defenders. It is a record of its own (``defenders`` set, status ``open``) and one
+classic challenge per defender, its pairs ``<group>.1``, ``<group>.2``..., each played by
+the rules above with three group rules: the initiator's one throw counts against every
+defender throwing with it (a command naming the group); no throw of the group is revealed
+before every pair that is throwing has both of its throws (MET-2 for all participants);
+and retests and overbids are counted per participant over the whole group (MET-12,
+MET-14). When every pair's outcome stands, ``GroupSettled`` says so.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Iterable, Literal
 
 import msgspec
@@ -39,7 +49,7 @@ if TYPE_CHECKING:
 
 Kind = Literal["classic", "static", "simple", "complex"]
 Choice = Literal["rock", "paper", "scissors", "bomb"]
-OPEN = ("throwing", "bidding", "window", "overbid")
+OPEN = ("throwing", "bidding", "window", "overbid", "open")  # "open": a group still playing
 
 
 # ---------------------------------------------------------------- state
@@ -75,6 +85,14 @@ class Challenge(msgspec.Struct, frozen=True, kw_only=True, gc=False):
     cancellable: str | None = None  # the side whose retest may still be cancelled
     previous: tuple[str, str, str, int] | None = None  # result before that retest
     reason: str = ""  # why it ended (accepted, window_closed, overruled, ...)
+    group: str | None = None  # a pair of a group challenge: the group's id
+    defenders: tuple[str, ...] = ()  # a group challenge's record: its defenders, pair by pair
+    results: dict[str, str] = {}  # a settled group: each defender's pair's winner
+
+    @property
+    def pairs(self) -> tuple[str, ...]:
+        """A group's pairs' ids, in the order of its defenders."""
+        return tuple(f"{self.id}.{i}" for i in range(1, len(self.defenders) + 1))
 
     @property
     def sides(self) -> tuple[str, str]:
@@ -125,8 +143,8 @@ class State(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
 
 def _page(challenge_id: str) -> int:
-    try:
-        return max(0, int(challenge_id[1:]) - 1) // PAGE
+    try:  # a group's pair "c5.2" shares its group's page
+        return max(0, int(challenge_id[1:].split(".", 1)[0]) - 1) // PAGE
     except ValueError:  # ids are "c<n>"; anything else shares page 0
         return 0
 
@@ -147,6 +165,9 @@ class IssueChallenge(Command, frozen=True, kw_only=True, tag="challenge"):
     kind: Kind = "classic"
     attribute: Attribute | None = None
     defender: Key | None = None
+    # a group challenge (MET-1): one initiator against each of these, classic only; one
+    # name here is the same as ``defender``
+    defenders: Names = ()
     defender_attribute: Attribute | None = None
     difficulty: Count = 0  # static (MET-10)
     tests: Count = 1  # successive tests, static/simple/complex (MET-10, MET-11)
@@ -374,6 +395,31 @@ class ChallengeOverruled(Event, frozen=True, kw_only=True, tag="met.challenge_ov
     reason: str = ""
 
 
+class GroupChallengeIssued(Event, frozen=True, kw_only=True, tag="met.group_challenge_issued"):
+    """One initiator against several defenders (MET-1): ``pairs[i]`` is the challenge
+    between the initiator and ``defenders[i]``, each classic, each with this attribute."""
+
+    challenge: str
+    initiator: str
+    defenders: tuple[str, ...]
+    pairs: tuple[str, ...]
+    kind: str = "classic"
+    attribute: str | None = None
+    defender_attribute: str | None = None
+    abilities: tuple[str, ...] = ()
+    defender_abilities: tuple[str, ...] = ()
+    action: str = ""
+
+
+class GroupSettled(Event, frozen=True, kw_only=True, tag="met.group_settled"):
+    """Every pair's outcome stands (MET-16): ``results`` names the winner of each
+    defender's pair (a cancelled pair has none)."""
+
+    challenge: str
+    initiator: str = ""
+    results: dict[str, str] = {}
+
+
 # ---------------------------------------------------------------- queries
 
 
@@ -458,6 +504,134 @@ def _side(ch: Challenge, character: str) -> None:
         raise refuse(f"{character} takes no part in challenge {ch.id}", "MET-1", "forbidden")
 
 
+# ---------------------------------------------------------------- groups
+
+
+def _pairs(state: GameState, group_id: str) -> list[Challenge]:
+    group = state.met.get(group_id)
+    return [state.met.get(pair) for pair in group.pairs] if group is not None else []
+
+
+def _apply(state: GameState, events: Iterable[Event]) -> GameState:
+    """The state after ``events`` (MET's own only), to decide what follows them in one
+    command: a group's reveal waits for its other pairs' throws."""
+    own = state.met
+    for e in events:
+        own = EVOLVERS[type(e)](own, e, state)
+    return replace(state, met=own)
+
+
+def _retests_used(state: GameState, ch: Challenge, side: str) -> int:
+    """MET-12: one retest per character per challenge, a group counting as one."""
+    if ch.group is None:
+        return ch.retests.get(side, 0)
+    return sum(p.retests.get(side, 0) for p in _pairs(state, ch.group))
+
+
+def _overbade(state: GameState, ch: Challenge, side: str) -> bool:
+    """MET-14: one overbid per character per challenge, a group counting as one."""
+    if ch.group is None:
+        return side in ch.overbids
+    return any(side in p.overbids for p in _pairs(state, ch.group))
+
+
+def _release(state: GameState, group_id: str) -> list[Event]:
+    """MET-2 for every participant of a group: the throws are revealed when every pair
+    that is throwing has both of its throws, and then all of them at once."""
+    throwing = [p for p in _pairs(state, group_id) if p.status == "throwing"]
+    if not throwing or any(len(p.throws) < 2 for p in throwing):
+        return []
+    events: list[Event] = []
+    for pair in throwing:
+        revealed = _reveal(state, pair, pair.throws)
+        events += revealed
+        state = _apply(state, revealed)  # a debt paid in one pair is paid for the next
+    return events
+
+
+def _settle(state: GameState, group_id: str) -> list[Event]:
+    group = state.met.get(group_id)
+    if group is None or group.status != "open":
+        return []
+    pairs = _pairs(state, group_id)
+    if any(p.status in OPEN for p in pairs):
+        return []
+    return [GroupSettled(challenge=group_id, initiator=group.initiator,
+                         results={p.defender: p.winner for p in pairs if p.status == "resolved" and p.winner})]
+
+
+_MANY = (Throw, DeclareBid, Concede, Accept, CloseWindow)  # one command may act in several pairs
+
+
+def _targets(state: GameState, group: Challenge, cmd: Command) -> list[Challenge]:
+    """The pairs a command naming a group acts in. A defender's is its own pair; the
+    initiator's are those waiting for it (its throw counts against every defender throwing
+    with it, its bid in every pair tied at that round); a retest, an overbid, an overbid's
+    answer or an overrule for it in several pairs must name one."""
+    pairs = _pairs(state, group.id)
+    character = cmd.winner if isinstance(cmd, Overrule) else getattr(cmd, "character", None)
+    if character is not None and character != group.initiator:
+        own = [p for p in pairs if p.defender == character]
+        if not own:
+            raise refuse(f"{character} takes no part in challenge {group.id}", "MET-1", "forbidden")
+        return own
+    me = group.initiator
+    live = [p for p in pairs if p.status in OPEN]
+    if isinstance(cmd, Throw):
+        found = [p for p in live if p.status == "throwing" and p.round == cmd.round and me not in p.throws]
+    elif isinstance(cmd, DeclareBid):
+        found = [p for p in live if p.round == cmd.round and (
+            (p.status == "bidding" and me not in p.bids) or (p.status == "overbid" and p.winner == me))]
+    elif isinstance(cmd, Retest):
+        found = [p for p in live if (p.cancellable not in (None, me) if cmd.cancels
+                                     else p.status == "window" and p.loser == me)]
+    elif isinstance(cmd, Overbid):
+        found = [p for p in live if p.status == "window" and p.loser == me and p.by == "throw"]
+    elif isinstance(cmd, Accept):
+        found = [p for p in live if p.status == "window" and p.loser == me]
+    elif isinstance(cmd, CloseWindow):
+        found = [p for p in live if p.status in ("window", "overbid")]
+    elif isinstance(cmd, Overrule):
+        found = pairs
+    else:  # Concede: the initiator gives up against every defender still playing
+        found = live
+    if not found:  # the pair's own refusal says why
+        return (live or pairs)[:1]
+    # an overbid's answer is for one pair (MET-13), a bid after a tie may count for several
+    answers = isinstance(cmd, DeclareBid) and any(p.status == "overbid" for p in found)
+    if len(found) > 1 and (answers or not isinstance(cmd, _MANY)):
+        ids = ", ".join(p.id for p in found)
+        raise refuse(f"challenge {group.id} has several pairs this may be for: name one of {ids} (MET-1)",
+                     "MET-1", "invalid")
+    return found
+
+
+def _grouped(decider: Decider) -> Decider:
+    """A command naming a group, or one of its pairs: the pairs' rules, then what the
+    group adds (the reveal of its throws, its settling)."""
+
+    @functools.wraps(decider)  # named after its command still
+    def decide(state: GameState, cmd: Command, draws: Draws, actor: Actor) -> list[Event]:
+        found = state.met.get(cmd.challenge)
+        if found is None or (found.group is None and not found.defenders):
+            return decider(state, cmd, draws, actor)
+        if found.defenders and not isinstance(cmd, CancelChallenge):
+            events: list[Event] = []
+            now = state
+            for pair in _targets(state, found, cmd):
+                decided = decider(now, replace(cmd, challenge=pair.id), draws, actor)
+                events += decided
+                now = _apply(now, decided)
+        else:
+            events = decider(state, cmd, draws, actor)
+        group_id = found.group or found.id
+        after = _apply(state, events)
+        revealed = _release(after, group_id)
+        return events + revealed + _settle(_apply(after, revealed), group_id)
+
+    return decide
+
+
 def _own_abilities(state: GameState, ch: Challenge, side: str, declared: tuple[str, ...]) -> tuple[str, ...]:
     """MET-3: the abilities that count for ``side``: those the challenge named for it and
     those it declares itself, each on its sheet (MET-15)."""
@@ -497,9 +671,9 @@ def _loser_can_act(state: GameState, ch: Challenge, loser: str, by: str) -> bool
         return False
     sheet = _sheet(state, loser)
     has_source = sheet is None or bool(rules.retest_sources(sheet))  # else nothing to retest with
-    if has_source and ch.retests.get(loser, 0) < rules.retests_allowed(sheet, ch.kind):
+    if has_source and _retests_used(state, ch, loser) < rules.retests_allowed(sheet, ch.kind):
         return True
-    return ch.kind == "classic" and by == "throw" and loser not in ch.overbids
+    return ch.kind == "classic" and by == "throw" and not _overbade(state, ch, loser)
 
 
 def _won(state: GameState, ch: Challenge, winner: str, loser: str, by: str, round: int | None = None) -> list[Event]:
@@ -565,6 +739,13 @@ def _compare_bids(state: GameState, ch: Challenge, bids: dict[str, int]) -> list
 
 
 def decide_issue_challenge(state: GameState, cmd: IssueChallenge, draws: Draws, actor: Actor) -> list[Event]:
+    if cmd.defenders:
+        if cmd.defender is not None:
+            raise refuse("a challenge names its defender in defender or in defenders, not both (MET-1)",
+                         "defenders", "invalid")
+        if len(cmd.defenders) == 1:  # one defender: the challenge of two sides, as with defender
+            return decide_issue_challenge(state, replace(cmd, defender=cmd.defenders[0], defenders=()), draws, actor)
+        return _issue_group(state, cmd, draws, actor)
     session = state.session
     initiator = cmd.character
     defender = cmd.defender
@@ -680,6 +861,50 @@ def decide_issue_challenge(state: GameState, cmd: IssueChallenge, draws: Draws, 
     ]
 
 
+def _issue_group(state: GameState, cmd: IssueChallenge, draws: Draws, actor: Actor) -> list[Event]:
+    limit = rules.GROUP_DEFENDERS
+    if len(cmd.defenders) > limit:
+        raise refuse(f"defenders: at most {limit} in one group challenge, not {len(cmd.defenders)} (MET-1)",
+                     "defenders", "invalid")
+    if cmd.kind != "classic":
+        raise refuse("a group challenge is classic: a static, simple or complex test faces one character "
+                     "(MET-1, MET-10, MET-11)", "MET-1", "invalid")
+    if cmd.mutual:
+        raise refuse("one challenge settles both actions between two characters only (MET-8)", "MET-8", "invalid")
+    if len(set(cmd.defenders)) != len(cmd.defenders):
+        raise refuse("defenders: each character once", "defenders", "invalid")
+    for defender in cmd.defenders:
+        # every check of a challenge against each defender: roster, scene, Time Out, out
+        # of game, the initiator's action of the turn (one, TIME-4: the group is one action)
+        decide_issue_challenge(state, replace(cmd, defender=defender, defenders=()), draws, actor)
+    group = f"c{state.met.counter + 1}"
+    issued = GroupChallengeIssued(
+        challenge=group,
+        initiator=cmd.character,
+        defenders=tuple(cmd.defenders),
+        pairs=tuple(f"{group}.{i}" for i in range(1, len(cmd.defenders) + 1)),
+        attribute=cmd.attribute,
+        defender_attribute=cmd.defender_attribute,
+        abilities=cmd.abilities,
+        defender_abilities=cmd.defender_abilities,
+        action=cmd.action,
+    )
+    after = _apply(state, [issued])
+    events: list[Event] = [issued]
+    for pair in _pairs(after, group):
+        # MET-5 in each pair: 0 traits or less loses at once (both: the initiator, choice)
+        zero = [s for s in pair.sides
+                if (sheet := _sheet(state, s)) is not None and traits(sheet, pair.attribute_of(s)) <= 0]
+        if zero:
+            loser = pair.initiator if pair.initiator in zero else zero[0]
+            winner = pair.other(loser)
+            events += [
+                RoundWon(challenge=pair.id, round=1, winner=winner, loser=loser, by="zero_traits"),
+                ChallengeResolved(challenge=pair.id, winner=winner, loser=loser, reason="zero_traits"),
+            ]
+    return events + _settle(_apply(state, events), group)
+
+
 def decide_throw(state: GameState, cmd: Throw, draws: Draws, actor: Actor) -> list[Event]:
     ch = _live(state, cmd.challenge)
     _side(ch, cmd.character)
@@ -708,14 +933,18 @@ def decide_throw(state: GameState, cmd: Throw, draws: Draws, actor: Actor) -> li
         challenge=ch.id, round=ch.round, character=cmd.character, choice=choice, draws=records
     )
     throws = {**ch.throws, cmd.character: choice}
-    if len(throws) < 2:
+    if len(throws) < 2 or ch.group is not None:  # a group's pairs are revealed together (_release)
         return [committed]
+    return [committed] + _reveal(state, ch, throws)
+
+
+def _reveal(state: GameState, ch: Challenge, throws: dict[str, str]) -> list[Event]:
     a, b = ch.sides
     winner = rules.throw_winner(a, throws[a], b, throws[b])
     revealed = ThrowsRevealed(challenge=ch.id, round=ch.round, throws=throws, winner=winner)
     if winner is not None:
-        return [committed, revealed] + _won(state, ch, winner, ch.other(winner), "throw")
-    return [committed, revealed] + _tie(state, ch)
+        return [revealed] + _won(state, ch, winner, ch.other(winner), "throw")
+    return [revealed] + _tie(state, ch)
 
 
 def decide_declare_bid(state: GameState, cmd: DeclareBid, draws: Draws, actor: Actor) -> list[Event]:
@@ -767,7 +996,7 @@ def _check_source(state: GameState, ch: Challenge, character: str, source: str, 
     if sheet is not None and not actor.is_storyteller and source not in rules.retest_sources(sheet):
         raise refuse(f"{source!r} is not an ability, power or merit on your sheet (MET-12, MET-15)", "MET-12")
     allowed = rules.retests_allowed(sheet, ch.kind)
-    if ch.retests.get(character, 0) >= allowed:
+    if _retests_used(state, ch, character) >= allowed:
         raise refuse(
             "one retest per character per challenge; Lucky allows a second on a static challenge only (MET-12)",
             "MET-12",
@@ -806,7 +1035,7 @@ def decide_overbid(state: GameState, cmd: Overbid, draws: Draws, actor: Actor) -
         raise refuse("only the loser may overbid, before the effects are resolved (MET-13)", "MET-13")
     if ch.by != "throw":
         raise refuse("an overbid is for a challenge lost on the throw (MET-13)", "MET-13")
-    if cmd.character in ch.overbids:
+    if _overbade(state, ch, cmd.character):
         raise refuse("one overbid per character per challenge (MET-14)", "MET-14")
     _check_declared(state, ch, cmd.character, cmd.value, "score", actor, cmd.abilities)
     return [OverbidDeclared(challenge=ch.id, character=cmd.character, value=cmd.value, abilities=cmd.abilities)]
@@ -905,6 +1134,22 @@ def evolve_challenge_issued(own: State, e: ChallengeIssued, state: GameState) ->
     return _put(own, ch, counter=own.counter + 1)
 
 
+def evolve_group_challenge_issued(own: State, e: GroupChallengeIssued, state: GameState) -> State:
+    group = Challenge(
+        id=e.challenge, kind=e.kind, initiator=e.initiator, defender=e.defenders[0], attribute=e.attribute,
+        defender_attribute=e.defender_attribute, abilities=e.abilities, defender_abilities=e.defender_abilities,
+        status="open", defenders=e.defenders,
+    )
+    own = _put(own, group, counter=own.counter + 1)
+    for pair, defender in zip(e.pairs, e.defenders):
+        own = _put(own, replace(group, id=pair, defender=defender, status="throwing", defenders=(), group=e.challenge))
+    return own
+
+
+def evolve_group_settled(own: State, e: GroupSettled, state: GameState) -> State:
+    return _update(own, e.challenge, status="resolved", results=e.results, reason="settled")
+
+
 def acting(e: ChallengeIssued) -> tuple[str, ...]:
     """TIME-4: whose action of the turn a challenge is: its initiator's, and its defender's
     too when it settles both actions (MET-8)."""
@@ -962,11 +1207,20 @@ def evolve_challenge_resolved(own: State, e: ChallengeResolved, state: GameState
 
 
 def evolve_challenge_cancelled(own: State, e: ChallengeCancelled, state: GameState) -> State:
-    return _update(own, e.challenge, status="cancelled", reason=e.reason or "cancelled")
+    own = _update(own, e.challenge, status="cancelled", reason=e.reason or "cancelled")
+    for pair in own.get(e.challenge).pairs:  # a group cancelled: its pairs still playing too
+        if own.get(pair).status in OPEN:
+            own = _update(own, pair, status="cancelled", reason=e.reason or "cancelled")
+    return own
 
 
 def evolve_challenge_overruled(own: State, e: ChallengeOverruled, state: GameState) -> State:
-    return _update(own, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason="overruled")
+    own = _update(own, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason="overruled")
+    group = own.get(own.get(e.challenge).group or "")
+    if group is not None and group.status == "resolved":  # a settled group's outcome follows
+        defender = own.get(e.challenge).defender
+        own = _update(own, group.id, results={**group.results, defender: e.winner})
+    return own
 
 
 def evolve_tie_debt_paid(own: State, e: TieDebtPaid, state: GameState) -> State:
@@ -991,15 +1245,15 @@ def evolve_debts_carried(own: State, e: SessionOpened, state: GameState) -> Stat
 
 DECIDERS: dict[type[Command], Decider] = {
     IssueChallenge: decide_issue_challenge,
-    Throw: decide_throw,
-    DeclareBid: decide_declare_bid,
-    Retest: decide_retest,
-    Overbid: decide_overbid,
-    Concede: decide_concede,
-    Accept: decide_accept,
-    CancelChallenge: decide_cancel_challenge,
-    Overrule: decide_overrule,
-    CloseWindow: decide_close_window,
+    Throw: _grouped(decide_throw),
+    DeclareBid: _grouped(decide_declare_bid),
+    Retest: _grouped(decide_retest),
+    Overbid: _grouped(decide_overbid),
+    Concede: _grouped(decide_concede),
+    Accept: _grouped(decide_accept),
+    CancelChallenge: _grouped(decide_cancel_challenge),
+    Overrule: _grouped(decide_overrule),
+    CloseWindow: _grouped(decide_close_window),
 }
 
 EVOLVERS: dict[type[Event], Evolver[State]] = {
@@ -1020,6 +1274,8 @@ EVOLVERS: dict[type[Event], Evolver[State]] = {
     ChallengeResolved: evolve_challenge_resolved,
     ChallengeCancelled: evolve_challenge_cancelled,
     ChallengeOverruled: evolve_challenge_overruled,
+    GroupChallengeIssued: evolve_group_challenge_issued,
+    GroupSettled: evolve_group_settled,
 }
 
 EVENTS: tuple = tuple(EVOLVERS)

@@ -17,14 +17,21 @@ Attribute = Literal["physical", "social", "mental"]
 
 
 class MetOptions(msgspec.Struct, frozen=True, kw_only=True, gc=False):
-    """Per-chronicle Mind's Eye Theatre options (issue 3, Deliver 3), off by default."""
+    """Per-chronicle Mind's Eye Theatre options, off by default."""
 
     bomb: bool = False  # a "bomb" throw for characters whose powers grant it
     retest_cancel: bool = False  # an opponent may cancel a retest with a retest of its own
     accept_timeout: int = 60  # MET-16 (choice): seconds before the server closes a window
     celerity_extra_actions: bool = True  # TIME-4 (choice): +1 action per Celerity level
-    # issue 13: the most bonus dice (V5) or D+/- (action) a player may declare on a roll
+    # the most bonus dice (V5) or D+/- (action) a player may declare on a roll
     max_player_bonus: int = 3
+
+
+# Group challenges (MET-1, "défie un ou plusieurs personnages"), a ruleset setting: one
+# initiator against up to this many defenders. Several initiators against one defender
+# are not one challenge: the text has one character challenge, and each attacker's action
+# is its own (TIME-4, MET-8), so each is its own challenge, in initiative order (MET-9).
+GROUP_DEFENDERS = 8
 
 
 class TieDebt(msgspec.Struct, frozen=True, kw_only=True, gc=False):

@@ -212,7 +212,7 @@ def sees(actor: Actor, owners: frozenset[str] | None) -> bool:
 
 def scoped_id(prefix: str, owners: frozenset[str] | None, public_next: int,
               counters: dict[str, int]) -> str:
-    """An id that counts only events with the same audience (issue 13): ``r4`` for the
+    """An id that counts only events with the same audience: ``r4`` for the
     fourth roll everyone sees, ``r2.jack`` for the second seen by Jack alone (and
     storytellers), ``r1.iris+jack``, ``r3.*`` (storytellers only). So no id tells a viewer
     how many events it cannot see happened. ``public_next`` is the next public number;

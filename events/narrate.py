@@ -14,13 +14,13 @@ import re
 from typing import Callable, Iterable
 
 from conteur.events import action, desk, met, offline, session, v5
-from conteur.events.catalogue import LANGS, PLAIN, fill, named_pattern, section
+from conteur.events.catalogue import LANGS, PLAIN, fill, named_pattern, section, without_rule_codes
 from conteur.events.game import CommandRejected
 
 # the templates: one catalogue per language, shared with client/web/narrate.js
 T: dict[str, dict[str, str]] = {lang: section("sentences", lang) for lang in LANGS}
 # each language's templates with their fields named (``catalogue.named_pattern``): what most
-# sentences are told with, at once (the review's first screen tells 3,000: issue 18 item 4)
+# sentences are told with, at once (the review's first screen tells 3,000)
 _NAMED: dict[str, dict[str, str]] = {lang: {key: found for key, template in T[lang].items()
                                             if (found := named_pattern(template)) is not None} for lang in LANGS}
 
@@ -117,6 +117,8 @@ def _met_sentences() -> dict[type, Callable]:
         # without an id (a phone's feed, whose sentence already names both sides) the header alone
         m.ChallengeIssued: lambda e, t: t("issued_event", id=e.challenge, text=challenge_header(e, t))
         if e.challenge else challenge_header(e, t) + ".",
+        m.GroupChallengeIssued: lambda e, t: t("issued_event", id=e.challenge, text=group_header(e, t)),
+        m.GroupSettled: lambda e, t: t("group_settled", id=e.challenge, results=group_results(e, t)),
         m.ThrowCommitted: lambda e, t: t("ev_throw", c=e.challenge, x=t.who(e.character), choice=t.throw(e.choice),
                                       r=e.round),
         m.ThrowsRevealed: lambda e, t: t("ev_revealed", c=e.challenge, r=e.round, throws=", ".join(
@@ -264,7 +266,8 @@ def offline_sentence(e: offline.OfflineChallengeRecorded, t: Teller) -> str:
 
 def sentence(event, t: Teller) -> str:
     if isinstance(event, CommandRejected):
-        return t("rejected", who=t.who(event.character), command=event.command_type, message=event.message)
+        return t("rejected", who=t.who(event.character), command=event.command_type,
+                 message=without_rule_codes(event.message))
     tell = _TABLE.get(type(event))
     return tell(event, t) if tell else type(event).__struct_config__.tag
 
@@ -293,6 +296,41 @@ def challenge_header(e: met.ChallengeIssued, t: Teller) -> str:
     if e.tests > 1:
         text += t("tests", n=e.tests)
     return text
+
+
+def group_header(e: met.GroupChallengeIssued, t: Teller) -> str:
+    return t("group", a=t.who(e.initiator), list=", ".join(t.who(d) for d in e.defenders), attr=t.attr(e.attribute))
+
+
+def group_results(e: met.GroupSettled, t: Teller) -> str:
+    """Each defender's pair: its winner over the other side."""
+    return ", ".join(t("group_result", w=t.who(winner), l=t.who(e.initiator if winner == defender else defender))
+                     for defender, winner in e.results.items())
+
+
+def group_sentence(events: Iterable, t: Teller, *, rulings: bool = True) -> str:
+    """One line for a group challenge (MET-1): its header, then each defender's pair told
+    as a challenge of its own ("against Bruno: ..."), from the group's and its pairs'
+    events in log order."""
+    events = list(events)
+    issued = next((e for e in events if isinstance(e, met.GroupChallengeIssued)), None)
+    if issued is None:
+        return challenge_sentence(events, t, rulings=rulings)
+    stories: dict[str, list] = {pair: [] for pair in issued.pairs}
+    for e in events:
+        story = stories.get(getattr(e, "challenge", None))
+        if story is not None:
+            story.append(e)
+    colon = t.t["colon"]
+    parts = []
+    for pair, defender in zip(issued.pairs, issued.defenders):
+        head = met.ChallengeIssued(challenge=pair, kind=issued.kind, initiator=issued.initiator, defender=defender,
+                                   attribute=issued.attribute, defender_attribute=issued.defender_attribute)
+        body = challenge_sentence([head] + stories[pair], t, rulings=rulings)[len(challenge_header(head, t)):]
+        if body.startswith(colon):
+            parts.append(t("group_against", b=t.who(defender), colon=colon, body=body[len(colon):]))
+    header = group_header(issued, t)
+    return f"{header}{colon}{' — '.join(parts)}" if parts else header
 
 
 def _won(t: Teller, winner: str, loser: str, by: str) -> str:

@@ -193,7 +193,7 @@ def decide_record_offline_challenge(state: GameState, cmd: RecordOfflineChalleng
             ) from None
     return [
         OfflineChallengeRecorded(
-            # numbered within the pair, who alone see the records (issue 13)
+            # numbered within the pair, who alone see the records
             record=scoped_id("o", frozenset((cmd.character, cmd.opponent)), state.offline.counter + 1,
                              state.offline.ids),
             recorder=cmd.character,

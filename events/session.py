@@ -212,7 +212,7 @@ class OpenSession(Command, frozen=True, kw_only=True, tag="open_session"):
     retest_cancel: bool = False
     accept_timeout: Seconds = 60
     celerity_extra_actions: bool = True
-    max_player_bonus: Count = 3  # issue 13: players declare at most this bonus; storytellers any
+    max_player_bonus: Count = 3  # players declare at most this bonus; storytellers any
     seed_commitment: Name = ""  # FAIR-2, filled by the server
     carried: Carried = Carried()
 

@@ -78,7 +78,7 @@ MAX_REROLL = 3
 
 
 class Visible:
-    """Who sees a roll (issue 4, Deliver 3): open rolls are public; a secret roll is
+    """Who sees a roll: open rolls are public; a secret roll is
     seen by its roller's character (and storytellers); a blind roll by storytellers
     only. Hidden rolls redact to nothing, so not even the dice count leaks."""
 
@@ -305,7 +305,7 @@ class PoolRolled(Visible, Event, frozen=True, kw_only=True, tag="v5.pool_rolled"
     visibility: str = "open"
     label: str = ""
     draws: tuple[DrawRecord, ...] = ()
-    bonus: int = 0  # the declared bonus dice, already in ``pool`` (issue 13: every bonus logged)
+    bonus: int = 0  # the declared bonus dice, already in ``pool`` (every bonus is logged)
     # the Hunger the roll used (V5-5), so the count of Hunger dice can be checked again;
     # None in rolls recorded before it
     hunger_level: int | None = None
@@ -507,7 +507,7 @@ def decide_willpower_reroll(
     roll = next((r for r in state.v5.rolls.values() if r.id == cmd.roll), None)
     if roll is not None and not sees(actor, visible_owners(roll.visibility, roll.character)):
         # a player neither rerolls nor learns anything of a roll it may not see: the
-        # answer is the one for a roll that never was (issue 13)
+        # answer is the one for a roll that never was
         roll = None
     if roll is None:
         if id_known(actor, cmd.roll, state.v5.next_roll, state.v5.next_hidden):

@@ -27,6 +27,9 @@ What is checked:
   lost at once on zero traits (MET-5) included; an overbid's retest is granted by
   ``met_rules.overbid_granted``; a challenge resolved on its result names the winner that
   result had.
+  A group challenge: no pair's throws are revealed
+  while another pair of the group still waits for a throw (MET-2), and its settling names
+  each pair's winner.
 
 An input the log does not hold in this copy (a viewer's export without another
 character's sheet, a bid's value redacted) is not guessed at: that check is skipped.
@@ -255,6 +258,35 @@ def _zero_traits(state, ch, e: met.RoundWon) -> str | None:
     return None
 
 
+def _group_revealed(state, e: met.ThrowsRevealed) -> str | None:
+    """MET-2 for a group: a reveal while another pair of it is still throwing, a throw
+    short, told that pair's participant a throw before it committed its own."""
+    ch = state.met.get(e.challenge)
+    group = state.met.get(ch.group) if ch is not None and ch.group else None
+    if group is None:
+        return None
+    for pid in group.pairs:
+        pair = state.met.get(pid)
+        if pid != e.challenge and pair is not None and pair.status == "throwing" and len(pair.throws) < 2:
+            return f"throws revealed in {e.challenge} while {pid} still waits for a throw (MET-2)"
+    return None
+
+
+def _group_settled(self, state, e: met.GroupSettled) -> str | None:
+    group = state.met.get(e.challenge)
+    if group is None:
+        return None
+    pairs = [state.met.get(p) for p in group.pairs]
+    results = {p.defender: p.winner for p in pairs if p is not None and p.status == "resolved" and p.winner}
+    if e.results != results:
+        return f"results are {e.results!r}, but the pairs were won {results!r} (MET-16)"
+    return None
+
+
+def _revealed_in_group(self, state, e: met.ThrowsRevealed) -> str | None:
+    return _group_revealed(state, e) or Verdicts._revealed(self, state, e)
+
+
 def _draws(e, faces: tuple[int, ...]) -> str | None:
     """The dice an event shows are its recorded draws, in order (FAIR-1)."""
     if not e.draws:
@@ -285,9 +317,10 @@ _HANDLERS = {
     action.OppositionSettled: Verdicts._contest,
     action.OppositionRuled: Verdicts._ruled,
     met.ThrowCommitted: Verdicts._throw,
-    met.ThrowsRevealed: Verdicts._revealed,
+    met.ThrowsRevealed: _revealed_in_group,
     met.BidsCompared: Verdicts._bids,
     met.RoundWon: Verdicts._round_won,
     met.OverbidSettled: Verdicts._overbid,
     met.ChallengeResolved: Verdicts._resolved,
+    met.GroupSettled: _group_settled,
 }

@@ -17,6 +17,7 @@ from msgspec import Meta
 from conteur.events import game
 from conteur.events.model import Event
 from conteur.events import nesting
+from conteur.events.channel import Open, Opened, Sealed
 
 MAX_SEQ = 2**53  # exact in JSON numbers and SQLite: a larger "after" is nonsense, not a crash
 Id = Annotated[str, Meta(min_length=1, max_length=128)]
@@ -43,17 +44,24 @@ class Held(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Hello(Frame, frozen=True, kw_only=True, tag="hello"):
-    """Authenticate and resume: every event of ``session`` after seq ``after`` follows."""
+    """Authenticate and resume: every event of ``session`` after seq ``after`` follows.
 
-    token: Annotated[str, Meta(min_length=1, max_length=256)]
+    Inside the channel (events/channel.py) the channel's key is the proof, and ``token``
+    is left out; a hello in the clear (a script on loopback, or behind ``--tls``) names it."""
+
+    token: Annotated[str, Meta(max_length=256)] = ""
     session: SessionName = ""  # empty: the session the token is bound to
     after: Annotated[int, Meta(ge=0, le=MAX_SEQ)] = 0
     device: Name = ""
     batch: bool = False  # the device understands ``batch`` frames (fewer messages)
     last: Held | None = None
     # a storyteller naming a session with no event yet must say it means to open it: a
-    # typo in a session name is refused instead of opening an empty session (issue 13)
+    # typo in a session name is refused instead of opening an empty session
     create: bool = False
+    # the device keeps what its join link turns into (``welcome.credential``): a player's
+    # link opened this way makes a credential for this device alone, and a device the
+    # same link opened before is closed (docs/protocol.md, Tokens and join links)
+    keep: bool = False
 
 
 class CommandFrame(Frame, frozen=True, kw_only=True, tag="command"):
@@ -68,7 +76,8 @@ class Ping(Frame, frozen=True, kw_only=True, tag="ping"):
     pass
 
 
-ClientFrame = Union[Hello, CommandFrame, Ping]
+# ``open`` and ``sealed``: the channel's own frames (events/channel.py)
+ClientFrame = Union[Hello, CommandFrame, Ping, Open, Sealed]
 
 
 # -- server -> client ------------------------------------------------------------------
@@ -86,6 +95,10 @@ class Welcome(Frame, frozen=True, kw_only=True, tag="welcome"):
     session: str
     head: int  # the session's last seq when resync started; ``live`` repeats it
     diverged: bool = False  # the device's copy is not this server's history: drop it, resync from 0
+    # this device's own token, made from the join link its hello opened (``hello.keep``):
+    # kept in the link's place, the link forgotten; sent only inside the channel
+    credential: str = ""
+    server: str = ""  # which server process the socket reached (host:pid), for the operator
 
 
 class EventFrame(Frame, frozen=True, kw_only=True, tag="event"):
@@ -106,6 +119,7 @@ class Reject(Frame, frozen=True, kw_only=True, tag="reject"):
     id: str
     code: str
     message: str
+    retry_after: float | None = None  # `unavailable`: seconds to wait before resending it
 
 
 class Error(Frame, frozen=True, kw_only=True, tag="error"):
@@ -137,10 +151,10 @@ class EventReceived(Frame, frozen=True, kw_only=True, tag="event"):
     event: msgspec.Raw
 
 
-ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong]
+ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong, Opened, Sealed]
 
-CLIENT_TAGS = ("hello", "command", "ping")
-SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch")
+CLIENT_TAGS = ("hello", "command", "ping", "open", "sealed")
+SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch", "opened", "sealed")
 BATCH_FRAMES = 256  # frames per batch at most
 BATCH_BYTES = 256 * 1024  # and about this many bytes
 
@@ -148,7 +162,8 @@ BATCH_BYTES = 256 * 1024  # and about this many bytes
 
 _encoder = msgspec.json.Encoder()
 _client_decoder = msgspec.json.Decoder(ClientFrame)
-_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch])
+_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch,
+                                             Opened, Sealed])
 _any_decoder = msgspec.json.Decoder()
 
 
@@ -190,7 +205,7 @@ def batches(frames: list[str]) -> list[str]:
 
 
 def decode(data: str | bytes) -> Frame:
-    if nesting.too_deep(data):  # before any decoding: msgspec recurses (issue 13)
+    if nesting.too_deep(data):  # before any decoding: msgspec recurses
         raise FrameError("invalid", nesting.message())
     try:
         return _client_decoder.decode(data)

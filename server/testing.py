@@ -29,8 +29,12 @@ class Device:
 
     def __init__(self, url: str, token: str, session: str = "", *, device: str = "",
                  after: int = 0, origin: str | None = None, hello: bool = True,
-                 batch: bool = False, create: bool = True):
+                 batch: bool = False, create: bool = True, channel: bool = False):
         self.url = url
+        # through the venue channel (events/channel.py): the hello carries no token, and
+        # ``frames`` holds what was opened
+        self.use_channel = channel
+        self.channel: Any = None
         self.token = token
         self.session = session
         self.device = device or f"device-{next(_ids)}"
@@ -38,7 +42,7 @@ class Device:
         self.origin = origin
         self.say_hello = hello
         self.batch = batch
-        # tests open sessions from the storyteller's socket: say so in hello (issue 13)
+        # tests open sessions from the storyteller's socket: say so in hello
         self.create = create
         self.messages = 0  # websocket messages received (a batch is one)
         self.frames: list[dict] = []  # everything received, in order
@@ -63,10 +67,14 @@ class Device:
         if self.origin is not None:
             kwargs["origin"] = self.origin
         self.ws = await websockets.connect(self.url, **kwargs)
+        if self.use_channel:
+            await self._open_channel()
         self._reader = asyncio.get_running_loop().create_task(self._read())
         if self.say_hello:
             hello = {"type": "hello", "token": self.token, "session": self.session,
                      "after": self.after, "device": self.device}
+            if self.use_channel:
+                del hello["token"]
             if self.batch:
                 hello["batch"] = True
             if self.create:
@@ -81,6 +89,26 @@ class Device:
             await asyncio.gather(self._reader, return_exceptions=True)
         self._raise_invalid()
 
+    async def _open_channel(self) -> None:
+        from conteur.events import channel
+
+        key_id, nonce = channel.key_id_of_token(self.token), channel.new_nonce()
+        opening = {"type": "open", "id": key_id, "nonce": nonce}
+        if Device.frame_check is not None:
+            Device.frame_check("sent", opening)
+        await self.ws.send(_encode(opening).decode())
+        opened = _decode(await self.ws.recv())
+        if Device.frame_check is not None:
+            Device.frame_check("received", opened)
+        if opened.get("type") != "opened":  # refused at open (an address over its bad tokens)
+            self.frames.append(opened)
+            try:
+                await asyncio.wait_for(self.ws.wait_closed(), 10)
+            except asyncio.TimeoutError:
+                pass
+            raise ConnectionError(f"closed ({self.ws.close_code}) at open: {opened}")
+        self.channel = channel.client_side(channel.psk_of_token(self.token), key_id, nonce, opened["nonce"])
+
     def _raise_invalid(self) -> None:
         if self.invalid:
             raise self.invalid[0]
@@ -89,6 +117,10 @@ class Device:
         try:
             async for message in self.ws:
                 self.messages += 1
+                if self.channel is not None:
+                    if Device.frame_check is not None:
+                        Device.frame_check("received", _decode(message))
+                    message = self.channel.open(message)
                 frame = _decode(message)
                 check = Device.frame_check
                 if check is not None:
@@ -127,7 +159,12 @@ class Device:
         check = Device.frame_check
         if check is not None and isinstance(frame, dict):
             check("sent", frame)
-        await self.ws.send(frame if isinstance(frame, (str, bytes)) else _encode(frame).decode())
+        text = frame if isinstance(frame, (str, bytes)) else _encode(frame).decode()
+        if self.channel is not None:
+            text = self.channel.seal(text)
+            if check is not None:
+                check("sent", _decode(text))
+        await self.ws.send(text)
 
     async def wait_for(self, predicate: Callable[[dict], bool], timeout: float = 10.0,
                        start: int = 0) -> dict:
@@ -240,3 +277,48 @@ class Venue:
               session: str | None = None) -> str:
         return self.runtime.tokens.issue(role, character=character, session=session,
                                          name=character or role)
+
+
+class SealedHttp:
+    """What the web app does for HTTP on plain HTTP (server/web/sealed.py), for tests:
+    ``request(method, path, body)`` through the token's HTTP channel; ``httpx`` answers."""
+
+    def __init__(self, url: str, token: str):
+        from conteur.events import channel
+
+        import httpx
+
+        self.url = url
+        self.http = httpx.Client(base_url=url, timeout=30)
+        key_id, nonce = channel.key_id_of_token(token), channel.new_nonce()
+        opened = self.http.post("/channel", json={"id": key_id, "nonce": nonce})
+        opened.raise_for_status()
+        answer = opened.json()
+        self.name = answer["channel"]
+        up, down = channel.derive(channel.psk_of_token(token), key_id, nonce, answer["nonce"])
+        from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+        self.up, self.down = ChaCha20Poly1305(up), ChaCha20Poly1305(down)
+        self.n = 0
+        self.last_body: dict | None = None  # the last sealed request as it went (a replay test resends it)
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        import base64
+
+        import httpx
+
+        from conteur.events.channel import _NONCE
+
+        inner = {"method": method, "path": path, "headers": {"content-type": "application/json"},
+                 "body": "" if body is None else (body if isinstance(body, str) else _encode(body).decode())}
+        n, self.n = self.n, self.n + 1
+        box = self.up.encrypt(_NONCE.pack(n), _encode(inner), None)
+        self.last_body = {"channel": self.name, "n": n, "box": base64.b64encode(box).decode()}
+        outer = self.http.post("/sealed", json=self.last_body)
+        if outer.status_code != 200:
+            return outer
+        plain = _decode(self.down.decrypt(_NONCE.pack(n), base64.b64decode(outer.json()["box"]), None))
+        return httpx.Response(plain["status"], headers=plain["headers"], content=base64.b64decode(plain["body"]))
+
+    def close(self) -> None:
+        self.http.close()

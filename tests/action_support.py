@@ -43,7 +43,7 @@ def act(character, faces, given=(), actor=None, **fields) -> list:
 
 
 def jaleel_against_nella(visibility="open", actor=None):
-    """a1, 1 PS, waiting for nella's answer: the sealed roll (issue 13) and nella's call."""
+    """a1, 1 PS, waiting for nella's answer: the sealed roll and nella's call."""
     return act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella",
                visibility=visibility, actor=actor)
 

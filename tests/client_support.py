@@ -119,6 +119,8 @@ class Proxy:
     - ``partition()``: a dead Wi-Fi link: bytes stop flowing both ways but the sockets
       stay open, as when a link dies silently; new connections are refused. ``heal()``
       drops the dead flows and lets new ones through.
+    - ``flows``: every byte of every connection, as an eavesdropper on the venue's air
+      records it: one ``{"up": ..., "down": ...}`` per connection, in order.
     """
 
     def __init__(self, target_port: int, host: str = "127.0.0.1"):
@@ -128,6 +130,7 @@ class Proxy:
         self.held = False
         self.partitioned = False
         self.accepted = 0
+        self.flows: list[dict[str, bytearray]] = []
         self._writers: set[asyncio.StreamWriter] = set()
         self._loop = asyncio.new_event_loop()
         self._ready = threading.Event()
@@ -181,10 +184,13 @@ class Proxy:
             writer.transport.abort()
             return
         self._writers |= {writer, up_writer}
+        flow = {"up": bytearray(), "down": bytearray()}
+        self.flows.append(flow)
 
-        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+        async def pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, heard: bytearray) -> None:
             try:
                 while data := await src.read(65536):
+                    heard += data
                     while self.partitioned and not dst.transport.is_closing():
                         await asyncio.sleep(0.05)  # a dead link: the bytes go nowhere
                     if dst.transport.is_closing():
@@ -196,7 +202,7 @@ class Proxy:
             finally:
                 dst.transport.abort()
 
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        await asyncio.gather(pipe(reader, up_writer, flow["up"]), pipe(up_reader, writer, flow["down"]))
         self._writers -= {writer, up_writer}
 
     def _drop(self) -> None:

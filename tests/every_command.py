@@ -4,6 +4,10 @@ after a set-up that gives each something to act on: what the tests of closed ses
 
 from __future__ import annotations
 
+import msgspec
+
+from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
+
 MET = {"kind": "met", "physical": 6, "social": 4, "mental": 5}
 
 
@@ -88,3 +92,42 @@ EXAMPLES: dict[str, dict] = {
 def command(tag: str) -> dict:
     return {"type": tag, **EXAMPLES[tag]}
 
+
+def sheet_kind(tag: str, path: tuple) -> str | None:
+    """Which sheet kind a path under ``sheet`` belongs to (the union's tag)."""
+    if path[0] != "sheet":
+        return None
+    for cls in (MetSheet, V5Sheet, ActionSheet):
+        if path[1] in cls.__struct_fields__:
+            return cls.__struct_config__.tag
+    raise AssertionError(path)
+
+
+def with_value(tag: str, path: tuple, value: int) -> dict:
+    """The example command of ``tag`` with ``value`` at ``path`` (sheets keep their kind)."""
+    command = msgspec.json.decode(msgspec.json.encode({"type": tag, **EXAMPLES[tag]}))
+    kind = sheet_kind(tag, path)
+    target = command
+    for i, key in enumerate(path[:-1]):
+        nxt = path[i + 1]
+        default = [] if nxt == 0 else {}
+        if key == "*":
+            key = "x"
+        if isinstance(target, list):
+            while len(target) <= key:
+                target.append(default)
+            target = target[key]
+            continue
+        if key == "sheet":
+            target[key] = {"kind": kind}
+        elif not isinstance(target.get(key), (dict, list)) or (nxt == 0) != isinstance(target.get(key), list):
+            target[key] = default
+        target = target[key]
+    last = path[-1]
+    if last == "*":
+        target["x"] = value
+    elif isinstance(target, list):
+        target[:] = [value]
+    else:
+        target[last] = value
+    return command

@@ -6,8 +6,8 @@ same print the same bytes; a redesign of the rules is checked against main with 
     .venv/bin/python tests/golden_log.py > after.txt   # and on main: > before.txt
     .venv/bin/python tests/golden_log.py --compare before.txt after.txt
 
-``--compare`` allows one difference: a refusal's ``rule`` named where it was null (issue 16
-named the rule of every refusal). ``--events`` and ``--seeds`` scale the log (defaults:
+``--compare`` allows one difference: a refusal's ``rule`` named where it was null (every
+refusal now names its rule). ``--events`` and ``--seeds`` scale the log (defaults:
 2000 events, seeds 1-3).
 """
 
@@ -38,7 +38,7 @@ def dump(db: Path, out) -> None:
             sessions.setdefault(row.session, []).append(decode_event(data))
         for session, events in sessions.items():
             state = game.fold(events)
-            out.write(f"state\t{session}\t{msgspec.json.encode(state).decode()}\n")
+            out.write(f"state\t{session}\t{msgspec.json.encode(state, enc_hook=game.enc_hook).decode()}\n")
 
 
 def generate(directory: Path, *, events: int, seeds: list[int]) -> Path:

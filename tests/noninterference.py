@@ -1,4 +1,4 @@
-"""A noninterference harness over a real server (issue 13): play one script in two worlds
+"""A noninterference harness over a real server: play one script in two worlds
 that differ only in one character's hidden information, and collect every byte the other
 viewers can get, so a test asserts both collections are equal.
 

@@ -16,20 +16,26 @@ dies without its teardown (kill -9, a crash): no cluster outlives its tests.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tempfile
+import time
 import uuid
 from pathlib import Path
 
+import httpx
 import pytest
 
 ADMIN = "conteur_admin"
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def find_bindir() -> str | None:
@@ -108,16 +114,29 @@ class Cluster:
         last = ""
         for _ in range(5):  # another test run may take the free port between probe and bind
             self.port = _free_port()
-            options = (f"-c port={self.port} -c listen_addresses=127.0.0.1 "
-                       f"-c unix_socket_directories={self.root} -c max_connections=200 "
-                       f"-c fsync={'on' if self.fsync else 'off'}")
-            done = self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
-                             "-t", "120", "-o", options, "start", check=False)
+            done = self._start(check=False)
             if done.returncode == 0:
                 return self
             last = done.stderr + (self.root / "log").read_text(errors="replace")[-2000:]
         self.stop()
         raise RuntimeError(f"PostgreSQL did not start: {last}")
+
+    def _start(self, check: bool = True) -> subprocess.CompletedProcess:
+        options = (f"-c port={self.port} -c listen_addresses=127.0.0.1 "
+                   f"-c unix_socket_directories={self.root} -c max_connections=200 "
+                   f"-c fsync={'on' if self.fsync else 'off'}")
+        return self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "-w",
+                         "-t", "120", "-o", options, "start", check=check)
+
+    @contextlib.contextmanager
+    def down(self):
+        """The server stopped inside the block (connections refused), then started again
+        on the same port."""
+        self._run("pg_ctl", "-D", str(self.data), "stop", "-m", "fast", "-w")
+        try:
+            yield
+        finally:
+            self._start()
 
     def _start_watchdog(self) -> None:
         # /proc, not kill -0: an unprivileged watchdog may not signal a root test process
@@ -145,6 +164,36 @@ class Cluster:
         # with -l, as at start: the server must not hold our captured stdout open
         self._run("pg_ctl", "-D", str(self.data), "-l", str(self.root / "log"), "restart", "-m", "fast",
                   "-w", "-t", "120")
+
+    def processes(self) -> list[int]:
+        """The pids of the server: the postmaster and every backend and helper it forked."""
+        postmaster = int((self.data / "postmaster.pid").read_text().split()[0])
+        pids = [postmaster]
+        for stat in glob.glob("/proc/[0-9]*/stat"):
+            try:
+                fields = Path(stat).read_text().rsplit(")", 1)[1].split()
+            except OSError:  # gone meanwhile
+                continue
+            if int(fields[1]) == postmaster:
+                pids.append(int(stat.split("/")[2]))
+        return pids
+
+    @contextlib.contextmanager
+    def stalled(self):
+        """Every process of the server stopped (SIGSTOP) inside the block, then continued:
+        the stand-in for a hung host or a partition, where the kernel still holds the
+        connections open and nothing answers on them."""
+        pids = self.processes()
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        try:
+            yield pids
+        finally:
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
 
     def url(self, database: str = "postgres", *, user: str = ADMIN, password: str | None = None) -> str:
         password = self.password if password is None else password
@@ -174,6 +223,50 @@ class Cluster:
 
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+class Serve:
+    """``conteur serve --store URL`` on a free loopback port, its output in a file."""
+
+    def __init__(self, url: str, log: Path, *, deadline: float = 2):
+        self.url, self.log_path = url, log
+        self.deadline = deadline  # the statement timeout: an outage answered quickly
+        self.port = _free_port()
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> Serve:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "CONTEUR_PG_STATEMENT_TIMEOUT": str(self.deadline)}
+        self._log = open(self.log_path, "ab")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "conteur.server.cli.main", "serve", "--store", self.url,
+             "--host", "127.0.0.1", "--port", str(self.port)],
+            cwd=ROOT, env=env, stdout=self._log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while self.health()[0] != 200:
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.output()
+            time.sleep(0.1)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(60)
+        finally:
+            self._log.close()
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def health(self) -> tuple[int, dict]:
+        try:
+            answer = httpx.get(f"http://127.0.0.1:{self.port}/health", timeout=5)
+            return answer.status_code, answer.json()
+        except httpx.HTTPError:
+            return 0, {}
 
 
 @pytest.fixture(scope="session")

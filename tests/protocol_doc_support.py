@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import msgspec
+
 DOC = Path(__file__).resolve().parent.parent / "docs" / "protocol.md"
 TEXT = DOC.read_text(encoding="utf-8")
 
@@ -28,3 +30,12 @@ def example(body: str) -> bytes:
 
 COMMANDS = sections("####")
 FRAMES = sections("###")
+
+
+SCHEMA = re.compile(r"```json-schema\n(.*?)\n```", re.S)
+
+
+def schema_of(kind) -> dict:
+    made = msgspec.json.schema(kind)
+    found = made["$defs"][next(iter(made["$defs"]))] if "$defs" in made else made
+    return {k: v for k, v in found.items() if k not in ("title", "description")}

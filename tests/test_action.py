@@ -298,7 +298,7 @@ def test_act_12_on_equal_ps_the_defender_holds():
 
 def test_act_12_only_the_opposed_character_answers_once():
     jaleel = act("jaleel", [6, 2, 3], characteristic="Persuasion", opponent="nella")
-    # jake is told what he would be told of a roll that does not exist (issue 13, item 3)
+    # jake is told what he would be told of a roll that does not exist
     assert_refuses(given=ROSTER + jaleel, when=RollAction(character="jake",
                    characteristic="Motricité", against="a1"), actor=player("jake"),
                    code="not_found", match="no opposed roll 'a1' waits for jake's answer")
@@ -314,7 +314,7 @@ def test_act_12_only_the_opposed_character_answers_once():
                    actor=player("nella"), match="waits for nella's answer")
 
 
-# ---------------------------------------------------------------- ACT-12 sealed (issue 13)
+# ---------------------------------------------------------------- ACT-12 sealed
 
 
 def test_act_12_the_initiators_roll_is_sealed_from_the_defender_until_it_answers():
@@ -486,7 +486,7 @@ def test_act_7_expired_modifiers_leave_at_each_clock_move_and_the_rest_stay(step
 
 @pytest.mark.parametrize("bonus", [0, 3])
 def test_act_12_a_sealed_roll_draws_from_a_stream_of_its_own(bonus):
-    """FAIR-2 with the seal (issue 13): jaleel's sealed dice (3 + his bonus's D+/-) move no
+    """FAIR-2 with the seal: jaleel's sealed dice (3 + his bonus's D+/-) move no
     counter of his other streams, so his next open roll, before nella answers, tells nothing
     of them; and the sealed stream, once revealed, counts nothing but the sealed roll."""
     from conteur.events import fair
@@ -508,9 +508,9 @@ def test_act_12_a_sealed_roll_draws_from_a_stream_of_its_own(bonus):
 
 
 def test_act_2_a_long_secret_action_against_someone_is_numbered_among_what_its_opponent_sees():
-    # issue 13: the id an opposed roll shows its opponent counts only what that opponent
-    # sees; a long action begun in secret kept its roller's secret numbering (a2.louisa
-    # after one secret roll of hers), telling Sylvio how many secret rolls Louisa had made
+    # the id an opposed roll shows its opponent counts only what that opponent sees; a
+    # long action begun in secret must not keep its roller's secret numbering (a2.louisa
+    # after one secret roll of hers), which would tell Sylvio how many secret rolls Louisa made
     secret = act("louisa", [6, 7, 2, 2, 2, 2], characteristic="Science", difficulty=2, visibility="secret")
     ids = []
     for given in ([], secret):
@@ -525,7 +525,7 @@ def test_act_2_a_long_secret_action_against_someone_is_numbered_among_what_its_o
 
 
 def test_act_8_a_secret_sacrifice_is_not_told_by_a_refusal_to_one_who_rolls_against_the_dead():
-    # issue 13: Sergei sacrificed himself in a secret roll; Jake, who did not see it, rolling
+    # Sergei sacrificed himself in a secret roll; Jake, who did not see it, rolling
     # against him is answered as if Sergei lived (the contest waits for a storyteller's
     # ruling, ACT-12), not "sergei died", which would tell him the secret death
     rolled, died = act("sergei", [5, 8, 1, PLUS, BLANK], characteristic="Carrure",

@@ -102,7 +102,9 @@ def test_each_command_example_of_the_protocol_doc_validates(tag):
     {"type": "command", "id": "c1", "command": {"type": "roll_pool", "character": "iris", "pool": "5"}},
     {"type": "command", "id": "c1", "command": {"type": "dance"}},
     {"type": "command", "id": "", "command": {"type": "close_session"}},
-    {"type": "hello", "session": "night"},  # no token
+    {"type": "hello", "token": 7, "session": "night"},  # a token is text
+    {"type": "open", "id": "tok", "nonce": "short"},  # an id is hex, a nonce 32 bytes
+    {"type": "sealed", "box": "not base64!"},
     {"type": "hello", "token": "t", "after": -1},
     {"type": "welcome", "session": "night", "head": 3},  # not a device's frame
 ])
@@ -135,7 +137,8 @@ async def test_a_device_receiving_an_undescribed_frame_fails_its_test():
 
 
 async def test_a_night_exercises_every_message_and_each_validates(venue):
-    """hello, command, ping; welcome, event, live, ack, reject, error, pong, batch: each
+    """hello, command, ping, open, sealed; welcome, event, live, ack, reject, error, pong,
+    batch, opened: each
     sent or received at least once, each checked against its message."""
     FRAMES.checked.clear()
     st = Device(venue.ws_url, venue.token(), "night", batch=True)
@@ -152,5 +155,7 @@ async def test_a_night_exercises_every_message_and_each_validates(venue):
         await anna.send('{"type": "dance"}')  # an error (sent as text: deliberately undescribed)
         assert (await anna.next_error())["code"] == "unknown_type"
         await anna.sync()
+    async with Device(venue.ws_url, anna_token, "night", channel=True) as sealed:  # open, opened, sealed
+        await sealed.sync()
     seen = {key.split(" ", 1)[1] for key in FRAMES.checked}
     assert seen == set(wire.CLIENT_TAGS) | set(wire.SERVER_TAGS), FRAMES.checked

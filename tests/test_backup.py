@@ -1,4 +1,4 @@
-"""Backups of a live chronicle (issue 8): consistent while the server appends, standalone,
+"""Backups of a live chronicle: consistent while the server appends, standalone,
 and restorable without ever destroying the database they replace."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conteur.server.audit.verify import verify_path
 from conteur.server.store.backup import BackupError, DatabaseInUse, backup, restore
 
 # The events table as the store declares it (DESIGN.md, "Event store").
@@ -62,7 +63,7 @@ FAKE_ROW = ("INSERT INTO events (session, type, data, actor, device, command_id,
 
 def make_db(path: Path, rows: int) -> Path:
     """A real chronicle of ``rows`` events (more, on an existing one): restore verifies
-    the hash chain of what it puts back (issue 15), so the rows are the store's own."""
+    the hash chain of what it puts back, so the rows are the store's own."""
     from conteur.events.session import SceneOpened
     from conteur.server.store.sqlite import SQLiteStore, append_events
 
@@ -169,7 +170,7 @@ def test_backup_replaces_the_previous_copy_only_when_complete(tmp_path):
 
 def test_backup_refuses_an_empty_file_and_makes_nothing(tmp_path):
     db = tmp_path / "empty.db"
-    sqlite3.connect(db).close()  # 0 bytes: a failed copy, not a chronicle (issue 15)
+    sqlite3.connect(db).close()  # 0 bytes: a failed copy, not a chronicle
     with pytest.raises(BackupError, match="empty"):
         backup(db, tmp_path / "copy.db")
     assert not (tmp_path / "copy.db").exists()
@@ -194,7 +195,7 @@ def test_restore_round_trip_gives_back_every_event(tmp_path):
     # The laptop died: a new machine, no database at all.
     (tmp_path / "new-machine").mkdir()
     fresh = tmp_path / "new-machine" / "conteur.db"
-    assert restore(tmp_path / "stick" / "copy.db", fresh) == 300
+    assert restore(tmp_path / "stick" / "copy.db", fresh, verify=verify_path) == 300
 
     assert seqs(fresh) == original
     assert integrity(fresh) == [("ok",)]
@@ -214,7 +215,7 @@ def test_restore_refuses_a_database_the_server_has_open(tmp_path):
     server.execute("SELECT count(*) FROM events").fetchone()
 
     with pytest.raises(DatabaseInUse, match="server running"):
-        restore(tmp_path / "copy.db", db)
+        restore(tmp_path / "copy.db", db, verify=verify_path)
 
     assert server.execute("SELECT count(*) FROM events").fetchone() == (5,)
     assert sorted(p.name for p in tmp_path.iterdir() if "before-restore" in p.name) == []
@@ -234,10 +235,10 @@ def test_restore_moves_the_replaced_database_aside_with_its_newer_events(tmp_pat
     """)])
     assert crashed.returncode == 0
 
-    # the backup holds fewer events than the database: issue 15 asks for --force
+    # the backup holds fewer events than the database: only --force restores it
     with pytest.raises(BackupError, match="--force"):
-        restore(tmp_path / "copy.db", db)
-    assert restore(tmp_path / "copy.db", db, force=True) == 5
+        restore(tmp_path / "copy.db", db, verify=verify_path)
+    assert restore(tmp_path / "copy.db", db, verify=verify_path, force=True) == 5
 
     assert seqs(db) == [1, 2, 3, 4, 5]
     [aside] = [p for p in tmp_path.iterdir() if p.name.startswith("live.db.before-restore-")
@@ -252,7 +253,7 @@ def test_forced_restore_leaves_the_running_server_on_the_old_file(tmp_path):
     server = sqlite3.connect(db)
     server.execute("SELECT count(*) FROM events").fetchone()  # opened, as a server has
 
-    assert restore(tmp_path / "copy.db", db, force=True) == 5
+    assert restore(tmp_path / "copy.db", db, verify=verify_path, force=True) == 5
 
     assert seqs(db) == [1, 2, 3, 4, 5]
     assert server.execute("SELECT count(*) FROM events").fetchone() == (7,)
@@ -264,12 +265,12 @@ def test_restore_refuses_a_damaged_backup_and_keeps_the_database(tmp_path):
     damaged = tmp_path / "copy.db"
     damaged.write_bytes(b"SQLite format 3\x00" + b"\xff" * 4000)
     with pytest.raises(BackupError):
-        restore(damaged, db)
+        restore(damaged, db, verify=verify_path)
     assert seqs(db) == [1, 2, 3, 4, 5]
 
 
 def test_cli_backup_into_a_folder_names_the_copy_by_time(tmp_path, capsys):
-    from conteur.server.store.backup import main
+    from conteur.server.cli.backup import main
 
     db = make_db(tmp_path / "conteur.db", rows=7)
     stick = tmp_path / "stick"
@@ -284,7 +285,7 @@ def test_cli_backup_into_a_folder_names_the_copy_by_time(tmp_path, capsys):
 
 
 def test_cli_restore_tells_to_stop_the_server_then_force_works(tmp_path, capsys):
-    from conteur.server.store.backup import main
+    from conteur.server.cli.backup import main
 
     db = make_db(tmp_path / "conteur.db", rows=3)
     main(["backup", "--db", str(db), "--to", str(tmp_path / "copy.db")])
@@ -307,7 +308,7 @@ def test_restore_as_root_gives_the_database_to_the_data_folders_owner(tmp_path):
     data.mkdir()
     os.chown(data, 4242, 4242)  # the `conteur` user of the unit
 
-    restore(tmp_path / "copy.db", data / "conteur.db")
+    restore(tmp_path / "copy.db", data / "conteur.db", verify=verify_path)
 
     owner = (data / "conteur.db").stat()
     assert (owner.st_uid, owner.st_gid) == (4242, 4242)
@@ -318,5 +319,5 @@ def test_backup_and_restore_refuse_to_copy_a_file_onto_itself(tmp_path):
     with pytest.raises(BackupError, match="live database itself"):
         backup(db, tmp_path / "." / "live.db")
     with pytest.raises(BackupError, match="nothing to do"):
-        restore(db, db)
+        restore(db, db, verify=verify_path)
     assert seqs(db) == [1, 2, 3, 4]

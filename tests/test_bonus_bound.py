@@ -1,4 +1,4 @@
-"""A bound on player-declared bonuses (issue 13, Deliver 7): the session option
+"""A bound on player-declared bonuses: the session option
 ``max_player_bonus`` (roster ``[options]``, default 3, docs/rules-choices.md), beyond which a
 player's roll is refused naming the option; storytellers unbounded; every bonus logged."""
 

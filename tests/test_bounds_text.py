@@ -25,7 +25,7 @@ from conteur.server.core.roster import Roster, RosterError, parse_roster
 from conteur.server.testing import Venue
 from conteur.server.web.app import Settings
 from tests.every_command import SETUP
-from tests.test_hostile import with_value
+from tests.every_command import with_value
 from tests.types_support import leaves
 
 _ids = itertools.count(1)

@@ -1,4 +1,4 @@
-"""MET-13 "sans limite de temps" (issue 14, item 2): a tie debt made by a failed overbid in
+"""MET-13 "sans limite de temps": a tie debt made by a failed overbid in
 one session is carried into the next session of the chronicle, however that session is
 opened: a roster import, ``POST /sessions`` or the ``open_session`` command. A real server."""
 

@@ -1,4 +1,4 @@
-"""One catalogue of messages per language, as data (issue 16, item 3): events/messages/
+"""One catalogue of messages per language, as data: events/messages/
 holds every string a person reads; Python reads it (events/catalogue.py) and the server
 serves it to the web app at /messages/, which reads it too (client/web/messages.js)."""
 
@@ -23,7 +23,7 @@ WEB = ROOT / "client" / "web"
 def test_every_language_has_every_sentence_app_string_and_export_label():
     for name in ("sentences", "app", "export", "join"):
         assert set(section(name, "fr")) == set(section(name, "en")), name
-    # the review page shows the server's English words themselves: French adds their names
+    # the review page's words for statuses and reasons: French may name more of them
     assert set(section("review", "fr")) >= set(section("review", "en"))
 
 

@@ -1,4 +1,4 @@
-"""Every CLI command on every bad database a tired storyteller meets (issue 15): a missing
+"""Every CLI command on every bad database a tired storyteller meets: a missing
 folder, a file locked by another process, a file that is not SQLite, an empty file and a
 newer conteur's database. Each answer is one readable line on stderr, never a traceback,
 with the exit status `conteur --help` documents; and the guards that keep the chronicle:
@@ -238,7 +238,7 @@ def test_read_only_commands_never_create_a_file(good, tmp_path):
         assert result.returncode == EXIT_BAD_INPUT, result
         assert len(result.stderr.splitlines()) == 1
         assert list(tmp_path.iterdir()) == [], f"{args[0]} created {list(tmp_path.iterdir())}"
-    # a 0-byte file stays 0 bytes: verify used to write a schema into it and say OK
+    # a 0-byte file stays 0 bytes: verify never writes a schema into it and says OK
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
     result = conteur("verify", empty)

@@ -1,4 +1,4 @@
-"""Every command that takes a chronicle takes a PostgreSQL one (issue 17, items 1 and 4):
+"""Every command that takes a chronicle takes a PostgreSQL one:
 `serve --store postgresql://...` (a real server process), `simulate`, `verify`, `replay`,
 `export` and `backup`, with the password never printed; and the websocket and HTTP
 fronts on a PostgreSQL chronicle, a real server on loopback."""

@@ -15,6 +15,7 @@ import pytest
 
 from conteur.client.client import Backoff, Client, ClientError, decode_event
 from conteur.client.outbox import Outbox
+from conteur.events import game
 from tests.client_support import Proxy, events_of_type, served, stored_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,7 +31,7 @@ def server_state(server, session):
 
 
 def same_state(a, b) -> bool:
-    strip = lambda s: msgspec.to_builtins(msgspec.structs.replace(s, head=0))  # noqa: E731
+    strip = lambda s: msgspec.to_builtins(msgspec.structs.replace(s, head=0), enc_hook=game.enc_hook)  # noqa: E731
     return strip(a) == strip(b)
 
 

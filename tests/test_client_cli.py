@@ -8,6 +8,7 @@ import msgspec
 import pytest
 
 from conteur.client.cli import describe, main, parse_link
+from conteur.events import game
 from conteur.events.narrate import Teller
 
 
@@ -47,7 +48,7 @@ def test_storyteller_joins_sends_watches_and_folds(server, setup, tmp_path, caps
     assert main(["state", "--state", state]) == 0
     folded = json.loads(capsys.readouterr().out)
     assert folded["session"]["frozen"] is True
-    server_state = json.loads(msgspec.json.encode(server.runtime.chronicle.state(setup.session)))
+    server_state = json.loads(msgspec.json.encode(server.runtime.chronicle.state(setup.session), enc_hook=game.enc_hook))
     assert {k: v for k, v in folded.items() if k != "head"} == {k: v for k, v in server_state.items() if k != "head"}
 
 

@@ -1,4 +1,4 @@
-"""`conteur client` as a storyteller's terminal (issue 15): a running `watch` prints every
+"""`conteur client` as a storyteller's terminal: a running `watch` prints every
 event, whatever other process shares its state file; a restore is announced; `send
 --no-wait` sends at once; a silent server or a bad link gives one line and its status."""
 
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import websockets
 
+from conteur.server.audit.verify import verify_path
 from conteur.client.cli import main
 from conteur.client.client import Client
 from conteur.server.store.backup import backup, restore
@@ -117,7 +118,7 @@ def test_watch_announces_a_restored_backup_before_printing_the_log_again(setup, 
                                              {"type": "skip_time", "seconds": 600}))
             watch.wait_for(lambda: seqs[-1] in watch.seqs(), "the event the backup misses")
             first.__exit__(None, None, None)  # the laptop dies; the spare restores the backup
-            restore(copy, setup.db, force=True)
+            restore(copy, setup.db, verify=verify_path, force=True)
             with served(setup.db) as spare:
                 proxy.target_port = spare.port
                 watch.wait_for(lambda: any("notice" in line for line in watch.lines), "a notice")

@@ -1,4 +1,4 @@
-"""Closed means closed (issue 13, Deliver 4; TIME-2, FAIR-2): once ``session.closed`` has
+"""Closed means closed (TIME-2, FAIR-2): once ``session.closed`` has
 revealed the draw seed, every command type is refused for every role, storytellers
 included, with a message naming TIME-2, and the log gains no play.
 

@@ -1,4 +1,4 @@
-"""The venue deployment kit (issue 8): the systemd unit, the shell scripts."""
+"""The venue deployment kit: the systemd unit, the shell scripts."""
 
 from __future__ import annotations
 
@@ -84,8 +84,8 @@ def test_hotspot_refuses_a_password_wpa2_cannot_take():
     assert "8 to 63 characters" in result.stderr
 
 
-# backup-loop.sh calls `conteur backup`; until the CLI has it wired, the same command
-# is `python -m conteur.server.store.backup backup`.
+# backup-loop.sh calls `conteur backup`; without the installed script, the same command
+# is `python -m conteur.server.cli.backup backup`.
 @pytest.fixture
 def conteur_command(tmp_path) -> str:
     venv_conteur = Path(sys.executable).parent / "conteur"
@@ -93,7 +93,7 @@ def conteur_command(tmp_path) -> str:
             [venv_conteur, "backup", "--help"], capture_output=True).returncode == 0:
         return str(venv_conteur)
     wrapper = tmp_path / "conteur"
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m conteur.server.store.backup "$@"\n')
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m conteur.server.cli.backup "$@"\n')
     wrapper.chmod(0o755)
     return str(wrapper)
 
@@ -157,7 +157,7 @@ def test_backup_loop_reports_a_missing_stick(conteur_command, tmp_path):
 
 
 def test_backup_loop_never_creates_the_stick_folder(conteur_command, tmp_path):
-    # issue 15: a mistyped or unmounted /media/USER/STICK became a folder on the laptop
+    # a mistyped or unmounted /media/USER/STICK must not become a folder on the laptop
     db = live_db(tmp_path / "conteur.db", rows=1)
     missing = tmp_path / "media" / "STICK"
 

@@ -1,4 +1,4 @@
-"""The self-signed set-up behind `conteur serve --tls` (issue 8): a venue CA phones install
+"""The self-signed set-up behind `conteur serve --tls`: a venue CA phones install
 once, and a server certificate for the LAN addresses that real TLS clients accept."""
 
 from __future__ import annotations

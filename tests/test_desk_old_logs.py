@@ -10,7 +10,7 @@ from conteur.events import desk, game
 from conteur.events.model import STORYTELLER
 from conteur.server.audit.verify import verify_store
 from conteur.server.core.service import Chronicle
-from conteur.server.store import codec
+from conteur.server.store import snapshot
 from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import command, make_chronicle
 
@@ -19,10 +19,10 @@ def test_a_snapshot_from_before_the_desk_decodes_with_an_empty_desk(tmp_path):
     setup = make_chronicle(tmp_path / "c.db")
     with SQLiteStore(setup.db) as store:
         state = store.load_state(setup.session)
-    whole = msgspec.to_builtins(state)
+    whole = msgspec.to_builtins(state, enc_hook=game.enc_hook)
     del whole["desk"]  # what the server wrote before the desk part
     old = msgspec.msgpack.encode(whole)
-    decoded = codec.decode_state(old)
+    decoded = snapshot.open_state(snapshot.LEGACY_STATE, old, state.head, lambda seq: None)
     assert decoded is not None and decoded.desk == desk.State()
     assert decoded.session == state.session and decoded.met == state.met
 

@@ -4,22 +4,11 @@ venue-wide Time Out a JSON Schema: it must be the one the code's types make."""
 from __future__ import annotations
 
 import json
-import re
 
-import msgspec
 import pytest
 
 from conteur.events import desk, session
-from tests.protocol_doc_support import COMMANDS
-
-SCHEMA = re.compile(r"```json-schema\n(.*?)\n```", re.S)
-
-
-def schema_of(kind) -> dict:
-    made = msgspec.json.schema(kind)
-    found = made["$defs"][next(iter(made["$defs"]))] if "$defs" in made else made
-    return {k: v for k, v in found.items() if k not in ("title", "description")}
-
+from tests.protocol_doc_support import COMMANDS, SCHEMA, schema_of
 
 @pytest.mark.parametrize("kind", desk.COMMANDS, ids=lambda k: k.__struct_config__.tag)
 def test_each_desk_commands_schema_in_the_doc_is_the_codes(kind):

@@ -5,7 +5,7 @@ A mixed night, every ruleset through the real command path on real SQLite files:
 debts; V5 pools with Hunger, Rouse checks and Willpower rerolls; action dice with opposed
 and sealed rolls, long actions, deaths), the review's scripted evening (Time Out, an
 overrule, challenges played by hand, disputed, ruled and confirmed) with a few more moves,
-a V5 sheet amended after its Hunger moved, a night where deaths leave rolls waiting and
+a V5 sheet amended after its Hunger moved, a group challenge (one against three), a night where deaths leave rolls waiting and
 long actions pending for the storyteller to settle, and two sessions of one chronicle
 (the simulator's MET players around a script): the second inherits the first's unpaid tie
 debts in ``session.opened.carried`` and its characters as amended. Every event type of
@@ -42,6 +42,7 @@ from conteur.server.cli.simulate import play
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from tests.action_support import ROSTER, act
+from tests.group_support import open_group_session, play_group
 from tests.client_support import ANNA as ANNA_SHEET, BRUNO as BRUNO_SHEET, CLARA, SESSION, command
 from tests.review_support import ANNA, BRUNO, evening, run
 
@@ -254,6 +255,10 @@ def night(tmp_path_factory) -> dict[str, list[tuple[int, object]]]:
         sessions["option"] = _pairs(store, "option")
         _hunger_amended(chronicle, "nuit")
         sessions["nuit"] = _pairs(store, "nuit")
+        open_group_session(chronicle, "group")  # one against three (MET-1)
+        play_group(chronicle, "group")
+        run(chronicle, STORYTELLER, "close_session", "group")
+        sessions["group"] = _pairs(store, "group")
     sessions["deaths"] = _deaths()
     sessions.update(_chronicle(folder))
     return sessions
@@ -301,7 +306,8 @@ def python_view(state: game.GameState) -> dict:
                               "defender_abilities": c.defender_abilities, "mutual": c.mutual, "by": c.by,
                               "reason": c.reason, "retests": c.retests, "overbids": c.overbids,
                               "overbid_value": c.overbid_value, "cancellable": c.cancellable,
-                              "thrown": sorted(c.throws), "bid": sorted(c.bids)}
+                              "thrown": sorted(c.throws), "bid": sorted(c.bids),
+                              "group": c.group, "defenders": c.defenders, "group_results": c.results}
                        for c in sorted(state.met.challenges.values(), key=lambda c: c.id)},
         "debts": [[d.debtor, d.creditor, d.challenge] for d in state.met.debts],
         "hunger": dict(sorted(state.v5.hunger.items())),

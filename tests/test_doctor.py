@@ -1,4 +1,4 @@
-"""`conteur doctor` (issue 14): one pass/fail line per check, English and French, exit 1 on
+"""`conteur doctor`: one pass/fail line per check, English and French, exit 1 on
 a fail. A real database (made and tampered with for real), a real server on loopback, a
 real certificate, and a real executable standing in for nmcli's output."""
 

@@ -1,4 +1,4 @@
-"""`conteur doctor` loose ends (issue 14): under ``--cert``/``--key`` (as given to serve) it
+"""`conteur doctor` loose ends: under ``--cert``/``--key`` (as given to serve) it
 checks that certificate's dates, names and key, not the venue one beside the database; and a
 0-byte database file is said to be empty, a note and not a failure, in English and French.
 Real files: a real database, real certificates (one made by ``conteur serve --tls``'s own
@@ -14,7 +14,7 @@ import pytest
 from conteur.server.cli.doctor import FAIL, NOTE, PASS, Doctor
 from conteur.server.cli.main import main
 from conteur.server.web import tls
-from conteur.server.web.app import tls_folder
+from conteur.server.cli.serve import tls_folder
 from tests.client_support import make_chronicle
 
 LOOPBACK = lambda: ["127.0.0.1"]  # noqa: E731  (tests talk only to 127.0.0.1)

@@ -1,4 +1,4 @@
-"""`conteur doctor --store postgresql://...` (issue 17): the checks at the door for a server
+"""`conteur doctor --store postgresql://...`: the checks at the door for a server
 that will run on a PostgreSQL chronicle. The database line verifies the same chain `verify`
 does, on a real throwaway PostgreSQL; a chronicle that cannot be reached or that was tampered
 with fails in one line, and the password is never printed."""

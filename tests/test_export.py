@@ -216,7 +216,7 @@ def test_a_storyteller_settling_an_opposed_roll_is_a_ruling_in_the_record(tmp_pa
             "o1.anna+bruno, selon qui Bruno l'a emporté", "Bruno n'a pas répondu : pas de gagnant")),
 ])
 def test_a_disputed_record_is_told_as_disputed_with_both_claims_and_no_winner(tmp_path, lang, words):
-    # issue 15: the record said "Anna won" of a challenge played by hand that Bruno disputed
+    # the record must not say "Anna won" of a challenge played by hand that Bruno disputes
     from conteur.events.model import STORYTELLER
     from conteur.server.core.service import Chronicle
     from tests.client_support import make_chronicle

@@ -1,7 +1,6 @@
-"""Exports made by parts are the exports made whole, and a file is never half written
-(issue 18 item 3).
+"""Exports made by parts are the exports made whole, and a file is never half written.
 
-``conteur export`` and ``GET /sessions/{s}/export`` now make the record from a review kept
+``conteur export`` and ``GET /sessions/{s}/export`` make the record from a review kept
 as a server keeps one (paged from the store, server/audit/paged.py) and the rows read again
 by chunks (server/audit/streamed.py), writing each part as it comes. These tests play
 random nights of each ruleset on a real SQLite file and compare every format, in both

@@ -281,6 +281,7 @@ def test_a_dice_session_state_survives_a_snapshot_round_trip(session_log):
     """Snapshots store the folded state: every dice part must decode back equal."""
     events, _ = session_log
     state = game.fold(events)
+    assert state.streams  # the draw streams are put to the test
     for encode, decode in ((msgspec.json.encode, msgspec.json.decode),
                            (msgspec.msgpack.encode, msgspec.msgpack.decode)):
-        assert decode(encode(state), type=game.GameState) == state
+        assert decode(encode(state, enc_hook=game.enc_hook), type=game.GameState, dec_hook=game.dec_hook) == state

@@ -1,5 +1,5 @@
 """Draw streams, nonces for hidden rolls, ids by audience and refusals that tell nothing
-(issue 13; RULES FAIR-1, FAIR-2, V5-9, ACT-2, ACT-12)."""
+(RULES FAIR-1, FAIR-2, V5-9, ACT-2, ACT-12)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Faults on a real server (issue 9): kill -9 under load, a device killed mid-command, a
+"""Faults on a real server: kill -9 under load, a device killed mid-command, a
 network partition, a full disk. Nothing acknowledged is ever lost or doubled, and every
 device converges to what a replay of the log shows its viewer.
 
 Each test is bounded (well under a minute). The partition lasts 6 s here; set
-``CONTEUR_PARTITION_SECONDS=60`` for the full minute of the issue.
+``CONTEUR_PARTITION_SECONDS=60`` for a full minute.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""PostgreSQL restarted under load (issue 17, item 3): a real server on a PostgreSQL
+"""PostgreSQL restarted under load: a real server on a PostgreSQL
 chronicle, devices sending commands while the database restarts. During the outage a
 command is answered `unavailable` (nothing was written, retry); every retry keeps its
 command id, and after the restart each command is decided exactly once, the log gapless

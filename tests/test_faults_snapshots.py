@@ -1,4 +1,4 @@
-"""Start-up after a fault: periodic snapshots taken while playing (issue 9).
+"""Start-up after a fault: periodic snapshots taken while playing.
 
 A server killed with SIGKILL after a long night must not replay the whole night: the
 chronicle writes a snapshot every ``snapshot_every`` events of a session while it plays,

@@ -135,21 +135,31 @@ def test_the_stores_replay_of_the_bench_sample_is_reduce_evolve(tmp_path):
 
 def test_draws_on_several_streams_in_one_event_count_as_fair_2_says():
     """FAIR-2: each stream's next counter is past every draw folded; records from before
-    streams count in the session-wide counter."""
+    streams count in the session-wide counter. The streams are persistent: the map a
+    draw folds into is a new one, the one before it is left as it was."""
     rng = random.Random(5)
-    records = [DrawRecord(counter=rng.randrange(6), sides=6, face=1, stream=rng.choice(["a/open", "b/open", ""]))
+    records = [DrawRecord(counter=rng.randrange(6), sides=6, face=1, stream=rng.choice(["a/open", "b/open", "c/x"]))
                for _ in range(12)]
     records[0] = DrawRecord(counter=2, sides=6, face=1, stream="a/open")  # a streamed event
-    streams = {"a/open": 3}
-    expected = dict(streams)
+    before = {"a/open": 3, **{f"s/sealed=a{n}": n for n in range(300)}}  # wide enough for buckets
+    streams = game.Streams(before)
+    expected = dict(before)
     for r in records:
         if r.counter >= expected.get(r.stream, 0):
             expected[r.stream] = r.counter + 1
-    assert game.count_draws(streams, 7, records) == 7
-    assert streams == expected
+    after = streams.counted(records)
+    assert after == expected and dict(after) == expected and len(after) == len(expected)
+    assert streams == before  # unchanged
+    assert streams.counted([DrawRecord(counter=1, sides=6, face=1, stream="a/open")]) is streams
+    assert streams.counted([DrawRecord(counter=3, sides=6, face=1, stream="a/open")])["a/open"] == 4
+    grown = game.Streams()
+    for n in range(2000):  # through several rebuilds of its buckets
+        grown = grown.counted([DrawRecord(counter=n % 3, sides=6, face=1, stream=f"x/sealed=a{n}")])
+    assert grown == {f"x/sealed=a{n}": n % 3 + 1 for n in range(2000)}
+    assert list(grown.to_dict()) == sorted(grown)
     old = [DrawRecord(counter=c, sides=6, face=1) for c in (4, 9, 2)]
-    assert game.count_draws({}, 3, old) == 10
-    assert game.count_draws({}, 12, old) == 12
+    assert game.count_draws(3, old) == 10
+    assert game.count_draws(12, old) == 12
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])

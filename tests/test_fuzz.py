@@ -1,4 +1,4 @@
-"""Protocol fuzzing on a real server (issue 9).
+"""Protocol fuzzing on a real server.
 
 - A hypothesis state machine over connect, drop, command, freeze and resync: after every
   step, every connected device holds exactly the server's log filtered for its viewer

@@ -1,4 +1,4 @@
-"""Hostile input gets a clear answer, never a crash (issue 13, Deliver 8), on a real server.
+"""Hostile input gets a clear answer, never a crash, on a real server.
 
 - Nesting beyond 32 levels, over the websocket (``error invalid``, the socket stays open:
   no 4500 close) and in every POST body (HTTP 400, never 500).
@@ -28,7 +28,7 @@ from conteur.server.web.app import Settings
 from conteur.events.nesting import MAX_DEPTH, too_deep
 from conteur.server.testing import Venue
 from tests.examples import examples
-from tests.every_command import EXAMPLES, SETUP
+from tests.every_command import SETUP, with_value
 from tests.types_support import leaves
 
 FAST = Settings(rate=100000, burst=100000)
@@ -93,18 +93,6 @@ def int_fields(kind):
     return leaves(kind, msgspec.inspect.IntType)
 
 
-def sheet_kind(tag: str, path: tuple) -> str | None:
-    """Which sheet kind a path under ``sheet`` belongs to (the union's tag)."""
-    from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
-
-    if path[0] != "sheet":
-        return None
-    for cls in (MetSheet, V5Sheet, ActionSheet):
-        if path[1] in cls.__struct_fields__:
-            return cls.__struct_config__.tag
-    raise AssertionError(path)
-
-
 FIELDS = sorted({(t.__struct_config__.tag, path, info.ge, info.le)
                  for t in game.COMMAND_TYPES for path, info in int_fields(t)}, key=str)
 
@@ -153,36 +141,6 @@ def test_the_openapi_schema_says_every_bound_the_decoder_enforces(venue):
         if not any(_says_bounds(n, ge, le) for n in nodes):
             silent.append((tag, path))
     assert not silent, f"the schema does not say these bounds (events/bounds.py): {silent}"
-
-
-def with_value(tag: str, path: tuple, value: int) -> dict:
-    """The example command of ``tag`` with ``value`` at ``path`` (sheets keep their kind)."""
-    command = msgspec.json.decode(msgspec.json.encode({"type": tag, **EXAMPLES[tag]}))
-    kind = sheet_kind(tag, path)
-    target = command
-    for i, key in enumerate(path[:-1]):
-        nxt = path[i + 1]
-        default = [] if nxt == 0 else {}
-        if key == "*":
-            key = "x"
-        if isinstance(target, list):
-            while len(target) <= key:
-                target.append(default)
-            target = target[key]
-            continue
-        if key == "sheet":
-            target[key] = {"kind": kind}
-        elif not isinstance(target.get(key), (dict, list)) or (nxt == 0) != isinstance(target.get(key), list):
-            target[key] = default
-        target = target[key]
-    last = path[-1]
-    if last == "*":
-        target["x"] = value
-    elif isinstance(target, list):
-        target[:] = [value]
-    else:
-        target[last] = value
-    return command
 
 
 def field_name(path: tuple) -> str:
@@ -308,7 +266,7 @@ def test_a_storyteller_hello_to_a_session_with_no_event_is_refused(venue):
 def post_routes(session: str = "night") -> list[str]:
     return ["/sessions", f"/sessions/{session}/commands", f"/sessions/{session}/roster",
             f"/sessions/{session}/tokens", f"/sessions/{session}/join-sheet", f"/sessions/{session}/close",
-            f"/sessions/{session}/devices/{DEVICE}/revoke"]
+            f"/sessions/{session}/devices/{DEVICE}/revoke", "/channel", "/sealed"]
 
 
 DEVICE = "0" * 12  # a grant id of the right form that names no token

@@ -1,4 +1,4 @@
-"""House rules that keep the layout honest (issue 16): checked on the source, so a change
+"""House rules that keep the layout honest: checked on the source, so a change
 that breaks one fails here instead of waiting for a reader to trip on it."""
 
 from __future__ import annotations

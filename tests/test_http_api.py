@@ -103,6 +103,28 @@ def test_an_invalid_roster_is_a_400_naming_the_problem(venue, night):
     assert bad.status_code == 400 and "physical" in bad.text
 
 
+@pytest.mark.parametrize("body, named", [
+    ({"characters": {}}, "characters"),  # an object where the list goes
+    ({"characters": [{"id": ""}]}, "id"),  # no token can be made for no one
+    ({"scenes": [{"id": ""}]}, "id"),
+    ({"session": "another"}, "session"),  # the URL names the session
+    ({"options": {"turn_seconds": 4.5}}, "turn_seconds"),
+])
+def test_a_roster_the_schema_refuses_is_a_400_naming_the_field_and_nothing_is_written(venue, night, body, named):
+    st, _ = night
+    before = st.get("/sessions/night/events").json()
+    bad = st.post("/sessions/night/roster", json=body)
+    assert bad.status_code == 400 and named in bad.text, bad.text
+    assert st.get("/sessions/night/events").json() == before
+
+
+def test_a_roster_with_the_urls_session_and_a_whole_number_written_as_a_float_is_taken(venue, night):
+    st, _ = night
+    taken = st.post("/sessions/later/roster", json={"session": "later", "options": {"turn_seconds": 6.0}})
+    assert taken.status_code == 200, taken.text
+    assert st.get("/sessions/later/state").json()["session"]["turn_seconds"] == 6
+
+
 def test_events_are_in_the_callers_view(venue, night):
     st, imported = night
     everything = st.get("/sessions/night/events").json()
@@ -130,7 +152,7 @@ def test_state_is_true_for_the_storyteller_and_folded_from_its_view_for_a_player
 
 
 def test_state_leaves_finished_challenges_to_its_pages_and_at_seq_answers_the_whole_state(venue):
-    """Issue 18: the head's state carries the live state, the count of finished challenges
+    """The head's state carries the live state, the count of finished challenges
     and the last few; ``/state/done`` pages through all of them, the same as the whole
     state at that seq holds, in each caller's own view; bad paging is a 400 naming it."""
     rng = random.Random("state-done")

@@ -121,7 +121,8 @@ def test_a_roster_key_the_file_does_not_have_is_refused_and_the_schema_says_so(n
     assert reply.status_code == 400 and "charcters" in reply.json()["detail"]
     body = openapi["paths"]["/sessions/{session}/roster"]["post"]["requestBody"]["content"]["application/json"]
     assert body["schema"]["additionalProperties"] is False
-    assert {"session", "name", "ruleset", "options", "scenes", "characters"} <= set(body["schema"]["properties"])
+    assert {"name", "ruleset", "options", "scenes", "characters"} <= set(body["schema"]["properties"])
+    assert "session" not in body["schema"]["properties"]  # the URL names it
 
 
 @pytest.mark.parametrize("characters", [True, 3, "anna", {"id": "anna"}])

@@ -1,4 +1,4 @@
-"""`conteur import` (issue 17, item 5): an organisation's central chronicle takes each
+"""`conteur import`: an organisation's central chronicle takes each
 venue's verified JSON Lines export of a night. A tampered export is refused naming the
 seq, nothing written; a night is imported once; tie debts made at one venue carry into
 the next session the organisation opens in the same chronicle (MET-13)."""
@@ -12,6 +12,7 @@ import sys
 import httpx
 import pytest
 
+from conteur.server.audit.verify import verify_path
 from conteur.events.model import STORYTELLER
 from conteur.events.session import OpenSession
 from conteur.server.audit.export import export
@@ -55,7 +56,7 @@ def central(request, tmp_path):
 
 def test_a_venues_night_joins_the_central_chronicle_and_its_debt_carries_on(tmp_path, central):
     path, venue_rows = venue_night(tmp_path / "lyon", "lyon-1")
-    added = import_night(path, central)
+    added = import_night(path, central, verify=verify_path)
     assert added.sessions == ["lyon-1"] and added.events == len(venue_rows)
     with open_store(central) as store:
         assert verify_rows(store.rows(), gapless=True)[1] is None
@@ -81,7 +82,7 @@ def test_a_tampered_export_is_refused_naming_the_seq(tmp_path, central):
     with open_store(central) as store:
         head = store.head()
     with pytest.raises(MigrateError, match=f"chain broken at seq {line['seq']}.*nothing was written"):
-        import_night(path, central)
+        import_night(path, central, verify=verify_path)
     done = subprocess.run([sys.executable, "-m", "conteur.server.cli.main", "import", str(path), "--store", central],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1 and f"seq {line['seq']}" in done.stderr
@@ -96,4 +97,4 @@ def test_a_night_is_imported_once(tmp_path, central):
     assert done.returncode == 0, done.stderr
     assert "imported" in done.stdout and "lyon-1" in done.stdout
     with pytest.raises(MigrateError, match="already holds session.*lyon-1"):
-        import_night(path, central)
+        import_night(path, central, verify=verify_path)

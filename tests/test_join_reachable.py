@@ -1,4 +1,4 @@
-"""Join links phones can reach (issue 14, item 1): the join sheet and minted links use the
+"""Join links phones can reach: the join sheet and minted links use the
 LAN address (or ``--public-url``), never localhost while the machine has a LAN address,
 and say beside each QR code which Wi-Fi to join and the address in plain text."""
 
@@ -80,7 +80,7 @@ def test_without_any_lan_address_the_sheet_says_phones_cannot_reach_it(tmp_path)
 
 
 def test_the_sheet_speaks_the_tablets_language(tmp_path):
-    # issue 14: every string in both languages; the tablet sends its own (app.js joinSheet)
+    # every string in both languages; the tablet sends its own (app.js joinSheet)
     with Venue(tmp_path / "c.db", settings=Settings(lan_addresses=lambda: [])) as venue, \
             night(venue, "127.0.0.1") as http:
         fr = http.post("/sessions/night/join-sheet", json={"lang": "fr"}).text
@@ -109,3 +109,15 @@ def test_start_up_names_the_wifi_to_join(tmp_path):
         announce(store, "10.42.0.1", 8000, out=out, wifi="Elysium-guests")
     text = out.getvalue()
     assert "Phones on the Wi-Fi 'Elysium-guests' reach it at:\n  http://10.42.0.1:8000/" in text
+
+
+@pytest.mark.parametrize(("lang", "reload", "offline"), [("en", "reloads the page", "opens even with no network"),
+                                                         ("fr", "recharge la page", "ouvre alors même sans réseau")])
+def test_a_sheet_over_plain_http_says_what_a_reload_offline_does_and_what_tls_adds(tmp_path, lang, reload, offline):
+    # no service worker outside a secure context: the sheet says so where phones join
+    settings = Settings(lan_addresses=lambda: [LAN])
+    with Venue(tmp_path / "c.db", settings=settings) as venue, night(venue, "127.0.0.1") as http:
+        page = http.post("/sessions/night/join-sheet", json={"lang": lang}).text
+        plain = re.search(r"<p class=\"plain\" data-plain-http>(.*?)</p>", page, re.S)
+        assert plain is not None
+        assert reload in plain.group(1) and offline in plain.group(1) and "<code>--tls</code>" in plain.group(1)

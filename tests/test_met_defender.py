@@ -1,4 +1,4 @@
-"""MET-3 (issue 14, item 3): each side bids its own attribute plus its own abilities that
+"""MET-3: each side bids its own attribute plus its own abilities that
 apply; the defender declares them with its bid, checked against its sheet (MET-15).
 TIME-6 (item 14): no challenge against an out-of-game character, a storyteller's neither."""
 

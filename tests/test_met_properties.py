@@ -1,4 +1,4 @@
-"""Properties over random, mostly valid Mind's Eye Theatre sessions (issue 3, Tests)."""
+"""Properties over random, mostly valid Mind's Eye Theatre sessions."""
 
 from __future__ import annotations
 
@@ -16,13 +16,14 @@ from conteur.events.simulate.met import simulate
 from tests.examples import examples
 
 sessions = st.builds(
-    lambda seed, bomb, cancel, characters: simulate(
-        random.Random(seed), 250, characters=characters, bomb=bomb, retest_cancel=cancel
+    lambda seed, bomb, cancel, characters, groups: simulate(
+        random.Random(seed), 250, characters=characters, bomb=bomb, retest_cancel=cancel, groups=groups
     ),
     st.integers(0, 2**32 - 1),
     st.booleans(),
     st.booleans(),
     st.integers(2, 5),
+    st.booleans(),  # group challenges: one initiator against several defenders (MET-1)
 )
 PROPERTY = settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -42,7 +43,11 @@ def test_met_property_a_challenge_never_has_two_winners(session):
             ch = state.met.challenges[e.challenge]
             assert e.winner != e.loser and {e.winner, e.loser} == set(ch.sides)
     for ch in state.met.challenges.values():
-        if ch.status == "resolved":
+        if ch.defenders:  # a group: one winner per pair (MET-1)
+            pairs = [state.met.challenges[p] for p in ch.pairs]
+            assert ch.status != "resolved" or ch.results == {p.defender: p.winner for p in pairs if p.winner
+                                                             and p.status == "resolved"}
+        elif ch.status == "resolved":
             assert ch.winner != ch.loser and {ch.winner, ch.loser} == set(ch.sides)
 
 
@@ -66,8 +71,11 @@ def test_met_4_property_no_accepted_bid_exceeds_the_cap_or_the_truth(session):
 @given(sessions)
 def test_met_12_property_no_character_gets_more_retests_than_allowed(session):
     events, _, state = session
+    def whole(challenge: str) -> str:  # a group's pairs are one challenge (MET-12)
+        return state.met.challenges[challenge].group or challenge
+
     used = Counter(
-        (e.challenge, e.character) for e in events if isinstance(e, (met.RetestTaken, met.RetestCancelled))
+        (whole(e.challenge), e.character) for e in events if isinstance(e, (met.RetestTaken, met.RetestCancelled))
     )
     for (challenge, character), n in used.items():
         sheet = sheets(state).get(character)
@@ -77,8 +85,9 @@ def test_met_12_property_no_character_gets_more_retests_than_allowed(session):
 @PROPERTY
 @given(sessions)
 def test_met_14_property_one_overbid_per_character_per_challenge(session):
-    events, _, _ = session
-    overbids = Counter((e.challenge, e.character) for e in events if isinstance(e, met.OverbidDeclared))
+    events, _, state = session
+    overbids = Counter((state.met.challenges[e.challenge].group or e.challenge, e.character)
+                       for e in events if isinstance(e, met.OverbidDeclared))
     assert all(n == 1 for n in overbids.values())
 
 
@@ -115,7 +124,8 @@ def test_met_2_property_sealed_events_hide_their_secret_from_others(session):
 def test_property_simulations_exercise_every_kind_of_event():
     seen: set[type] = set()
     for seed in range(6):
-        events, refusals, _ = simulate(random.Random(seed), 600, bomb=seed % 2 == 0, retest_cancel=seed % 2 == 1)
+        events, refusals, _ = simulate(random.Random(seed), 600, bomb=seed % 2 == 0, retest_cancel=seed % 2 == 1,
+                                       groups=seed >= 3)
         seen |= {type(e) for e in events}
         assert refusals  # the deliberate mistakes were refused, not accepted
     assert set(met.EVENTS) - seen == set()

@@ -1,4 +1,4 @@
-"""`conteur migrate` (issue 17, item 4): a chronicle moves from its SQLite file to
+"""`conteur migrate`: a chronicle moves from its SQLite file to
 PostgreSQL and back, the same rows, bytes and hashes at every step, the chain, the draws
 and the verdicts verifying after each move; tokens, idempotency records and unrevealed
 seeds travel with it. A damaged source or a non-empty destination is refused, nothing
@@ -124,7 +124,7 @@ def test_a_non_empty_destination_is_refused(night, tmp_path):
 
 
 def test_both_stores_read_a_sessions_entries_as_its_rows(night, pg_url):
-    """``read_entries`` (the review's read, issue 18 item 4): the columns of ``read_after``
+    """``read_entries`` (the review's read): the columns of ``read_after``
     it keeps, in the same order, after a seq and within a limit, on SQLite and PostgreSQL."""
     path, _, _ = night
     migrate(str(path), pg_url)

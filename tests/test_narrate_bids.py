@@ -1,4 +1,4 @@
-"""Issue 14: a bid's and an overbid's sentence names the abilities declared with it (MET-3),
+"""A bid's and an overbid's sentence names the abilities declared with it (MET-3),
 once the bid is revealed to the viewer; a sealed copy names none (events/narrate.py: the
 review's timeline and the exports, in the catalogue's wording: a sentence ends with a full stop)."""
 

@@ -1,4 +1,4 @@
-"""Noninterference (issue 13): random dice sessions played twice on real servers, the two
+"""Noninterference: random dice sessions played twice on real servers, the two
 worlds identical except for the content of one character's hidden information, must look
 byte for byte the same to every other player and to the wall, live, on resync, over HTTP
 and in their exports, even after ``close_session`` reveals the seed.
@@ -20,6 +20,7 @@ import itertools
 import random
 
 import msgspec
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -204,6 +205,63 @@ def test_a_sealed_throw_a_bid_and_a_sheet_look_the_same_to_everyone_else_until_r
         session = f"met-{next(_sessions)}"
         return [await observe(venue, session, SEED, met_script(random.Random(f"{seed}-{i}"), kind, noise),
                               ["iris", "jack", "lea"], ["jack", "lea", "wall"])
+                for i, venue in enumerate(worlds)]
+    a, b = asyncio.run(both())
+    diff = differences(a, b)
+    assert not diff, "\n".join(diff[:10])
+
+
+# ---------------------------------------------------------------- group challenges
+
+
+def group_script(secret: int, kind: str) -> list[Step]:
+    """Iris challenges Jack and Lea at once (MET-1). What differs is one participant's
+    sealed throw or bid, from ``secret``: Iris's one throw against both, Jack's throw,
+    Iris's bid (it counts in both tied pairs) or Jack's answer to it. Lea never throws (or
+    never bids), so no throw of the group is revealed (MET-2 for all) and no tie is
+    settled by bids."""
+    steps = [
+        Step(who="st", command={"type": "open_session", "name": "Brawl"}),
+        *(Step(who="st", command={"type": "add_character", "character": c, "name": c.title(),
+                                  "sheet": met_sheet(p)}) for c, p in (("iris", 6), ("jack", 5), ("lea", 4))),
+        Step(who="st", command={"type": "open_scene", "scene": "yard", "name": "Yard"}),
+        *(Step(who=c, command={"type": "join_scene", "character": c, "scene": "yard"})
+          for c in ("iris", "jack", "lea")),
+        Step(who="iris", command={"type": "challenge", "character": "iris", "defenders": ["jack", "lea"],
+                                  "attribute": "physical"}),
+    ]
+    throw = {"type": "throw", "challenge": "c1", "round": 1}
+    hidden = ("rock", "paper", "scissors")[secret % 3]
+    if kind == "initiator_throw":
+        steps += [Step(who="iris", command={**throw, "character": "iris", "choice": hidden}),
+                  Step(who="jack", command={**throw, "character": "jack", "choice": "rock"})]
+    elif kind == "defender_throw":
+        steps += [Step(who="iris", command={**throw, "character": "iris", "choice": "rock"}),
+                  Step(who="jack", command={**throw, "character": "jack", "choice": hidden})]
+    else:  # both pairs tied on rock, then the bids: Lea never bids
+        steps += [Step(who=c, command={**throw, "character": c, "choice": "rock"}) for c in ("iris", "jack", "lea")]
+        bid = {"type": "bid", "challenge": "c1", "round": 1}
+        steps.append(Step(who="iris", command={**bid, "character": "iris",
+                                               "value": secret % 7 if kind == "initiator_bid" else 6}))
+        if kind == "defender_bid":
+            steps.append(Step(who="jack", command={**bid, "character": "jack", "value": secret % 6}))
+    return steps + [Step(who="st", command={"type": "close_session"})]
+
+
+GROUP_VIEWERS = {"initiator_throw": ["jack", "lea", "wall"], "defender_throw": ["iris", "lea", "wall"],
+                 "initiator_bid": ["jack", "lea", "wall"], "defender_bid": ["iris", "lea", "wall"]}
+
+
+@pytest.mark.parametrize("kind", sorted(GROUP_VIEWERS))
+@settings(max_examples=examples(2), deadline=None, derandomize=False,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(secret=st.integers(0, 2**16))
+def test_met_2_in_a_group_no_one_learns_a_throw_or_a_bid_before_its_reveal(worlds, kind, secret):
+    async def both():
+        session = f"group-{next(_sessions)}"
+        # the two worlds' secrets differ: one apart, so the throw and the bid differ too
+        return [await observe(venue, session, SEED, group_script(secret + i, kind),
+                              ["iris", "jack", "lea"], GROUP_VIEWERS[kind])
                 for i, venue in enumerate(worlds)]
     a, b = asyncio.run(both())
     diff = differences(a, b)

@@ -1,4 +1,4 @@
-"""Noninterference for sealed opposed action rolls (issue 13, item 6; ACT-12): two worlds
+"""Noninterference for sealed opposed action rolls (ACT-12): two worlds
 that differ only in the initiator's sealed roll (its dice through its entropy, its bonus,
 malus, Expertise and option) must look byte for byte the same to the defender, to a third
 player and to the wall until the defender answers: live, on resync, over HTTP and in their

@@ -1,4 +1,4 @@
-"""Installed names (issue 16, item 7): everything conteur installs lives under `conteur`, so
+"""Installed names: everything conteur installs lives under `conteur`, so
 no top-level `events`, `server` or `client` can shadow, or be shadowed by, another
 distribution (PyPI has a package named `events`). Run away from the repository, where the
 folders themselves are not on the path."""

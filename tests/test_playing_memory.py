@@ -1,9 +1,8 @@
-"""A server that plays the night keeps its true state's finished challenges compressed
-(issue 18 item 3).
+"""A server that plays the night keeps its true state's finished challenges compressed.
 
 The command path (``Chronicle``) holds each session's true state as long as it runs, and
-its finished MET challenges grew with the night, about 136 bytes an event. Its final pages
-are now held compressed in place (``shelf.Page``): read back when a decider asks for one
+its finished MET challenges grow with the night, about 136 bytes an event. Their final pages
+are held compressed in place (``shelf.Page``): read back when a decider asks for one
 (an overrule, MET-14), copied back into a plain page by the evolver that changes one, and
 encoded as the page it stands for by the snapshot codec. These tests shrink the pages so a short night
 has many, play the same seeded night through a shelving Chronicle and a plain one, and
@@ -24,7 +23,8 @@ from conteur.events.model import STORYTELLER
 from conteur.server.cli.simulate import next_commands, setup_commands
 from conteur.server.core import shelf
 from conteur.server.core.service import Chronicle
-from conteur.server.store.codec import decode_events, encode_state
+from conteur.server.store import snapshot as snapshots
+from conteur.server.store.codec import decode_events
 from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
 
@@ -80,7 +80,7 @@ def night(db, *, shelve: bool, commands: int, seed: str, snapshot_every: int = 1
         kept = chronicle.state(SESSION)
         assert any(type(page) is shelf.Page for page in kept.met.done) == shelve
         # a snapshot's bytes are those of the state made whole
-        assert encode_state(kept) == encode_state(shelf.whole(kept))
+        assert snapshots.encode(1, "", kept) == snapshots.encode(1, "", shelf.whole(kept))
         chronicle._snapshots.shutdown(wait=True)  # its snapshots written before the store closes
         rows = [(r.seq, r.type, bytes(r.data)) for r in store.read_after(SESSION, 0)]
         return rows, shelf.whole(kept), on_shelf
@@ -98,7 +98,7 @@ def test_a_shelving_chronicle_decides_byte_for_byte_as_a_plain_one(tmp_path, mon
     assert state == plain_state
     assert state.met.done == plain_state.met.done and not any(type(p) is shelf.Page for p in state.met.done)
     folded = game.fold(decode_events([data for _, _, data in rows]))
-    assert encode_state(state) == encode_state(msgspec.structs.replace(folded, head=state.head))
+    assert snapshots.encode(1, "", state) == snapshots.encode(1, "", msgspec.structs.replace(folded, head=state.head))
     # a restart: the state loaded from the shelving Chronicle's last snapshot and the tail
     with SQLiteStore(tmp_path / "shelved.db") as store:
         snapshot = store.latest_snapshot(SESSION)

@@ -1,4 +1,4 @@
-"""Faults with several server processes on one PostgreSQL store (issue 17, items 2 and 3):
+"""Faults with several server processes on one PostgreSQL store:
 real ``serve`` processes on loopback, real clients with durable outboxes behind a proxy
 that spreads them over the processes, the real database.
 

@@ -1,4 +1,4 @@
-"""Several server processes on one PostgreSQL store (issue 17, item 2).
+"""Several server processes on one PostgreSQL store.
 
 Each ``Venue`` here is a whole server (its own store, connections, writer thread,
 Chronicle with its in-memory states, hub and timers) on its own port, as a process is:

@@ -1,8 +1,8 @@
-"""``GET /state`` from per-view projections (issue 18): the same bytes as folding the
+"""``GET /state`` from per-view projections: the same bytes as folding the
 viewer's whole visible log on every call, for the storytellers, the wall and each player,
 at every point of a random night, including events appended by another writer between
 queries (DESIGN "Who sees what": a player's state holds nothing it was not sent); the
-finished challenges left out of it (session 6) counted, the last few carried, and every
+finished challenges left out of it counted, the last few carried, and every
 one of them in ``GET /state/done``'s pages."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def folded_per_call(store: SQLiteStore, session: str, viewer: Actor) -> bytes:
             if seen is not None:
                 state, head = game.evolve(state, seen), row.seq
         state = msgspec.structs.replace(state, head=head)
-    return msgspec.json.encode(msgspec.to_builtins(state))
+    return msgspec.json.encode(msgspec.to_builtins(state, enc_hook=game.enc_hook))
 
 
 def number(challenge: dict) -> int:
@@ -113,14 +113,14 @@ def test_every_view_gets_the_bytes_of_its_whole_fold(tmp_path, ruleset):
                     other_chronicle.submit(session, command, actor, device="cli", command_id=f"c{n}").result()
         for viewer in viewers(store, session):
             assert projections.state_json(session, viewer) == live_per_call(store, session, viewer)
-            assert msgspec.json.encode(projections.state(session, viewer)) == folded_per_call(store, session, viewer)
+            assert msgspec.json.encode(projections.state(session, viewer), enc_hook=game.enc_hook) == folded_per_call(store, session, viewer)
             assert paged(projections, session, viewer, rng.randint(1, 40)) == every_finished(store, session, viewer)
 
 
 def test_an_unknown_session_is_the_initial_state(tmp_path):
     with SQLiteStore(tmp_path / "empty.db") as store:
         got = Projections(store).state_json("nowhere", Actor(role="player", character="x", name="x"))
-    initial = msgspec.json.decode(msgspec.json.encode(game.initial()))
+    initial = msgspec.json.decode(msgspec.json.encode(game.initial(), enc_hook=game.enc_hook))
     assert msgspec.json.decode(got) == {**initial, "finished": {"count": 0, "recent": []}}
 
 

@@ -82,7 +82,7 @@ def test_every_http_route_of_the_app_is_in_the_http_table():
     assert not stale, f"docs/protocol.md documents routes the app lacks: {stale}"
 
 
-# -- every example, not only each section's first (issue 14, item 15) ---------------------
+# -- every example, not only each section's first ---------------------
 
 DOCS = [DOC, DOC.parent / "rules-choices.md"]
 EXAMPLES = [(doc.name, text) for doc in DOCS
@@ -119,7 +119,7 @@ def test_every_documented_json_example_decodes_with_the_real_decoders(doc, text)
 
 
 def test_the_documented_fields_of_a_client_are_shown():
-    # issue 14, item 15: what a client needs is in the examples, not only in the code
+    # what a client needs is in the examples, not only in the code
     fields = {tag: set() for tag in ("challenge", "bid", "overbid", "open_session", "throw")}
     for _, text in EXAMPLES:
         raw = msgspec.json.decode(text.encode())

@@ -1,4 +1,4 @@
-"""The first request after a restart (issue 18 item 3): a server keeps each view's
+"""The first request after a restart: a server keeps each view's
 projection and the review's index as snapshots in its store (server/core/keep.py,
 server/audit/kept.py), so a restarted server answers a player's ``GET /state`` and the
 review's first screen from them and the rows after, not from a fold of the whole night.
@@ -36,6 +36,7 @@ from conteur.server.core import keep, projections
 from conteur.server.core.auth import Tokens
 from conteur.server.core.service import Chronicle
 from conteur.server.core.shelf import Shelf
+from conteur.server.store import snapshot
 from conteur.server.store.codec import decode_events
 from conteur.server.store.sqlite import SQLiteStore
 from conteur.server.web import http_review
@@ -220,15 +221,15 @@ def test_a_corrupt_or_stale_snapshot_is_skipped_and_the_view_folded_from_the_log
             elif spoil == "truncated":
                 replaced[view] = data[:len(data) // 2]
             else:
-                envelope = msgspec.msgpack.decode(data, type=keep.Envelope)
-                envelope.version = (keep.VERSION + 1, envelope.version[1])
+                envelope = msgspec.msgpack.decode(data, type=snapshot.Envelope)
+                envelope.version = snapshot.VERSION + 1
                 replaced[view] = msgspec.msgpack.encode(envelope)
     conn = sqlite3.connect(db)
     with conn:
         for view, data in replaced.items():
             conn.execute("UPDATE views SET data=? WHERE session=? AND view=?", (data, SESSION, view))
             if spoil in ("another log", "ahead"):  # the row's seq as its envelope says
-                seq = msgspec.msgpack.decode(data, type=keep.Envelope).seq
+                seq = msgspec.msgpack.decode(data, type=snapshot.Envelope).seq
                 conn.execute("UPDATE views SET seq=? WHERE session=? AND view=?", (seq, SESSION, view))
     conn.close()
     loads.clear()
@@ -291,7 +292,7 @@ def test_a_players_snapshot_holds_nothing_of_another_players_secret(tmp_path, mo
                 r = httpx.get(f"{server.url}/sessions/{SESSION}/state",
                               headers={"Authorization": f"Bearer {token}"}, timeout=60)
                 assert r.status_code == 200, r.text
-        bodies.append({view: keep.body(data) for view, (_, data) in stored(db).items()})
+        bodies.append({view: snapshot.body(data) for view, (_, data) in stored(db).items()})
     a, b = bodies
     assert set(a) == set(b) == {"player:anna", "player:bruno", "observers", "storytellers"}
     assert a["player:bruno"] == b["player:bruno"]
@@ -323,8 +324,8 @@ def test_every_view_of_an_open_night_round_trips_through_the_snapshot_codec(tmp_
                                                                                     *c.bids.values()))
             pages, counts = shelf.pages()
             named = keep.Pages({n: b"" for n in pages}, counts)
-            data = msgspec.msgpack.encode(keep.ViewBody(rows[-1].seq, shelved, named))
-            back = msgspec.msgpack.decode(data, type=keep.ViewBody)
+            data = snapshot.pack(keep.ViewBody(rows[-1].seq, shelved, named))
+            back = snapshot.unpack(data, keep.ViewBody)
             assert back.state == shelved and back.seen == rows[-1].seq and back.pages == named
             restored = Shelf.loaded({n: bytes(blob) for n, blob in pages.items()}, back.pages.counts)
             assert msgspec.structs.replace(back.state, met=restored.whole(back.state.met)) == state, viewer
@@ -337,10 +338,10 @@ def test_a_review_snapshot_of_another_view_class_is_not_used(night, tmp_path):
     player's name would carry the truth: it is refused by its shape, not trusted."""
     db, _ = night
     data = stored(db)["review:storyteller::en"][1]
-    body = msgspec.msgpack.decode(keep.body(data), type=review_snapshots.ReviewBody)
+    body = snapshot.unpack(snapshot.body(data), review_snapshots.ReviewBody)
     assert body.seen is None
     with SQLiteStore(db) as store:
-        store.save_views(SESSION, msgspec.msgpack.decode(data, type=keep.Envelope).seq,
+        store.save_views(SESSION, msgspec.msgpack.decode(data, type=snapshot.Envelope).seq,
                          {review_snapshots.name(Actor(role="player", character="x"), "en"): data})
         assert review_snapshots.load(store, SESSION, Actor(role="player", character="x"), "en",
                                      store.session_head(SESSION)) is None

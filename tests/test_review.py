@@ -1,4 +1,4 @@
-"""Dispute review (issue 7): who won challenge N and why, who saw what when, the
+"""Dispute review: who won challenge N and why, who saw what when, the
 timeline's filters, disputes first, the scene stepped event by event, the chain's
 verification, the fairness panel; over HTTP for storytellers only."""
 
@@ -14,6 +14,11 @@ import pytest
 from conteur.events import met, session
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import review as rv
+from conteur.server.audit import timeline as review_timeline
+from conteur.server.audit import checks
+from conteur.server.audit import page
+from conteur.server.audit import scenes as review_scenes
+from conteur.server.audit import stories
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from tests.client_support import make_chronicle, served
@@ -32,7 +37,7 @@ def review(setup):
 
 
 def test_who_won_challenge_1_and_why(review):
-    story = rv.challenge_story(review, "c1")
+    story = stories.challenge_story(review, "c1")
     assert (story.winner, story.loser, story.status, story.reason) == ("bruno", "anna", "resolved", "accepted")
     assert story.sentence == "Anna challenged Bruno (Physical): tie, bids 6 to 7, Bruno won, Anna accepted"
     assert [s.type for s in story.steps] == [
@@ -42,7 +47,7 @@ def test_who_won_challenge_1_and_why(review):
 
 
 def test_met_2_who_saw_what_when_a_sealed_throw_then_its_reveal(review):
-    steps = rv.challenge_story(review, "c1").steps
+    steps = stories.challenge_story(review, "c1").steps
     anna_throw, bruno_throw, revealed = steps[1], steps[2], steps[3]
     assert anna_throw.seen.whole == ["storytellers", "Anna"]
     assert anna_throw.seen.sealed == ["Bruno", "observers"]
@@ -52,34 +57,34 @@ def test_met_2_who_saw_what_when_a_sealed_throw_then_its_reveal(review):
 
 
 def test_met_16_an_overruled_challenge_tells_the_overrule_and_its_reason(review):
-    story = rv.challenge_story(review, "c2")
+    story = stories.challenge_story(review, "c2")
     assert (story.winner, story.reason, story.disputed) == ("bruno", "overruled", True)
     assert story.sentence.endswith("a storyteller overruled: Bruno won (Anna's knife was out of reach)")
     assert "Bruno overbid (7 to 6) and lost, Bruno owes Anna its next tie" in story.sentence
 
 
 def test_an_offline_challenge_in_the_review_recorded_disputed_ruled(review):
-    story = rv.challenge_story(review, "o1.anna+bruno")
+    story = stories.challenge_story(review, "o1.anna+bruno")
     assert story.kind == "offline"
     assert (story.status, story.winner, story.loser, story.reason) == ("ruled", "bruno", "anna", "Bruno's bid was higher")
     assert [s.type for s in story.steps] == ["offline.recorded", "offline.disputed", "offline.ruled"]
     assert story.steps[0].seen.whole == ["storytellers", "Anna", "Bruno"]
     assert story.steps[0].seen.hidden == ["observers"]
     assert "2026-11-29 21:40 by the device's clock" in story.sentence  # the recording device's own time
-    assert rv.challenge_story(review, "o2.anna+bruno").status == "confirmed"
+    assert stories.challenge_story(review, "o2.anna+bruno").status == "confirmed"
 
 
 def test_a_disputed_offline_record_has_both_claims_and_no_winner_until_ruled(tmp_path):
-    # issue 15: the review listed a disputed record with the recorder's winner as the winner
+    # a disputed record is never listed with the recorder's winner as the winner
     setup = make_chronicle(tmp_path / "c.db")
     with SQLiteStore(setup.db) as store:
         chronicle = Chronicle(store)
         run(chronicle, ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna")
         run(chronicle, BRUNO, "dispute", character="bruno", record="o1.anna+bruno", reason="scissors", winner="bruno")
-        disputed = rv.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
-        bundled = {c["id"]: c for c in rv.bundle(rv.build(store, setup.session))["challenges"]}["o1.anna+bruno"]
+        disputed = stories.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
+        bundled = {c["id"]: c for c in page.bundle(rv.build(store, setup.session))["challenges"]}["o1.anna+bruno"]
         run(chronicle, STORYTELLER, "rule_offline", record="o1.anna+bruno", winner="anna", reason="seen")
-        ruled = rv.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
+        ruled = stories.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
     assert (disputed.status, disputed.winner, disputed.loser) == ("disputed", None, None)
     assert [(c.by, c.kind, c.winner, c.reason) for c in disputed.claims] == [
         ("anna", "recorded", "anna", ""), ("bruno", "disputed", "bruno", "scissors")]
@@ -90,20 +95,20 @@ def test_a_disputed_offline_record_has_both_claims_and_no_winner_until_ruled(tmp
 
 
 def test_an_unanswered_record_is_its_recorders_word_and_a_confirmed_one_has_a_winner(review, tmp_path):
-    confirmed = rv.challenge_story(review, "o2.anna+bruno")
+    confirmed = stories.challenge_story(review, "o2.anna+bruno")
     assert (confirmed.winner, confirmed.loser) == ("anna", "bruno")
     assert [(c.by, c.kind, c.winner) for c in confirmed.claims] == [("bruno", "recorded", "anna"),
                                                                     ("anna", "confirmed", "anna")]
     setup = make_chronicle(tmp_path / "c.db")
     with SQLiteStore(setup.db) as store:
         run(Chronicle(store), ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner="anna")
-        waiting = rv.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
+        waiting = stories.challenge_story(rv.build(store, setup.session), "o1.anna+bruno")
     assert (waiting.status, waiting.winner) == ("recorded", None)
     assert [(c.by, c.winner) for c in waiting.claims] == [("anna", "anna")]
 
 
 def test_disputed_and_ruled_items_come_first(review):
-    assert [s.id for s in rv.disputes(review)] == ["o1.anna+bruno", "c2"]
+    assert [s.id for s in stories.disputes(review)] == ["o1.anna+bruno", "c2"]
 
 
 def test_a_dispute_not_yet_ruled_comes_before_everything(tmp_path):
@@ -114,7 +119,7 @@ def test_a_dispute_not_yet_ruled_comes_before_everything(tmp_path):
             run(chronicle, ANNA, "record_offline_challenge", character="anna", opponent="bruno", winner=winner)
             if answer:
                 run(chronicle, BRUNO, answer, character="bruno", record=f"o{record}.anna+bruno")
-        first = rv.disputes(rv.build(store, setup.session))
+        first = stories.disputes(rv.build(store, setup.session))
     # disputed first, then the one waiting for Bruno's answer; the confirmed one is no dispute
     assert [(s.id, s.status) for s in first] == [("o2.anna+bruno", "disputed"), ("o3.anna+bruno", "recorded")]
 
@@ -125,23 +130,23 @@ def test_a_dispute_not_yet_ruled_comes_before_everything(tmp_path):
     ({"type": "met.challenge_overruled"}, {"c2"}),
 ])
 def test_the_timeline_filters_by_challenge_and_type(review, filters, expected):
-    items = rv.timeline(review, **filters)
+    items = review_timeline.timeline(review, **filters)
     assert items and {i.challenge for i in items} == expected
 
 
 def test_the_timeline_filters_by_character_and_scene(review):
-    annas = rv.timeline(review, character="anna")
+    annas = review_timeline.timeline(review, character="anna")
     assert annas and all("anna" in i.characters for i in annas)
     assert any(i.type == "met.challenge_issued" and i.challenge == "c3" for i in annas)
-    hall = rv.timeline(review, scene="hall")
+    hall = review_timeline.timeline(review, scene="hall")
     # a Time Out of the whole session stops the hall too: it stays in, in place
     assert "session.time_out_called" in [i.type for i in hall]
     assert all(i.scene == "hall" or i.scene is None for i in hall)
-    assert rv.timeline(review, scene="cellar") == [i for i in hall if i.scene is None]
+    assert review_timeline.timeline(review, scene="cellar") == [i for i in hall if i.scene is None]
 
 
 def test_time_5_the_slider_steps_the_scene_through_the_time_out(review):
-    steps = rv.scene_steps(review, "hall")
+    steps = review_scenes.scene_steps(review, "hall")
     assert [s.seq for s in steps] == sorted(s.seq for s in steps)
     by_text = {s.text: s for s in steps}
     frozen = by_text["TIME OUT for everyone."]
@@ -155,39 +160,39 @@ def test_time_5_the_slider_steps_the_scene_through_the_time_out(review):
 
 
 def test_the_scene_at_a_seq_is_its_step_at_or_before_it(review):
-    steps = rv.scene_steps(review, "hall")
-    index = rv.scene_index(review, "hall")
+    steps = review_scenes.scene_steps(review, "hall")
+    index = review_scenes.scene_index(review, "hall")
     assert [s.seq for s in index] == [s.seq for s in steps]
     for step in steps[::5]:
-        assert rv.scene_at(review, "hall", step.seq) == step
-    assert rv.scene_at(review, "hall", 0) is None
+        assert review_scenes.scene_at(review, "hall", step.seq) == step
+    assert review_scenes.scene_at(review, "hall", 0) is None
 
 
 def test_a_players_slider_holds_no_sealed_throw(setup):
     with SQLiteStore(setup.db) as store:
         bruno = rv.build(store, setup.session, Actor(role="player", character="bruno"))
-    throw = next(s for s in rv.scene_steps(bruno, "hall") if s.text == "c1: Anna threw (sealed) (round 1).")
+    throw = next(s for s in review_scenes.scene_steps(bruno, "hall") if s.text == "c1: Anna threw (sealed) (round 1).")
     assert next(c for c in throw.challenges if c["id"] == "c1")["throws"] == {"Anna": None}
 
 
 def test_the_state_at_a_seq_is_the_fold_up_to_it(review):
     freeze = next(i for i in review.items if i.type == "session.time_out_called")
-    assert rv.state_at(review, freeze.seq).session.frozen
-    assert not rv.state_at(review, freeze.seq - 1).session.frozen
+    assert review_scenes.state_at(review, freeze.seq).session.frozen
+    assert not review_scenes.state_at(review, freeze.seq - 1).session.frozen
 
 
 def test_the_chain_is_verified_and_a_forged_row_is_named(review):
-    verdict = rv.verify(review.rows)
+    verdict = checks.verify(review.rows)
     assert verdict.ok and verdict.closed and verdict.draws_checked == 1
     rows = list(review.rows)
     bid = next(i for i, r in enumerate(rows) if r.type == "met.bid_declared")
     rows[bid] = msgspec.structs.replace(rows[bid], data=rows[bid].data.replace(b'"value":6', b'"value":5'))
-    verdict = rv.verify(rows)
+    verdict = checks.verify(rows)
     assert not verdict.ok and verdict.first_bad_seq == rows[bid].seq
 
 
 def test_fairness_counts_every_throw_and_die_face(review):
-    f = rv.fairness(review)
+    f = checks.fairness(review)
     throws = Counter()
     for i in review.items:
         if isinstance(i.event, met.ThrowsRevealed):
@@ -199,7 +204,7 @@ def test_fairness_counts_every_throw_and_die_face(review):
 
 
 def test_fairness_tallies_challenges_won_and_lost_per_character(review):
-    tallies = {t.character: t for t in rv.fairness(review).tallies}
+    tallies = {t.character: t for t in checks.fairness(review).tallies}
     # c1 and c2 (overruled) to Bruno; c3 against the storyteller counts for Anna alone
     assert tallies["bruno"].won == 2 and tallies["bruno"].lost == 0
     assert tallies["anna"].won + tallies["anna"].lost == 3 and tallies["anna"].lost >= 2
@@ -210,9 +215,9 @@ def test_fairness_tallies_challenges_won_and_lost_per_character(review):
 
 def test_the_p_value_matches_the_chi_square_table():
     # 5.991 is the 0.95 quantile of chi-square with 2 degrees of freedom
-    assert math.isclose(rv.p_value(5.991, 2), 0.05, abs_tol=0.003)
-    assert math.isclose(rv.p_value(16.919, 9), 0.05, abs_tol=0.003)
-    assert rv.bars("d6", list("123456"), Counter({"1": 1})).p_value is None  # too few to judge
+    assert math.isclose(checks.p_value(5.991, 2), 0.05, abs_tol=0.003)
+    assert math.isclose(checks.p_value(16.919, 9), 0.05, abs_tol=0.003)
+    assert checks.bars("d6", list("123456"), Counter({"1": 1})).p_value is None  # too few to judge
 
 
 def test_over_http_the_review_is_for_storytellers(setup):
@@ -279,7 +284,7 @@ def test_fairness_counts_a_contest_a_storyteller_settled_like_a_rolled_one(tmp_p
     db = tmp_path / "act.db"
     with SQLiteStore(db) as store:
         append_events(store, "act", ROSTER + [*jaleel_against_nella(), ruled])
-        tallies = {t.character: t for t in rv.fairness(rv.build(store, "act")).tallies}
+        tallies = {t.character: t for t in checks.fairness(rv.build(store, "act")).tallies}
     counts = {c: (t.contests_won, t.contests_lost) for c, t in tallies.items() if c in ("jaleel", "nella")}
     if won is None:
         assert counts == {"jaleel": (0, 0), "nella": (0, 0)}

@@ -139,7 +139,7 @@ def test_a_storyteller_rules_on_a_disputed_offline_challenge_from_the_page(brows
         page = browser.new_page()
         page.set_default_timeout(TIMEOUT)
         try:
-            # issue 15: the list said "Winner: Anna" in green while Bruno claimed the win
+            # the list must not say "Winner: Anna" in green while Bruno claims the win
             page.goto(f"{server.url}/review.html#join={setup.storyteller}&session={setup.session}")
             row = page.get_by_test_id("disputes").locator("[data-challenge=\"o1.anna+bruno\"]")
             expect(row.get_by_test_id("claims")).to_have_text("Anna says Anna won · Bruno says Bruno won")

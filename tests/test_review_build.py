@@ -1,4 +1,4 @@
-"""The review page's build, made cheaper for issue 18 item 4, tells the same bytes as a
+"""The review page's cheap build tells the same bytes as a
 review built the plain way: from entries (``read_entries``: no chain columns) rather than
 rows, the truth folded in runs up to the events that read it (``game.fold``),
 a storyteller's "who saw what" worked out only when a challenge's page asks for it, marks
@@ -16,6 +16,8 @@ import pytest
 from conteur.events import views
 from conteur.server.audit import kept as kept_review
 from conteur.server.audit import review as rv
+from conteur.server.audit import page as review_page
+from conteur.server.audit import stories as review_stories
 from conteur.server.store.sqlite import SQLiteStore
 from tests.examples import examples
 from tests.review_support import evening, every_viewer, met_night, random_night
@@ -26,10 +28,10 @@ RULESETS = ("met", "v5", "action")
 def told(builder: rv.Builder) -> bytes:
     """What a page asks of a review: its first screen, a page of rows and of challenges,
     each challenge's story with who saw each step."""
-    first = rv.first_screen(builder)
+    first = review_page.first_screen(builder)
     review = builder.review(copy=False)
-    stories = [msgspec.to_builtins(rv.challenge_story(review, cid)) for cid in list(builder.by_challenge)]
-    return msgspec.json.encode([first, rv.items_page(review, 10, 50), rv.challenges_page(builder, 3, 20), stories])
+    stories = [msgspec.to_builtins(review_stories.challenge_story(review, cid)) for cid in list(builder.by_challenge)]
+    return msgspec.json.encode([first, review_page.items_page(review, 10, 50), review_page.challenges_page(builder, 3, 20), stories])
 
 
 def plain(store: SQLiteStore, session: str, viewer, lang: str) -> rv.Builder:
@@ -113,7 +115,7 @@ def test_marks_found_during_the_walk_are_those_found_in_each_challenges_items(tm
                     marks, _ = builder.marks()
                     review = builder.review(copy=False)
                     for cid, items in ((cid, builder.by_challenge.get(cid, [])) for cid in list(builder.by_challenge)):
-                        assert marks.get(cid) == rv._mark(review, cid, items), (db.name, viewer, cid)
+                        assert marks.get(cid) == review_stories.mark_of(review, cid, items), (db.name, viewer, cid)
                         if cid in marks and marks[cid].disputed:
                             found[marks[cid].kind] += 1
     assert found["met"] and found["offline"], found

@@ -1,4 +1,4 @@
-"""A kept review between requests (issue 18 item 3): a server keeps each review a
+"""A kept review between requests: a server keeps each review a
 storyteller asked for caught up with its session's log as the night goes
 (server/web/http_review.py ``Follower``), so the hour's first screen tells what changed
 instead of first taking the hour's events; and it writes a review's snapshot on the

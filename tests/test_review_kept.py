@@ -1,5 +1,5 @@
-"""Kept reviews are bounded by the events they hold, not only by their number (issue 18):
-a review holds about 600 bytes per event of its night (BENCHMARKS "Session 6"), so eight
+"""Kept reviews are bounded by the events they hold, not only by their number:
+a review holds about 600 bytes per event of its night held whole, so eight
 of a long night would outgrow a Pi. The least recently asked goes first, never the one
 being asked for; a dropped review is built again from the store, to the same answer."""
 

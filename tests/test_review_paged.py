@@ -1,4 +1,4 @@
-"""What a server keeps of a night does not grow with its finished part (issue 18 item 3).
+"""What a server keeps of a night does not grow with its finished part.
 
 A kept review holds each item's seq and scene, and the items themselves only for a few
 pages, reading the others from the store again (server/audit/paged.py); its folds, and
@@ -26,6 +26,10 @@ from conteur.events import met
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import paged
 from conteur.server.audit import review as rv
+from conteur.server.audit import timeline as review_timeline
+from conteur.server.audit import page as review_page
+from conteur.server.audit import scenes as review_scenes
+from conteur.server.audit import stories
 from conteur.server.core import shelf as shelf_codec
 from conteur.server.core.auth import Tokens
 from conteur.server.core.projections import Projections, view_key
@@ -62,7 +66,7 @@ def in_pieces(store, session: str, builder: rv.Builder, rng: random.Random) -> r
         if rng.random() < 0.3:
             builder.marks()  # as the server does after each catch-up
         if rng.random() < 0.1:
-            rv.first_screen(builder)
+            review_page.first_screen(builder)
     return builder
 
 
@@ -82,26 +86,26 @@ def test_a_review_read_back_by_pages_answers_as_the_review_built_at_once(tmp_pat
             assert held <= (paged.CACHED + 1) * paged.PAGE
             shelf = builder._shelves[0 if viewer is STORYTELLER else 1]
             assert len(shelf) > 10 * met.PAGE
-            assert rv.bundle(review) == rv.bundle(reference)
-            assert rv.first_screen(builder) == rv.first_screen(whole)
+            assert review_page.bundle(review) == review_page.bundle(reference)
+            assert review_page.first_screen(builder) == review_page.first_screen(whole)
             for cid in reference.challenge_items:
-                assert msgspec.to_builtins(rv.challenge_story(review, cid)) == \
-                    msgspec.to_builtins(rv.challenge_story(reference, cid)), cid
+                assert msgspec.to_builtins(stories.challenge_story(review, cid)) == \
+                    msgspec.to_builtins(stories.challenge_story(reference, cid)), cid
             assert review.state.met.challenges == reference.state.met.challenges
             middle = reference.items[len(reference.items) // 2].seq
-            assert rv.items_page(review, middle, 37) == rv.items_page(reference, middle, 37)
-            assert rv.challenges_page(builder, 5, 9) == rv.challenges_page(whole, 5, 9)
+            assert review_page.items_page(review, middle, 37) == review_page.items_page(reference, middle, 37)
+            assert review_page.challenges_page(builder, 5, 9) == review_page.challenges_page(whole, 5, 9)
             character = sorted(reference.names)[1]
-            assert [rv.item_dict(i) for i in rv.timeline(review, character=character)] == \
-                [rv.item_dict(i) for i in rv.timeline(reference, character=character)]
+            assert [review_page.item_dict(i) for i in review_timeline.timeline(review, character=character)] == \
+                [review_page.item_dict(i) for i in review_timeline.timeline(reference, character=character)]
             for scene in reference.scenes:
-                assert rv.scene_index(review, scene) == rv.scene_index(reference, scene)
-                assert rv.scene_at(review, scene, middle) == rv.scene_at(reference, scene, middle)
-            assert rv.state_at(review, middle) == rv.state_at(reference, middle)
+                assert review_scenes.scene_index(review, scene) == review_scenes.scene_index(reference, scene)
+                assert review_scenes.scene_at(review, scene, middle) == review_scenes.scene_at(reference, scene, middle)
+            assert review_scenes.state_at(review, middle) == review_scenes.state_at(reference, middle)
 
 
 def test_a_bundle_of_a_kept_review_holds_what_it_had_taken_when_asked(tmp_path, small_pages):
-    # the bundle reads a kept review's pages once (rv.held) while the night goes on
+    # the bundle reads a kept review's pages once (review_page.held) while the night goes on
     db = tmp_path / "held.db"
     night(db, "s", examples(300), "held")
     with SQLiteStore(db) as store:
@@ -114,12 +118,12 @@ def test_a_bundle_of_a_kept_review_holds_what_it_had_taken_when_asked(tmp_path, 
         rest = rows[len(half):]
         kept.extend(rest, decode_events([r.data for r in rest]))
         kept.marks()
-        held = rv.held(taken)
+        held = review_page.held(taken)
         assert isinstance(held.items, list) and len(held.items) == len(reference.items) > 4 * paged.PAGE
-        told = lambda review: {cid: [rv.item_dict(i) for i in items]  # noqa: E731
+        told = lambda review: {cid: [review_page.item_dict(i) for i in items]  # noqa: E731
                                for cid, items in review.challenge_items.items()}
         assert told(held) == told(reference)
-        assert rv.bundle(taken) == rv.bundle(reference)
+        assert review_page.bundle(taken) == review_page.bundle(reference)
 
 
 def test_projections_with_shelved_challenges_answer_as_the_fold_per_call(tmp_path, small_pages):
@@ -183,7 +187,7 @@ def test_what_is_kept_does_not_grow_with_finished_challenges(tmp_path, monkeypat
             while rows := store.read_after("s", builder.head, limit=500):  # as http_review catches up
                 builder.extend(rows, decode_events([r.data for r in rows]))
                 builder.marks()
-            rv.first_screen(builder)
+            review_page.first_screen(builder)
             return builder
 
         def projection(store):
@@ -223,10 +227,10 @@ def test_over_http_a_paged_review_and_the_state_pages_answer_as_built_at_once(tm
         night(db, "s", examples(300), "served, later")  # another writer on the same file
         first, whole = get("/review/first"), get("/review")
         with SQLiteStore(db) as store:
-            reference = rv.bundle(rv.build(store, "s", Actor(role="storyteller", name="st")))
+            reference = review_page.bundle(rv.build(store, "s", Actor(role="storyteller", name="st")))
             fold = Projections(store).state("s", who)
         assert whole == msgspec.json.decode(msgspec.json.encode(reference))
-        assert first["items"] == whole["items"][:rv.FIRST_ITEMS]
+        assert first["items"] == whole["items"][:review_page.FIRST_ITEMS]
         seq = whole["items"][len(whole["items"]) // 2]["seq"]
         assert get(f"/review/items?after={seq}&limit=40") == [i for i in whole["items"] if i["seq"] > seq][:40]
         done = get("/state/done?after=0&limit=1000", phone)
@@ -238,8 +242,8 @@ def test_over_http_a_paged_review_and_the_state_pages_answer_as_built_at_once(tm
 def test_a_night_of_marks_reads_the_shelved_pages_one_at_a_time(tmp_path, monkeypatch):
     """A kept review's first screen marks every challenge: past MERGED_MARKS it takes
     them page by page, so the shelved pages are never all decoded at once (merged, they
-    were, at each catch-up: a peak of every finished challenge that left the night's RSS
-    fragmented, BENCHMARKS "Session 11"). The marks are those found one id at a time."""
+    would be, at each catch-up: a peak of every finished challenge that leaves the night's
+    RSS fragmented). The marks are those found one id at a time."""
     monkeypatch.setattr(met, "PAGE", 4)
     db = tmp_path / "marks.db"
     night(db, "s", examples(1000), "marks")

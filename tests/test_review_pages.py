@@ -1,4 +1,4 @@
-"""The review by pages (issue 18): built as the log grows instead of walked again from the
+"""The review by pages: built as the log grows instead of walked again from the
 first event, and a first screen of bounded size whose parts, with the pages after it, add
 up to the whole bundle (which stays for exports and scripts)."""
 
@@ -11,6 +11,7 @@ import pytest
 
 from conteur.events.model import STORYTELLER
 from conteur.server.audit import review as rv
+from conteur.server.audit import page
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore, decode_events
 from tests.client_support import served
@@ -33,7 +34,7 @@ def built_in_pieces(store: SQLiteStore, session: str, rng: random.Random, viewer
         builder.extend(step, decode_events([r.data for r in step]))
         at += len(step)
         if rng.random() < 0.3:
-            rv.first_screen(builder)  # the briefs kept current between pieces, as the server does
+            page.first_screen(builder)  # the briefs kept current between pieces, as the server does
     return builder
 
 
@@ -43,14 +44,14 @@ def test_a_review_extended_piece_by_piece_is_the_review_built_at_once(setup, vie
     with SQLiteStore(setup.db) as store:
         for _ in range(examples(3)):
             builder = built_in_pieces(store, setup.session, rng, viewer, "fr")
-            assert rv.bundle(builder.review()) == rv.bundle(rv.build(store, setup.session, viewer, "fr"))
+            assert page.bundle(builder.review()) == page.bundle(rv.build(store, setup.session, viewer, "fr"))
 
 
 def test_the_first_screen_and_its_pages_add_up_to_the_bundle(setup):
     with SQLiteStore(setup.db) as store:
         builder = built_in_pieces(store, setup.session, random.Random(7))
-        whole = rv.bundle(rv.build(store, setup.session))
-    first = rv.first_screen(builder)
+        whole = page.bundle(rv.build(store, setup.session))
+    first = page.first_screen(builder)
     assert first["disputes"] == whole["disputes"] == ["o1.anna+bruno", "c2"]
     assert [c["id"] for c in first["disputed"]] == whole["disputes"]
     assert first["challenges"] == whole["challenges"] and first["items"] == whole["items"]
@@ -66,20 +67,20 @@ def test_a_long_night_shows_a_first_page_and_the_rest_by_pages(tmp_path):
     met_night(db, "long", 2500, "long night")
     with SQLiteStore(db) as store:
         builder = built_in_pieces(store, "long", random.Random(3))
-        whole = rv.bundle(rv.build(store, "long"))
+        whole = page.bundle(rv.build(store, "long"))
         review = builder.review()
-    assert len(whole["items"]) > rv.FIRST_ITEMS and len(whole["challenges"]) > rv.FIRST_CHALLENGES
-    first = rv.first_screen(builder)
-    assert first["items"] == whole["items"][:rv.FIRST_ITEMS]
-    assert first["challenges"] == whole["challenges"][:rv.FIRST_CHALLENGES]
-    assert first["disputes"] == whole["disputes"][:rv.FIRST_DISPUTES]
+    assert len(whole["items"]) > page.FIRST_ITEMS and len(whole["challenges"]) > page.FIRST_CHALLENGES
+    first = page.first_screen(builder)
+    assert first["items"] == whole["items"][:page.FIRST_ITEMS]
+    assert first["challenges"] == whole["challenges"][:page.FIRST_CHALLENGES]
+    assert first["disputes"] == whole["disputes"][:page.FIRST_DISPUTES]
     items = list(first["items"])
     while len(items) < first["counts"]["items"]:
-        items += rv.items_page(review, items[-1]["seq"], 997)
+        items += page.items_page(review, items[-1]["seq"], 997)
     assert items == whole["items"]
     challenges = []
     while len(challenges) < first["counts"]["challenges"]:
-        challenges += rv.challenges_page(builder, len(challenges), 301)
+        challenges += page.challenges_page(builder, len(challenges), 301)
     assert challenges == whole["challenges"]
 
 
@@ -104,7 +105,7 @@ def test_over_http_the_first_screen_follows_the_night_and_stays_for_storytellers
         first = get("/review/first").json()
         whole = get("/review").json()
         assert first["head"] == whole["head"] > before["head"]
-        assert first["items"] == whole["items"][:rv.FIRST_ITEMS]
+        assert first["items"] == whole["items"][:page.FIRST_ITEMS]
         assert get(f"/review/items?after={whole['items'][9]['seq']}&limit=5").json() == whole["items"][10:15]
         assert get("/review/challenges?offset=3&limit=4").json() == whole["challenges"][3:7]
         for path in ("/review/first", "/review/items", "/review/challenges"):

@@ -1,4 +1,4 @@
-"""The review page of a night longer than its first screen, in real Chromium (issue 18):
+"""The review page of a night longer than its first screen, in real Chromium:
 the page loads ``/review/first`` (the first 200 challenges, the first 1,500 timeline
 rows), then "More" fetches the other challenges, "Show all" and the filters fetch the
 rest of the timeline by pages; what it ends up showing is the whole bundle's."""
@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from conteur.server.audit import review as rv
+from conteur.server.audit import page as review_page
 from conteur.server.cli.simulate import next_commands, setup_commands
 from conteur.server.core.auth import Tokens
 from conteur.server.core.service import Chronicle
@@ -59,7 +60,7 @@ def test_more_challenges_show_all_and_filters_load_the_rest_of_a_long_night(brow
                           headers={"Authorization": f"Bearer {night.token}"}).json()
         challenges = [c["id"] for c in whole["challenges"]]
         seqs = [i["seq"] for i in whole["items"]]
-        assert len(challenges) > rv.FIRST_CHALLENGES and len(seqs) > rv.FIRST_ITEMS == SHOWN, \
+        assert len(challenges) > review_page.FIRST_CHALLENGES and len(seqs) > review_page.FIRST_ITEMS == SHOWN, \
             "the night should be longer than the first screen"
         context = browser.new_context(viewport={"width": 1280, "height": 900}, locale="en-US")
         page = context.new_page()
@@ -73,7 +74,7 @@ def test_more_challenges_show_all_and_filters_load_the_rest_of_a_long_night(brow
         try:
             page.goto(f"{server.url}/review.html#join={night.token}&session={SESSION}")
             # the first screen: its share of each list, and how many there are in all
-            expect(rows).to_have_count(rv.FIRST_CHALLENGES)
+            expect(rows).to_have_count(review_page.FIRST_CHALLENGES)
             expect(page.locator("#challenges h2")).to_have_text(f"Challenges ({len(challenges)})")
             expect(timeline).to_have_count(SHOWN)
             expect(page.get_by_test_id("show-all")).to_have_text(f"Show all ({len(seqs)})")
@@ -83,7 +84,7 @@ def test_more_challenges_show_all_and_filters_load_the_rest_of_a_long_night(brow
             expect(rows).to_have_count(len(challenges))
             assert rows.evaluate_all("rs => rs.map(r => r.dataset.challenge)") == challenges
             expect(page.get_by_test_id("more-challenges")).to_have_count(0)
-            assert any(f"/review/challenges?offset={rv.FIRST_CHALLENGES}&" in u for u in asked), asked
+            assert any(f"/review/challenges?offset={review_page.FIRST_CHALLENGES}&" in u for u in asked), asked
             # a filter on a challenge of the night's end: its rows are all past the first screen
             last = challenges[-1]
             own = [i["seq"] for i in whole["items"] if i["challenge"] == last]

@@ -1,11 +1,11 @@
-"""The whole review bundle streamed by parts is the whole one, byte for byte (issue 18 item 3).
+"""The whole review bundle streamed by parts is the whole one, byte for byte.
 
 ``GET /sessions/{s}/review`` is made part by part from a kept review and the store
 (server/audit/streamed.py): its verification reads the rows by chunks in two passes, its
 challenges and timeline walk the review's pages. These tests play random nights of each
 ruleset through the real command path on a real SQLite file, take the review in random
 pieces as a server does, and compare the streamed bytes with the bundle made whole from
-the review built at once (``review.bundle``), for a storyteller, an observer and each
+the review built at once (``page.bundle``), for a storyteller, an observer and each
 player; the verification alone also on tampered logs; then over HTTP on loopback, and a
 stream that fails in the middle.
 """
@@ -23,6 +23,8 @@ from conteur.events import met
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import paged, streamed, verify
 from conteur.server.audit import review as rv
+from conteur.server.audit import checks
+from conteur.server.audit import page
 from conteur.server.cli.simulate import RULESETS
 from conteur.server.core.auth import Tokens
 from conteur.server.store.chain import row_hash
@@ -71,7 +73,7 @@ def test_the_streamed_bundle_is_the_whole_one_for_every_viewer(tmp_path, small_p
         with SQLiteStore(db) as store:
             for viewer in every_viewer(store, "s"):
                 lang = rng.choice(("en", "fr"))
-                whole = msgspec.json.encode(rv.bundle(rv.build(store, "s", viewer, lang)))
+                whole = msgspec.json.encode(page.bundle(rv.build(store, "s", viewer, lang)))
                 assert streamed_bytes(store, kept(store, "s", viewer, lang, rng)) == whole, (ruleset, n, viewer)
 
 
@@ -82,7 +84,7 @@ def test_an_empty_part_and_a_night_of_one_part_stream_whole(tmp_path, monkeypatc
     with SQLiteStore(db) as store:
         builder = kept(store, "s", STORYTELLER, "en", random.Random(4))
         parts = list(streamed.bundle(store, streamed.taken(builder)))
-        assert b"".join(parts) == msgspec.json.encode(rv.bundle(rv.build(store, "s")))
+        assert b"".join(parts) == msgspec.json.encode(page.bundle(rv.build(store, "s")))
         assert parts[-1] == b"}"  # sent last, after every part was made
 
 
@@ -111,7 +113,7 @@ def test_the_verification_by_chunks_answers_as_the_whole_one(tmp_path, monkeypat
         rows = store.read_after("s", 0)
         head = rows[-1].seq
         for viewer in [None, *every_viewer(store, "s")]:
-            whole = rv.verify(rows, "", viewer)
+            whole = checks.verify(rows, "", viewer)
             by_chunks = streamed.verify_session(lambda: streamed.session_rows(store, "s", head), "s", viewer)
             assert by_chunks == whole, (edit, viewer)
             assert whole.ok == (edit == ""), whole
@@ -156,7 +158,7 @@ def test_a_forged_draw_and_an_undecodable_row_are_named_as_before(tmp_path, monk
     with SQLiteStore(db) as store:
         rows = store.read_after("s", 0)
         for viewer in who:
-            whole = rv.verify(rows, "", viewer)
+            whole = checks.verify(rows, "", viewer)
             by_chunks = streamed.verify_session(lambda: streamed.session_rows(store, "s", rows[-1].seq), "s", viewer)
             assert by_chunks == whole, viewer
             assert not whole.ok and whole.first_bad_seq == row.seq, whole
@@ -178,7 +180,7 @@ def test_over_http_the_bundle_streams_the_whole_ones_bytes(tmp_path, small_pages
             assert answer.headers.get("transfer-encoding") == "chunked"
             assert answer.headers["content-type"].startswith("application/json")
             with SQLiteStore(db) as store:
-                whole = rv.bundle(rv.build(store, "s", Actor(role="storyteller", name="st"), lang))
+                whole = page.bundle(rv.build(store, "s", Actor(role="storyteller", name="st"), lang))
             assert answer.content == msgspec.json.encode(whole)
 
 

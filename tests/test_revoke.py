@@ -6,7 +6,6 @@ both clients stop reconnecting and say why."""
 from __future__ import annotations
 
 import asyncio
-import re
 import subprocess
 import sys
 import threading
@@ -21,45 +20,13 @@ from conteur.server.web.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
 from tests import web_support as web
 from tests.browser_support import TIMEOUT
 from tests.client_support import make_chronicle, served
+from tests.revoke_support import CHALLENGE, CHARACTERS, THROW, characters, closed_with, reprint
 
 
 @pytest.fixture
 def venue(tmp_path):
     with Venue(tmp_path / "chronicle.db") as v:
         yield v
-
-
-CHARACTERS = [{"type": "open_session", "name": "Night"}] + [
-    {"type": "add_character", "character": c, "name": c.title(),
-     "sheet": {"kind": "met", "physical": 6, "social": 3, "mental": 4}} for c in ("anna", "bruno")]
-# a command whose event anna sees whole and bruno only sealed: her own throw
-CHALLENGE = {"type": "challenge", "character": "bruno", "kind": "classic", "attribute": "physical",
-             "defender": "anna"}
-THROW = {"type": "throw", "character": "anna", "challenge": "c1", "round": 1, "choice": "rock"}
-
-
-async def characters(venue: Venue) -> str:
-    """Session s1 with Anna and Bruno; returns the storyteller's token."""
-    storyteller = venue.token()
-    async with Device(venue.ws_url, storyteller, "s1") as st:
-        for command in CHARACTERS:
-            assert (await st.command(command))["type"] == "ack"
-    return storyteller
-
-
-def reprint(url: str, storyteller: str, session: str, *characters: str) -> list[str]:
-    """POSTs the join sheet with ``revoke_previous``; returns the new tokens it printed."""
-    page = httpx.post(f"{url}/sessions/{session}/join-sheet",
-                      headers={"Authorization": f"Bearer {storyteller}"},
-                      json={"revoke_previous": True, "characters": list(characters)})
-    assert page.status_code == 200, page.text
-    return re.findall(r"#join=([A-Za-z0-9_-]+)", page.text)
-
-
-async def closed_with(device: Device) -> tuple[int | None, str]:
-    with pytest.raises(ConnectionError):
-        await device.wait_for(lambda f: False)
-    return device.close_code, device.ws.close_reason
 
 
 async def test_reprinting_the_join_sheet_closes_the_old_token_s_socket_at_once(venue):

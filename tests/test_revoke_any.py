@@ -18,7 +18,7 @@ from conteur.server.cli.main import main
 from conteur.server.core.auth import digest, grant_id
 from conteur.server.testing import Device, Venue
 from conteur.server.web.ws import CLOSE_UNAUTHORIZED, REASON_REVOKED
-from tests.test_revoke import characters, closed_with
+from tests.revoke_support import characters, closed_with
 
 
 @pytest.fixture
@@ -133,9 +133,10 @@ def test_the_tablet_lists_each_characters_devices_and_revokes_a_lost_tablet_and_
             page.get_by_test_id("show-devices").click()
             devices = page.get_by_test_id("device")
             tablet.expect(devices.first).to_be_visible()
-            anna = page.locator('[data-testid=device][data-character="anna"]')
+            # her link, and the credential her phone made of it (docs/protocol.md, Tokens and join links)
+            tablet.expect(page.locator('[data-testid=device][data-character="anna"]')).to_have_count(2)
+            anna = page.locator('[data-testid=device][data-character="anna"]', has_text="1 open")
             tablet.expect(anna).to_have_count(1)
-            tablet.expect(anna).to_contain_text("1 open")
             mine = grant_id(digest(setup.storyteller))
             tablet.expect(page.locator(f'[data-testid=device][data-grant="{mine}"]')).to_contain_text("this device")
             # the lost tablet, confirmed: disconnected at once, told so

@@ -1,4 +1,4 @@
-"""The shape every ruleset keeps (issue 16): a Decider owning its part of GameState, named
+"""The shape every ruleset keeps: a Decider owning its part of GameState, named
 decide_<command> / evolve_<event>, composed in events.game, every refusal naming its rule."""
 
 from __future__ import annotations

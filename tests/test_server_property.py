@@ -148,7 +148,7 @@ async def play(venue: Venue, seed: int, steps: int, drops: list[int]) -> None:
             done = http.get(f"/sessions/{session}/state/done").json()
         folded = game.fold(msgspec.convert(e, game.AnyEvent) for _, e in got)
         folded = msgspec.structs.replace(folded, head=got[-1][0] if got else 0)
-        # the head's state leaves the finished challenges to /state/done (issue 18)
+        # the head's state leaves the finished challenges to /state/done
         finished = sorted((c for page in as_json(folded.met.done) for c in page.values()),
                           key=lambda c: int(c["id"][1:]))
         live = msgspec.structs.replace(folded, met=msgspec.structs.replace(folded.met, done=()))

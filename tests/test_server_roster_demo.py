@@ -151,7 +151,7 @@ async def test_conteur_serve_demo_in_its_own_process_is_playable_from_its_printe
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    code = (f"from conteur.server.web.app import run; run({str(tmp_path / 'demo.db')!r}, '127.0.0.1', {port}, "
+    code = (f"from conteur.server.cli.serve import run; run({str(tmp_path / 'demo.db')!r}, '127.0.0.1', {port}, "
             "demo=True)")
     proc = subprocess.Popen([sys.executable, "-u", "-c", code], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path),

@@ -366,7 +366,7 @@ async def _play(venue, session: str, amendments: list) -> None:
             frames = http.get(f"/sessions/{session}/events", params={"limit": 5000}).json()
             state = http.get(f"/sessions/{session}/state").json()
         assert [(f["seq"], f["event"]) for f in frames] == phone.events, f"{name}: HTTP differs"
-        assert not _leaks(viewer, msgspec.json.encode(frames).decode() + msgspec.json.encode(state).decode(), [])
+        assert not _leaks(viewer, msgspec.json.encode(frames).decode() + msgspec.json.encode(state, enc_hook=game.enc_hook).decode(), [])
         for c in CAST:  # its own sheet is the true one; the others' it never learns
             sheet = state["session"]["characters"][c]["sheet"]
             if c == viewer:
@@ -412,6 +412,7 @@ def test_met_15_a_challenge_story_in_the_review_shows_the_amendment_made_while_i
     # a dispute about a refused bid: the story says the sheet changed, and why only to
     # storytellers and the character
     from conteur.server.audit import review
+    from conteur.server.audit import stories
     from conteur.server.core.service import Chronicle
     from conteur.server.store.sqlite import SQLiteStore
     from tests.client_support import command
@@ -431,10 +432,10 @@ def test_met_15_a_challenge_story_in_the_review_shows_the_amendment_made_while_i
         ]
         for actor, cmd in plays:
             assert not chronicle.execute_sync("s", cmd, actor).outcome.rejected, cmd
-        told = [step.text for step in review.challenge_story(review.build(store, "s"), "c1").steps]
+        told = [step.text for step in stories.challenge_story(review.build(store, "s"), "c1").steps]
         assert told[-1] == "A storyteller amended Anna's sheet (stabbed)."
         assert not [t for t in told if "before" in t]  # made before the challenge: not its story
-        seen_by_b = review.challenge_story(review.build(store, "s", viewer=B), "c1").steps
+        seen_by_b = stories.challenge_story(review.build(store, "s", viewer=B), "c1").steps
         assert seen_by_b[-1].text == "A storyteller amended Anna's sheet."
         # the chronicle record keeps it as a storyteller's ruling, in the reader's language
         from conteur.server.audit.export import chapters

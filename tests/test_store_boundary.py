@@ -1,5 +1,5 @@
 """No SQL outside the store's package, and no user of a store reaching past its interface
-(issue 16: a second store plugs in behind ``EventStore`` only if nothing else knows the
+(a second store plugs in behind ``EventStore`` only if nothing else knows the
 first one's tables). A source scan, so that it stays so. ``client/`` is not scanned: its
 outbox is the phone-side client's own SQLite file, not the chronicle."""
 

@@ -97,6 +97,8 @@ def reopen(backend, tmp_path):
 def test_a_store_is_an_event_store(store):
     assert isinstance(store, EventStore)
     assert store.snapshot_every > 0
+    assert store.deadline > 0
+    assert store.trouble() is None  # a healthy store can write
 
 
 def test_append_then_read_after_is_exclusive_and_ordered(store):
@@ -109,7 +111,7 @@ def test_append_then_read_after_is_exclusive_and_ordered(store):
 
 
 def test_read_entries_are_read_after_without_the_chain_columns(store):
-    """What a review reads (issue 18 item 4): seq, type, data, actor and at of the same
+    """What a review reads: seq, type, data, actor and at of the same
     rows as ``read_after``, in order, after a seq and within a limit, one session only."""
     store.append_sync(Pending(session="s1", events=[ev(1), ev(2)], actor="st", device="d1"))
     store.append_sync(Pending(session="s2", events=[ev(3)], actor="anna"))

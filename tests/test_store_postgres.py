@@ -46,6 +46,11 @@ def test_the_servers_role_appends_but_may_not_update_delete_or_truncate_the_log(
         # everything the server does besides appending works with the role's grants
         store.add_tokens([TokenRecord(hash="h" * 64, role="player", character="anna", session="s")])
         assert store.revoke_tokens(session="s", character="anna") == ["h" * 64]
+        # a phone's credential keeps the link it was made of (the role may insert it)
+        store.add_tokens([TokenRecord(hash="d" * 64, role="player", character="bruno", session="s",
+                                      parent="e" * 64)])
+        assert [r.parent for r in store.live_tokens("s")] == ["e" * 64]
+        assert store.token("d" * 64).parent == "e" * 64
         assert store.create_secret("s", b"seed") == b"seed"
         state = store.load_state("s")
         store.save_snapshot("s", state.head, state, keep=1)

@@ -33,9 +33,11 @@ def _tables(path) -> dict[str, str]:
 
 # the DDL the tokens and secrets tables had when auth.py and service.py made them: files
 # written then must read the same, and new files must be the same
+# the layout of before, with the one column device credentials added at its end (the
+# join link a credential was made from), which an older file gains when it opens
 OLD_TOKENS = ("CREATE TABLE tokens (hash TEXT PRIMARY KEY, role TEXT NOT NULL, "
               "character TEXT, session TEXT, name TEXT NOT NULL DEFAULT '', "
-              "created TEXT NOT NULL, revoked TEXT)")
+              "created TEXT NOT NULL, revoked TEXT, parent TEXT)")
 OLD_SECRETS = "CREATE TABLE secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)"
 
 

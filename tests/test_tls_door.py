@@ -1,4 +1,4 @@
-"""deploy/README.md's TLS steps (section 4) followed for real (issue 15): `conteur init`,
+"""deploy/README.md's TLS steps (section 4) followed for real: `conteur init`,
 `conteur serve --tls` as its own process on 127.0.0.1, curl fetching the venue CA and the
 pages the README names, plain http redirected, and Chromium trusting the CA reaching the
 app by a LAN name as a secure context (the service worker registers), then printing the

@@ -1,7 +1,7 @@
-"""A Rouse check's verdict derived again (issue 13, Deliver 5; V5-5, V5-9): the Hunger it
+"""A Rouse check's verdict derived again (V5-5, V5-9): the Hunger it
 started from is the character's, from its sheet when no roll has moved it yet, and the
 Hunger after is the face's. This path went untested until a moved helper broke it
-silently (the sheet lookup after the rulesets' redesign, issue 16)."""
+silently (the sheet lookup after the rulesets' redesign)."""
 
 from __future__ import annotations
 

@@ -35,6 +35,16 @@ def played(tmp_path_factory):
         return db, list(store.rows())
 
 
+@pytest.fixture(scope="module")
+def grouped(tmp_path_factory):
+    """MET alone, some challenges one initiator against several defenders (MET-1)."""
+    db = tmp_path_factory.mktemp("groups") / "groups.db"
+    assert main(["simulate", "--db", str(db), "--events", "1500", "--seed", "3", "--ruleset", "met",
+                 "--groups"]) == 0
+    with SQLiteStore(db) as store:
+        return db, list(store.rows())
+
+
 def forge(rows: list[Row], index: int, data: bytes) -> list[Row]:
     """One row's data replaced and every hash of its session after it recomputed."""
     out = list(rows[:index])
@@ -174,6 +184,49 @@ def test_a_tampered_verdict_is_named_by_its_seq(played, tmp_path, capsys, source
     assert main(["verify", str(path)]) == 1
     out = capsys.readouterr().out
     assert f"verdict in seq {rows[index].seq}" in out, out
+
+
+def test_a_played_night_of_group_challenges_verifies(grouped):
+    db, rows = grouped
+    assert any(r.type == "met.group_settled" for r in rows)
+    report = verify_path(db)
+    assert report.ok, report.text()
+
+
+def test_met_2_a_group_reveal_before_every_throw_is_in_is_named():
+    """A forger who moves a pair's reveal before the other pair's last throw: the checker
+    sees a participant told a throw before committing its own."""
+    from conteur.events import game, met
+    from tests.met_support import A6, B7, roster
+
+    given = roster(a=A6, b=B7, c=B7) + [
+        met.GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "c"), pairs=("c1.1", "c1.2"),
+                                 attribute="physical"),
+        met.ThrowCommitted(challenge="c1.1", round=1, character="a", choice="rock"),
+        met.ThrowCommitted(challenge="c1.2", round=1, character="a", choice="rock"),
+        met.ThrowCommitted(challenge="c1.1", round=1, character="b", choice="scissors"),
+    ]
+    early = met.ThrowsRevealed(challenge="c1.1", round=1, throws={"a": "rock", "b": "scissors"}, winner="a")
+    reason = verdicts.Verdicts().check(game.fold(given), early)
+    assert reason is not None and "c1.2" in reason and "MET-2" in reason
+    in_time = given + [met.ThrowCommitted(challenge="c1.2", round=1, character="c", choice="paper")]
+    assert verdicts.Verdicts().check(game.fold(in_time), early) is None
+
+
+def swap_group_result(event):
+    defender = sorted(event["results"])[0]
+    event["results"][defender] = "someone else"
+
+
+@pytest.mark.parametrize("source", ["database", "log"])
+def test_a_tampered_group_result_is_named_by_its_seq(grouped, tmp_path, source):
+    db, rows = grouped
+    index = first(rows, "met.group_settled", lambda e: e["results"])
+    forged = forge(rows, index, tampered(rows, index, swap_group_result))
+    report = verify_path(write(source, db, forged, tmp_path))
+    assert report.first_break is None and report.bad_draw is None, report.text()
+    assert report.bad_verdict is not None and report.bad_verdict.seq == rows[index].seq, report.text()
+    assert "results" in report.bad_verdict.reason
 
 
 def test_the_checker_uses_the_deciders_functions():

@@ -1,4 +1,4 @@
-"""MET-3 on the phone (issue 14, item 3): the defender's bid form offers its own
+"""MET-3 on the phone: the defender's bid form offers its own
 abilities from its sheet; ticking Brawl lets Bruno (Physical 7, Brawl 2) bid 9. Real
 Chromium against a real server."""
 
@@ -40,7 +40,7 @@ def test_the_defender_ticks_its_own_brawl_and_bids_9(browser, server, setup):
 
 
 def test_the_feed_names_a_bidders_abilities_only_to_who_sees_the_bid(browser, server, setup):
-    """Issue 14: a bid's and an overbid's feed line name the abilities declared with it
+    """A bid's and an overbid's feed line name the abilities declared with it
     (MET-3), once revealed to that viewer: the bidder and the storyteller. The opponent's
     copy is sealed (value and abilities), and its line names none, in English and French."""
     st = Device(browser, server.url, setup.storyteller, viewport=TABLET)

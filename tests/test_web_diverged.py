@@ -13,6 +13,7 @@ from contextlib import ExitStack
 import httpx
 import pytest
 
+from conteur.server.audit.verify import verify_path
 from conteur.server.store.backup import backup, restore
 from tests.client_support import Proxy, make_chronicle, served
 from tests.browser_support import NO_CHROMIUM, CHROMIUM
@@ -81,7 +82,7 @@ def test_an_ordinary_reconnect_resumes_after_the_last_seq_held(browser, server, 
     no divergence."""
     with Proxy(server.port) as proxy:
         bruno = Device(browser, proxy.url, setup.players["bruno"])  # his Wi-Fi: the proxy
-        wire = Wire(bruno.page)
+        wire = Wire(bruno.page, setup.players["bruno"])
         anna = Device(browser, server.url, setup.players["anna"])
         start_challenge(anna)
         anna.challenge().get_by_test_id("throw-rock").click()
@@ -133,7 +134,7 @@ def test_a_phone_rebuilds_its_view_when_the_laptop_restored_an_older_backup(brow
         proxy = stack.enter_context(Proxy(before.port))
         anna = Device(browser, proxy.url, players["anna"])
         bruno = Device(browser, proxy.url, players["bruno"], locale="fr-FR")
-        wires = [Wire(anna.page), Wire(bruno.page)]
+        wires = [Wire(anna.page, players["anna"]), Wire(bruno.page, players["bruno"])]
         for scene in ("crypt", "chapel"):
             post(before.url, setup.storyteller, setup.session, {"type": "open_scene", "scene": scene, "name": scene.title()})
         post(before.url, setup.storyteller, setup.session, {"type": "join_scene", "character": "anna", "scene": "crypt"})
@@ -151,7 +152,7 @@ def test_a_phone_rebuilds_its_view_when_the_laptop_restored_an_older_backup(brow
         before.stop()  # the laptop is restored from the stick, and the evening goes on
         # force: the stopped server's reader connections die with a real process, not
         # with this test's thread
-        restore(stick, setup.db, force=True)
+        restore(stick, setup.db, verify=verify_path, force=True)
         after = stack.enter_context(served(setup.db))
         n = 0
         while server_events(after.url, players["anna"], setup.session)[-1]["seq"] <= last:
@@ -196,7 +197,7 @@ def test_a_hello_whose_last_event_the_server_cannot_read_is_sent_again_without_i
     the phone asks again with the same ``after`` and no ``last``, and goes live."""
     with Proxy(server.port) as proxy:
         anna = Device(browser, proxy.url, setup.players["anna"])
-        wire = Wire(anna.page)
+        wire = Wire(anna.page, setup.players["anna"])
         seq, _event = held(anna)
         welcomed = anna.page.evaluate("window.conteur.conn")
         anna.page.evaluate("window.conteur.lastEvent = { type: 'future.unknown_event' }")

@@ -1,6 +1,6 @@
 """A new storyteller's first minute: `conteur serve` on a fresh chronicle prints a link to
 session "main", which has no event yet. The server refuses a hello to an empty session
-unless it says `create` (issue 13: a mistyped session name must not open a session
+unless it says `create` (a mistyped session name must not open a session
 silently), so the tablet names the session and offers to open it."""
 
 from __future__ import annotations

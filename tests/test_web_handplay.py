@@ -1,5 +1,5 @@
-"""A challenge played by hand while the server is down, in real Chromium (issue 15,
-DESIGN "Offline devices", events/offline.py): the server process is stopped for real
+"""A challenge played by hand while the server is down, in real Chromium
+(DESIGN "Offline devices", events/offline.py): the server process is stopped for real
 while Anna records it; the record waits in her phone's outbox, survives a reload with no
 server, and is sent once when a server is back on the same database. Bruno's main page
 asks him to confirm or dispute; he disputes; the tablet marks it as needing a ruling; the

@@ -1,4 +1,4 @@
-"""The phone's header on one line at 360 px (issue 14): the character and session, the turn,
+"""The phone's header on one line at 360 px: the character and session, the turn,
 the connection pill (with the count of commands waiting when offline) and the language
 switch, in English and French. It wrapped onto two lines (96 px tall) on every phone: the
 name kept 45 % of the width and the rest went below. Real Chromium against a real server."""

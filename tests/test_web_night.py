@@ -1,4 +1,4 @@
-"""A whole night in the browser (issue 14): the demo chronicle played through the pages
+"""A whole night in the browser: the demo chronicle played through the pages
 only, taps and clicks, never the wire, at 360x740 and 412x915 (phones) and 1280x800 (a
 laptop): a Mind's Eye Theatre challenge with a tie, bids (the defender declaring its own
 ability), a retest and an overbid; a V5

@@ -154,7 +154,7 @@ def test_act_2_an_action_over_three_turns_is_rolled_from_the_pending_list_at_its
         d.close()
 
 
-# ---------------------------------------------------------------- ACT-12 sealed (issue 13)
+# ---------------------------------------------------------------- ACT-12 sealed
 
 SEALED_FIELDS = ("dice", "plusminus", "signs", "ps", "ps_dice", "threshold", "sides", "bonus", "malus",
                  "option", "net", "expertise", "draws")
@@ -167,7 +167,7 @@ def _mentions(frame: dict, roll: str) -> list[dict]:
 
 
 def test_act_12_the_defenders_phone_receives_nothing_of_the_initiators_roll_before_it_answers(browser, demo):
-    """Like MET throws (issue 13, item 6): Nova rolls against Rook with a bonus and Surpass;
+    """Like MET throws: Nova rolls against Rook with a bonus and Surpass;
     until Rook has rolled, no frame Rook's phone receives and nothing its token reads over
     HTTP holds Nova's dice, PS, threshold or options; then both are revealed together."""
     from tests.web_support import phone

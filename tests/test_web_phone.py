@@ -1,5 +1,5 @@
-"""What a real night at the venue found on the phones and the tablet (issue 14, items 4 to
-13), each in real Chromium against a real server: a card that fits 360 px, a pill that
+"""What the phones and the tablet must do at a real night at the venue, each in real
+Chromium against a real server: a card that fits 360 px, a pill that
 says offline when the socket goes silent, a confirmation before what cannot be taken
 back, a retest hidden once used, a refusal that taps away, one tab per session, the tap
 that lets the phone vibrate, a round's history told as history, the action dice in

@@ -1,4 +1,4 @@
-"""The opponent's bid once a challenge has ended (issue 14 item 10; rules choice MET-3: a bid
+"""The opponent's bid once a challenge has ended (rules choice MET-3: a bid
 is told to the storyteller and stays sealed from the opponent, even after the end). The phone
 says so in words a player understands, never a bare "?", in English and French: while the
 result can still be answered, and after it stands. Real Chromium against a real server."""

@@ -1,4 +1,4 @@
-"""The phone checks its own dice (issue 13, deliverable 9; FAIR-2): after `session.closed`
+"""The phone checks its own dice (FAIR-2): after `session.closed`
 reveals the seed, the web app derives its character's draws again with a vendored HMAC-SHA256
 (client/web/vendor/noble-hashes) and marks each roll verified, or names the mismatch.
 
@@ -162,8 +162,8 @@ def test_fair_2_a_dice_row_that_is_not_its_draws_is_flagged(browser, demo):
 
 
 def _reference_face(seed: bytes, session: str, counter: int, sides: int, entropy: str, stream: str) -> int:
-    """events.fair's derivation with streams, as the issue's draw contract states it, for a
-    tree where ``derive_face`` has no ``stream`` yet (the ``fair`` branch adds it)."""
+    """events.fair's derivation with streams, as the draw contract (FAIR-2) states it, written
+    out again here."""
     parts = [session, stream, counter, entropy] if stream else [session, counter, entropy]
     width = 1
     while 256**width < sides:

@@ -1,5 +1,5 @@
-"""The phone checks the Mind's Eye Theatre throws the server drew for its character (issue 13,
-deliverable 9; FAIR-2, MET-2): a storyteller who throws for a side without a choice lets the
+"""The phone checks the Mind's Eye Theatre throws the server drew for its character
+(FAIR-2, MET-2): a storyteller who throws for a side without a choice lets the
 server draw a d3 in stream ``*/secret=<side>``; its ``met.throw_committed`` reaches that
 side's phone whole (draw record and choice), and once ``session.closed`` reveals the seed the
 phone derives it again and marks it verified, or names the mismatch, in English and French.

@@ -8,6 +8,7 @@ import asyncio
 import base64
 import json
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -43,7 +44,9 @@ async def test_hello_gets_welcome_then_live_with_the_head(venue):
     async with Device(venue.ws_url, venue.token(), "s1") as st:
         assert st.frames[0] == {"type": "welcome", "session": "s1", "head": 0,
                                 "viewer": {"role": "storyteller", "character": None,
-                                           "name": "storyteller", "session": "s1"}}
+                                           "name": "storyteller", "session": "s1"},
+                                # which process the socket reached: this one, host and pid
+                                "server": f"{socket.gethostname()}:{os.getpid()}"}
         assert st.frames[1] == {"type": "live", "head": 0}
         ack = await st.command(OPEN)
         assert ack == {"type": "ack", "id": ack["id"], "seqs": [1]}

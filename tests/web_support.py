@@ -62,9 +62,14 @@ class Device:
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         # every frame the app sends must be one the server's wire decoder takes (events/wire.py):
         # net.js and app.js build frames in JS, and this keeps them to the one wire module
+        # (opened: the app seals every frame in the venue channel; the test holds the token)
         self.sent: list[str] = []
-        self.page.on("websocket", lambda ws: ws.on("framesent", lambda payload: self.sent.append(payload)))
+        self.held = {"token": token.split("&", 1)[0]}
+        self.page.on("websocket", lambda ws: Opener.watch(ws, self.held, sent=self.sent.append))
         self.page.set_default_timeout(TIMEOUT)
+        # the page's token (its credential, once its link is spent), for a Wire made later
+        # and a route that opens and reseals the channel (route_events)
+        self.page.conteur_held = self.held
         if before is not None:  # init scripts, routes: set before the app's first byte
             before(self.page)
         self.page.goto(f"{base_url}/#join={token}")
@@ -121,19 +126,69 @@ def start_challenge(anna: Device, defender: str = "bruno") -> None:
     anna.page.get_by_test_id("challenge-start").click()
 
 
+class Opener:
+    """One socket's sealed frames opened, as the holder of the token can (events/channel.py):
+    the nonces are read from ``open`` and ``opened`` on the wire, the key from the token.
+    A frame sent in the clear is passed on as it is. ``token``: the page's token, or a
+    dict holding it under "token", shared by the page's sockets, which a ``welcome`` with
+    a ``credential`` updates (the page keeps its own credential from then on)."""
+
+    def __init__(self, token):
+        self.held = token if isinstance(token, dict) else {"token": token}
+        self.nonce = ""
+        self.key_id = ""
+        self.up = self.down = None  # opening the device's frames, the server's frames
+
+    @classmethod
+    def watch(cls, ws, token, *, sent=None, received=None) -> None:
+        opener = cls(token)
+        if sent is not None:
+            ws.on("framesent", lambda payload: opener.sent(payload, sent))
+        ws.on("framereceived", lambda payload: opener.received(payload, received))
+
+    def sent(self, payload: str, out) -> None:
+        frame = json.loads(payload)
+        if frame.get("type") == "open":
+            self.key_id, self.nonce = frame["id"], frame["nonce"]
+        elif frame.get("type") == "sealed" and self.up is not None:
+            payload = self.up.open(payload)
+        out(payload)
+
+    def received(self, payload: str, out) -> None:
+        from conteur.events import channel
+
+        frame = json.loads(payload)
+        if frame.get("type") == "opened":
+            psk = channel.psk_of_token(self.held["token"])
+            self.up = channel.server_side(psk, self.key_id, self.nonce, frame["nonce"])
+            self.down = channel.client_side(psk, self.key_id, self.nonce, frame["nonce"])
+            return
+        if frame.get("type") == "sealed" and self.down is not None:
+            payload = self.down.open(payload)
+            if '"credential"' in payload:
+                for one in _unbatched(json.loads(payload)):
+                    if one.get("type") == "welcome" and one.get("credential"):
+                        self.held["token"] = one["credential"]
+        if out is not None:
+            out(payload)
+
+
 class Wire:
     """The frames a page's websockets sent and received, one list per socket, read from
-    Playwright's websocket events (what went over the wire, not what the app says)."""
+    Playwright's websocket events (what went over the wire, not what the app says), and
+    opened with the page's token when sealed."""
 
-    def __init__(self, page):
+    def __init__(self, page, token="", held: dict | None = None):
+        self.token = held or getattr(page, "conteur_held", None) or {"token": token}
         self.sockets: list[dict[str, list[dict]]] = []
         page.on("websocket", self._opened)
 
     def _opened(self, ws) -> None:
         frames: dict[str, list[dict]] = {"sent": [], "received": []}
         self.sockets.append(frames)
-        ws.on("framesent", lambda payload: frames["sent"].append(json.loads(payload)))
-        ws.on("framereceived", lambda payload: frames["received"].extend(_unbatched(json.loads(payload))))
+        Opener.watch(ws, self.token,
+                     sent=lambda payload: frames["sent"].append(json.loads(payload)),
+                     received=lambda payload: frames["received"].extend(_unbatched(json.loads(payload))))
 
     def hellos(self) -> list[tuple[dict, dict | None]]:
         """Each hello sent, with the welcome that answered it (None if none came)."""
@@ -152,7 +207,7 @@ def phone(browser, url: str, link: str) -> tuple[Device, Wire]:
     """A player's phone whose websocket frames are recorded: the page reloads once the
     recorder is on, so every frame after the join goes through it."""
     device = Device(browser, url, link)
-    wire = Wire(device.page)
+    wire = Wire(device.page, link.split("&", 1)[0])
     device.page.reload()
     device.expect(device.page.locator("#conn.online")).to_be_visible()
     return device, wire
@@ -212,20 +267,45 @@ def no_subtle(page) -> None:
 
 def route_events(page, change) -> None:
     """Every event frame reaches ``page`` through ``change(event)``, which may alter the
-    decoded event in place (a batch's frames one by one); what the page sends goes as is."""
+    decoded event in place (a batch's frames one by one); what the page sends goes as is.
+    A forger who holds the page's token (``Device`` leaves it on the page): the channel's
+    nonces pass through unchanged, so each server frame is opened, changed, and sealed
+    again under the same key and counter."""
+    from conteur.events import channel
 
-    def rewrite(message):
-        if not isinstance(message, str):
-            return message
-        frame = json.loads(message)
-        for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
-            if f.get("type") == "event" and f.get("event"):
-                change(f["event"])
-        return json.dumps(frame, ensure_ascii=False)
+    held = page.conteur_held
 
     def handler(ws):
         server = ws.connect_to_server()
-        ws.on_message(lambda m: server.send(m))
-        server.on_message(lambda m: ws.send(rewrite(m)))
+        keys: dict = {}
+
+        def up(message):
+            if isinstance(message, str) and json.loads(message).get("type") == "open":
+                keys["open"] = json.loads(message)
+            server.send(message)
+
+        def down(message):
+            if not isinstance(message, str):
+                ws.send(message)
+                return
+            outer = json.loads(message)
+            if outer.get("type") == "opened":
+                opening, psk = keys["open"], channel.psk_of_token(held["token"])
+                keys["in"] = channel.client_side(psk, opening["id"], opening["nonce"], outer["nonce"])
+                keys["out"] = channel.server_side(psk, opening["id"], opening["nonce"], outer["nonce"])
+                ws.send(message)
+                return
+            sealed = outer.get("type") == "sealed" and "in" in keys
+            frame = json.loads(keys["in"].open(message)) if sealed else outer
+            for f in frame["frames"] if frame.get("type") == "batch" else [frame]:
+                if f.get("type") == "event" and f.get("event"):
+                    change(f["event"])
+                elif f.get("type") == "welcome" and f.get("credential"):
+                    held["token"] = f["credential"]
+            text = json.dumps(frame, ensure_ascii=False)
+            ws.send(keys["out"].seal(text) if sealed else text)
+
+        ws.on_message(up)
+        server.on_message(down)
 
     page.route_web_socket("**/*", handler)

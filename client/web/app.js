@@ -7,13 +7,15 @@
 
 import { loadDevices, revokeDevice } from "./devices.js";
 import { initialView, applyEvent, isFrozenFor } from "./fold.js";
-import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, LANG_KEY } from "./ui.js";
+import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, refusal, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
-import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey } from "./net.js";
+import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey, adoptCredential } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
 import { deskCommand, freezeCall } from "./desk.js";
+import { cue, keepAwake } from "./cues.js";
+import { SealedSocket, sealedFetch } from "./channel.js";
 
 document.documentElement.lang = lang;
 
@@ -46,7 +48,7 @@ async function settle(id, notice) {
   if (notice && entry) {
     app.notices.push({ id, ...notice, command: entry.command.type });
     // a refusal is read in a few seconds and can be tapped away: it must not sit over the
-    // buttons the player needs next (issue 14)
+    // buttons the player needs next
     setTimeout(() => dismiss(id), notice.kind === "reject" ? 6000 : 2500);
   }
   schedule();
@@ -73,6 +75,8 @@ function retryLater(id) {
 function onFrame(frame) {
   switch (frame.type) {
     case "welcome":
+      // the join link is spent: this device keeps its own credential (net.js)
+      if (frame.credential) app.token = adoptCredential(frame.credential);
       app.viewer = frame.viewer;
       localStorage.setItem(viewerKey(), JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
@@ -100,11 +104,11 @@ function onFrame(frame) {
       break;
     case "reject":
       if (RETRY.has(frame.code)) retryLater(frame.id);
-      else settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      else settle(frame.id, { kind: "reject", text: refusal(frame) });
       break;
     case "error":
       if (frame.id && RETRY.has(frame.code)) retryLater(frame.id);
-      else if (frame.id) settle(frame.id, { kind: "reject", text: frame.message || frame.code });
+      else if (frame.id) settle(frame.id, { kind: "reject", text: refusal(frame) });
       else if (["unauthorized", "forbidden", "unknown_session"].includes(frame.code)) {
         app.fatal = frame.message || frame.code;
         // a storyteller's link to a session with no event yet (a fresh chronicle's "main"):
@@ -157,7 +161,8 @@ function rebuild() {
 function hello(withLast = true) {
   app.helloAfter = app.lastSeq;
   app.helloPending = true;
-  const frame = { type: "hello", token: app.token, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
+  // no token: the channel's key is the proof (channel.js)
+  const frame = { type: "hello", keep: true, session: app.session, after: app.lastSeq, device: deviceId(), batch: true };
   if (withLast && app.lastSeq > 0 && app.lastEvent) frame.last = { seq: app.lastSeq, event: app.lastEvent };
   if (app.create) frame.create = true;
   return frame;
@@ -171,7 +176,9 @@ function onStatus(status) {
   if (app.status === "offline" && (status === "connecting" || status === "offline")) return;
   app.status = status;
   // revoked: the character's view and secrets leave the phone at once (net.js forgetDevice)
-  if (status === "revoked") { app.fatal = t("revoked"); app.vm = initialView(); forgetDevice(outbox); }
+  if (status === "revoked" || status === "replaced") { app.fatal = t(status); app.vm = initialView(); forgetDevice(outbox); }
+  // refused at open: a token the channel's key does not open gets a close, no error frame
+  if (status === "refused" && !app.fatal) app.fatal = t("refused");
   schedule();
 }
 
@@ -193,10 +200,12 @@ function keepInputs(root) {
   return kept;
 }
 
+// Only what the user typed or chose is put back: a field still showing its default shows
+// the new one (a bid box whose cap rose with a ticked ability offers the new cap).
 function restoreInputs(kept) {
   for (const [id, value] of Object.entries(kept.values)) {
     const el = document.getElementById(id);
-    if (!el) continue;
+    if (!el || !(id in app.form)) continue;
     if (el.type === "checkbox") el.checked = value; else el.value = value;
   }
   for (const id of kept.open) {
@@ -208,6 +217,7 @@ function restoreInputs(kept) {
 function render() {
   const root = $("#app");
   const focused = document.activeElement && document.activeElement.id;
+  const focusedAt = focusedSelector();
   const kept = keepInputs(root);
   if (!app.token) {
     root.innerHTML = joinView();
@@ -221,7 +231,7 @@ function render() {
   }
   restoreInputs(kept);
   document.body.classList.toggle("storyteller", !!isStoryteller());
-  freezeOverlay();
+  freezeOverlay(focusedAt);
   nudge();
   if (focused) {
     const el = document.getElementById(focused);
@@ -258,7 +268,7 @@ function alertsView() {
   return `<button class="alerts" data-act="alerts" data-testid="enable-alerts">${esc(t("alerts_enable"))}</button>`;
 }
 
-function freezeOverlay() {
+function freezeOverlay(focusedAt = null) {
   const overlay = $("#freeze");
   const venue = !!app.vm.session.venueFrozen;
   const frozen = !!app.viewer && !isStoryteller() && (app.viewer.role === "observer" ? app.vm.session.frozen || venue : isFrozenFor(app.vm, me()));
@@ -269,10 +279,28 @@ function freezeOverlay() {
   document.body.classList.toggle("frozen", frozen);
   freezeCall(frozen && app.viewer.role === "player"); // a safety call, from the TIME OUT screen (desk.js)
   if (frozen && !app.frozenBefore) {
+    app.focusBefore = focusedAt;
     vibrate([400, 150, 400]);
+    cue(t("freeze"), app.touched);
     overlay.focus(); // screen readers announce the Time Out at once
   }
+  // the page behind the Time Out takes no focus and no tap; once resumed, focus goes back
+  $("#app").inert = frozen;
+  if (!frozen && app.frozenBefore) refocus(app.focusBefore);
   app.frozenBefore = frozen;
+}
+
+// Where focus was, said so that it survives a redraw (by id, or by test id).
+function focusedSelector() {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  if (el.id) return `#${CSS.escape(el.id)}`;
+  return el.dataset && el.dataset.testid ? `[data-testid="${CSS.escape(el.dataset.testid)}"]` : null;
+}
+
+function refocus(selector) {
+  const el = selector && document.querySelector(selector);
+  if (el) el.focus();
 }
 
 function vibrate(pattern) {
@@ -285,8 +313,9 @@ function nudge() {
   const waiting = new Set(myChallenges().filter((c) => myMove(c)).map((c) => `${c.id}:${c.round}:${c.status}`)
     .concat(callsForMe().map((w) => `roll:${w.id}`)) // ACT-12: an opposed roll to answer
     .concat(handWaiting())); // a challenge played by hand to confirm or dispute
-  for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); break; }
+  for (const key of waiting) if (!app.waitingBefore.has(key)) { vibrate(200); cue(t("cue_your_move"), app.touched); break; }
   app.waitingBefore = waiting;
+  keepAwake(myChallenges().length > 0);
 }
 
 // ---- player
@@ -319,7 +348,8 @@ function commandFor(act, el, data) {
   // a storyteller's dice form names the character it rolls for (storyteller.js)
   const character = el.dataset.character || me();
   switch (act) {
-    case "throw": return { type: "throw", character, challenge: ch, round: c.round, choice: el.dataset.choice };
+    // a group's throw names its round (the group's record has none of its own)
+    case "throw": return { type: "throw", character, challenge: ch, round: el.dataset.round ? num(el.dataset.round) : c.round, choice: el.dataset.choice };
     case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
     case "bid": case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "retest": return { type: "retest", character, challenge: ch, source: data.get("source") };
@@ -329,6 +359,9 @@ function commandFor(act, el, data) {
     case "challenge": {
       const kind = data.get("kind") || "classic";
       if (kind === "simple" || kind === "complex") return { type: "challenge", character, kind, tests: num(data.get("tests")) || 1 };
+      // ticked others make it a group challenge (MET-1): one initiator against all of them
+      const defenders = [...new Set([data.get("defender"), ...data.getAll("more")])];
+      if (defenders.length > 1) return { type: "challenge", character, kind: "classic", defenders, attribute: data.get("attribute"), abilities: data.getAll("abilities") };
       return { type: "challenge", character, kind: "classic", defender: data.get("defender"), attribute: data.get("attribute"), abilities: data.getAll("abilities"), mutual: !!data.get("mutual") };
     }
     case "retest_cancel": return { type: "retest", character, challenge: ch, source: data.get("source"), cancels: true };
@@ -344,6 +377,9 @@ function commandFor(act, el, data) {
       const target = data.get("target");
       const antagonist = (data.get("antagonist") || "").trim() || "antagonist";
       if (kind === "simple" || kind === "complex") return { type: "challenge", kind, character: target, tests: num(data.get("tests")) || 1 };
+      // an antagonist against several characters at once: a group challenge (MET-1, classic)
+      const defenders = [...new Set([target, ...data.getAll("more")])];
+      if (kind === "classic" && defenders.length > 1) return { type: "challenge", kind, character: antagonist, defenders, attribute: data.get("attribute") };
       const base = { type: "challenge", kind, character: antagonist, defender: target, attribute: data.get("attribute") };
       return kind === "static" ? { ...base, difficulty: num(data.get("difficulty")) || 0, tests: num(data.get("tests")) || 1 } : base;
     }
@@ -368,9 +404,9 @@ function commandFor(act, el, data) {
   }
 }
 
-// The printable join sheet (POST /sessions/{s}/join-sheet, the bearer token in a header,
-// never in a URL): the page comes back as HTML and opens from a blob URL in a new tab.
-// The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
+// The printable join sheet (POST /sessions/{s}/join-sheet through the sealed channel:
+// its fresh join links never cross the network readable): the page comes back as HTML
+// and opens from a blob URL in a new tab. The tab is opened during the tap itself, before the fetch, so popup blockers allow it.
 async function joinSheet(revoke, character) {
   const tab = window.open("", "_blank");
   const fail = (text) => {
@@ -380,11 +416,11 @@ async function joinSheet(revoke, character) {
   };
   let res;
   try {
-    res = await fetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
+    res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/join-sheet`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${app.token}`, "Content-Type": "application/json" },
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ revoke_previous: !!revoke, lang, ...(character ? { characters: [character] } : {}) }),
-    });
+    }, app.token);
   } catch (err) {
     fail(t("offline_short"));
     return;
@@ -407,7 +443,7 @@ function handle(ev, el) {
   if (what === "join-sheet") { joinSheet(app.form["sheet-revoke"] === "1", app.form["sheet-for"] || ""); return; }
   if (what === "devices") { loadDevices(schedule); return; }
   if (what === "revoke-device") { revokeDevice(el.dataset.grant, schedule); return; }
-  if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); location.reload(); return; }
+  if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); keepForm(); location.reload(); return; }
   if (what === "alerts") { app.touched = true; vibrate(60); schedule(); return; }
   if (what === "dismiss") { dismiss(el.dataset.notice); return; }
   const data = el.tagName === "FORM" ? new FormData(el) : new FormData();
@@ -472,6 +508,19 @@ document.addEventListener("change", (ev) => {
   }
 });
 
+// A language switch reloads the page: what its forms held comes back with it (this tab only).
+const FORM_KEY = "conteur.form";
+function keepForm() {
+  try { sessionStorage.setItem(FORM_KEY, JSON.stringify(app.form)); } catch (err) { /* private mode */ }
+}
+function takeForm() {
+  try {
+    const kept = JSON.parse(sessionStorage.getItem(FORM_KEY) || "null");
+    sessionStorage.removeItem(FORM_KEY);
+    if (kept && typeof kept === "object") app.form = kept;
+  } catch (err) { /* nothing kept */ }
+}
+
 // ------------------------------------------------------------------ start
 
 function wsUrl() {
@@ -502,6 +551,7 @@ async function start(loc = location) {
     hello,
     onFrame,
     onStatus,
+    open: (url) => new SealedSocket(url, app.token),
   });
   app.net = connection; // the browser tests read its message count
   connection.start();
@@ -521,4 +571,5 @@ if (secureEnough() && "serviceWorker" in navigator) {
   navigator.serviceWorker.register("sw.js").catch(() => {});
 }
 
+takeForm();
 start();

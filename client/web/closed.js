@@ -3,6 +3,7 @@
 // and offers no command: the server refuses every one once the seed is revealed.
 
 import { app, t, lang, esc } from "./ui.js";
+import { sealedFetch } from "./channel.js";
 
 export function isClosed(vm = app.vm) {
   return vm.session.status === "closed";
@@ -30,8 +31,8 @@ export function closedBanner(check) {
 async function openRecord() {
   const tab = window.open("", "_blank");
   try {
-    const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/export?format=html&lang=${encodeURIComponent(lang)}`,
-      { headers: { Authorization: `Bearer ${app.token}` } });
+    const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/export?format=html&lang=${encodeURIComponent(lang)}`,
+      {}, app.token);
     if (!res.ok) throw new Error(`${res.status}`);
     const url = URL.createObjectURL(new Blob([await res.text()], { type: "text/html" }));
     if (tab) tab.location.href = url; else location.href = url;

@@ -1,4 +1,4 @@
-// The storyteller's desk on every screen (events/desk.py, fold.js deskOf): announcements,
+// The storyteller's desk on every screen (events/desk.py, fold.js deskView): announcements,
 // named countdowns and calls for a storyteller. The tablet sends them and runs the call
 // queue; a phone shows what concerns it and calls; the wall shows announcements and clocks.
 //
@@ -6,8 +6,9 @@
 // server's (app.skew, from each pong), so a phone whose clock is off still shows the right
 // time left; the figures tick every second in place, without redrawing the page.
 
-import { deskOf } from "./fold.js";
+import { deskView } from "./fold.js";
 import { app, t, esc, me, nameOf } from "./ui.js";
+import { sealedFetch } from "./channel.js";
 
 const SHOWN = 3; // announcements a phone or the wall shows, newest first
 const KINDS = ["safety", "ruling", "question"]; // the queue's order
@@ -49,7 +50,7 @@ function countdownControls(c, state) {
 }
 
 function countdownsList(controls) {
-  const all = Object.values(deskOf(app.vm).countdowns);
+  const all = Object.values(deskView(app.vm).countdowns);
   if (!all.length) return "";
   return `<ul class="countdowns" data-testid="countdowns">${all.map((c) => countdownLine(c, controls)).join("")}</ul>`;
 }
@@ -76,7 +77,7 @@ function windowKey(c) {
 async function fetchWindows(key) {
   windows.key = key;
   try {
-    const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/windows`, { headers: { Authorization: `Bearer ${app.token}` } });
+    const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/windows`, {}, app.token);
     if (!res.ok) return;
     const body = await res.json();
     if (windows.key !== key) return;
@@ -116,7 +117,7 @@ function announcementsList(items, testid) {
 }
 
 function latest(filter) {
-  return deskOf(app.vm).announcements.filter(filter).slice(-SHOWN).reverse();
+  return deskView(app.vm).announcements.filter(filter).slice(-SHOWN).reverse();
 }
 
 // ---- the phone
@@ -132,7 +133,7 @@ export function deskNewsView() {
 // the form, and once sent shows only as "your call", like the others: a screen others
 // may glance at does not shout it.
 export function callView() {
-  const mine = Object.values(deskOf(app.vm).calls).filter((c) => c.character === me());
+  const mine = Object.values(deskView(app.vm).calls).filter((c) => c.character === me());
   const open = mine.filter((c) => c.status !== "closed");
   const last = mine.filter((c) => c.status === "closed").slice(-1);
   const status = (c) => (c.status === "taken" ? t("call_taken_by", c.takenBy || t("storyteller")) : c.status === "closed" ? t("call_closed_state") : t("call_waiting"));
@@ -162,7 +163,7 @@ export function freezeCall(frozen) {
     box.id = "freeze-call";
     overlay.firstElementChild.appendChild(box);
   }
-  const open = Object.values(deskOf(app.vm).calls).some((c) => c.character === me() && c.kind === "safety" && c.status !== "closed")
+  const open = Object.values(deskView(app.vm).calls).some((c) => c.character === me() && c.kind === "safety" && c.status !== "closed")
     || app.queued.some((e) => e.command.type === "call_storyteller" && e.command.kind === "safety");
   box.innerHTML = open
     ? `<p class="freeze-help" data-testid="freeze-call-sent">${esc(t("call_yours"))} · ${esc(t("call_waiting"))}</p>`
@@ -184,7 +185,7 @@ export function deskWallView() {
 // The safety calls no one has taken yet, at the top of every tablet of the session, with
 // the button that takes them: every tablet hears one at once.
 export function safetyAlert() {
-  const calls = Object.values(deskOf(app.vm).calls).filter((c) => c.kind === "safety" && c.status === "waiting");
+  const calls = Object.values(deskView(app.vm).calls).filter((c) => c.kind === "safety" && c.status === "waiting");
   if (!calls.length) return "";
   return `<section class="safety-alert" role="alert" data-testid="safety-alert">${calls.map((c) => `<p><b>${esc(t("safety_alert", nameOf(c.character)))}</b>${c.text ? ` — ${esc(c.text)}` : ""}
     <button class="primary" data-act="take_call" data-call="${esc(c.id)}" data-testid="safety-take">${esc(t("call_take"))}</button></p>`).join("")}</section>`;
@@ -195,7 +196,7 @@ function queueOrder(a, b) {
 }
 
 function callsQueue() {
-  const all = Object.values(deskOf(app.vm).calls);
+  const all = Object.values(deskView(app.vm).calls);
   const open = all.filter((c) => c.status !== "closed").sort(queueOrder);
   const closed = all.length - open.length;
   const row = (c) => `<li class="call-row ${esc(c.kind)}" data-testid="st-call" data-call="${esc(c.id)}" data-kind="${esc(c.kind)}" data-status="${esc(c.status)}">

@@ -5,13 +5,14 @@
 
 import { app, t, esc, nameOf } from "./ui.js";
 import { ask } from "./confirm.js";
+import { sealedFetch } from "./channel.js";
 
 function url(path = "") {
   return `/sessions/${encodeURIComponent(app.session)}/devices${path}`;
 }
 
 async function call(path, method = "GET") {
-  const res = await fetch(url(path), { method, headers: { Authorization: `Bearer ${app.token}` } });
+  const res = await sealedFetch(url(path), { method }, app.token);
   if (!res.ok) throw new Error(`${res.status} ${(await res.json().catch(() => ({}))).detail || ""}`.trim());
   return res.json();
 }

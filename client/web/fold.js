@@ -210,6 +210,7 @@ function challenge(vm, id) {
       defenderAttribute: null, difficulty: 0, tests: 1, test: 1, abilities: [], defenderAbilities: [],
       round: 1, status: "throwing", throws: {}, bids: {}, revealed: null, winner: null, loser: null,
       by: "", reason: "", retests: {}, overbids: [], history: [], results: {}, cancellable: null,
+      group: null, defenders: [], pairs: [], groupResults: {},
     };
   }
   return vm.challenges[id];
@@ -265,9 +266,31 @@ const MET = {
   overbid_settled: (c, e) => { c.overbidGranted = e.granted; },
   challenge_conceded: (c, e) => { c.conceded = e.character; },
   challenge_resolved: (c, e) => Object.assign(c, { status: "resolved", winner: e.winner, loser: e.loser, reason: e.reason }),
-  challenge_cancelled: (c, e) => Object.assign(c, { status: "cancelled", reason: e.reason || "cancelled" }),
-  challenge_overruled: (c, e) => Object.assign(c, { status: "resolved", winner: e.winner, loser: e.loser, reason: "overruled" }),
+  challenge_cancelled: (c, e, vm) => {
+    Object.assign(c, { status: "cancelled", reason: e.reason || "cancelled" });
+    for (const id of c.pairs) { // a group cancelled: its pairs still playing too
+      const pair = vm.challenges[id];
+      if (pair && OPEN.includes(pair.status)) Object.assign(pair, { status: "cancelled", reason: e.reason || "cancelled" });
+    }
+  },
+  challenge_overruled: (c, e, vm) => {
+    Object.assign(c, { status: "resolved", winner: e.winner, loser: e.loser, reason: "overruled" });
+    const group = c.group && vm.challenges[c.group];
+    if (group && group.status === "resolved") group.groupResults = { ...group.groupResults, [c.defender]: e.winner };
+  },
+  // a group challenge (MET-1): its own record ("open" until settled) and one classic pair
+  // per defender, each folded as any challenge
+  group_challenge_issued: (c, e, vm) => {
+    const common = { kind: e.kind || "classic", initiator: e.initiator, attribute: e.attribute ?? null,
+      defenderAttribute: e.defender_attribute ?? null, abilities: e.abilities || [], defenderAbilities: e.defender_abilities || [],
+      action: e.action || "", mutual: false };
+    Object.assign(c, common, { defender: e.defenders[0], status: "open", defenders: e.defenders, pairs: e.pairs });
+    e.pairs.forEach((id, i) => Object.assign(challenge(vm, id), common, { defender: e.defenders[i], group: e.challenge }));
+  },
+  group_settled: (c, e) => Object.assign(c, { status: "resolved", groupResults: { ...(e.results || {}) }, reason: "settled" }),
 };
+
+export const OPEN = ["throwing", "bidding", "window", "overbid", "open"];
 
 // a debt is one overbid's (met_rules.TieDebt): the same two sides may owe for two challenges
 const sameDebt = (a, b) => a.debtor === b.debtor && a.creditor === b.creditor && a.challenge === b.challenge;
@@ -390,6 +413,13 @@ export function isFrozenFor(vm, characterId) {
 export function deskOf(vm) {
   if (!vm.desk) vm.desk = { announcements: [], countdowns: {}, calls: {} };
   return vm.desk;
+}
+
+// What a screen reads: the desk, or an empty one left off the view model, so that drawing a
+// screen never changes the state the fold made.
+const NO_DESK = Object.freeze({ announcements: Object.freeze([]), countdowns: Object.freeze({}), calls: Object.freeze({}) });
+export function deskView(vm) {
+  return vm.desk || NO_DESK;
 }
 
 const DESK = {

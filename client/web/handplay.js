@@ -1,4 +1,4 @@
-// Challenges played by hand while the app was unreachable (events/offline.py, issue 15).
+// Challenges played by hand while the app was unreachable (events/offline.py).
 //
 // Part of the phone app, not a page of its own: a record is a command like any move, so
 // it goes to the same IndexedDB outbox (app.js act), is shown as waiting while the server

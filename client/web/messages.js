@@ -1,4 +1,4 @@
-// The messages of every language, as data (issue 16): events/messages/<lang>.json, which
+// The messages of every language, as data: events/messages/<lang>.json, which
 // the server serves at /messages/ beside this app and Python reads too (events/catalogue.py).
 // Loaded once, before any module that reads them runs (top-level await); the service
 // worker caches both files with the shell, so the app opens offline in either language.
@@ -21,4 +21,12 @@ export function section(name, lang) {
 // {name} replaced by the field as text, "" when missing or null: as events/catalogue.py's fill.
 export function fill(template, fields = {}) {
   return template.replace(/\{(\w+)\}/g, (_, k) => (fields[k] == null ? "" : String(fields[k])));
+}
+
+// A rule's number (MET-3, ACT-12) as the server's refusals cite it: the event keeps it, a
+// sentence a person reads goes without it (events/catalogue.py's without_rule_codes).
+const RULE = String.raw`(?:MET|ACT|V5|TIME|FAIR)-\d+[a-z]?`;
+const RULE_CODE = new RegExp(String.raw`\s*\(${RULE}(?:,\s*${RULE})*\)|\b${RULE}:?\s?`, "g");
+export function withoutRuleCodes(text) {
+  return String(text ?? "").replace(RULE_CODE, "").trim();
 }

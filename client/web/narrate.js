@@ -5,7 +5,7 @@
 // only the event as received: a sealed bid or throw is told as sealed, never guessed. An
 // event type it does not know is not told (null), so a newer server never breaks the log.
 
-import { section, fill } from "./messages.js";
+import { section, fill, withoutRuleCodes } from "./messages.js";
 
 const T = { en: section("sentences", "en"), fr: section("sentences", "fr") };
 
@@ -45,6 +45,11 @@ export function teller(vm, lang = "en") {
   const met = {
     // without an id (a phone's feed, whose sentence already names both sides) the header alone
     challenge_issued: (e) => (e.challenge ? say("issued_event", { id: e.challenge, text: header(e) }) : `${header(e)}.`),
+    group_challenge_issued: (e) => say("issued_event", { id: e.challenge, text: say("group", {
+      a: who(e.initiator), list: (e.defenders || []).map(who).join(", "), attr: attr(e.attribute) }) }),
+    // each defender's pair: its winner over the other side (narrate.group_results)
+    group_settled: (e) => say("group_settled", { id: e.challenge, results: Object.entries(e.results || {}).map(([d, w]) =>
+      say("group_result", { w: who(w), l: who(w === d ? e.initiator : d) })).join(", ") }),
     throw_committed: (e) => say("ev_throw", { c: e.challenge, x: who(e.character), choice: choice(e.choice), r: e.round }),
     throws_revealed: (e) => say("ev_revealed", {
       c: e.challenge, r: e.round, throws: Object.entries(e.throws || {}).map(([k, v]) => `${who(k)} ${choice(v)}`).join(", "),
@@ -117,7 +122,7 @@ export function teller(vm, lang = "en") {
     "offline.disputed": (e) => say("offline_disputed", { id: e.record, b: who(e.opponent), why: why(e.reason),
       claim: e.winner ? say("offline_claim", { w: who(e.winner) }) : "" }),
     "offline.ruled": (e) => say("offline_ruled", { id: e.record, w: who(e.winner), why: why(e.reason) }),
-    command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: e.message }),
+    command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: withoutRuleCodes(e.message) }),
     ...deskSentences(say, who, scene, table),
   };
 

@@ -1,5 +1,6 @@
 // The web client's durable and network side: the IndexedDB outbox, the join token, and
-// the reconnecting websocket (backoff with jitter, capped; hello with the last seq).
+// the reconnecting websocket (opened once /health answers; backoff with jitter, capped;
+// at once when the phone wakes; hello with the last seq).
 
 // crypto.randomUUID exists only in secure contexts; the venue's LAN is plain HTTP.
 export function uuid4() {
@@ -19,7 +20,7 @@ export function entropy() {
 //
 // Each tab remembers its own join in sessionStorage (it survives a reload, and stays in
 // its tab): a second session's link opened in another tab of the same browser does not
-// take the first tab over on reload (issue 14). localStorage keeps the device's last
+// take the first tab over on reload. localStorage keeps the device's last
 // join, for a tab opened afresh (the home-screen icon).
 const TAB = "conteur.tab";
 let current = { token: null, session: "" };
@@ -38,6 +39,7 @@ export function takeJoin(loc = location, store = localStorage, tab = tabStore())
     // another token, or another session of the same token: what this device holds is stale
     fresh = token !== store.getItem("conteur.token") || session !== (store.getItem("conteur.session") || "");
     store.setItem("conteur.token", token);
+    store.removeItem("conteur.joinkey"); // a fresh link: its own key
     if (session) store.setItem("conteur.session", session); else store.removeItem("conteur.session");
     mine = { token, session };
     if (tab) tab.setItem(TAB, JSON.stringify(mine));
@@ -45,15 +47,34 @@ export function takeJoin(loc = location, store = localStorage, tab = tabStore())
   } else {
     try { mine = JSON.parse((tab && tab.getItem(TAB)) || "null"); } catch (err) { mine = null; }
   }
-  if (!mine || !mine.token) mine = { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "" };
-  current = { token: mine.token, session: mine.session || "" };
+  if (!mine || !mine.token) {
+    mine = { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "",
+      key: (!token && store.getItem("conteur.joinkey")) || "" };
+  }
+  current = { token: mine.token, session: mine.session || "", key: mine.key || "" };
   if (fresh) store.removeItem(viewerKey());
   return { token: current.token, session: current.session, fresh };
 }
 
+// What the join link's first hello turned it into (welcome.credential, docs/protocol.md):
+// this device's own token, kept in the link's place; the link is forgotten. The join's
+// key stays the link's, so the events and the outbox kept under it stay this join's.
+export function adoptCredential(credential, store = localStorage, tab = tabStore()) {
+  const key = joinKey();
+  if (store.getItem("conteur.token") === current.token) {
+    store.setItem("conteur.token", credential);
+    store.setItem("conteur.joinkey", key);
+  }
+  current = { token: credential, session: current.session, key };
+  if (tab) tab.setItem(TAB, JSON.stringify(current));
+  return credential;
+}
+
 // A short name for this tab's join (token and session), keying what is kept per join:
-// the viewer, the events received. Not a secret: the token itself sits beside it.
+// the viewer, the events received. Not a secret: the token itself sits beside it. A
+// credential that replaced its link keeps the link's key.
 export function joinKey(join = current) {
+  if (join.key) return join.key;
   let h = 0x811c9dc5;
   for (const ch of `${join.token || ""}\n${join.session || ""}`) {
     h ^= ch.codePointAt(0);
@@ -70,10 +91,12 @@ export function viewerKey() {
 // character on the device: not the token, not the events it received (its secrets). The
 // outbox stays: a new join link for the same character sends what was still queued.
 export const REVOKED = "token revoked";
+// the same close when this character's join link was opened on another phone
+export const REPLACED = "replaced by another device";
 export function forgetDevice(outbox, store = localStorage, tab = tabStore()) {
   store.removeItem(viewerKey());
   if (store.getItem("conteur.token") === current.token) {
-    for (const key of ["conteur.token", "conteur.session"]) store.removeItem(key);
+    for (const key of ["conteur.token", "conteur.session", "conteur.joinkey"]) store.removeItem(key);
   }
   if (tab) tab.removeItem(TAB);
   return outbox.clearEvents().catch(() => {});
@@ -166,28 +189,96 @@ export class Outbox {
 
 const PING_EVERY = 1000;
 const SILENT = 3500;
+// A page shown again may hold a socket the phone froze while its screen was locked: it
+// must answer a ping this soon or be replaced (the target: live within 1 s of the show).
+const WAKE_SILENT = 600;
+// The server is asked over HTTP whether it answers before any websocket is opened: a
+// failed handshake makes Firefox hold back the next one to that host (RFC 6455 7.2.3, up
+// to a minute), a failed fetch does not. Probes are cheap, so they stay frequent.
+const PROBE_TIMEOUT = 1500;
+const PROBE_CAP = 1500;
 
-// One websocket at a time, reconnecting with capped exponential backoff and jitter.
+// True when the server answers GET /health within ``timeout`` ms.
+export async function probe(url, timeout = PROBE_TIMEOUT) {
+  const ctl = typeof AbortController === "function" ? new AbortController() : null;
+  const timer = setTimeout(() => ctl && ctl.abort(), timeout);
+  try {
+    const res = await fetch(url, { cache: "no-store", signal: ctl ? ctl.signal : undefined });
+    return res.ok;
+  } catch (err) {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// The moments a phone comes back: its screen unlocked or its tab shown again, a page
+// restored from the back-forward cache, the network back.
+function onWake(fn) {
+  addEventListener("online", fn);
+  addEventListener("pageshow", fn);
+  document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") fn(); });
+}
+
+// One websocket at a time, opened once /health answers; after a failure, capped
+// exponential backoff with jitter, and at once when the phone wakes.
 export class Connection {
-  constructor({ url, hello, onFrame, onStatus, base = 500, cap = 10000 }) {
-    Object.assign(this, { url, hello, onFrame, onStatus, base, cap });
+  // ``open``: makes the socket (channel.js's SealedSocket, which seals every frame);
+  // a plain WebSocket when not given
+  constructor({ url, hello, onFrame, onStatus, open = (u) => new WebSocket(u), health = "/health", base = 500, cap = 10000,
+    probeCap = PROBE_CAP }) {
+    Object.assign(this, { url, hello, onFrame, onStatus, open, health, base, cap, probeCap });
     this.attempt = 0;
+    this.probes = 0; // probes unanswered in a row
+    this.probing = false;
     this.messages = 0; // websocket messages received: a batch counts once
     this.ws = null;
     this.timer = null;
     this.lastHeard = 0;
     this.stopped = false;
     this.welcomed = false; // a welcome came for this page's token (see onclose)
-    addEventListener("online", () => this.now());
+    onWake(() => this.now());
     setInterval(() => this.heartbeat(), 500);
   }
 
-  start() { this.connect(); }
+  start() { this.reach(); }
 
+  // Now, not at the next backoff: an open socket is checked, a missing one is sought.
   now() {
-    if (this.ws && this.ws.readyState <= 1) return;
+    if (this.stopped) return;
+    this.attempt = 0;
+    this.probes = 0;
+    if (this.ws && this.ws.readyState === 1) { this.check(); return; }
+    if ((this.ws && this.ws.readyState === 0) || this.probing) return;
     clearTimeout(this.timer);
-    this.connect();
+    this.reach();
+  }
+
+  // Probe, then open the socket; an unanswered probe is tried again soon.
+  async reach() {
+    if (this.stopped || this.probing) return;
+    this.probing = true;
+    const up = await probe(this.health);
+    this.probing = false;
+    if (this.stopped || this.ws) return;
+    if (up) { this.probes = 0; this.connect(); return; }
+    this.onStatus("offline");
+    const ceiling = Math.min(this.probeCap, this.base * 2 ** this.probes);
+    this.probes += 1;
+    this.later(ceiling);
+  }
+
+  later(ceiling) {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.reach(), ceiling / 2 + Math.random() * ceiling / 2);
+  }
+
+  // A socket that seems open after a sleep: a ping it must answer within WAKE_SILENT.
+  check() {
+    const ws = this.ws;
+    const asked = Date.now();
+    try { ws.send(JSON.stringify({ type: "ping" })); } catch (err) { return; }
+    setTimeout(() => { if (this.ws === ws && this.lastHeard < asked) this.drop(true); }, WAKE_SILENT);
   }
 
   connect() {
@@ -195,7 +286,7 @@ export class Connection {
     this.onStatus("connecting");
     let ws;
     try {
-      ws = new WebSocket(this.url);
+      ws = this.open(this.url);
     } catch (err) {
       this.retry();
       return;
@@ -230,7 +321,7 @@ export class Connection {
         // while the socket was down (a Wi-Fi drop, a missed heartbeat), and the close that
         // said so never came; its view and secrets must leave the phone all the same
         const revoked = ev.code === 4401 && (ev.reason === REVOKED || (this.welcomed && ev.reason === "unauthorized"));
-        this.onStatus(revoked ? "revoked" : "refused");
+        this.onStatus(ev.code === 4401 && ev.reason === REPLACED ? "replaced" : revoked ? "revoked" : "refused");
         return;
       }
       this.onStatus("offline");
@@ -242,30 +333,32 @@ export class Connection {
   retry() {
     const ceiling = Math.min(this.cap, this.base * 2 ** this.attempt);
     this.attempt += 1;
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.connect(), ceiling / 2 + Math.random() * ceiling / 2);
+    this.later(ceiling);
   }
 
   // A dead Wi-Fi link can leave a socket "open" for minutes, and the browser's online
   // event says nothing about the venue's server: ping every second of quiet, and call
   // the link dead when nothing at all has come back for SILENT ms (the pill then says
-  // offline within 5 s, issue 14). The dead socket is dropped and a new one is tried.
+  // offline within 5 s). The dead socket is dropped and a new one is tried.
   heartbeat() {
     const ws = this.ws;
     if (!ws || ws.readyState !== 1) return;
     const quiet = Date.now() - this.lastHeard;
-    if (this.pinged && quiet > SILENT) {
-      this.ws = null;
-      ws.onclose = null;
-      ws.onmessage = null;
-      try { ws.close(); } catch (err) { /* already closing */ }
-      this.pinged = false;
-      this.onStatus("offline");
-      this.retry();
-      return;
-    }
+    if (this.pinged && quiet > SILENT) { this.drop(); return; }
     if (quiet < PING_EVERY) return;
     try { ws.send(JSON.stringify({ type: "ping" })); this.pinged = true; } catch (err) { /* closing */ }
+  }
+
+  // A socket that stopped answering: dropped, and another sought (``now``: at once).
+  drop(now = false) {
+    const ws = this.ws;
+    this.ws = null;
+    ws.onclose = null;
+    ws.onmessage = null;
+    try { ws.close(); } catch (err) { /* already closing */ }
+    this.pinged = false;
+    this.onStatus("offline");
+    if (now) this.reach(); else this.retry();
   }
 
   send(frame) {

@@ -10,16 +10,59 @@ import { deskNewsView, callView, windowClock } from "./desk.js";
 
 const num = (v) => Number.parseInt(v, 10);
 
+// a group challenge's record is shown through its pairs, each a challenge of two sides
 export function myChallenges() {
-  return Object.values(app.vm.challenges).filter((c) => isOpen(c) && [c.initiator, c.defender].includes(me()));
+  return Object.values(app.vm.challenges).filter((c) => isOpen(c) && !c.defenders.length && [c.initiator, c.defender].includes(me()));
+}
+
+// MET-1, MET-2: the groups this phone's character initiates that wait for its one throw,
+// against every defender throwing at that round: [group, round, pairs]
+function groupThrows() {
+  const id = me();
+  const out = [];
+  for (const g of Object.values(app.vm.challenges)) {
+    if (!g.defenders.length || g.initiator !== id || !isOpen(g)) continue;
+    const waiting = g.pairs.map((p) => app.vm.challenges[p]).filter((p) => p && p.status === "throwing" && !(id in p.throws));
+    const round = waiting.length ? Math.min(...waiting.map((p) => p.round)) : null;
+    if (round == null || app.queued.some((e) => e.command.challenge === g.id && e.command.round === round)) continue;
+    out.push([g, round, waiting.filter((p) => p.round === round)]);
+  }
+  return out;
+}
+
+function groupThrowCard([g, round, pairs]) {
+  const choices = THROWS.concat(app.vm.session.options && app.vm.session.options.bomb && app.vm.characters[me()]?.sheet?.bomb ? ["bomb"] : []);
+  const against = pairs.map((p) => nameOf(p.defender)).join(", ");
+  return `<article class="challenge group-throw" data-testid="group-throw" data-challenge="${esc(g.id)}" data-round="${round}">
+    <h3>${esc(t("group_throw", against, round))}</h3>
+    <p class="muted">${esc(t("group_throw_help"))}</p>
+    <div class="throws" role="group" aria-label="${esc(t("your_throw"))}">${choices.map((ch) =>
+      `<button class="throw" data-act="throw" data-ch="${esc(g.id)}" data-round="${round}" data-choice="${ch}" data-testid="throw-${ch}"
+        aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>
+  </article>`;
+}
+
+// "Group challenge c1: Anna against Bruno, Clara, Dora" on each pair's card
+function groupLine(c) {
+  const g = c.group && app.vm.challenges[c.group];
+  if (!g) return "";
+  return `<p class="group-of" data-testid="group-of">${esc(t("group_of", g.id, nameOf(g.initiator), g.defenders.map(nameOf).join(", ")))}</p>`;
+}
+
+// the pairs of ``c``'s group (``c`` alone outside a group): MET-12, MET-14 count over the whole group
+function wholeOf(c) {
+  const g = c.group && app.vm.challenges[c.group];
+  return g ? g.pairs.map((p) => app.vm.challenges[p]).filter(Boolean) : [c];
 }
 
 // What this player may do now in a challenge, or null.
 export function myMove(c) {
   const id = me();
-  const queuedFor = app.queued.some((e) => e.command.challenge === c.id && e.command.round === c.round && e.command.character === id);
+  const queuedFor = app.queued.some((e) => (e.command.challenge === c.id || (c.group && e.command.challenge === c.group))
+    && e.command.round === c.round && e.command.character === id);
   if (queuedFor) return null;
-  if (c.status === "throwing" && !(id in c.throws)) return "throw";
+  // a group's initiator throws once for every pair of the round (groupThrowCard)
+  if (c.status === "throwing" && !(id in c.throws)) return c.group && id === c.initiator ? "group_throw" : "throw";
   if (c.status === "bidding") {
     const bidders = c.kind === "static" ? [c.tested] : [c.initiator, c.defender];
     // MET-3: the initiator declares first; the defender's entry opens after it
@@ -41,6 +84,7 @@ export function playerView() {
     ${ruleset === "action" ? opposedCalls(c) : ""}
     ${characterCard(c)}
     ${ruleset !== "met" ? "" : `<section aria-labelledby="h-ch" class="card"><h2 id="h-ch">${esc(t("challenges"))}</h2>
+      ${groupThrows().map(groupThrowCard).join("")}
       ${myChallenges().map(challengeCard).join("") || `<p class="muted">${esc(t("no_challenges"))}</p>`}
       ${newChallengeForm(c)}
     </section>${handSection(c)}`}
@@ -66,7 +110,7 @@ function closedPlayerView(c) {
   </main>`;
 }
 
-// FAIR-2 on the phone (issue 13 item 9): once the session is closed and its seed revealed, the
+// FAIR-2 on the phone: once the session is closed and its seed revealed, the
 // phone derives its own character's dice again (verify.js) and marks each roll verified or
 // names the first mismatch. Worked out once per head, not once per render.
 let checked = { vm: null, head: -1, html: "" };
@@ -159,6 +203,7 @@ function challengeCard(c) {
     body = `<div class="throws" role="group" aria-label="${esc(t("your_throw"))}">${choices.map((ch) =>
       `<button class="throw" data-act="throw" data-ch="${esc(c.id)}" data-choice="${ch}" data-testid="throw-${ch}"
         aria-label="${esc(t("throw_label", t(ch)))}"><span aria-hidden="true">${ICON[ch]}</span>${esc(t(ch))}</button>`).join("")}</div>`;
+    body += otherThrown(c, other);
     if (!(c.kind === "static" && c.defender === id)) body += concedeButton(c);
   } else if (move === "bid" || move === "answer") {
     const bounds = bidBounds(app.vm.characters[id]?.sheet, attr, abilitiesOf(c, id).concat(ticked(c, id)));
@@ -171,6 +216,8 @@ function challengeCard(c) {
     if (move === "bid") body += concedeButton(c);
   } else if (move === "window") {
     body = windowPrompts(c);
+  } else if (move === "group_throw") {
+    body = `<p class="muted">${esc(t("group_throw_above"))}</p>`;
   } else if (queuedMove(c)) {
     const q = queuedMove(c);
     body = `<p class="queued-move">${esc(t(q.command.type === "throw" ? "your_throw" : q.command.type))}: ${esc(q.command.choice ? t(q.command.choice) : q.command.value ?? "")}
@@ -180,6 +227,7 @@ function challengeCard(c) {
   }
   return `<article class="challenge" data-testid="challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
+    ${groupLine(c)}
     <p class="meta"><span class="stage" data-testid="stage">${esc(stageText(c, queuedMove(c) ? null : id))}</span> · ${esc(t("round"))} ${c.round}${attr ? ` · ${esc(t(attr))}` : ""}${c.kind !== "classic" ? ` · ${esc(t(c.kind))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}${c.mutual ? ` · ${esc(t("mutual"))}` : ""}</p>
     ${testsLine(c)}
     ${revealedLine(c)}
@@ -220,7 +268,7 @@ function cancelRetestForm(c) {
 function retestsLeft(c) {
   const sheet = app.vm.characters[me()]?.sheet || {};
   const lucky = (sheet.merits || []).some((m) => String(m).toLowerCase() === "lucky");
-  return (lucky && c.kind === "static" ? 2 : 1) - ((c.retests || {})[me()] || 0);
+  return (lucky && c.kind === "static" ? 2 : 1) - wholeOf(c).reduce((n, p) => n + ((p.retests || {})[me()] || 0), 0);
 }
 
 function retestSources() {
@@ -249,6 +297,12 @@ function ownAbilityChoices(c, id) {
       ${app.form[key(k)] ? "checked" : ""} data-testid="bid-ability-${esc(k)}"> ${esc(k)} ${sheet.abilities[k]}</label>`).join("")}</fieldset>`;
 }
 
+// The other side has thrown (its throw sealed until both are in): this side is awaited.
+function otherThrown(c, other) {
+  if (!other || !(other in c.throws)) return "";
+  return `<p class="other-thrown" data-testid="other-thrown"><span aria-hidden="true">✔</span> ${esc(t("other_thrown", nameOf(other)))}</p>`;
+}
+
 function queuedMove(c) {
   return app.queued.find((e) => e.command.challenge === c.id && e.command.character === me());
 }
@@ -261,7 +315,7 @@ function windowPrompts(c) {
   const id = me();
   const sheet = app.vm.characters[id]?.sheet || {};
   const sources = retestsLeft(c) > 0 ? retestSources() : [];
-  const canOverbid = c.kind === "classic" && c.by === "throw" && !c.overbids.includes(id);
+  const canOverbid = c.kind === "classic" && c.by === "throw" && !wholeOf(c).some((p) => p.overbids.includes(id));
   const bounds = bidBounds(sheet, attributeOf(c, id), abilitiesOf(c, id).concat(ticked(c, id)));
   const key = `ob-${c.id}-${c.round}`;
   return `<div class="window">
@@ -286,6 +340,8 @@ function newChallengeForm(c) {
       <label>${esc(t("kind"))} <select name="kind" data-form="nc-kind" data-testid="nc-kind" aria-label="${esc(t("kind"))}">${["classic", "simple", "complex"].map((k) => `<option value="${k}" ${k === kind ? "selected" : ""}>${esc(t(k))}</option>`).join("")}</select></label>
       ${kind === "classic" ? `
       <label>${esc(t("opponent"))} <select name="defender" id="nc-defender">${others.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      ${others.length > 1 ? `<fieldset class="more-defenders"><legend>${esc(t("group_more"))}</legend>${others.map((o) =>
+        `<label class="check"><input type="checkbox" name="more" value="${esc(o.id)}" data-testid="nc-more-${esc(o.id)}"> ${esc(o.name)}</label>`).join("")}</fieldset>` : ""}
       <label>${esc(t("attribute"))} <select name="attribute" id="nc-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
       ${Object.keys((c.sheet && c.sheet.abilities) || {}).length ? `<fieldset class="abilities"><legend>${esc(t("abilities"))}</legend>${Object.entries(c.sheet.abilities).map(([a, n]) =>
         `<label class="check"><input type="checkbox" name="abilities" value="${esc(a)}" id="nc-ab-${esc(a)}"> ${esc(a)} (${n})</label>`).join("")}</fieldset>` : ""}
@@ -489,8 +545,9 @@ const NAMING = ["character", "initiator", "defender", "tested", "opponent", "win
 function named(vm, e) {
   const ids = new Set(NAMING.map((k) => e[k]).filter((v) => typeof v === "string"));
   Object.keys(e.throws || {}).forEach((k) => ids.add(k));
+  (e.defenders || []).forEach((k) => ids.add(k));
   const ch = e.challenge && vm.challenges[e.challenge];
-  if (ch) [ch.initiator, ch.defender, ch.tested].forEach((k) => k && ids.add(k));
+  if (ch) [ch.initiator, ch.defender, ch.tested, ...ch.defenders].forEach((k) => k && ids.add(k));
   return ids;
 }
 
@@ -535,7 +592,8 @@ function feedLine(entry, tell) {
   const e = entry.event || {};
   const ch = e.challenge && app.vm.challenges[e.challenge];
   // a player knows a challenge by who is in it, not by its id; its issuing names them already
-  const shown = ch ? { ...e, challenge: e.type === "met.challenge_issued" ? "" : `${nameOf(ch.initiator)} ⟷ ${nameOf(ch.defender)}` } : e;
+  const sides = ch && (ch.defenders.length ? ch.defenders : [ch.defender]).map(nameOf).join(", ");
+  const shown = ch ? { ...e, challenge: e.type === "met.challenge_issued" ? "" : `${nameOf(ch.initiator)} ⟷ ${sides}` } : e;
   const sealed = SEALED_WORDS[e.type] && SEALED_WORDS[e.type](e);
   const said = sealed ? t(sealed, shown.challenge || "", nameOf(e.character)) : tell(shown);
   return said && `<li data-seq="${esc(entry.seq)}" data-type="${esc(e.type)}"${sealed ? ' class="sealed"' : ""}>${esc(said)}</li>`;

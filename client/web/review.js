@@ -1,7 +1,7 @@
-// The storyteller's review page (issue 7): disputes first, every challenge with its
+// The storyteller's review page: disputes first, every challenge with its
 // whole story, the timeline with filters, a slider stepping a scene event by event,
 // the chain's verification and the fairness panel. The first screen comes from
-// GET /sessions/{session}/review/first, the same size at any length of night (issue 18);
+// GET /sessions/{session}/review/first, the same size at any length of night;
 // the verification and the fairness panel follow by their own requests, more timeline
 // rows and challenges by pages when asked for, and each challenge or scene by its own
 // endpoint; the sentences are made by the server in the chosen language.
@@ -11,6 +11,7 @@
 // server sees); without one, the phone app's stored token is tried.
 
 import { section } from "./messages.js";
+import { sealedFetch } from "./channel.js";
 
 // the page's strings are data: events/messages/<lang>.json, section "review"
 const UI = { en: section("review", "en"), fr: section("review", "fr") };
@@ -18,8 +19,8 @@ const UI = { en: section("review", "en"), fr: section("review", "fr") };
 const SHOWN = 1500; // timeline rows drawn at first: a long evening has tens of thousands
 const app = { token: "", session: "", lang: "en", bundle: null, filters: {}, steps: {}, sceneId: "" };
 const t = (key, vars = {}) => (UI[app.lang][key] || key).replace(/\{(\w+)\}/g, (_, k) => vars[k] ?? "");
-// A status or a reason as the server says it ("resolved", "accepted"), in the page's
-// language: English pages show the word itself.
+// A status or a reason as the server says it ("resolved", "overbid_failed"), in the
+// page's words (the catalogue names every one the rules write).
 const word = (kind, value) => (value ? UI[app.lang][`${kind}_${value}`] || value : "");
 const statusText = (status, reason) => `${word("s", status)}${reason ? ` (${word("r", reason)})` : ""}`;
 
@@ -54,9 +55,9 @@ function setHash(changes) {
 }
 
 async function api(path, options = {}) {
-  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}${path}`, {
-    ...options, headers: { Authorization: `Bearer ${app.token}`, ...(options.headers || {}) },
-  });
+  const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}${path}`, {
+    ...options, headers: { ...(options.headers || {}) },
+  }, app.token);
   if (!res.ok) {
     let detail = res.statusText;
     try { detail = (await res.json()).detail || detail; } catch (err) { /* not JSON */ }
@@ -128,8 +129,8 @@ function renderBadge() {
 }
 
 async function download(format) {
-  const res = await fetch(`/sessions/${encodeURIComponent(app.session)}/export?format=${format}&lang=${app.lang}&download=true`,
-    { headers: { Authorization: `Bearer ${app.token}` } });
+  const res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/export?format=${format}&lang=${app.lang}&download=true`,
+    {}, app.token);
   const blob = await res.blob();
   const url = URL.createObjectURL(blob);
   const a = h("a", { href: url, download: `${app.session}.${format === "html" || format === "md" ? `${app.lang}.` : ""}${format}` });
@@ -142,7 +143,7 @@ async function download(format) {
 // ---------------------------------------------------------------- overview
 
 // A challenge played by hand has no winner until confirmed or ruled: each side's word
-// instead (server/review.py offline_claims), never the recorder's alone in green.
+// instead (server/audit/stories.py offline_claims), never the recorder's alone in green.
 function claimText(claim, withReason = false) {
   const vars = { by: name(claim.by), w: name(claim.winner) };
   const said = claim.kind === "confirmed" ? t("confirms", vars) : claim.winner ? t("says", vars) : t("noClaim", vars);
@@ -400,6 +401,10 @@ async function renderChallenge(id) {
       h("dt", {}, t("winner")), h("dd", { "data-testid": "challenge-winner" },
         story.winner || story.kind !== "offline" ? name(story.winner) : story.status === "disputed" ? t("noRuling") : t("unconfirmed")),
       h("dt", {}, t("loser")), h("dd", {}, name(story.loser)),
+      // a group challenge: each defender's pair and who won it (MET-1)
+      ...(Object.keys(story.results || {}).length ? [h("dt", {}, t("pairs")), h("dd", {},
+        h("ul", { class: "pairs", "data-testid": "challenge-pairs" }, Object.entries(story.results).map(([d, w]) =>
+          h("li", {}, `${name(story.sides[0])} ⟷ ${name(d)}: ${t("winner")} ${name(w)}`))))] : []),
       ...(story.claims && story.claims.length ? [h("dt", {}, t("claims")), h("dd", {},
         h("ul", { class: "claims", "data-testid": "challenge-claims" }, story.claims.map((x) => h("li", {}, claimText(x, true)))))] : []),
       h("dt", {}, t("status")), h("dd", { "data-testid": "challenge-status" }, statusText(story.status, story.reason)),

@@ -12,6 +12,7 @@
 import { rulesetOf } from "./fold.js";
 import { app, t, esc } from "./ui.js";
 import { uuid4 } from "./net.js";
+import { sealedFetch } from "./channel.js";
 
 const KEY = "sheet-char";
 const draftId = (id) => `sheet-json-${id}`;
@@ -93,11 +94,11 @@ async function amend(form) {
   const command = { type: "amend_sheet", character, sheet, reason: (data.get("reason") || "").trim() };
   let res;
   try {
-    res = await fetch(`/sessions/${encodeURIComponent(app.session)}/commands`, {
+    res = await sealedFetch(`/sessions/${encodeURIComponent(app.session)}/commands`, {
       method: "POST",
-      headers: { Authorization: `Bearer ${app.token}`, "Content-Type": "application/json" },
+      headers: { "Content-Type": "application/json" },
       body: JSON.stringify({ id: uuid4(), command }),
-    });
+    }, app.token);
   } catch (err) {
     show(character, false, t("sheet_offline"));
     return;

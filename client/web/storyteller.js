@@ -26,7 +26,7 @@ export function observerView() {
         <p>${chars.filter((c) => c.scene === s.id).map((c) => esc(c.name)).join(", ") || esc(t("none"))}</p></div>`).join("")}
     </section>
     <section class="card" aria-labelledby="h-ch"><h2 id="h-ch">${esc(t("challenges"))}</h2>
-      ${Object.values(vm.challenges).filter(isOpen).map((c) => `<p>${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))} · <span class="stage">${esc(stageText(c))}</span></p>`).join("")
+      ${Object.values(vm.challenges).filter(isOpen).map((c) => `<p data-testid="wall-challenge" data-challenge="${esc(c.id)}">${c.group ? "↳ " : ""}${esc(sidesOf(c))} · <span class="stage">${esc(stageText(c))}</span></p>`).join("")
         || `<p class="muted">${esc(t("no_challenges"))}</p>`}
     </section>
   </main>`;
@@ -38,7 +38,7 @@ export function storytellerView() {
   const vm = app.vm;
   if (isClosed(vm)) return closedStorytellerView(vm);
   const open = Object.values(vm.challenges).filter(isOpen);
-  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
+  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved" && !c.group).slice(-3).reverse(); // a group's pairs on its card
   const scenes = Object.values(vm.scenes).filter((s) => s.open);
   const chars = Object.values(vm.characters);
   const ruleset = rulesetOf(vm);
@@ -95,12 +95,12 @@ export function storytellerView() {
 // A closed session on the tablet: the banner (with the review), the last challenges and
 // the log, to read; no command, no join sheet for a night that is over (closed.js).
 function closedStorytellerView(vm) {
-  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved").slice(-3).reverse();
+  const done = Object.values(vm.challenges).filter((c) => c.status === "resolved" && !c.group).slice(-3).reverse(); // a group's pairs on its card
   const tell = teller(vm, lang);
   return `<main class="st closed">
     ${closedBanner(false)}
     ${done.length ? `<section class="card" aria-labelledby="h-done"><h2 id="h-done">${esc(t("recent"))}</h2>
-      <div data-testid="st-done">${done.map((c) => `<p>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))} · ${esc(stageText(c))}</p>`).join("")}</div></section>` : ""}
+      <div data-testid="st-done">${done.map((c) => `<p>${esc(c.id)} · ${esc(sidesOf(c))} · ${esc(stageText(c))}</p>`).join("")}</div></section>` : ""}
     <section class="card log" aria-labelledby="h-log" tabindex="0"><h2 id="h-log">${esc(t("log"))}</h2>
       <ol reversed data-testid="log">${vm.log.slice(-30).reverse().map((l) => logLine(l, tell)).join("")}</ol>
     </section>
@@ -191,16 +191,46 @@ function initiativeView(scene, chars) {
     <ol>${initiativeOrder(app.vm, here.map((c) => [c.id, attribute])).map((g) => `<li>${g.map(([id]) => esc(nameOf(id))).join(" = ")}</li>`).join("")}</ol></div>`;
 }
 
+// "Anna ⟷ Bruno", a group's "Anna ⟷ Bruno, Clara, Dora"
+function sidesOf(c) {
+  const defenders = c.defenders && c.defenders.length ? c.defenders : [c.defender];
+  return `${nameOf(c.initiator)} ⟷ ${defenders.map(nameOf).join(", ")}`;
+}
+
+// A group challenge (MET-1): its pairs have cards of their own; here, the group as one,
+// each defender's outcome once its pair stands, and the cancel of the whole group.
+function stGroup(c) {
+  const pairs = c.pairs.map((p) => app.vm.challenges[p]).filter(Boolean);
+  const outcome = (p) => (p.status === "resolved" ? `${t("winner")}: ${nameOf(p.winner)}` : stageText(p));
+  return `<article class="challenge group" data-testid="st-group" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
+    <h3>${esc(c.id)} · ${esc(sidesOf(c))}</h3>
+    <p class="meta"><span class="stage" data-testid="st-group-stage">${esc(stageText(c))}</span>${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}
+      <a href="review.html#session=${encodeURIComponent(app.session || "")}&challenge=${encodeURIComponent(c.id)}" target="_blank" data-testid="challenge-review">${esc(t("story"))}</a></p>
+    <ul class="pairs" data-testid="st-group-pairs">${pairs.map((p) => `<li data-pair="${esc(p.id)}">${esc(p.id)} · ${esc(nameOf(p.defender))} · ${esc(outcome(p))}</li>`).join("")}</ul>
+    ${isOpen(c) ? `<button type="button" class="danger" data-act="cancel" data-ch="${esc(c.id)}" data-testid="cancel-group">${esc(t("cancel"))}</button>` : ""}
+  </article>`;
+}
+
 // The sides a storyteller plays: antagonists (not on the roster) and the storyteller side.
 function antagonistOf(c) {
   return [c.initiator, c.defender].find((side) => !app.vm.characters[side]);
 }
 
+// MET-13: after an overbid, the overbidder's traits and the answer (the bids of the
+// round it reopened are those two), on the open card as on the settled one.
+function overbidLine(c, shown) {
+  if (!c.overbids.length || c.overbidValue == null) return "";
+  const by = c.overbids[c.overbids.length - 1];
+  const other = by === c.initiator ? c.defender : c.initiator;
+  return ` · <span data-testid="st-overbid">${esc(t("overbid"))}: ${esc(nameOf(by))} ${esc(shown(c.overbidValue))} / ${esc(nameOf(other))} ${esc(shown(c.bids[other]))}</span>`;
+}
+
 function stChallenge(c) {
+  if (c.defenders.length) return stGroup(c);
   const sides = [c.initiator, c.defender];
   const shown = (v) => (v === SEALED ? "?" : v === null || v === undefined ? "…" : v);
   const throws = sides.map((s) => `${esc(nameOf(s))}: ${c.throws[s] ? esc(c.throws[s] === SEALED ? "?" : t(c.throws[s])) : "…"}`).join(" · ");
-  const bids = Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${esc(shown(c.bids[s]))}`).join(" / ")}` : "";
+  const bids = overbidLine(c, shown) || (Object.keys(c.bids).length ? ` · ${t("bid")}: ${sides.map((s) => `${esc(nameOf(s))} ${esc(shown(c.bids[s]))}`).join(" / ")}` : "");
   const npc = antagonistOf(c);
   const key = `st-bid-${c.id}-${c.round}`;
   let acts = "";
@@ -228,6 +258,7 @@ function stChallenge(c) {
       ${isOpen(c) ? `<button type="button" class="danger" data-act="cancel" data-ch="${esc(c.id)}" data-testid="cancel">${esc(t("cancel"))}</button>` : ""}</form>`;
   return `<article class="challenge" data-testid="st-challenge" data-challenge="${esc(c.id)}" data-status="${esc(c.status)}">
     <h3>${esc(c.id)} · ${esc(nameOf(c.initiator))} ⟷ ${esc(nameOf(c.defender))}</h3>
+    ${c.group ? `<p class="group-of" data-testid="group-of">${esc(t("group_of", c.group, nameOf(c.initiator), (app.vm.challenges[c.group]?.defenders || []).map(nameOf).join(", ")))}</p>` : ""}
     <p class="meta"><span class="stage">${esc(stageText(c))}</span> · ${esc(t(c.kind))} · ${esc(t("round"))} ${c.round}${c.tests > 1 ? ` · ${c.test}/${c.tests}` : ""}${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}${c.kind === "static" ? ` · ${esc(t("difficulty"))} ${c.difficulty}` : ""}</p>
     <p data-testid="st-throws">${throws}${bids} <a href="review.html#session=${encodeURIComponent(app.session || "")}&challenge=${encodeURIComponent(c.id)}" target="_blank" data-testid="challenge-review">${esc(t("story"))}</a></p>
     ${acts}
@@ -253,6 +284,8 @@ function stNewChallenge(chars) {
     <form data-act="st-challenge">
       <label>${esc(t("antagonist"))} <input name="antagonist" value="${esc(t("antagonist_default"))}" id="st-antagonist"></label>
       <label>${esc(t("character"))} <select name="target" id="st-target">${chars.map((o) => `<option value="${esc(o.id)}">${esc(o.name)}</option>`).join("")}</select></label>
+      ${chars.length > 1 ? `<fieldset class="more-defenders"><legend>${esc(t("group_more"))}</legend>${chars.map((o) =>
+        `<label class="check"><input type="checkbox" name="more" value="${esc(o.id)}" data-testid="st-more-${esc(o.id)}"> ${esc(o.name)}</label>`).join("")}</fieldset>` : ""}
       <label>${esc(t("kind"))} <select name="kind" id="st-kind">${["classic", "static", "simple", "complex"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select></label>
       <label>${esc(t("attribute"))} <select name="attribute" id="st-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
       <label>${esc(t("difficulty"))} <input name="difficulty" type="number" min="0" max="30" value="5" id="st-difficulty"></label>
@@ -307,7 +340,7 @@ function stRollerCharacter(chars) {
 }
 
 // The roll the dice card shows (its character's last): the list below leaves it out, so
-// a storyteller's Rouse check is not shown twice (issue 14).
+// a storyteller's Rouse check is not shown twice.
 function stRollerShown(chars) {
   const c = stRollerCharacter(chars);
   const last = c && app.vm.rolls.filter((r) => r.character === c.id).pop();

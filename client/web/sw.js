@@ -1,14 +1,16 @@
 // The app shell, cached so the page opens even when the venue's Wi-Fi does not answer.
 // Network first: a storyteller's update reaches phones at the next load; the cache is
 // only the fallback. Registered only on HTTPS or localhost (app.js).
-const CACHE = "conteur-shell-v7";
+const CACHE = "conteur-shell-v8";
 // The play page (its record of challenges played by hand, handplay.js, matters most
 // offline), the review (storytellers), and offline.html, the old address of the record.
 const SHELL = ["./", "index.html", "app.js", "ui.js", "player.js", "storyteller.js", "sheet_editor.js", "fold.js", "net.js", "i18n.js", "confirm.js",
-  "narrate.js", "messages.js", "messages/en.json", "messages/fr.json", "handplay.js", "closed.js", "desk.js", "app.css", "icon.svg", "manifest.webmanifest",
+  "narrate.js", "messages.js", "messages/en.json", "messages/fr.json", "handplay.js", "closed.js", "desk.js", "cues.js", "app.css", "icon.svg", "manifest.webmanifest",
   "review.html", "review.js", "review.css", "offline.html", "offline.js", "verify.js",
   "vendor/noble-hashes/hmac.js", "vendor/noble-hashes/sha2.js", "vendor/noble-hashes/_md.js",
-  "vendor/noble-hashes/_u64.js", "vendor/noble-hashes/utils.js"];
+  "vendor/noble-hashes/_u64.js", "vendor/noble-hashes/utils.js", "vendor/noble-hashes/hkdf.js", "channel.js",
+  "vendor/noble-ciphers/chacha.js", "vendor/noble-ciphers/_arx.js", "vendor/noble-ciphers/_poly1305.js",
+  "vendor/noble-ciphers/utils.js"];
 
 self.addEventListener("install", (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(SHELL)).then(() => self.skipWaiting()));

@@ -3,6 +3,7 @@
 
 import { initialView, SEALED } from "./fold.js";
 import { pickLang, translator } from "./i18n.js";
+import { withoutRuleCodes } from "./messages.js";
 
 // The device's own choice (the switch in the header, kept in localStorage) wins over the
 // phone's language: a French group with English phones, and the other way round.
@@ -17,7 +18,7 @@ export const app = {
   vm: initialView(),
   viewer: null, // {role, character, name}
   session: "",
-  status: "connecting", // connecting | online | offline | refused | revoked
+  status: "connecting", // connecting | online | offline | refused | revoked | replaced
   live: false,
   lastSeq: 0,
   queued: [], // outbox entries not yet acknowledged
@@ -36,14 +37,29 @@ export function me() {
 }
 
 // The connection badge's word and, when something is wrong, the sentence that says what.
-// ``queued``: the commands waiting in the outbox, said beside the word (issue 14: a throw
-// sat queued while the pill said Online).
+// ``queued``: the commands waiting in the outbox, said beside the word: a pill that
+// says Online while a throw waits in the outbox would hide it.
 export function connText(status, queued = 0) {
   let label = { online: t("online"), connecting: t("connecting"), offline: t("offline_short"),
-    refused: t("refused_short"), revoked: t("revoked_short") }[status];
+    refused: t("refused_short"), revoked: t("revoked_short"), replaced: t("replaced_short") }[status];
   if (queued && status !== "online") label = `${label} · ${t(queued === 1 ? "queued_one" : "queued_n", queued)}`;
-  const note = { offline: t("offline"), refused: t("refused"), revoked: t("revoked") }[status] || "";
+  const note = { offline: offlineNote(), refused: t("refused"), revoked: t("revoked"), replaced: t("replaced") }[status] || "";
   return { label, note };
+}
+
+// Over plain HTTP no service worker keeps the app shell: a reload while the network is
+// down shows the browser's error page, though the queue itself survives in storage.
+function offlineNote() {
+  return hasShell() ? t("offline") : `${t("offline")}. ${t("offline_reload")}`;
+}
+
+export function hasShell() {
+  return !!(navigator.serviceWorker && navigator.serviceWorker.controller);
+}
+
+// What a refused command's notice says: the server's reason without its rule number.
+export function refusal(frame) {
+  return withoutRuleCodes(frame.message) || t("refused_unsaid");
 }
 
 export function isStoryteller() {
@@ -69,6 +85,11 @@ export const ICON = {
 // ``viewer``: the character looking (none for a storyteller or a wall): "Your throw" is
 // said only to a side that still has to throw.
 export function stageText(c, viewer = null) {
+  if (c.defenders && c.defenders.length) { // a group: how many of its pairs stand (MET-16)
+    const pairs = c.pairs.map((p) => app.vm.challenges[p]).filter(Boolean);
+    const standing = pairs.filter((p) => p.status === "resolved" || p.status === "cancelled").length;
+    return c.status === "cancelled" ? t("cancelled") : `${t("group_settled")} ${standing}/${pairs.length}`;
+  }
   const sides = [c.initiator, c.defender, c.tested];
   const mine = viewer && sides.includes(viewer) && !(viewer in c.throws);
   return {
@@ -78,7 +99,7 @@ export function stageText(c, viewer = null) {
 }
 
 // The last reveal and the last bids, each marked with its round: on round 2 they are
-// round 1's, history and not the state of play (issue 14). The opponent's bid reaches a
+// round 1's, history and not the state of play. The opponent's bid reaches a
 // player sealed (MET-3: bids are told to a storyteller): said in words, never a bare "?".
 export function revealedLine(c) {
   const parts = [];

@@ -1,4 +1,4 @@
-// The phone checks its own dice once the session is closed (FAIR-2, issue 13 item 9).
+// The phone checks its own dice once the session is closed (FAIR-2).
 //
 // session.closed reveals the seed whose SHA-256 session.opened committed to. Every draw this
 // phone received whole is derived again here exactly as events/fair.py documents it, with

@@ -150,7 +150,7 @@ def _has_action(state: GameState, character: str) -> bool:
     return True
 
 
-def _new_challenge(rng: random.Random, state: GameState) -> tuple[Actor, Command]:
+def _new_challenge(rng: random.Random, state: GameState, groups: bool = False) -> tuple[Actor, Command]:
     present = [c for c in state.session.characters.values() if c.scene and not c.out_of_game]
     free = [c for c in present if _has_action(state, c.id)]
     if not free:
@@ -171,6 +171,10 @@ def _new_challenge(rng: random.Random, state: GameState) -> tuple[Actor, Command
         return STORYTELLER, met.IssueChallenge(
             character=initiator.id, defender="Ghoul", attribute=attribute, abilities=abilities
         )
+    if groups and len(others) > 1 and rng.random() < 0.4:  # one against several (MET-1)
+        defenders = rng.sample(others, rng.randint(2, len(others)))
+        return actor, met.IssueChallenge(character=initiator.id, defenders=tuple(c.id for c in defenders),
+                                         attribute=attribute, abilities=abilities[:1])
     defender = rng.choice(others)
     same = rng.random() < 0.7
     return actor, met.IssueChallenge(
@@ -208,8 +212,23 @@ def _session_command(rng: random.Random, state: GameState) -> tuple[Actor, Comma
     return STORYTELLER, session.NextTurn(scene=SCENE if rng.random() < 0.3 else None)
 
 
-def random_command(rng: random.Random, state: GameState) -> tuple[Actor, Command]:
-    """One random, mostly valid command for this GameState."""
+def _group(rng: random.Random, state: GameState, group: met.Challenge) -> tuple[Actor, Command]:
+    """A command naming a group: the initiator's one throw against every defender
+    throwing, or its acceptance of every pair it lost, or a storyteller's close."""
+    pairs = [state.met.get(p) for p in group.pairs]
+    rounds = [p.round for p in pairs if p.status == "throwing" and group.initiator not in p.throws]
+    actor = _actor_for(state, group.initiator)
+    if rounds:
+        choice = None if actor.is_storyteller else rng.choice(("rock", "paper", "scissors"))
+        return actor, met.Throw(character=group.initiator, challenge=group.id, round=rounds[0], choice=choice)
+    if rng.random() < 0.5:
+        return actor, met.Accept(character=group.initiator, challenge=group.id)
+    return STORYTELLER, met.CloseWindow(challenge=group.id, timeout=rng.random() < 0.5)
+
+
+def random_command(rng: random.Random, state: GameState, groups: bool = False) -> tuple[Actor, Command]:
+    """One random, mostly valid command for this GameState; with ``groups``, some
+    challenges are one initiator against several defenders."""
     if rng.random() < 0.08:
         return _session_command(rng, state)
     s = state.session
@@ -225,8 +244,12 @@ def random_command(rng: random.Random, state: GameState) -> tuple[Actor, Command
             return STORYTELLER, met.CancelChallenge(challenge=ch.id, reason="simulated")
         return STORYTELLER, met.Overrule(challenge=ch.id, winner=rng.choice(ch.sides), reason="simulated")
     if not live or (len(live) < 3 and rng.random() < 0.15):
-        return _new_challenge(rng, state)
+        return _new_challenge(rng, state, groups)
     ch = rng.choice(live)
+    if ch.defenders:
+        return _group(rng, state, ch)
+    if ch.status == "throwing" and len(ch.throws) == 2:  # a group's pair waits for the others' throws
+        return _group(rng, state, state.met.get(ch.group))
     cancel = _cancel_retest(rng, state, ch)
     if cancel is not None:
         return cancel
@@ -237,7 +260,7 @@ def random_command(rng: random.Random, state: GameState) -> tuple[Actor, Command
     return _window(rng, state, ch)
 
 
-def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
+def simulate(rng: random.Random, steps: int, *, characters: int = 4, groups: bool = False, **options):
     """A whole simulated session, pure: returns (events, refusals, state) with refusals a
     list of (command, RuleViolation) and state the live GameState folded event by event.
     ``options`` go to OpenSession (bomb, retest_cancel, ...)."""
@@ -258,5 +281,5 @@ def simulate(rng: random.Random, steps: int, *, characters: int = 4, **options):
     for actor, command in setup_session(rng, characters, **options):
         play(actor, command)
     for _ in range(steps):
-        play(*random_command(rng, state))
+        play(*random_command(rng, state, groups))
     return events, refusals, state

@@ -17,7 +17,6 @@ import io
 import itertools
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 from urllib.parse import quote
@@ -28,11 +27,13 @@ from conteur.events import action, met, offline, session, v5
 from conteur.events.game import CommandRejected
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.audit import review as rv
+from conteur.server.audit import checks as review_checks
+from conteur.server.audit.stories import group_items
 from conteur.server.core import venue_time
 from conteur.server.store.chain import Row, row_to_line
 from conteur.server.store.interface import EventStore
 from conteur.events.catalogue import LANGS, section
-from conteur.events.narrate import challenge_sentence, offline_sentence
+from conteur.events.narrate import challenge_sentence, group_sentence, offline_sentence
 
 FORMATS = ("md", "html", "jsonl", "csv")
 MEDIA_TYPES = {
@@ -83,6 +84,9 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
     if isinstance(e, met.ChallengeIssued):
         story = [i.event for i in review.by_challenge(e.challenge)]
         kind, text = "challenge", challenge_sentence(story, review.teller, rulings=False) + "."
+    elif isinstance(e, met.GroupChallengeIssued):  # one line for the group and its pairs (MET-1)
+        story = [i.event for i in group_items(review, e.challenge)]
+        kind, text = "challenge", group_sentence(story, review.teller, rulings=False) + "."
     elif isinstance(e, (met.ChallengeOverruled, met.ChallengeCancelled, offline.OfflineChallengeRuled,
                         session.SheetAmended, action.OppositionRuled, action.ActionCancelled)):
         kind = "ruling"  # a sheet amended in play is a storyteller's ruling too
@@ -105,7 +109,7 @@ def _line(review: rv.Review, item: rv.Item) -> Line | None:
 
 def _unsettled(review: rv.Review, e: offline.OfflineChallengeRecorded) -> str | None:
     """A record still disputed or unanswered at the end of the log says so where it is
-    told: the recorder's word is not the outcome (issue 15)."""
+    told: the recorder's word is not the outcome."""
     record = review.state.offline.records.get(e.record)
     if record is None or record.status not in ("recorded", "disputed"):
         return None
@@ -145,7 +149,7 @@ def _hhmm(at: str) -> str:
     return venue_time.hhmm(at)  # the venue's time; the JSON Lines export keeps UTC
 
 
-def _head(review: rv.Review, verification: rv.Verification) -> list[tuple[str, str]]:
+def _head(review: rv.Review, verification: review_checks.Verification) -> list[tuple[str, str]]:
     labels = LABELS[review.lang]
     s = review.state.session
     rows = [(labels["session"], f"{s.name or review.session} ({review.session})")]
@@ -176,11 +180,11 @@ def _head(review: rv.Review, verification: rv.Verification) -> list[tuple[str, s
 # ---------------------------------------------------------------- formats
 
 
-def markdown(review: rv.Review, verification: rv.Verification) -> str:
+def markdown(review: rv.Review, verification: review_checks.Verification) -> str:
     return "".join(markdown_parts(review, verification))
 
 
-def markdown_parts(review: rv.Review, verification: rv.Verification) -> Iterator[str]:
+def markdown_parts(review: rv.Review, verification: review_checks.Verification) -> Iterator[str]:
     labels = LABELS[review.lang]
     s = review.state.session
     out = [f"# {md_text(labels['title'])} — {md_text(s.name or review.session)}", ""]
@@ -299,11 +303,11 @@ li.note, li.scene { color: #333; font-size: 10pt; }
 """
 
 
-def html_record(review: rv.Review, verification: rv.Verification) -> str:
+def html_record(review: rv.Review, verification: review_checks.Verification) -> str:
     return "".join(html_parts(review, verification))
 
 
-def html_parts(review: rv.Review, verification: rv.Verification) -> Iterator[str]:
+def html_parts(review: rv.Review, verification: review_checks.Verification) -> Iterator[str]:
     labels = LABELS[review.lang]
     esc = html_text
     s = review.state.session
@@ -394,11 +398,11 @@ def jsonl_parts(review: rv.Review, rows: Callable[[], Iterable[Row]]) -> Iterato
 
 def render(review: rv.Review, fmt: str) -> bytes:
     """The export made whole from a review holding its rows (``Builder(keep_rows=True)``)."""
-    return b"".join(render_parts(review, fmt, verification=lambda: rv.verify(review.rows, viewer=review.viewer),
+    return b"".join(render_parts(review, fmt, verification=lambda: review_checks.verify(review.rows, viewer=review.viewer),
                                  rows=lambda: review.rows))
 
 
-def render_parts(review: rv.Review, fmt: str, *, verification: Callable[[], rv.Verification],
+def render_parts(review: rv.Review, fmt: str, *, verification: Callable[[], review_checks.Verification],
                  rows: Callable[[], Iterable[Row]]) -> Iterator[bytes]:
     """The export in parts, as it is written: ``rows()`` gives the session's stored rows (a
     storyteller's JSON Lines), ``verification()`` the chain's check (the record's head)."""
@@ -468,28 +472,6 @@ def content_disposition(disposition: str, name: str) -> str:
     return f"{disposition}; filename=\"{fallback}\"; filename*=UTF-8''{exact}"
 
 
-# ---------------------------------------------------------------- the CLI
-
-
-def cmd_export(args) -> int:
-    from conteur.server.store.factory import open_store
-
-    with open_store(args.db) as store:  # a mistyped --db is an error, never a new chronicle
-        try:
-            viewer = viewer_of_token(store, args.as_token, args.session) if args.as_token else STORYTELLER
-            parts = export_parts(store, args.session, args.format, lang=args.lang, viewer=viewer)
-            if args.out:
-                write_atomically(Path(args.out), parts)
-            else:
-                for part in parts:
-                    sys.stdout.buffer.write(part)
-                sys.stdout.flush()
-        except ExportError as exc:
-            print(f"conteur export: {exc}", file=sys.stderr)
-            return 2
-    return 0
-
-
 def write_atomically(path: Path, parts: Iterable[bytes]) -> None:
     """Writes the parts as they come to a file beside ``path``, renamed onto it once
     whole and on disk: a failure (or a crash) in the middle leaves no half export, only
@@ -505,18 +487,3 @@ def write_atomically(path: Path, parts: Iterable[bytes]) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-
-
-def add_commands(sub) -> None:
-    p = sub.add_parser("export", help="a session as the chronicle record (md, html), a verifiable log (jsonl) or csv")
-    p.add_argument("--db", "--store", dest="db", required=True,
-                   help="the chronicle: a database file or a postgresql:// URL")
-    p.add_argument("--session", required=True, help="the session id")
-    p.add_argument("--format", required=True, choices=FORMATS,
-                   help="md, html and csv's local_time give the venue's time (this machine's zone, or "
-                        "CONTEUR_TZ); jsonl and csv's at keep UTC, as stored")
-    p.add_argument("--lang", default="en", choices=("en", "fr"))
-    p.add_argument("--as", dest="as_token", default=None, metavar="TOKEN",
-                   help="export only what this token's holder may see (a player's token: its own view)")
-    p.add_argument("--out", default=None, help="write here instead of standard output")
-    p.set_defaults(func=cmd_export)

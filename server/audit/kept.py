@@ -1,4 +1,4 @@
-"""A kept review's snapshot (issue 18 item 3): after a restart, the review's first screen
+"""A kept review's snapshot: after a restart, the review's first screen
 comes from it and the rows after it, not from a walk over the whole night (14.5 s at
 735,000 events, 3.4 s live).
 
@@ -8,8 +8,9 @@ true state and the viewer's own (finished pages on their shelves, compressed as 
 the roster's names and scenes as they changed, each challenge's scene, each item's seq
 and scene, each challenge's items by seq, the event types seen, what the disputes list
 knows of each challenge (and which challenges were overruled or disputed), and the briefs told lately (the first screen's). A builder made from it answers what the builder it was
-saved from answers (tests/test_restart.py, byte for byte). The envelope, its checks and
-what is skipped are server/core/keep.py's.
+saved from answers (tests/test_restart.py, byte for byte). It is written in the one
+snapshot format (server/store/snapshot.py: the envelope, its version, its checks and what
+is skipped), through server/core/keep.py, as a view's is.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from conteur.events.model import Actor
 from conteur.events.narrate import Teller
 from conteur.server.audit import paged
 from conteur.server.audit import review as rv
+from conteur.server.audit import stories
 from conteur.server.core import keep
 from conteur.server.core.shelf import Shelf
 
@@ -67,7 +69,7 @@ class ReviewBody(msgspec.Struct, array_like=True):
     counts: bytes
     challenge_seqs: bytes
     types: list[str]
-    marks: dict[str, rv.Mark]
+    marks: dict[str, stories.Mark]
     flagged: dict[str, tuple[int, int]]
     unsettled: list[str]
     touched: list[str]

@@ -1,9 +1,8 @@
-"""A kept review's timeline held by page, its finished pages read back from the store
-(issue 18 item 3).
+"""A kept review's timeline held by page, its finished pages read back from the store.
 
 A server keeps a storyteller's review up to date all night (server/web/http_review.py).
-Its timeline items held each event decoded, about 550 bytes per event with the rest: a
-six-hour night at 20 commands/s went past 600 MB. Everything an item holds is read again
+Timeline items that held each event decoded would take about 550 bytes per event with the
+rest: past 600 MB for a six-hour night at 20 commands/s. Everything an item holds is read again
 from its stored row (the event, its type, actor and time, who saw which form, the
 characters and challenge it names) except the scene it happened in, which depends on where
 characters stood at that moment; and the roster's names it is told with, which change a

@@ -1,6 +1,6 @@
-"""The whole review bundle and the exports, streamed by parts (issue 18 item 3).
+"""The whole review bundle and the exports, streamed by parts.
 
-``review.bundle`` and ``export.render`` make their answer whole, from a review holding
+``page.bundle`` and ``export.render`` make their answer whole, from a review holding
 every item and every stored row of the night: at 735,566 events that was 184 MB and a
 server left at 381 MB. Here the same bytes are made part by part from a kept review
 (server/audit/paged.py: seqs and scenes per event, a few pages of items) and the store:
@@ -29,6 +29,9 @@ import msgspec
 from conteur.events import fair, views
 from conteur.events.model import Actor
 from conteur.server.audit import review as rv
+from conteur.server.audit import checks as review_checks
+from conteur.server.audit import page as review_page
+from conteur.server.audit import stories
 from conteur.server.audit.verify import Report, VerdictWalk
 from conteur.server.store.chain import Row, verify_rows
 from conteur.server.store.codec import decode_event, decode_events
@@ -54,19 +57,19 @@ def session_rows(store, session: str, head: int, chunk: int = ROWS) -> Iterator[
 
 
 def verify_session(rows: Callable[[], Iterable[Row]], session: str, viewer: Actor | None = None,
-                   each: Callable[[int, object], None] | None = None) -> rv.Verification:
-    """``review.verify`` over one session's rows, which ``rows()`` reads again for each of
+                   each: Callable[[int, object], None] | None = None) -> review_checks.Verification:
+    """``checks.verify`` over one session's rows, which ``rows()`` reads again for each of
     the two passes instead of holding them: the same answer, field for field. ``each(seq,
     event)`` is given the events the second pass decodes, if it comes (the chain intact),
     up to the last or to a bad draw."""
     found = _Scan()
     count, broken = verify_rows(found.scan(rows()))
     if broken is not None:
-        return rv.Verification(ok=False, events=count, first_bad_seq=broken.seq, reason=broken.reason,
+        return review_checks.Verification(ok=False, events=count, first_bad_seq=broken.seq, reason=broken.reason,
                                text=str(broken))
     if found.undecodable is not None:  # as check_draws, which decodes every row first
         seq, reason = found.undecodable
-        return rv.Verification(ok=False, events=count, first_bad_seq=seq, reason=reason, text=reason)
+        return review_checks.Verification(ok=False, events=count, first_bad_seq=seq, reason=reason, text=reason)
     report = Report(path="", source="log", events=count)
     walk = VerdictWalk(report)
     counted = _Counted(viewer if viewer is not None and not viewer.is_storyteller else None)
@@ -87,15 +90,15 @@ def verify_session(rows: Callable[[], Iterable[Row]], session: str, viewer: Acto
         bad = fair.verify_draws(found.seed, session, events(), found.commitment or None, start=0)
         if bad is not None:
             seq = counted.seq if bad.index is not None else found.first_seq
-            return rv.Verification(ok=False, events=count, first_bad_seq=seq, reason=bad.message, text=bad.message)
+            return review_checks.Verification(ok=False, events=count, first_bad_seq=seq, reason=bad.message, text=bad.message)
     else:
         for _ in events():
             pass
     if report.bad_verdict is not None:
-        return rv.Verification(ok=False, events=count, first_bad_seq=report.bad_verdict.seq,
+        return review_checks.Verification(ok=False, events=count, first_bad_seq=report.bad_verdict.seq,
                                reason=report.bad_verdict.reason, text=report.bad_verdict.reason)
     closed = bool(found.seed)
-    return rv.Verification(ok=True, events=count, closed=closed, draws_checked=counted.drawn if closed else 0,
+    return review_checks.Verification(ok=True, events=count, closed=closed, draws_checked=counted.drawn if closed else 0,
                            text="hash chain intact")
 
 
@@ -126,7 +129,7 @@ class _Scan:
 class _Counted:
     """The draws the verification counts: every one, or those a viewer other than a
     storyteller holds (a count over every row would tell a player the size of the secret
-    pools it may not see, issue 13)."""
+    pools it may not see)."""
 
     def __init__(self, viewer: Actor | None) -> None:
         self.viewer, self.drawn, self.seq = viewer, 0, 0
@@ -158,9 +161,9 @@ def taken(builder: rv.Builder) -> Taken:
 
 
 def bundle(store, took: Taken) -> Iterator[bytes]:
-    """``review.bundle``'s JSON, part by part: the header first, the closing brace last."""
+    """``page.bundle``'s JSON, part by part: the header first, the closing brace last."""
     review = took.review
-    header = _encode(rv._header(review, took.types))
+    header = _encode(review_page.header(review, took.types))
     yield header[:-1]  # the object stays open: every other part goes in it
     counts = _Counts(review.viewer)
     verification = verify_session(lambda: session_rows(store, review.session, took.head), review.session,
@@ -171,14 +174,14 @@ def bundle(store, took: Taken) -> Iterator[bytes]:
     yield from _array(_briefs(review))
     # the fairness panel counts what the verification's second pass decoded; when that
     # pass stopped short (a broken chain, a bad draw), it walks the review's items
-    fair_panel = counts.fairness(review) if counts.last == took.head else rv.fairness(review)
+    fair_panel = counts.fairness(review) if counts.last == took.head else review_checks.fairness(review)
     yield b',"fairness":' + _encode(fair_panel)
     yield b',"items":'
-    yield from _array(rv.item_dict(i, event=False) for i in review.items)
+    yield from _array(review_page.item_dict(i, event=False) for i in review.items)
     yield b"}"
 
 
-class _Counts(rv.Counts):
+class _Counts(review_checks.Counts):
     """The fairness panel's counts of the events the viewer saw, fed every stored event."""
 
     def __init__(self, viewer: Actor) -> None:
@@ -194,15 +197,15 @@ class _Counts(rv.Counts):
 
 
 def _disputes(review: rv.Review, flagged: dict[str, tuple[int, int]]) -> list[str]:
-    """The flagged challenges by rank, ties in log order (as ``review.disputes`` sorts)."""
+    """The flagged challenges by rank, ties in log order (as ``stories.disputes`` sorts)."""
     return sorted((cid for cid in review.challenge_items if cid in flagged), key=flagged.__getitem__)
 
 
 def _briefs(review: rv.Review) -> Iterator[dict]:
     for cid, items in review.challenge_items.items():
-        story = rv._summary(review, cid, items, steps=False)
+        story = stories.summary_of(review, cid, items, steps=False)
         if story is not None:
-            yield rv._brief(story)
+            yield stories.brief_of(story)
 
 
 def _array(values: Iterable) -> Iterator[bytes]:

@@ -331,7 +331,7 @@ def report(checks: list[Check], lang: str = "en") -> tuple[str, int]:
 
 def cmd_doctor(args) -> int:
     from conteur.server.store.factory import is_postgres_url
-    from conteur.server.web.app import tls_folder
+    from conteur.server.cli.serve import tls_folder
 
     if (args.cert is None) != (args.key is None):
         print("conteur doctor: --cert and --key go together", file=sys.stderr)

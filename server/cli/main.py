@@ -67,6 +67,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_replay(args) -> int:
+    from conteur.events import game
     from conteur.server.store.factory import describe, open_store
 
     # a mistyped --db is an error, never a new empty chronicle
@@ -78,7 +79,7 @@ def cmd_replay(args) -> int:
         state = store.load_state(args.session, at=args.at, use_snapshots=not args.no_snapshots,
                                  progress=progress)
         progress.close()
-    sys.stdout.write(msgspec.json.format(msgspec.json.encode(state).decode(), indent=2) + "\n")
+    sys.stdout.write(msgspec.json.format(msgspec.json.encode(state, enc_hook=game.enc_hook).decode(), indent=2) + "\n")
     return 0
 
 
@@ -89,7 +90,7 @@ def cmd_simulate(args) -> int:
     with writing(args.db) as store:
         summary = simulate(store, events=args.events, seed=args.seed, session=args.session,
                            ruleset=args.ruleset, progress=Progress("simulating", args.events),
-                           fixed_secrets=args.fixed_secrets)
+                           fixed_secrets=args.fixed_secrets, groups=args.groups)
     from conteur.server.store.factory import describe
 
     if args.json:
@@ -136,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fixed-secrets", action="store_true",
                    help="draw seeds and nonces from --seed too, so the same arguments write the same log "
                         "(to compare two versions of the rules; never for a real night)")
+    p.add_argument("--groups", action="store_true",
+                   help="some MET challenges are one initiator against several defenders")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(func=cmd_simulate)
 
@@ -159,10 +162,10 @@ def plugged_commands() -> list:
 
 
 def _extra_commands() -> list:
-    from conteur.server.web.app import add_commands as serve_commands
-    from conteur.server.store.backup import add_commands as backup_commands
+    from conteur.server.cli.serve import add_commands as serve_commands
+    from conteur.server.cli.backup import add_commands as backup_commands
     from conteur.server.cli.doctor import add_commands as doctor_commands
-    from conteur.server.audit.export import add_commands as export_commands
+    from conteur.server.cli.export import add_commands as export_commands
     from conteur.server.cli.stores import add_commands as store_commands
     from conteur.server.cli.revoke import add_commands as revoke_commands
 

@@ -71,9 +71,9 @@ def _new_character(rng: random.Random, ruleset: str, cid: str) -> list[tuple[Act
     ]
 
 
-def next_commands(rng: random.Random, ruleset: str, state) -> list[tuple[Actor, object]]:
+def next_commands(rng: random.Random, ruleset: str, state, groups: bool = False) -> list[tuple[Actor, object]]:
     if ruleset == "met":
-        return [met.random_command(rng, state)]
+        return [met.random_command(rng, state, groups)]
     if ruleset == "v5":
         return [v5.random_command(rng, state)]
     alive = [c for c, ch in state.session.characters.items() if c not in state.action.dead]
@@ -83,9 +83,10 @@ def next_commands(rng: random.Random, ruleset: str, state) -> list[tuple[Actor, 
 
 
 def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progress=None,
-         close: bool = True, ruleset: str = "mixed") -> Summary:
+         close: bool = True, ruleset: str = "mixed", groups: bool = False) -> Summary:
     """Plays until about ``events`` events; "mixed" runs one session per ruleset side by
-    side (``session_id``-met, -v5, -action), as the demo chronicle does."""
+    side (``session_id``-met, -v5, -action), as the demo chronicle does. ``groups``: some
+    MET challenges are one initiator against several defenders."""
     rng = random.Random(seed)
     rulesets = RULESETS if ruleset == "mixed" else (ruleset,)
     sessions = {r: f"{session_id}-{r}" if ruleset == "mixed" else session_id for r in rulesets}
@@ -122,7 +123,7 @@ def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progr
         for _ in range(200):
             r = rng.choice(rulesets)
             sid = sessions[r]
-            for actor, command in next_commands(rng, r, chronicle.state(sid)):
+            for actor, command in next_commands(rng, r, chronicle.state(sid), groups):
                 submit(sid, actor, command)
         settle()
     if close:
@@ -139,7 +140,7 @@ def play(chronicle: Chronicle, session_id: str, *, events: int, seed: int, progr
 
 
 def simulate(db, *, events: int, seed: int, session: str | None = None, progress=None,
-             ruleset: str = "mixed", fixed_secrets: bool = False) -> Summary:
+             ruleset: str = "mixed", fixed_secrets: bool = False, groups: bool = False) -> Summary:
     """Plays into ``db``: an open store, or a chronicle file opened for the while.
     ``fixed_secrets``: the sessions' draw seeds and hidden rolls' nonces come from
     ``seed`` too, so the same arguments write the same log, byte for byte (the ``at``
@@ -148,7 +149,7 @@ def simulate(db, *, events: int, seed: int, session: str | None = None, progress
     randbytes = random.Random(f"secrets-{seed}").randbytes if fixed_secrets else os.urandom
     if not isinstance(db, (str, Path)):
         return play(Chronicle(db, randbytes=randbytes), session or f"sim-{seed}", events=events,
-                    seed=seed, progress=progress, ruleset=ruleset)
+                    seed=seed, progress=progress, ruleset=ruleset, groups=groups)
     with SQLiteStore(db) as store:
         return play(Chronicle(store, randbytes=randbytes), session or f"sim-{seed}", events=events,
-                    seed=seed, progress=progress, ruleset=ruleset)
+                    seed=seed, progress=progress, ruleset=ruleset, groups=groups)

@@ -1,7 +1,7 @@
 """`conteur migrate`, `conteur import` and `conteur pg-setup`: chronicles between stores.
 
 Thin over ``conteur.server.store.migrate`` and ``postgres``: the same functions a test or
-a script calls.
+a script calls (an import checked by ``conteur verify``'s ``verify_path``).
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ def cmd_migrate(args) -> int:
 
 
 def cmd_import(args) -> int:
+    from conteur.server.audit.verify import verify_path
     from conteur.server.store.migrate import MigrateError, import_night
 
     code = 0
     for path in args.logs:
         try:
-            added = import_night(path, args.store)
+            added = import_night(path, args.store, verify=verify_path)
         except MigrateError as exc:
             print(f"conteur import: {exc}", file=sys.stderr)
             code = EXIT_CHECK_FAILED

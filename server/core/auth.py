@@ -35,6 +35,7 @@ class Grant(msgspec.Struct, frozen=True, kw_only=True):
     character: str | None = None
     session: str | None = None  # None: every session of the chronicle
     name: str = ""
+    device: bool = False  # a device's own credential, minted from a join link (``spend``)
 
     @property
     def actor(self) -> Actor:
@@ -70,6 +71,9 @@ class Tokens:
         self._store = store
         # called with the ids of the grants just revoked, from the revoking thread
         self.listeners: list[Callable[[frozenset[str]], None]] = []
+        # grant ids revoked because their link opened another device (their sockets are
+        # told so, not "revoked"); ids are 48 bits of a digest: never reused
+        self.replaced: set[str] = set()
 
     def issue(self, role: Role, *, character: str | None = None, session: str | None = None,
               name: str = "") -> str:
@@ -105,7 +109,37 @@ class Tokens:
         if record is None:
             return None
         return Grant(id=grant_id(key), role=record.role, character=record.character,
-                     session=record.session, name=record.name)
+                     session=record.session, name=record.name, device=record.parent is not None)
+
+    def spend(self, link: str, grant: Grant) -> tuple[str, Grant]:
+        """What a player's join link turns into when a device opens it to keep it: a new
+        token for this device alone (same role, character, session and name), returned
+        once; the devices the same link opened before are revoked (``replaced``), so a
+        link opens one phone at a time and the phone it leaves is told. ``link`` is the
+        link's digest."""
+        token = new_token()
+        record = TokenRecord(hash=digest(token), role=grant.role, character=grant.character,
+                             session=grant.session, name=grant.name, parent=link)
+        self._store.add_tokens([record])
+        before = [r.hash for r in self._store.live_tokens() if r.parent == link and r.hash != record.hash]
+        if before:
+            self.replaced.update(grant_id(key) for key in before)
+            self._revoked(self._store.revoke_digests(before))
+        return token, Grant(id=grant_id(record.hash), role=grant.role, character=grant.character,
+                            session=grant.session, name=grant.name, device=True)
+
+    def by_id(self, gid: str) -> tuple[bytes, Grant] | None:
+        """The channel's pre-shared key (the token's digest) and grant of the live token
+        whose grant id is ``gid`` (events/channel.py): how a device proves its token
+        without sending it. Read from the store at each socket, as ``check`` is."""
+        if not gid or len(gid) > 64:
+            return None
+        for r in self._store.live_tokens():
+            if grant_id(r.hash) == gid:
+                return bytes.fromhex(r.hash), Grant(id=gid, role=r.role, character=r.character,
+                                                    session=r.session, name=r.name,
+                                                    device=r.parent is not None)
+        return None
 
     def revoke(self, *, session: str, character: str) -> int:
         """Revokes every player token of one character (a lost phone, a reprinted sheet);

@@ -1,4 +1,4 @@
-"""The C heap of a server that runs all night (issue 18 item 3).
+"""The C heap of a server that runs all night.
 
 glibc's malloc serves a large block with mmap and gives it back to the system when it is
 freed, but then raises its threshold to that block's size: the next blocks below it come

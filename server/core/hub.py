@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import heapq
+import itertools
 import logging
 import threading
 from typing import TYPE_CHECKING, Awaitable, Callable, Iterable
@@ -182,6 +184,9 @@ class Hub:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: int | None = None
         self.tailed = False  # set when the store's tail delivers every commit (on_committed)
+        # (seq, n, future): acks waiting for their events to be dispatched (``reached``)
+        self._awaiting: list[tuple[int, int, asyncio.Future]] = []
+        self._awaited = itertools.count()
 
     # -- input -------------------------------------------------------------------------
 
@@ -235,10 +240,30 @@ class Hub:
             item = self._pending.pop(nxt, None)
             if item is None:
                 if self.tailed:
-                    return  # another process's commits: the tail brings them, in order
+                    break  # another process's commits: the tail brings them, in order
                 self._fill(min(self._pending))
             else:
                 self._dispatch(nxt, *item)
+        awaiting = self._awaiting
+        while awaiting and awaiting[0][0] <= self.delivered:
+            future = heapq.heappop(awaiting)[2]
+            if not future.done():
+                future.set_result(None)
+
+    async def reached(self, seq: int, timeout: float) -> bool:
+        """Returns once every event up to ``seq`` is dispatched, so queued to each device
+        before what the caller queues next: a command's ack after its events, whichever
+        process decided it, even when a lower seq of another process is still in the
+        tail. False if that took more than ``timeout`` seconds (the tail is down)."""
+        if seq <= self.delivered:
+            return True
+        future = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._awaiting, (seq, next(self._awaited), future))
+        try:
+            await asyncio.wait_for(future, timeout)
+            return True
+        except asyncio.TimeoutError:
+            return False
 
     def _fill(self, below: int) -> None:
         """Dispatches the committed events in (delivered, below) from the store."""
@@ -268,6 +293,14 @@ class Hub:
             self._floor[session] = ring.popleft()[0]
 
     # -- devices -----------------------------------------------------------------------
+
+    async def warm(self, session: str, run) -> None:
+        """Reads the session's head with ``run`` (off the loop) if it is not known, so that
+        ``subscribe`` reads nothing. Correct whatever is dispatched meanwhile: a seq of
+        this session dispatched after the read sets the head itself."""
+        if session not in self._heads:
+            head = await run(self.store.session_head, session, self.delivered)
+            self._heads.setdefault(session, head)
 
     def head(self, session: str) -> int:
         """The last dispatched seq of ``session`` (0 if none)."""
@@ -314,13 +347,23 @@ class Hub:
     async def _recheck_grants(self) -> None:
         """Revocations by another process (``conteur`` commands, a script on the file)
         tell no listener here: they are found within ``recheck`` seconds."""
+        failing = False
         while True:
             await asyncio.sleep(self.recheck)
             if self._grants:
                 try:
-                    self._drop(self.tokens.revoked_among(tuple(self._grants)))
-                except Exception:  # a busy or closing file: the next round will see it
-                    log.exception("could not re-read revoked tokens")
+                    # off the loop, and never waited for beyond a round: a stalled database
+                    # must not hold the sockets
+                    revoked = await asyncio.wait_for(
+                        asyncio.to_thread(self.tokens.revoked_among, tuple(self._grants)), self.recheck)
+                except Exception as exc:  # noqa: BLE001 - the store is busy or down: the next round
+                    if not failing:
+                        log.warning("could not re-read revoked tokens (%s): tried again every %g s",
+                                    str(exc) or type(exc).__name__, self.recheck)
+                    failing = True
+                    continue
+                failing = False
+                self._drop(revoked)
 
     def sockets_of(self, grant: str) -> int:
         """How many sockets the token of this grant holds open on this server now."""
@@ -331,8 +374,9 @@ class Hub:
             return len(self._subs.get(session, ()))
         return sum(len(s) for s in self._subs.values())
 
-    async def history(self, session: str, after: int, upto: int) -> list[tuple[int, Encoded]]:
-        """Encoded forms of the session's events in (after, upto]: memory first."""
+    async def history(self, session: str, after: int, upto: int, *, run=None) -> list[tuple[int, Encoded]]:
+        """Encoded forms of the session's events in (after, upto]: memory first, then
+        read with ``run`` (``StoreWork.run``: off the loop, within its deadline)."""
         if after >= self._floor.get(session, self._start):
             return self._from_ring(session, after, upto)
         # one disk read at a time per session: in a reconnection storm after a restart the
@@ -341,7 +385,7 @@ class Hub:
         async with lock:
             if after >= self._floor.get(session, self._start):
                 return self._from_ring(session, after, upto)
-            items = await asyncio.to_thread(self._read, session, after, upto)
+            items = await (run or asyncio.to_thread)(self._read, session, after, upto)
             if upto >= self._floor.get(session, self._start):
                 self._prepend(session, after, items)
             return items

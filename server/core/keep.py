@@ -1,22 +1,17 @@
 """Snapshots of what a server keeps per view, so that the first request after a restart
-costs what it costs live (issue 18 item 3).
+costs what it costs live.
 
 A server up all night answers a player's ``GET /state`` from a projection it keeps up to
 date (projections.py) and the review's first screen from a kept review
 (server/audit/kept.py). After a restart both were folded again from the whole log: 9.8 s
 and 14.5 s at 735,000 events. So each is saved now and then, through the store
-(``EventStore.save_views``), as bytes this module makes:
-
-- an envelope: this format's ``VERSION`` with the store's ``SNAPSHOT_VERSION``, the seq of
-  the session's log it was folded up to, and the hash of the session's row at that seq;
-- the body, the view's own content, in the typed msgpack codec of its type (a view's
-  state is a ``GameState`` whose sealed throws and bids are None, which ``met.Challenge``'s
-  types allow: tests/test_restart.py shows every view of simulated nights round-trips).
-
-A snapshot is a cache: one of another version, one that does not decode, one whose seq
-is past the session's head or whose row there is not the row it was folded from (another
-log under the same name: a file copied over, edited) is skipped, and the view is folded
-from the log as before. Never fatal, never wrong.
+(``EventStore.save_views``), in the one snapshot format (server/store/snapshot.py: its
+envelope, its version, its checks and what is skipped). The body is the view's own
+content, in the typed msgpack codec of its type (a view's state is a ``GameState`` whose
+sealed throws and bids are None, which ``met.Challenge``'s types allow:
+tests/test_restart.py shows every view of simulated nights round-trips). A snapshot that
+is skipped (stale, of another log, undecodable) leaves the view folded from the log as
+before. Never fatal, never wrong.
 
 A player's snapshot holds only what that player's view holds (its own fold of the forms it
 was sent, its shelved pages): the envelope's hash and seq are the server's check, never
@@ -32,33 +27,9 @@ import msgspec
 
 from conteur.events.game import GameState
 from conteur.server.core.shelf import Shelf
-from conteur.server.store.codec import SNAPSHOT_VERSION
-
-VERSION = 1  # this envelope's, and the bodies' shapes (ViewBody, server/audit/kept.py's ReviewBody)
+from conteur.server.store import snapshot
 
 T = TypeVar("T")
-
-
-class Envelope(msgspec.Struct, array_like=True):
-    version: tuple[int, int]  # (VERSION, SNAPSHOT_VERSION)
-    seq: int  # the session's log folded up to
-    tip: str  # the hash of the session's row at ``seq``
-    body: msgspec.Raw
-
-
-class _Out(msgspec.Struct, array_like=True):
-    """``Envelope`` as written: the body encoded in the same pass (the same bytes as a
-    ``Raw`` of it), not once alone and copied again (a review's is megabytes)."""
-
-    version: tuple[int, int]
-    seq: int
-    tip: str
-    body: object
-
-
-_encoder = msgspec.msgpack.Encoder()
-_envelope = msgspec.msgpack.Decoder(Envelope)
-_decoders: dict[type, msgspec.msgpack.Decoder] = {}
 
 
 def _tip(store, session: str, seq: int) -> str | None:
@@ -75,7 +46,7 @@ def save(store, session: str, view: str, seq: int, body, pages: "list[New] | tup
         tip = _tip(store, session, seq) if seq else None
         if tip is None:
             return False
-        data = _encoder.encode(_Out((VERSION, SNAPSHOT_VERSION), seq, tip, body))
+        data = snapshot.encode(seq, tip, body)
         entries = {name: blob for new in pages for name, blob in new.entries.items()}
         entries[view] = data
         store.save_views(session, seq, entries)
@@ -88,30 +59,14 @@ def save(store, session: str, view: str, seq: int, body, pages: "list[New] | tup
 
 def load(store, session: str, view: str, upto: int, kind: type[T]) -> tuple[int, T] | None:
     """(seq, body) of ``view``'s snapshot if it is usable for a fold up to ``upto``: of
-    this version, decodable as ``kind``, at or before ``upto`` and folded from this log."""
+    a version read, decodable as ``kind``, at or before ``upto`` and folded from this log."""
     try:
         found = store.load_view(session, view)
     except Exception:  # noqa: BLE001 - a cache: its absence is never fatal
         return None
     if found is None:
         return None
-    try:
-        envelope = _envelope.decode(found[1])
-        if tuple(envelope.version) != (VERSION, SNAPSHOT_VERSION) or not 0 < envelope.seq <= upto:
-            return None
-        if envelope.seq != found[0] or _tip(store, session, envelope.seq) != envelope.tip:
-            return None  # another log under this session's name
-        decoder = _decoders.get(kind)
-        if decoder is None:
-            decoder = _decoders[kind] = msgspec.msgpack.Decoder(kind)
-        return envelope.seq, decoder.decode(envelope.body)
-    except (msgspec.DecodeError, msgspec.ValidationError, ValueError, TypeError):
-        return None
-
-
-def body(data: bytes) -> bytes:
-    """The body's bytes of a stored snapshot (what the view holds, the envelope aside)."""
-    return bytes(_envelope.decode(data).body)
+    return snapshot.open_body(found[1], kind, seq=found[0], upto=upto, tip_of=lambda seq: _tip(store, session, seq))
 
 
 def guarded(make: Callable[[], T]) -> T | None:

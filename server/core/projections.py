@@ -1,6 +1,6 @@
-"""The state each view of a session sees, kept up to date instead of folded per query
-(issue 18): ``GET /sessions/{s}/state`` used to fold the caller's whole visible log on
-every call, 0.4 s at 40,000 events and growing with the night.
+"""The state each view of a session sees, kept up to date instead of folded per query:
+folding the caller's whole visible log on every ``GET /sessions/{s}/state`` would take
+0.4 s at 40,000 events, and grow with the night.
 
 One projection per view class (``events.views``): the storytellers (the true state), the
 observers (public forms), and one per character for its players. A projection is folded
@@ -11,7 +11,7 @@ happened since the previous one, not the night. Only committed rows are read: th
 chronicle's in-memory state runs ahead of the commit, and another process (the CLI) may
 append to the same file.
 
-What a query answers (issue 18, session 6): the live state, with the finished MET
+What a query answers: the live state, with the finished MET
 challenges (``met.done``, the one part of a state that grows with the night: 4.7 MB by
 the sixth hour for a player) left out but counted, the last ``RECENT`` of them beside it;
 ``GET /state/done`` pages through the rest by challenge number. The body is then the same
@@ -20,14 +20,14 @@ state, folded for the call.
 
 Memory: one state per view that has asked, each holding its open part and, compressed
 on a shelf (server/core/shelf.py), the final pages of its finished challenges: about 3
-bytes per event of a MET night (was 131 with them in the state, session 6). Views
+bytes per event of a MET night (131 with them in the state). Views
 differ in what each was sent, so they share nothing. At most ``max_views`` views are kept
 over all sessions (the least recently asked is dropped, and folded again from the log if
 it asks again): memory is bounded by that count times the night, not by the number of
 queries or devices. Phones resync over the websocket; this query is for tools and the
 odd reconnecting script.
 
-After a restart (issue 18 item 3): each view saves a snapshot every ``SAVE_EVERY`` events
+After a restart: each view saves a snapshot every ``SAVE_EVERY`` events
 it takes (server/core/keep.py: its state, its shelf's pages, the last seq it was sent), and
 a view's first fold starts from it when it is usable, so the first query after a crash
 costs what one costs live, not a fold of the night (9.8 s at 735,000 events). The views of
@@ -54,7 +54,7 @@ from conteur.server.core import keep
 from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
 from conteur.server.store.codec import decode_events
 
-_json = msgspec.json.Encoder()
+_json = msgspec.json.Encoder(enc_hook=game.enc_hook)  # a state's draw streams: a dict in name order
 
 STORYTELLERS = "\x00storytellers"  # keys no character id can take (ids are sent as text)
 OBSERVERS = "\x00observers"
@@ -75,7 +75,7 @@ DONE_PAGE = 1000  # finished challenges a page of ``GET /state/done`` holds at m
 
 
 class Finished(msgspec.Struct, frozen=True, kw_only=True):
-    """What ``GET /state`` says of the finished challenges it leaves out (issue 18)."""
+    """What ``GET /state`` says of the finished challenges it leaves out."""
 
     count: int  # finished challenges in this view's state (met.done), all pages
     recent: list[met.Challenge]  # the last RECENT of them by number, in number order

@@ -37,12 +37,12 @@ import asyncio
 import json
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from conteur.events import action, session, v5
-from conteur.events.bounds import Key, Name
+from conteur.events.bounds import MAX_ID, Key, Name
 from conteur.events.model import STORYTELLER, Command
 from conteur.events.sheets import AnySheet
 from conteur.server.core.auth import Tokens
@@ -50,17 +50,19 @@ from conteur.server.core.service import Chronicle
 from conteur.server.store.interface import EventStore
 
 Ruleset = Literal["met", "v5", "action"]
+# a scene's or a character's id: a token and a join link are made for it, so never empty
+Id = Annotated[str, msgspec.Meta(min_length=1, max_length=MAX_ID)]
 
 
 # every text bounded as the commands it becomes are (docs/protocol.md, "Bounds"): a file
 # is refused whole, naming the field, before anything is written
 class RosterScene(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    id: Key
+    id: Id
     name: Name = ""
 
 
 class RosterCharacter(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    id: Key
+    id: Id
     name: Name = ""
     player: Name = ""
     scene: Key | None = None
@@ -112,8 +114,9 @@ def parse_roster(data: dict[str, Any]) -> Roster:
     """A roster from decoded TOML/JSON; sheets without ``kind`` take the roster's ruleset."""
     if not isinstance(data, dict):
         raise RosterError("a roster is a table (TOML) or an object (JSON)")
+    data = _whole(data)
     ruleset = data.get("ruleset", "met")
-    characters = data.get("characters") or []
+    characters = data.get("characters", [])
     if isinstance(characters, list):  # anything else is refused by the conversion, naming it
         characters = [{**raw, "sheet": {"kind": ruleset, **raw["sheet"]}}
                       if isinstance(raw, dict) and isinstance(raw.get("sheet"), dict)
@@ -127,7 +130,23 @@ def parse_roster(data: dict[str, Any]) -> Roster:
     if unknown:
         raise RosterError(f"invalid roster: unknown key{'s' if len(unknown) > 1 else ''} in [options]: "
                           f"{', '.join(unknown)} (known: {', '.join(OPTION_KEYS)})")
+    try:  # checked even when the session is open already and only compared with them
+        msgspec.convert(roster.options, session.OpenSession)
+    except msgspec.ValidationError as exc:
+        raise RosterError(f"invalid options: {exc}") from None
     return roster
+
+
+def _whole(value: Any) -> Any:
+    """``value`` with each float that is a whole number made an int: JSON counts 4.0 an
+    integer (and JSON Schema with it), the strict conversion would not."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
 
 
 def load_roster(path: str | Path) -> Roster:

@@ -33,6 +33,7 @@ from conteur.events.game import CommandRejected, GameState
 from conteur.events.model import Actor, Command, Event, RuleViolation
 from conteur.events.met import carry_over
 from conteur.events.session import Carried
+from conteur.server.core.offload import StoreWork, trouble_of
 from conteur.server.core.shelf import Shelving
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.interface import Basis, EventStore, Outcome, Pending, StoreError
@@ -105,7 +106,7 @@ class Chronicle:
         reproducible simulation (``conteur simulate --fixed-secrets``) passes another.
 
         ``shelve``: each session's final pages of finished MET challenges are held
-        compressed in its state (``shelf.Page``, issue 18 item 3): the one part of the
+        compressed in its state (``shelf.Page``): the one part of the
         true state that grows with the night, about 136 bytes an event of a MET night kept
         as long as the server runs, is then about 4. Decisions are the same either way
         (tests/test_playing_memory.py); off only to show that."""
@@ -140,6 +141,9 @@ class Chronicle:
         self._redo: dict[str, list[_Attempt]] = {}
         self._held: dict[str, list[_Attempt]] = {}
         self._snapshots = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="conteur-snapshot")
+        # what ``execute`` reads before deciding, off the event loop (server/core/offload.py)
+        self.work = StoreWork(store)
+        self._fetched: dict[str, tuple[int, list]] = {}  # a catch-up's rows read off the loop
 
     # -- state ---------------------------------------------------------------------
 
@@ -172,8 +176,11 @@ class Chronicle:
         Decisions of this process still in flight were folded on the old state: a new
         epoch, their appends come back stale and are decided again."""
         base = base if base is not None else self._committed.get(session)
+        fetched = self._fetched.pop(session, None)
         if base is None:
             state = self.store.load_state(session)
+        elif fetched is not None and fetched[0] == base.head:
+            state, _ = fold_chunks(base.head, base, iter(fetched[1]))
         else:
             state, _ = fold_chunks(base.head, base, self.store.iter_events(session, after=base.head))
         self._epoch[session] = self._epoch.get(session, 0) + 1
@@ -302,16 +309,18 @@ class Chronicle:
 
     def submit(self, session: str, command: Command, actor: Actor, *, device: str = "",
                command_id: str = "", entropy: str = "",
-               loop: asyncio.AbstractEventLoop | None = None):
+               loop: asyncio.AbstractEventLoop | None = None, looked_up: tuple | None = None):
         """Decides and folds now; returns a future of ``Executed`` resolved after commit:
         a ``concurrent.futures.Future``, or with ``loop`` an asyncio future of that loop
-        (resolved with the rest of its group commit, in one wake-up of the loop)."""
+        (resolved with the rest of its group commit, in one wake-up of the loop).
+        ``looked_up``: the command id's stored outcome, read already (``_ready``)."""
         key = (device, command_id)
         if command_id:
             inflight = self._inflight.get(key)
             if inflight is not None:
                 return inflight
-            previous = self.store.outcome_of(device, command_id, session)
+            previous = (looked_up[0] if looked_up is not None
+                        else self.store.outcome_of(device, command_id, session))
             if previous is not None:
                 done = loop.create_future() if loop is not None else concurrent.futures.Future()
                 done.set_result(Executed(session=session, outcome=previous, actor=actor))
@@ -413,6 +422,8 @@ class Chronicle:
         self._recovering.discard(session)
         again = sorted(self._redo.pop(session, []), key=lambda x: x.order) + self._held.pop(session, [])
         try:
+            if trouble_of(self.store) is not None:
+                raise StoreError("the store is down")  # never wait for it on the loop
             self._catch_up(session)
         except Exception:  # noqa: BLE001 - the store is down: reloaded at the next decision
             self.forget(session)
@@ -442,12 +453,40 @@ class Chronicle:
         self._publish(executed)
         return executed
 
+    def _ready(self, session: str, command: Command, device: str, command_id: str) -> tuple:
+        """On the store's thread: what deciding ``command`` would read from the store,
+        read now so that ``submit`` reads nothing on the event loop: the command id's
+        stored outcome, the session's state if it is not in memory, the rows other
+        processes wrote since, and the session's seed."""
+        outcome = self.store.outcome_of(device, command_id, session) if command_id else None
+        state = self._states.get(session)
+        loaded = self.store.load_state(session) if state is None else None
+        tip = self._tips.get(session)
+        if (state is not None and tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
+                and self._remote.get(session, 0) > tip.seq):
+            self._fetched[session] = (tip.seq, list(self.store.iter_events(session, after=tip.seq)))
+        if command.__struct_config__.tag == "open_session" and hasattr(command, "seed_commitment"):
+            self.seeds.create(session)
+            self.store.sessions()  # MET-13's carry-over reads them: PostgreSQL's cache warmed
+        else:
+            self.seeds.get(session)
+        return (outcome, loaded)
+
     async def execute(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
+        """``submit`` for the event loop: the store's reads done first off the loop, and
+        every wait bounded by the store's deadline (``Unavailable`` after it, nothing
+        lost: the append, if queued, goes on, and a retry with the same id awaits it)."""
+        key = (kwargs.get("device", ""), kwargs.get("command_id", ""))
+        if not (key[1] and key in self._inflight):
+            looked_up = await self.work.run(self._ready, session, command, *key)
+            if looked_up[1] is not None and session not in self._states:
+                self._loaded(session, looked_up[1])
+            kwargs["looked_up"] = looked_up
         future = self.submit(session, command, actor, loop=asyncio.get_running_loop(), **kwargs)
         # shielded: a device that drops while waiting must not cancel the command's
         # shared future, which its retry (same id) will await again
-        executed = await asyncio.shield(asyncio.wrap_future(future)
-                                        if isinstance(future, concurrent.futures.Future) else future)
+        executed = await self.work.wait(asyncio.shield(
+            asyncio.wrap_future(future) if isinstance(future, concurrent.futures.Future) else future))
         self._publish(executed)
         return executed
 

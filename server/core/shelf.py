@@ -1,4 +1,4 @@
-"""Finished MET challenges kept out of a fold's state, compressed by page (issue 18 item 3).
+"""Finished MET challenges kept out of a fold's state, compressed by page.
 
 A state folded through a night holds every finished challenge (``met.State.done``, pages of
 ``met.PAGE`` by number): about 1.4 KB each, ten events' worth, the one part of a state that
@@ -41,8 +41,8 @@ _CACHED = 4  # decoded pages kept: the pages being read (a review's recent chall
 
 
 def _number(challenge_id: str) -> int | None:
-    try:
-        return int(challenge_id[1:])
+    try:  # a group's pair "c5.2" is numbered as its group
+        return int(challenge_id[1:].split(".", 1)[0])
     except ValueError:  # ids are "c<n>" (met.issue); anything else stays in the state
         return None
 
@@ -188,7 +188,7 @@ class Page(collections.abc.Mapping):
     overrule's MET-14) reads it as the dict it was, and an overruled challenge's page comes
     back as a plain dict in the new state, leaving the old state's page as it was. The
     snapshot codec encodes it as the dict it stands for, a page at a time
-    (``codec._mapping``); any other msgspec encoder refuses it (a ``TypeError``): ``whole``
+    (``snapshot._mapping``, server/store/snapshot.py); any other msgspec encoder refuses it (a ``TypeError``): ``whole``
     first."""
 
     __slots__ = ("_blob", "_len")

@@ -25,6 +25,7 @@ from typing import Protocol
 from conteur.events import met
 from conteur.events.model import Actor
 from conteur.server.core.service import Chronicle, Executed
+from conteur.server.store.interface import StoreError
 
 log = logging.getLogger("conteur.timers")
 
@@ -149,11 +150,23 @@ class WindowTimers:
         # the store decides the closing once (the others get its outcome)
         round_, status, winner = key
         command_id = f"timeout/{session}/{cid}/{round_}/{status}/{winner or ''}"
-        try:
-            await self.chronicle.execute(session, command, SERVER, device="server",
-                                         command_id=command_id)
-        except Exception:  # the store failed: the storyteller can still close it by hand
-            log.exception("closing the window of %s in %s failed", cid, session)
+        told = False
+        while True:
+            try:
+                await self.chronicle.execute(session, command, SERVER, device="server",
+                                             command_id=command_id)
+                return
+            except StoreError as exc:
+                # the store is down: the window's time is up already, so it closes as soon
+                # as the store is back (``check`` cancels this if the window changes)
+                if not told:
+                    log.warning("closing the window of %s in %s waits for the store: %s", cid, session, exc)
+                    told = True
+                self._tasks[(session, cid)] = (key, asyncio.current_task())
+                await asyncio.sleep(self.chronicle.work.retry_after)
+            except Exception:  # noqa: BLE001 - the storyteller can still close it by hand
+                log.exception("closing the window of %s in %s failed", cid, session)
+                return
 
     def closing(self, session: str) -> dict[str, tuple[int, str, float]]:
         """The windows of ``session`` a timer will close: challenge -> (round, status, the

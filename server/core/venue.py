@@ -23,9 +23,11 @@ from conteur.server.store.interface import Outcome
 __all__ = ["execute", "venue_wide", "open_sessions"]
 
 
-def open_sessions(chronicle: Chronicle, first: str) -> list[str]:
-    """The open sessions of the chronicle, ``first`` (the sender's) first."""
-    names = [first] + [s for s in chronicle.store.sessions() if s != first]
+async def open_sessions(chronicle: Chronicle, first: str) -> list[str]:
+    """The open sessions of the chronicle, ``first`` (the sender's) first; the store read
+    off the event loop (``Chronicle.work``)."""
+    stored = await chronicle.work.run(chronicle.store.sessions)
+    names = [first] + [s for s in stored if s != first]
     return [s for s in names if chronicle.state(s).session.status == "open"]
 
 
@@ -33,18 +35,20 @@ def _id(command_id: str, session: str, sender: str) -> str:
     return command_id if session == sender or not command_id else f"{command_id}@{session}"
 
 
-def _concerned(chronicle: Chronicle, session: str, command: Command, device: str,
-               command_id: str) -> list[str]:
+async def _concerned(chronicle: Chronicle, session: str, command: Command, device: str,
+                     command_id: str) -> list[str]:
     """The sessions a venue-wide command changes: a Time Out goes where the venue's is not
     on yet, its resume where it is (a session opened during it was never frozen by it).
     None changed: the sender's session alone, which refuses it with its reason. A retry
     (its id already stored in the sender's session) goes where the first try went, each
     answered with its first outcome."""
-    store = chronicle.store
-    if command_id and store.outcome_of(device, command_id, session) is not None:
-        return [s for s in [session] + [s for s in store.sessions() if s != session]
-                if store.outcome_of(device, _id(command_id, s, session), s) is not None]
-    sessions = open_sessions(chronicle, session)
+    store, run = chronicle.store, chronicle.work.run
+    if command_id and await run(store.outcome_of, device, command_id, session) is not None:
+        def retried() -> list[str]:
+            return [s for s in [session] + [s for s in store.sessions() if s != session]
+                    if store.outcome_of(device, _id(command_id, s, session), s) is not None]
+        return await run(retried)
+    sessions = await open_sessions(chronicle, session)
     if isinstance(command, (Freeze, Resume)):
         want = isinstance(command, Resume)
         sessions = [s for s in sessions if chronicle.state(s).session.venue_frozen == want]
@@ -60,7 +64,7 @@ async def execute(chronicle: Chronicle, session: str, command: Command, actor: A
         # a player's try stays in its own session, refused there and kept as evidence
         return await chronicle.execute(session, command, actor, device=device,
                                        command_id=command_id, entropy=entropy)
-    sessions = _concerned(chronicle, session, command, device, command_id)
+    sessions = await _concerned(chronicle, session, command, device, command_id)
     done = await asyncio.gather(*(
         chronicle.execute(s, command, actor, device=device, command_id=_id(command_id, s, session),
                           entropy=entropy)

@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from conteur.server.store.dbfile import (
-    EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError, WriterLock, check_database,
-    open_readonly)
+    EXIT_BAD_INPUT, EXIT_CHECK_FAILED, EXIT_IN_USE, DatabaseFileError, Verify, WriterLock,
+    check_database, open_readonly, table_names)
 
-__all__ = ["BackupError", "DatabaseInUse", "add_commands", "backup", "count_events", "restore"]
+__all__ = ["BackupError", "DatabaseInUse", "backup", "count_events", "restore"]
 
 Progress = Callable[[int, int, int], object]
 
@@ -85,8 +84,11 @@ def backup(db_path: str | os.PathLike, to_path: str | os.PathLike, *,
 
 
 def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
-            force: bool = False) -> int:
+            verify: Verify, force: bool = False) -> int:
     """Make `db_path` a copy of `backup_path`; return the number of events restored.
+
+    `verify` checks the backup's chain, draws and verdicts first
+    (``conteur.server.audit.verify.verify_path``): one that does not verify is never put back.
 
     Refuses (DatabaseInUse) while any other connection has `db_path` open: stop the
     server first. `force=True` skips that check; a server still running then keeps
@@ -101,7 +103,7 @@ def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
         raise BackupError(f"{source} is the database to restore to: nothing to do")
     _usable(source)
     count = _check(source)
-    _check_chain(source)
+    _check_chain(source, verify)
     if not target.parent.is_dir():
         missing = BackupError(f"no folder {target.parent} for {target.name} (check --db)")
         missing.exit_code = EXIT_BAD_INPUT
@@ -139,9 +141,7 @@ def restore(backup_path: str | os.PathLike, db_path: str | os.PathLike, *,
 
 def count_events(conn: sqlite3.Connection) -> int:
     """Events in an open database; 0 for a database the store has not initialised yet."""
-    has_table = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'").fetchone()
-    return conn.execute("SELECT count(*) FROM events").fetchone()[0] if has_table else 0
+    return conn.execute("SELECT count(*) FROM events").fetchone()[0] if "events" in table_names(conn) else 0
 
 
 def _copy(src: sqlite3.Connection, dest_path: Path, progress: Progress | None,
@@ -185,11 +185,9 @@ def _usable(path: Path, **options) -> None:
         raise error from None
 
 
-def _check_chain(path: Path) -> None:
+def _check_chain(path: Path, verify: Verify) -> None:
     """A backup that does not verify (a broken chain, a bad draw) is never put back."""
-    from conteur.server.audit.verify import verify_path
-
-    report = verify_path(path)
+    report = verify(path)
     if not report.ok:
         raise BackupError(f"{path} does not verify, nothing was restored: {report.text()}")
 
@@ -256,61 +254,3 @@ def _fsync(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-# --- command line: `conteur backup` and `conteur restore` -------------------------------
-
-def add_commands(sub) -> None:
-    """Register `backup` and `restore` on the CLI's argparse subparsers."""
-    p = sub.add_parser("backup", help="copy a live database consistently (e.g. to a USB stick)")
-    p.add_argument("--db", "--store", dest="db", required=True,
-                   help="the chronicle database, or a postgresql:// URL (the server may be running)")
-    p.add_argument("--to", required=True,
-                   help="the copy to write; an existing directory gets a timestamped file")
-    p.set_defaults(func=cmd_backup)
-
-    p = sub.add_parser("restore", help="replace a database by a backup (stop the server first)")
-    p.add_argument("--from", dest="source", required=True, help="the backup file")
-    p.add_argument("--db", required=True, help="the database to replace (moved aside, not deleted)")
-    p.add_argument("--force", action="store_true",
-                   help="restore even if another process has the database open, or if the "
-                        "backup holds fewer events than the database it replaces")
-    p.set_defaults(func=cmd_restore)
-
-
-def cmd_backup(args) -> int:
-    from conteur.server.store.postgres import database_name, is_postgres_url, redact
-
-    target = Path(args.to)
-    postgres = is_postgres_url(args.db)
-    if target.is_dir():
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-        stem = database_name(args.db) if postgres else Path(args.db).stem
-        target = target / f"{stem}-{stamp}.db"
-    if postgres:  # one read snapshot of the database, written as a chronicle file
-        from conteur.server.store.migrate import backup_postgres
-
-        count = backup_postgres(args.db, target)
-        print(f"backed up {count} events from {redact(args.db)} to {target}")
-        return 0
-    count = backup(args.db, target)  # errors: one line from conteur.server.cli.main
-    print(f"backed up {count} events from {args.db} to {target}")
-    return 0
-
-
-def cmd_restore(args) -> int:
-    count = restore(args.source, args.db, force=args.force)
-    print(f"restored {count} events from {args.source} to {args.db}; "
-          f"the previous database, if any, is beside it as {Path(args.db).name}.before-restore-*")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """`python -m conteur.server.store.backup backup|restore ...`, the same as `conteur backup|restore`."""
-    from conteur.server.cli.main import main as conteur
-
-    return conteur(sys.argv[1:] if argv is None else argv)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

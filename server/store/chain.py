@@ -34,7 +34,7 @@ class Row(msgspec.Struct, frozen=True, gc=False):
 class Entry(msgspec.Struct, frozen=True, gc=False):
     """A stored event without its chain's columns (session, device, command id,
     hashes): what a review reads of each row (``EventStore.read_entries``). Half the
-    columns of a ``Row``, read about a third faster (issue 18 item 4)."""
+    columns of a ``Row``, read about a third faster."""
 
     seq: int
     type: str

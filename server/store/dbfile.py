@@ -19,13 +19,15 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
+from typing import Protocol
 
 __all__ = [
     "EXIT_BAD_INPUT", "EXIT_CHECK_FAILED", "EXIT_CODES", "EXIT_IN_USE", "EXIT_NEWER",
     "EXIT_UNREACHABLE", "SCHEMA_VERSION", "DatabaseFileError", "DatabaseInUse",
-    "NewerDatabase", "WriterLock", "check_database", "database_error", "newer_message", "open_readonly",
-    "schema_version",
+    "NewerDatabase", "Verification", "Verify", "WriterLock", "check_database", "database_error",
+    "newer_message", "open_readonly", "schema_version", "table_names",
 ]
 
 # Stored in the file as PRAGMA user_version. Bump it when a change to the tables would
@@ -55,6 +57,21 @@ EXIT_CODES = {
 }
 
 _HEADER = b"SQLite format 3\x00"
+
+
+class Verification(Protocol):
+    """What checking a chronicle file answers (``conteur.server.audit.verify.Report``)."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    def text(self) -> str: ...
+
+
+# The whole check of a chronicle file (chain, draws, verdicts), passed in by its caller
+# (``conteur.server.audit.verify.verify_path``): it folds with the rules and the command
+# path's shelf, layers above the store, so the store takes it as an argument.
+Verify = Callable[[Path], Verification]
 
 
 class DatabaseFileError(Exception):
@@ -95,6 +112,14 @@ def _is_wal(path: Path) -> bool:
     except OSError:
         return False
     return len(header) == 20 and header[18] == 2 and header[19] == 2
+
+
+def table_names(conn: sqlite3.Connection) -> set[str]:
+    """The tables of an open chronicle file, by sqlite-utils' inspection. The connection is
+    left as it was: no pragma set on it (``recursive_triggers``), no plugin run."""
+    import sqlite_utils
+
+    return set(sqlite_utils.Database(conn, recursive_triggers=False, execute_plugins=False).table_names())
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -139,7 +164,7 @@ def check_database(path: str | os.PathLike, *, create: bool = False,
         conn = open_readonly(path)
         try:
             version = schema_version(conn)
-            tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            tables = table_names(conn)
         finally:
             conn.close()
     except sqlite3.OperationalError as exc:

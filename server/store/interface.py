@@ -27,11 +27,14 @@ What every implementation guarantees:
   another command. Appends without a ``command_id`` are never deduplicated.
 - **FIFO appends.** Appends submitted from one thread are committed in submission order,
   so the seqs follow the order in which the caller folded its states.
-- **Snapshots are a cache.** A snapshot is a folded ``GameState`` at a seq; reading one
-  never changes what a fold returns, a snapshot of another ``SNAPSHOT_VERSION`` or one
-  that does not decode is ignored, and replaying from zero is always the truth.
-- **View snapshots** (``save_views``, ``load_view``) are opaque bytes a caller keeps per
-  (session, view): the newest replaces the last; the caller checks them before use.
+- **Snapshots are a cache.** A snapshot is a folded ``GameState`` at a seq, in the one
+  snapshot format (``snapshot.py``); reading one never changes what a fold returns, a
+  snapshot of a version this conteur does not read, of another log (its tip is not the
+  row at its seq) or one that does not decode is ignored, and replaying from zero is
+  always the truth.
+- **View snapshots** (``save_views``, ``load_view``) are bytes a caller keeps per
+  (session, view), in the same format: the newest replaces the last; the caller opens
+  them with ``snapshot.open_body``, which checks them before use.
 - **Tokens** are stored only as the SHA-256 of the secret (``TokenRecord.hash``); the
   store never sees a token itself. Revocation is a timestamp, never a deletion.
 - **Session secrets** (FAIR-2 seeds) live outside the append-only log; the first seed
@@ -118,6 +121,9 @@ class TokenRecord(msgspec.Struct, frozen=True, kw_only=True):
     character: str | None = None
     session: str | None = None  # None: every session of the chronicle
     name: str = ""
+    # the digest of the join link this device credential was minted from, at the link's
+    # first opening on a device (server/core/auth.py, ``Tokens.spend``); None for a link
+    parent: str | None = None
 
 
 class StoreError(Exception):
@@ -133,6 +139,9 @@ class EventStore(Protocol):
 
     #: a fold of more events than this after the newest snapshot saves a new one
     snapshot_every: int
+    #: seconds the serving path waits for the store before answering ``unavailable``
+    #: (PostgreSQL's statement timeout; server/core/offload.py)
+    deadline: float
 
     # -- appends -----------------------------------------------------------------------
 
@@ -210,7 +219,7 @@ class EventStore(Protocol):
         ...
 
     def snapshot_head(self, session: str) -> int:
-        """The seq of the session's newest snapshot of this ``SNAPSHOT_VERSION``, 0 if
+        """The seq of the session's newest snapshot of a version this conteur reads, 0 if
         none, without decoding it (to estimate what a fold will cost)."""
         ...
 
@@ -292,6 +301,11 @@ class EventStore(Protocol):
         ...
 
     # -- life ----------------------------------------------------------------------------
+
+    def trouble(self) -> str | None:
+        """Why the store cannot write now (its database not answering, unreachable, its
+        hold lost), or None; from what the store last saw, never waiting for it."""
+        ...
 
     def close(self) -> None:
         """Waits for the appends already queued, then releases everything; idempotent.

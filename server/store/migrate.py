@@ -27,6 +27,7 @@ from typing import Iterable, Iterator
 import msgspec
 
 from conteur.server.store.chain import GENESIS, Row, read_jsonl, row_hash, verify_rows
+from conteur.server.store.dbfile import Verify
 from conteur.server.store.postgres import is_postgres_url, redact
 
 __all__ = ["MigrateError", "Moved", "backup_postgres", "import_night", "migrate"]
@@ -61,12 +62,12 @@ Secret = tuple[str, bytes]
 
 class _SQLiteSource:
     def __init__(self, path: str):
-        from conteur.server.store.dbfile import check_database, open_readonly
+        from conteur.server.store.dbfile import check_database, open_readonly, table_names
 
         check_database(path)
         self.conn = open_readonly(path)
         self.conn.execute("BEGIN")  # one read snapshot for every table
-        self.tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        self.tables = table_names(self.conn)
 
     def rows(self) -> Iterator[Row]:
         for r in self.conn.execute("SELECT seq, session, type, data, actor, device, command_id, at, "
@@ -352,8 +353,10 @@ def _verify_moved(destination: str, spans: dict[str, list]) -> None:
 # -- import a venue's night ---------------------------------------------------------------
 
 
-def import_night(path: str | Path, destination: str) -> Moved:
-    """Adds the sessions of the export at ``path`` to the chronicle at ``destination``."""
+def import_night(path: str | Path, destination: str, *, verify: Verify) -> Moved:
+    """Adds the sessions of the export at ``path`` to the chronicle at ``destination``,
+    once ``verify`` (``conteur.server.audit.verify.verify_path``) finds its draws and
+    verdicts sound."""
     from conteur.server.store.chain import LogLineError
 
     path = Path(path)
@@ -366,7 +369,7 @@ def import_night(path: str | Path, destination: str) -> Moved:
     if not rows:
         raise MigrateError(f"{path} holds no event: nothing was imported")
     _check_chain(rows, f"{path} does not verify (tampered or damaged)", gapless=False)
-    _check_draws(path)
+    _check_draws(path, verify)
     sessions = list(dict.fromkeys(r.session for r in rows))
     with _opened(_sink, str(destination), True) as dest:
         already = [s for s in sessions if s in dest.sessions()]
@@ -419,11 +422,9 @@ def _commands_of(rows: list[Row]) -> list[Command]:
     return commands
 
 
-def _check_draws(path: Path) -> None:
+def _check_draws(path: Path, verify: Verify) -> None:
     """The export's fair draws and verdicts, as ``conteur verify`` checks them."""
-    from conteur.server.audit.verify import verify_path
-
-    report = verify_path(path)
+    report = verify(path)
     if not report.ok:
         raise MigrateError(f"{path} does not verify: {report.text().splitlines()[0]}; nothing was imported")
 

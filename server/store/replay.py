@@ -3,9 +3,8 @@
 Folding is CPU-bound Python, so a big fold is split over worker processes, sessions dealt
 out by the events each has to fold (a Raspberry Pi has four cores). Each worker folds its
 sessions one by one as ``SQLiteStore.load_state`` folds one (``sqlite.fold_session``).
-One scan of the log for several sessions was tried and is no faster per core, because
-switching between sessions' states and rulesets at every row costs what the shared scan
-saves (BENCHMARKS, session 3). The workers only read; the states come back
+One scan of the log for several sessions is no faster per core, because switching
+between sessions' states and rulesets at every row costs what the shared scan saves. The workers only read; the states come back
 msgpack-encoded, as snapshots are stored, and this process saves the snapshots so the
 next start-up is fast.
 
@@ -26,6 +25,7 @@ from typing import Sequence
 import msgspec
 
 from conteur.events.game import GameState
+from conteur.server.store import snapshot
 from conteur.server.store.sqlite import SQLiteStore, fold_session
 
 log = logging.getLogger("conteur.replay")
@@ -33,8 +33,6 @@ log = logging.getLogger("conteur.replay")
 # below this many events to fold, starting worker processes (each imports the rules
 # engines, about a tenth of a second) costs more than it saves
 PARALLEL_FROM = 50_000
-_state_encoder = msgspec.msgpack.Encoder()
-_state_decoder = msgspec.msgpack.Decoder(GameState)
 
 
 class Folded(msgspec.Struct, frozen=True, gc=False):
@@ -53,7 +51,7 @@ def fold_sessions(path: str, sessions: Sequence[str], *, use_snapshots: bool = T
 
 
 def _fold_in_worker(path: str, sessions: list[str], use_snapshots: bool) -> list[tuple[str, int, bytes]]:
-    return [(s, f.folded, _state_encoder.encode(f.state))
+    return [(s, f.folded, snapshot.pack(f.state))
             for s, f in fold_sessions(path, sessions, use_snapshots=use_snapshots).items()]
 
 
@@ -131,7 +129,7 @@ def _fold_in_processes(path: str, parts: list[list[str]], use_snapshots: bool) -
             failed = f"a replay worker folding {', '.join(part)} exited with {worker.returncode}"
         elif failed is None:
             for sid, folded, data in _answer_decoder.decode(out):
-                results[sid] = Folded(_state_decoder.decode(data), folded)
+                results[sid] = Folded(snapshot.unpack(data, GameState), folded)
     if failed:
         raise RuntimeError(failed)
     return results

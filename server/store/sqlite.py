@@ -30,8 +30,8 @@ import sqlite_utils
 from conteur.events.game import GameState
 from conteur.events.model import Event
 from conteur.server.store.chain import GENESIS, Entry, Row, row_hash
-from conteur.server.store.codec import (
-    SNAPSHOT_VERSION, decode_event, decode_events, decode_state, encode_event, encode_state, event_type)
+from conteur.server.store import snapshot
+from conteur.server.store.codec import decode_event, decode_events, encode_event, event_type
 from conteur.server.store.dbfile import SCHEMA_VERSION, NewerDatabase, newer_message, open_readonly, schema_version
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.group import GroupCommit, resolve, utc_now
@@ -39,7 +39,7 @@ from conteur.server.store.interface import (
     EventStore, Outcome, Pending, Progress, StoreError, TokenRecord, append_events)
 
 __all__ = [
-    "SNAPSHOT_VERSION", "EventStore", "Outcome", "Pending", "SQLiteStore", "StoreError",
+    "EventStore", "Outcome", "Pending", "SQLiteStore", "StoreError",
     "append_events", "decode_event", "file_rows", "decode_events", "encode_event", "fold_session",
     "latest_snapshot",
 ]
@@ -48,19 +48,31 @@ _seqs_encoder = msgspec.json.Encoder()
 _seqs_decoder = msgspec.json.Decoder(list[int])
 
 
+def tip(conn: sqlite3.Connection, session: str, seq: int) -> str | None:
+    """The hash of ``session``'s row at ``seq``, None when it has none there: what a
+    snapshot is checked against (server/store/snapshot.py)."""
+    row = conn.execute("SELECT hash FROM events WHERE seq=? AND session=?", (seq, session)).fetchone()
+    return row[0] if row is not None else None
+
+
+# the state snapshots of a version this conteur opens (server/store/snapshot.py)
+_SNAPSHOT_ROWS = f"version IN ({','.join(map(str, snapshot.STATE_ROWS))})"
+
+
 def latest_snapshot(conn: sqlite3.Connection, session: str,
                     at: int | None = None) -> tuple[int, GameState | None]:
-    """(seq, state) of the session's newest readable snapshot (at or before ``at``), or
+    """(seq, state) of the session's newest usable snapshot (at or before ``at``), or
     (0, None)."""
-    sql = "SELECT seq, state FROM snapshots WHERE session=? AND version=?"
-    args: tuple = (session, SNAPSHOT_VERSION)
+    sql = f"SELECT seq, version, state FROM snapshots WHERE session=? AND {_SNAPSHOT_ROWS}"
+    args: tuple = (session,)
     if at is not None:
         sql += " AND seq <= ?"
         args += (at,)
     row = conn.execute(sql + " ORDER BY seq DESC LIMIT 1", args).fetchone()
-    state = decode_state(row[1]) if row is not None else None
+    state = None if row is None else snapshot.open_state(row[1], row[2], row[0],
+                                                         lambda seq: tip(conn, session, seq))
     if state is None:
-        return 0, None  # an unreadable snapshot is skipped: replay from zero is the truth
+        return 0, None  # an unusable snapshot is skipped: replay from zero is the truth
     return row[0], state
 
 
@@ -179,7 +191,10 @@ def create_schema(db: sqlite_utils.Database) -> None:
     # seeds outside the append-only log until their session reveals them.
     db.execute("CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, role TEXT NOT NULL, "
                "character TEXT, session TEXT, name TEXT NOT NULL DEFAULT '', "
-               "created TEXT NOT NULL, revoked TEXT)")
+               "created TEXT NOT NULL, revoked TEXT, parent TEXT)")
+    # a file from before device credentials: the column is added (NULL: every token a link)
+    if "parent" not in {row[1] for row in db.execute("PRAGMA table_info(tokens)").fetchall()}:
+        db.execute("ALTER TABLE tokens ADD COLUMN parent TEXT")
     db.execute("CREATE TABLE IF NOT EXISTS secrets (session TEXT PRIMARY KEY, seed BLOB NOT NULL)")
     db.conn.executescript(SCHEMA_TRIGGERS)
 
@@ -463,8 +478,8 @@ class SQLiteStore(GroupCommit):
         return latest_snapshot(self._reader, session, at)
 
     def snapshot_head(self, session: str) -> int:
-        row = self._reader.execute("SELECT max(seq) FROM snapshots WHERE session=? AND version=?",
-                                   (session, SNAPSHOT_VERSION)).fetchone()
+        row = self._reader.execute(f"SELECT max(seq) FROM snapshots WHERE session=? AND {_SNAPSHOT_ROWS}",
+                                   (session,)).fetchone()
         return row[0] or 0
 
     def load_state(self, session: str, at: int | None = None, *, use_snapshots: bool = True,
@@ -484,12 +499,16 @@ class SQLiteStore(GroupCommit):
 
     def save_snapshot(self, session: str, seq: int, state: GameState, *, keep: int | None = None) -> None:
         """Saves the state at ``seq``; with ``keep``, only the newest ``keep`` snapshots of
-        the session stay (periodic snapshots of a long night would fill a Pi's card)."""
+        the session stay (periodic snapshots of a long night would fill a Pi's card). A
+        seq with no row of the session is saved at nothing: no snapshot could open there."""
         conn = self._connect()
         try:
+            at = tip(conn, session, seq)
+            if at is None:
+                return
             conn.execute(
                 "INSERT OR REPLACE INTO snapshots VALUES (?,?,?,?)",
-                (session, seq, SNAPSHOT_VERSION, encode_state(state)),
+                (session, seq, snapshot.VERSION, snapshot.encode(seq, at, state)),
             )
             if keep is not None:
                 conn.execute(
@@ -533,9 +552,9 @@ class SQLiteStore(GroupCommit):
             with conn:
                 conn.execute("BEGIN")
                 conn.executemany(
-                    "INSERT INTO tokens (hash, role, character, session, name, created) "
-                    "VALUES (?,?,?,?,?,?)",
-                    [(r.hash, r.role, r.character, r.session, r.name, now) for r in records])
+                    "INSERT INTO tokens (hash, role, character, session, name, created, parent) "
+                    "VALUES (?,?,?,?,?,?,?)",
+                    [(r.hash, r.role, r.character, r.session, r.name, now, r.parent) for r in records])
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"no token was added: a digest is already stored ({exc})") from None
         finally:
@@ -543,12 +562,13 @@ class SQLiteStore(GroupCommit):
 
     def token(self, digest: str) -> TokenRecord | None:
         row = self._reader.execute(
-            "SELECT role, character, session, name FROM tokens WHERE hash=? AND revoked IS NULL",
+            "SELECT role, character, session, name, parent FROM tokens WHERE hash=? AND revoked IS NULL",
             (digest,),
         ).fetchone()
         if row is None:
             return None
-        return TokenRecord(hash=digest, role=row[0], character=row[1], session=row[2], name=row[3])
+        return TokenRecord(hash=digest, role=row[0], character=row[1], session=row[2], name=row[3],
+                           parent=row[4])
 
     def revoke_tokens(self, *, session: str, character: str) -> list[str]:
         return [row[0] for row in self._write(
@@ -560,12 +580,12 @@ class SQLiteStore(GroupCommit):
         return [row[0] for row in self._reader.execute("SELECT hash FROM tokens WHERE revoked IS NOT NULL")]
 
     def live_tokens(self, session: str | None = None) -> list[TokenRecord]:
-        sql = "SELECT hash, role, character, session, name FROM tokens WHERE revoked IS NULL"
+        sql = "SELECT hash, role, character, session, name, parent FROM tokens WHERE revoked IS NULL"
         args: tuple = ()
         if session is not None:
             sql += " AND (session=? OR session IS NULL)"
             args = (session,)
-        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4])
+        return [TokenRecord(hash=r[0], role=r[1], character=r[2], session=r[3], name=r[4], parent=r[5])
                 for r in self._reader.execute(sql + " ORDER BY rowid", args)]
 
     def revoke_digests(self, digests: Sequence[str]) -> list[str]:
@@ -596,6 +616,12 @@ class SQLiteStore(GroupCommit):
         return self.secret(session)
 
     # -- life --------------------------------------------------------------------------
+
+    # a write waits this long for another connection's lock (``busy_timeout``)
+    deadline = 30.0  # a file on this machine: only a very busy disk comes near it
+
+    def trouble(self) -> str | None:
+        return None  # a file on this machine: a failure is the command's own error
 
     def close(self) -> None:
         if not self._stop_writer():

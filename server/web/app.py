@@ -1,29 +1,27 @@
-"""The Litestar application: ``create_app`` and the ways to run it.
+"""The Litestar application: ``create_app``, and ``Served`` to run it on a thread.
 
 The lifespan opens the store (unless given one), builds the ``Chronicle`` (the command
 path), the token table and the hub, and closes the store at shutdown. One process serves
 a SQLite file; a PostgreSQL store takes several (``serve --workers``, or ``serve`` on
 several hosts), each following the others' commits through the store's tail. Uvicorn runs with permessage-deflate off (it costs 2-3x at 300 devices, DESIGN)
 and a hard frame limit above the protocol's 64 KiB, which the endpoint enforces with a
-readable ``error``.
+readable ``error``. ``conteur serve`` (conteur.server.cli.serve) runs it on a port.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import logging
 import os
-import sys
+import socket
 import threading
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 import msgspec
 import uvicorn
-from litestar import Litestar, MediaType, Request, Response, get
+from litestar import Litestar, MediaType, Request, Response
 from litestar.config.compression import CompressionConfig
-from litestar.datastructures import State
 from litestar.exceptions import TooManyRequestsException
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.spec import Components, SecurityScheme
@@ -35,13 +33,15 @@ from conteur.events import nesting
 from conteur.events.catalogue import MESSAGES_DIR
 from conteur.server.core.hub import Hub
 from conteur.server.core.limits import Limits
+from conteur.server.core.offload import Outage
 from conteur.server.core.projections import Projections
 from conteur.server.core.service import Chronicle
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
-from conteur.server.store.factory import is_postgres_url, open_store, writing
+from conteur.server.store.factory import open_store
 from conteur.server.core.timers import WindowTimers
 from conteur.server.web.headers import security_headers
+from conteur.server.web.health import health
 from conteur.server.web.limits import body_limit
 from conteur.server.web.schema_page import VendoredRedoc
 from conteur.server.web.ws import ws_endpoint
@@ -100,6 +100,8 @@ class Runtime:
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)
         self.follower = None
+        self.name = f"{socket.gethostname()}:{os.getpid()}"  # welcome and /health name the process
+        self.outage = Outage()  # failed commands logged in a few lines, not one traceback each
 
     def follow(self) -> None:
         """With a store other processes append to (PostgreSQL): their commits reach this
@@ -128,12 +130,6 @@ class Runtime:
         if self.follower is not None:
             self.follower.close()
             self.follower = None
-
-
-@get("/health", tags=["server"], summary="Liveness and the chronicle's head seq")
-async def health(state: State) -> dict[str, object]:
-    rt: Runtime = state.conteur
-    return {"status": "ok", "head": rt.hub.delivered, "devices": rt.hub.connections()}
 
 
 async def refuse_deep_bodies(request: Request) -> Response | None:
@@ -183,6 +179,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
             runtime.timers.cancel_all()
             runtime.hub.close()
             runtime.projections.close()  # the views' snapshots queued, written before the store goes
+            runtime.chronicle.work.close()
             if owned:
                 store.close()
 
@@ -190,8 +187,10 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
     from conteur.server.web.http_api import CONTROLLERS
     from conteur.server.web.http_review import Follower as ReviewFollower, ReviewController
 
+    from conteur.server.web.sealed import open_http_channel, sealed_request
+
     handlers: list = [health, ws_endpoint, *CONTROLLERS, ReviewController, ca_certificate,
-                      join_sheet_page]
+                      join_sheet_page, open_http_channel, sealed_request]
     if web_dir is not None and Path(web_dir).is_dir():
         # the catalogues of messages, which the web app loads beside itself (messages.js)
         handlers.append(create_static_files_router(
@@ -220,7 +219,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
     return Litestar(route_handlers=handlers, lifespan=[lifespan], openapi_config=openapi,
                     compression_config=compression, debug=debug,
                     before_request=refuse_deep_bodies, middleware=[security_headers(settings.https), body_limit(settings.max_body)],
-                    request_max_body_size=settings.max_body,
+                    request_max_body_size=settings.max_body * 4 // 3 + 4096,  # body_limit's own
                     exception_handlers={TooManyRequestsException: too_many_requests})
 
 
@@ -272,244 +271,3 @@ class Served:
     @property
     def runtime(self) -> Runtime:
         return self.app.state.conteur
-
-
-def tls_folder(db: str | Path) -> Path:
-    """Where `serve --tls` keeps the venue CA and certificate by default: `tls/` beside
-    the database, so copying the database's folder to a spare machine copies them too
-    (with a PostgreSQL store: tls/ in the current folder)."""
-    if is_postgres_url(str(db)):
-        return Path.cwd() / "tls"
-    return Path(db).resolve().parent / "tls"
-
-
-def run(db: str | Path = "conteur.db", host: str = "0.0.0.0", port: int = 8000, *,
-        demo: bool = False, origins: tuple[str, ...] = (), tls_dir: str | Path | None = None,
-        public_url: str = "", wifi: str = "", cert: str | Path | None = None,
-        key: str | Path | None = None, out=None, workers: int = 1) -> None:
-    """``conteur serve``: prints the addresses, the storyteller's link and QR code (and,
-    with ``demo``, creates the demo chronicle and prints every join link), then serves
-    until interrupted. ``tls_dir`` serves HTTPS with the venue certificate (conteur.server.web.tls),
-    ``cert``/``key`` with one given; either way plain http on the port is redirected
-    (conteur.server.web.door). The database is refused before anything is written if it is not one
-    (conteur.server.store.dbfile), and held for the server's life: a second server is refused.
-    A PostgreSQL store takes ``workers`` processes on one port (``serve_workers``)."""
-    from conteur.server.cli import demo as demo_mod
-
-    out = out or sys.stdout
-    if not is_postgres_url(str(db)):  # refused before anything, the TLS files included
-        from conteur.server.store.dbfile import check_database
-
-        check_database(db, create=True)
-    settings = Settings(origins=tuple(origins), public_url=public_url, wifi=wifi)
-    extra: dict = {}
-    scheme = "http"
-    if tls_dir is not None or cert is not None:
-        extra, settings.ca_file = _tls(host, tls_dir, cert, key, port=port, public_url=public_url)
-        settings.https = True
-        scheme = "https"
-    # a chronicle file is held for the server's life; a PostgreSQL database takes many
-    with writing(db, create=True, shared=True) as store:
-        demo_mod.announce(store, host, port, demo=demo, scheme=scheme, public_url=public_url,
-                          wifi=wifi, out=out)
-        if scheme == "https":
-            _announce_tls(settings, host, port, public_url, out)
-        if workers > 1:
-            store.close()  # each worker opens its own: nothing of this one crosses a fork
-            serve_workers(db, settings, host, port, workers, extra, out)
-            return
-        app = create_app(store, settings=settings)
-        config = uvicorn_config(app, host, port, log_level="info", **extra)
-        if scheme == "https":  # the door is https, whatever uvicorn believes it runs
-            logging.getLogger("uvicorn.error").addFilter(
-                lambda record: not str(record.msg).startswith("Uvicorn running on"))
-        uvicorn.Server(config).run()
-
-
-def serve_workers(db: str, settings: Settings, host: str, port: int, workers: int, extra: dict,
-                  out) -> None:
-    """``workers`` server processes on one listening socket (the kernel spreads the
-    connections), each with its own store, Chronicle and hub on the one PostgreSQL
-    database: they decide together (``Pending.basis``) and see each other's events
-    (the store's tail). A worker that dies is started again; SIGTERM or ^C stops them all.
-    Forked: the socket and the TLS context are inherited, nothing else is shared."""
-    import multiprocessing
-    import signal
-    import socket as socketlib
-
-    family = socketlib.AF_INET6 if ":" in host else socketlib.AF_INET
-    sock = socketlib.socket(family, socketlib.SOCK_STREAM)
-    sock.setsockopt(socketlib.SOL_SOCKET, socketlib.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    context = multiprocessing.get_context("fork")
-
-    def start(k: int):
-        # daemon: never outlives this process, whatever happens to it
-        proc = context.Process(target=_worker, args=(db, settings, sock, extra), name=f"conteur-worker-{k}",
-                               daemon=True)
-        proc.start()
-        return proc
-
-    procs = [start(k) for k in range(workers)]
-    print(f"{workers} server processes on {host}:{port}, pids "
-          f"{' '.join(str(p.pid) for p in procs)}", file=out, flush=True)
-    stopping = False
-
-    def stop(*_):
-        nonlocal stopping
-        stopping = True
-
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        while not stopping:
-            for k, proc in enumerate(procs):
-                proc.join(0.2 / workers)
-                if proc.exitcode is not None and not stopping:
-                    print(f"server process {proc.pid} ended ({proc.exitcode}): starting another",
-                          file=out, flush=True)
-                    procs[k] = start(k)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        for proc in procs:
-            if proc.is_alive():
-                proc.terminate()  # uvicorn's own SIGTERM: the sockets close, the store too
-        for proc in procs:
-            proc.join(30)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
-        sock.close()
-
-
-def _worker(db: str, settings: Settings, sock, extra: dict) -> None:
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the workers
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's handler: stopped even before uvicorn runs
-    with writing(db, create=False, shared=True) as store:
-        app = create_app(store, settings=settings)
-        config = uvicorn_config(app, log_level="warning", **extra)
-        uvicorn.Server(config).run(sockets=[sock])
-
-
-def _tls(host: str, tls_dir, cert, key, *, port: int = 0, public_url: str = "") -> tuple[dict, str]:
-    """uvicorn's options for the TLS door, and the CA file phones install ("" if none).
-    Plain http is redirected to the names the certificate is made for (``--url``'s first)."""
-    from urllib.parse import urlsplit
-
-    from uvicorn.config import HTTP_PROTOCOLS
-    from uvicorn.importer import import_from_string
-
-    from conteur.server.web import door, tls
-
-    ca_file = ""
-    hosts = tls.default_hosts() if host in ("0.0.0.0", "::", "") else [host]
-    if cert is None:
-        cert, key = tls.ensure_certificate(tls_dir, hosts)
-        ca_file = str(tls.ca_certificate_path(tls_dir))
-    named = urlsplit(public_url).hostname if public_url else None
-    if named:
-        hosts = [named, *(h for h in hosts if h != named)]
-    context = door.server_context(cert, key)
-    inner = import_from_string(HTTP_PROTOCOLS["auto"])
-    return {"http": door.door_protocol(context, ca_file or None, inner, hosts=hosts, port=port)}, ca_file
-
-
-def _announce_tls(settings: Settings, host: str, port: int, public_url: str, out) -> None:
-    from conteur.server.cli import demo as demo_mod
-
-    base = public_url.rstrip("/") or demo_mod.base_urls(host, port, "https")[0]
-    if settings.ca_file:
-        print(f"\nHTTPS with the venue certificate. Each phone installs it once from "
-              f"{base}/ca.crt (deploy/README.md, section 4).\n"
-              f"The CA file is {settings.ca_file}: keep its folder with your backups.",
-              file=out)
-    else:
-        print("\nHTTPS with the certificate given by --cert.", file=out)
-    print(f"Serving https on {host}:{port}; plain http:// there is redirected to https://.\n"
-          f"Join sheet: {base}/join-sheet", file=out, flush=True)
-
-
-def cmd_serve(args) -> int:
-    if (args.cert is None) != (args.key is None):
-        print("conteur serve: --cert and --key go together", file=sys.stderr)
-        return 2
-    tls_dir = None
-    if args.tls and args.cert is None:
-        tls_dir = args.tls_dir or tls_folder(args.db)
-    if args.workers < 1:
-        print("conteur serve: --workers must be 1 or more", file=sys.stderr)
-        return 2
-    if args.workers > 1 and not is_postgres_url(str(args.db)):
-        print(f"conteur serve: --workers {args.workers} needs a PostgreSQL store "
-              f"(--store postgresql://...): a chronicle file has one writer, one server process",
-              file=sys.stderr)
-        return 2
-    run(args.db, args.host, args.port, demo=args.demo, origins=tuple(args.origin or ()),
-        tls_dir=tls_dir, public_url=args.public_url, cert=args.cert, key=args.key,
-        wifi=args.wifi if args.wifi is not None else os.environ.get("CONTEUR_WIFI", ""),
-        workers=args.workers)
-    return 0
-
-
-def cmd_init(args) -> int:
-    """``conteur init``: the roster's session, characters and tokens, printed once."""
-    from conteur.server.cli import demo as demo_mod
-    from conteur.server.core.roster import RosterError, format_imported, init_from_roster
-
-    # a chronicle file: never beside a running server, it would append stale seqs (a
-    # PostgreSQL database: beside its servers, as one more of them)
-    with writing(args.db, create=True, shared=True) as store:
-        try:
-            imported = init_from_roster(store, args.roster)
-        except (RosterError, OSError) as exc:
-            print(f"conteur init: {exc}", file=sys.stderr)
-            return 2
-    if args.json:
-        print(msgspec.json.encode(imported).decode())
-    else:
-        base = args.url or demo_mod.base_urls("0.0.0.0", args.port)[0]
-        print(format_imported(imported, base))
-    return 0
-
-
-def add_commands(sub) -> None:
-    """``conteur serve`` and ``conteur init``, for conteur.server.cli.main."""
-    p = sub.add_parser("serve", help="run the session server (phones join over the venue network)")
-    p.add_argument("--db", "--store", dest="db", default="conteur.db",
-                   help="the chronicle: a database file, or a postgresql:// URL (created if missing)")
-    p.add_argument("--host", default="0.0.0.0", help="address to listen on (default: every interface)")
-    p.add_argument("--port", type=int, default=8000)
-    p.add_argument("--demo", action="store_true",
-                   help="create a demo chronicle (one session per ruleset) and print its join links")
-    p.add_argument("--origin", action="append", metavar="URL",
-                   help="another web origin allowed to open the websocket (repeatable)")
-    p.add_argument("--public-url", default="", help="the base URL printed in join links and join sheets")
-    p.add_argument("--wifi", default=None, metavar="NAME",
-                   help="the Wi-Fi network phones join, printed on the join sheet and at start-up "
-                   "(default: $CONTEUR_WIFI)")
-    p.add_argument("--tls", action="store_true",
-                   help="serve HTTPS with the venue certificate (made if missing; phones install "
-                        "/ca.crt once); plain http on the port is redirected")
-    p.add_argument("--tls-dir", default=None,
-                   help="where the venue CA and certificate live (default: tls/ beside --db)")
-    p.add_argument("--cert", default=None, metavar="FILE",
-                   help="serve HTTPS with this certificate chain (PEM) instead of the venue CA's")
-    p.add_argument("--key", default=None, metavar="FILE", help="the private key of --cert (PEM)")
-    p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="server processes on the port, deciding together (a PostgreSQL --store "
-                        "only; the same command on other hosts adds more; default: 1)")
-    p.set_defaults(func=cmd_serve)
-
-    p = sub.add_parser("init", help="create a session from a roster file and print every token once")
-    p.add_argument("--db", "--store", dest="db", default="conteur.db",
-                   help="the chronicle: a database file, or a postgresql:// URL (created if missing)")
-    p.add_argument("--roster", required=True, help="a roster file, TOML or JSON (docs/protocol.md)")
-    p.add_argument("--json", action="store_true", help="print the tokens as JSON")
-    p.add_argument("--port", type=int, default=8000, help="the port printed in join links")
-    p.add_argument("--url", default="", help="the base URL printed in join links")
-    p.set_defaults(func=cmd_init)

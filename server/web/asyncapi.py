@@ -24,7 +24,7 @@ from typing import Any, Union
 import msgspec
 from litestar import get
 
-from conteur.events import game, wire
+from conteur.events import channel, game, wire
 from conteur.server.web.http_events import LoggedEvent
 
 CHANNEL = "ws"
@@ -45,6 +45,8 @@ FROM_DEVICE = (
     # answered on the same socket (no reply address: AsyncAPI's reply objects are left out)
     ("command", wire.CommandFrame, "One command; answered by `ack` or `reject` (or an `error`) with its `id`."),
     ("ping", wire.Ping, "Answered by `pong` through the socket's queue."),
+    ("open", channel.Open, "Opens the channel: the token's id and the device's nonce, never the token."),
+    ("sealed", channel.Sealed, "Any frame, padded and sealed with the channel's key (after `opened`)."),
 )
 FROM_SERVER = (
     ("welcome", wire.Welcome, "The viewer the token is, and the session's head when the resync started."),
@@ -55,6 +57,8 @@ FROM_SERVER = (
     ("error", wire.Error, "A frame that could not be used (the connection stays open but at hello)."),
     ("pong", wire.Pong, "The answer to `ping`: everything queued before it has arrived."),
     ("batch", BatchOf, "Several server frames in one message, for a device that said `batch`."),
+    ("opened", channel.Opened, "The server's nonce: every later message is `sealed`, both ways."),
+    ("sealed", channel.Sealed, "Any frame, padded and sealed with the channel's key (after `opened`)."),
 )
 
 

@@ -10,8 +10,8 @@ warning first) and a redirect to the same address in https for anything else.
 
 Also here: `GET /ca.crt` over https and `GET /join-sheet`, the page deploy/README.md
 sends the storyteller to. The sheet itself mints tokens, so it stays behind the
-storyteller's token (`POST /sessions/{s}/join-sheet`): the page posts with the token
-this browser already holds from the storyteller's link, and says what to do otherwise.
+storyteller's token (`POST /sessions/{s}/join-sheet`): the page posts, through the
+sealed channel, with the token this browser already holds from the storyteller's link, and says what to do otherwise.
 """
 
 from __future__ import annotations
@@ -178,7 +178,8 @@ print it. On this device, open the <b>storyteller link</b> that <code>conteur se
 the app.</p>
 <p><a href="/">Open the app</a>{ca}</p>
 </div>
-<script>
+<script type="module">
+import {{ sealedFetch }} from "/channel.js";
 (async () => {{
   const token = localStorage.getItem("conteur.token") || "";
   const session = new URLSearchParams(location.search).get("session")
@@ -188,11 +189,13 @@ the app.</p>
     document.getElementById("help").hidden = false;
   }};
   if (!token || !session) {{ help("This device holds no storyteller token yet."); return; }}
-  const res = await fetch(`/sessions/${{encodeURIComponent(session)}}/join-sheet`, {{
+  // through the sealed channel: the token never crosses the network, nor do the
+  // fresh join links the sheet holds (client/web/channel.js)
+  const res = await sealedFetch(`/sessions/${{encodeURIComponent(session)}}/join-sheet`, {{
     method: "POST",
-    headers: {{ Authorization: `Bearer ${{token}}`, "Content-Type": "application/json" }},
+    headers: {{ "Content-Type": "application/json" }},
     body: JSON.stringify({{ lang: localStorage.getItem("conteur.lang") === "fr" ? "fr" : "en" }}),
-  }}).catch(() => null);
+  }}, token).catch(() => null);
   if (!res || !res.ok) {{
     help(res ? `The server refused (${{res.status}}): this device's token is not a storyteller's.`
              : "The server cannot be reached.");
@@ -212,7 +215,7 @@ async def join_sheet_page(state: State) -> Response[str]:
         ca = (' &middot; <a href="/ca.crt">the venue certificate (ca.crt)</a> for phones '
               'to install once')
     page = JOIN_SHEET_PAGE.format(ca=ca)
-    script = page.split("<script>", 1)[1].split("</script>", 1)[0]
+    script = page.split('<script type="module">', 1)[1].split("</script>", 1)[0]
     return Response(page, media_type=MediaType.HTML,
                     headers={"Content-Security-Policy": with_scripts(script)})
 

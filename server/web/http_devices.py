@@ -16,8 +16,8 @@ from litestar import Controller, Request, get, post
 from litestar.exceptions import NotFoundException
 from litestar.params import Parameter
 
-from conteur.server.web.http_common import (DEPENDENCIES, RAISES, SECURITY, GrantDep, SessionPath, runtime,
-                                            storyteller_only)
+from conteur.server.web.http_common import (DEPENDENCIES, SECURITY, SESSION_RAISES, GrantDep, SessionPath,
+                                            runtime, storyteller_only)
 
 GrantPath = Annotated[str, Parameter(pattern="^[0-9a-f]{12}$", min_length=12, max_length=12,
                                      description="a device's grant id, as GET /devices lists it")]
@@ -44,7 +44,7 @@ class DevicesController(Controller):
     dependencies = DEPENDENCIES
     security = SECURITY
 
-    @get("/", guards=[storyteller_only], raises=RAISES,
+    @get("/", guards=[storyteller_only], raises=SESSION_RAISES,
          summary="Every live token valid in this session, by role and character, with its open sockets")
     async def devices(self, request: Request, grant: GrantDep, session: SessionPath) -> list[Device]:
         rt = runtime(request)
@@ -53,7 +53,7 @@ class DevicesController(Controller):
                 for g in rt.tokens.devices(session)]
 
     @post("/{device:str}/revoke", guards=[storyteller_only], status_code=200,
-          raises=[*RAISES, NotFoundException],
+          raises=SESSION_RAISES,
           summary="Revoke one token (a player's, an observer's or a storyteller's): its sockets close at once")
     async def revoke(self, request: Request, grant: GrantDep, session: SessionPath, device: GrantPath) -> Revoked:
         revoked = runtime(request).tokens.revoke_grants([device], session=session)

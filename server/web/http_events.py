@@ -19,7 +19,7 @@ from conteur.server.core.projections import DONE_PAGE
 from conteur.server.web.http_common import DEPENDENCIES, SECURITY, SESSION_RAISES, GrantDep, runtime, SessionPath
 from conteur.server.store.codec import decode_events
 
-_json = msgspec.json.Encoder()
+_json = msgspec.json.Encoder(enc_hook=game.enc_hook)  # a state's draw streams: a dict in name order
 MAX_PAGE = 5000
 MAX_SEQ = wire.MAX_SEQ
 
@@ -89,7 +89,7 @@ class EventsController(Controller):
         # a dict in the schema, not GameState: Litestar's schema generator cannot take its
         # dict defaults; the body is the state's own JSON, as msgspec encodes it
         rt = runtime(request)
-        if not at:  # the head: from the view's projection, finished challenges counted, not sent (issue 18)
+        if not at:  # the head: from the view's projection, finished challenges counted, not sent
             body = await asyncio.to_thread(rt.projections.state_json, session, grant.actor)
         else:
             body = await asyncio.to_thread(_state_at, request, grant, session, at)

@@ -45,6 +45,7 @@ body {{ font-family: sans-serif; margin: 1cm; }}
 .wifi, .address {{ font-size: 10pt; }}
 .address {{ font-family: monospace; font-weight: bold; }}
 .warning {{ border: 2px solid #b00; padding: 2mm; color: #b00; }}
+.plain {{ border: 1px solid #888; padding: 2mm; font-size: 10pt; }}
 @media print {{ h1 .hint {{ display: none; }} }}
 </style></head>
 <body><h1>{title} <small class="hint">{hint}</small></h1>
@@ -58,7 +59,7 @@ CARD = """<div class="card"><div class="name">{name}</div><div>{player}</div>
 
 WIFI = """<div class="wifi" data-wifi>Wi-Fi: <b>{wifi}</b></div>"""
 
-# the sheet's words in the tablet's language (issue 14: every string in both languages):
+# the sheet's words in the tablet's language (every string in both languages):
 # events/messages/<lang>.json, section "join"; "unreachable": the sheet was asked through
 # this machine's loopback and no LAN address was found
 TEXT = {lang: section("join", lang) for lang in LANGS}
@@ -82,7 +83,11 @@ def render(title: str, entries: list[tuple[str, str, str]], *, base: str = "", w
         for name, player, link in entries
     )
     text = TEXT[lang]
-    warning = text["unreachable"] if base and is_loopback(urlsplit(base).hostname or "") else ""
+    host = urlsplit(base).hostname or ""
+    warning = text["unreachable"] if base and is_loopback(host) else ""
+    # over plain HTTP no service worker keeps the app shell: say what a reload offline does
+    if base.startswith("http://") and not is_loopback(host):
+        warning += text["plain_http"]
     return PAGE.format(title=html.escape(title), cards=cards, warning=warning, lang=lang,
                        hint=html.escape(text["hint"], quote=False))
 

@@ -1,4 +1,4 @@
-"""Dispute review and export over HTTP (issue 7).
+"""Dispute review and export over HTTP.
 
 The review (timeline, challenge stories, scene slider, fairness, the bundle the review
 page loads) is for storytellers; the export and the chain's verification answer any
@@ -25,6 +25,11 @@ from litestar.params import FromPath, FromQuery, Parameter
 from conteur.server.audit import export as ex
 from conteur.server.audit import kept as snapshots
 from conteur.server.audit import review as rv
+from conteur.server.audit import timeline as review_timeline
+from conteur.server.audit import checks
+from conteur.server.audit import page as review_page
+from conteur.server.audit import scenes as review_scenes
+from conteur.server.audit import stories as review_stories
 from conteur.server.audit import streamed
 from conteur.events import wire
 from conteur.server.core import heap
@@ -65,15 +70,15 @@ class _Kept:
 # (server/audit/kept.py): after a restart, the first screen is that snapshot and the rows after it.
 # It is taken and written on the snapshots' thread (``Projections.later``), not in the request
 # that took the events: a whole review's snapshot grows with the night (about 15 MB at 735,000
-# events, written with an fsync), and the hour's first screen paid for it (BENCHMARKS "Session 10")
+# events, written with an fsync), and the hour's first screen must not pay for it
 SAVE_EVERY = 20_000
 
 
 # per store (weakly: a closed venue's reviews go with it), a few reviews by (session,
 # viewer, lang), least recently used dropped first: a few storytellers, a few sessions.
 # A kept review holds a few pages of items and, per event of its session, its seq, scene
-# and a share of its challenge's marks, about 50 bytes (server/audit/paged.py; 600 before
-# session 7, BENCHMARKS "Session 7"). The bound is on the events held too: at most
+# and a share of its challenge's marks, about 50 bytes (server/audit/paged.py; 600 with
+# every item held decoded). The bound is on the events held too: at most
 # _KEPT_EVENTS timeline items over all of a store's reviews, the one being asked for
 # aside; a dropped one is built again from the store.
 _KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -153,7 +158,7 @@ def follow(store) -> None:
 class Follower:
     """Keeps a store's kept reviews caught up between requests: the first screen a
     storyteller asks after an hour of play then tells what changed, without first taking
-    the hour's events (120,000 at a venue's rate, 2-3 s of a core; BENCHMARKS "Session 10").
+    the hour's events (120,000 at a venue's rate, 2-3 s of a core).
     What a review answers is the same either way: a request still takes the rows committed
     since the last look before it answers, and a review's catch-up is the same by chunks of
     any size. It saves nothing: a review's snapshot is queued after an answer (``_save``).
@@ -232,7 +237,7 @@ async def _find(request: Request, grant: Grant, session: str, lang: str) -> _Kep
 
 async def _review(request: Request, grant: Grant, session: str, lang: str = "en") -> rv.Review:
     """The session's review for this caller, extended with what happened since it was
-    last asked for, never walked again from the first event (issue 18)."""
+    last asked for, never walked again from the first event."""
     kept = await _find(request, grant, session, lang)
     rt = runtime(request)
     review, _head = await asyncio.to_thread(_snapshot, rt.store, kept, session, rt.projections.later)
@@ -279,7 +284,7 @@ class ReviewController(Controller):
     async def first(self, request: Request, grant: GrantDep, session: SessionPath,
                     lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         kept = await _find(request, grant, session, lang)
-        return await asyncio.to_thread(_with_builder, runtime(request), kept, session, rv.first_screen)
+        return await asyncio.to_thread(_with_builder, runtime(request), kept, session, review_page.first_screen)
 
     @get("/review/items", guards=[storyteller_only], raises=RAISES,
          summary="Timeline rows after a seq, without their events (a page of the review's timeline)")
@@ -290,7 +295,7 @@ class ReviewController(Controller):
     ) -> list[dict[str, Any]]:
         review = await _review(request, grant, session, lang)
         # off the loop: a page of a kept review may be read from the store again (server/audit/paged.py)
-        return await asyncio.to_thread(rv.items_page, review, after, limit)
+        return await asyncio.to_thread(review_page.items_page, review, after, limit)
 
     @get("/review/challenges", guards=[storyteller_only], raises=RAISES,
          summary="Challenge briefs in log order from an offset (a page of the review's challenges)")
@@ -301,7 +306,7 @@ class ReviewController(Controller):
     ) -> list[dict[str, Any]]:
         kept = await _find(request, grant, session, lang)
         return await asyncio.to_thread(_with_builder, runtime(request), kept, session,
-                                       lambda b: rv.challenges_page(b, offset, limit))
+                                       lambda b: review_page.challenges_page(b, offset, limit))
 
     @get("/review/timeline", guards=[storyteller_only], raises=RAISES,
          summary="The session's events as sentences, filtered by character, challenge, scene and event type")
@@ -314,15 +319,15 @@ class ReviewController(Controller):
         review = await _review(request, grant, session, lang)
 
         def read() -> list[dict[str, Any]]:
-            items = rv.timeline(review, character=character, challenge=challenge, scene=scene, type=type)
-            return [rv.item_dict(i) for i in items]
+            items = review_timeline.timeline(review, character=character, challenge=challenge, scene=scene, type=type)
+            return [review_page.item_dict(i) for i in items]
         return await asyncio.to_thread(read)
 
     @get("/review/challenges/{challenge:str}", guards=[storyteller_only], raises=RAISES,
          summary="One challenge (or offline record) and its whole story: who won and why, who saw what when")
     async def challenge(self, request: Request, grant: GrantDep, session: SessionPath,
                         challenge: FromPath[str], lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        story = await asyncio.to_thread(rv.challenge_story, await _review(request, grant, session, lang), challenge)
+        story = await asyncio.to_thread(review_stories.challenge_story, await _review(request, grant, session, lang), challenge)
         if story is None:
             raise NotFoundException(f"no challenge {challenge!r} in session {session!r}")
         return msgspec.to_builtins(story)
@@ -332,7 +337,7 @@ class ReviewController(Controller):
     async def scene_steps(self, request: Request, grant: GrantDep, session: SessionPath,
                           scene: FromPath[str], lang: FromQuery[Lang] = "en") -> list[dict[str, Any]]:
         review = await _scene_review(request, grant, session, scene, lang)
-        return msgspec.to_builtins(await asyncio.to_thread(rv.scene_index, review, scene))
+        return msgspec.to_builtins(await asyncio.to_thread(review_scenes.scene_index, review, scene))
 
     @get("/review/scenes/{scene:str}/state", guards=[storyteller_only], raises=RAISES,
          summary="The scene's state at a seq: who is there, Time Out, its challenges with throws and bids")
@@ -342,7 +347,7 @@ class ReviewController(Controller):
         lang: FromQuery[Lang] = "en",
     ) -> dict[str, Any]:
         review = await _scene_review(request, grant, session, scene, lang)
-        view = await asyncio.to_thread(rv.scene_at, review, scene, at)
+        view = await asyncio.to_thread(review_scenes.scene_at, review, scene, at)
         if view is None:
             raise NotFoundException(f"scene {scene!r} has no event at or before seq {at}")
         return msgspec.to_builtins(view)
@@ -353,7 +358,7 @@ class ReviewController(Controller):
                        lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         # the page's language: its review is the one already kept, not another one walked
         review = await _review(request, grant, session, lang)
-        return msgspec.to_builtins(await asyncio.to_thread(rv.fairness, review))
+        return msgspec.to_builtins(await asyncio.to_thread(checks.fairness, review))
 
     @get("/review/verify", raises=RAISES,
          summary="The session's hash chain (and, once closed, its fair draws): verified or the first bad seq")

@@ -17,12 +17,15 @@ from conteur.events import session as session_events
 from conteur.events.model import Command
 from conteur.events import wire
 from conteur.events.bounds import Key, Name
+from conteur.server.core.offload import Unavailable
+from conteur.server.store.interface import StoreError
 from conteur.server.core import venue
 from conteur.server.core.auth import Grant
 from conteur.server.web.http_common import (DEPENDENCIES, OPENS_SESSION, RAISES, SECURITY, SESSION_RAISES,
                                             GrantDep, allow, runtime, storyteller_only, SessionPath,
                                             strict_body, too_many)
 from conteur.server.web.lan import lan_addresses, reachable_base
+from conteur.server.web.roster_schema import roster_body
 from conteur.server.core.roster import Imported, Roster, RosterError, import_roster, join_link, parse_roster
 
 SessionId = Annotated[str, Meta(min_length=1, max_length=128, pattern=wire.SESSION_ID_PATTERN)]
@@ -86,9 +89,16 @@ async def run_command(request: Request, grant: Grant, session_id: str, command: 
     if wait:
         raise too_many(wait, f"more than {rt.settings.rate:g} commands per second from this token: "
                        f"resend in {wait:.1f} s")
-    executed = await venue.execute(
-        rt.chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
-        entropy=entropy)
+    try:
+        executed = await venue.execute(
+            rt.chronicle, session_id, command, grant.actor, device=f"{grant.id}:http", command_id=command_id,
+            entropy=entropy)
+    except StoreError as exc:  # nothing was written here: resent with its id, it is decided once
+        rt.outage.failed(str(exc))
+        retry = exc.retry_after if isinstance(exc, Unavailable) else rt.chronicle.work.retry_after
+        return wire.Reject(id=command_id, code="unavailable", retry_after=retry,
+                           message=f"the server could not record it, retry in {retry:g} s: {exc}")
+    rt.outage.succeeded()
     outcome = executed.outcome
     if outcome.rejected:
         return wire.Reject(id=command_id, code=outcome.code or "rule", message=outcome.message or "")
@@ -96,13 +106,13 @@ async def run_command(request: Request, grant: Grant, session_id: str, command: 
 
 
 # the roster body as the server reads it: its keys are the Roster's, any other is refused
-# (a typo in a roster file is an error, not a silent default); what each holds is checked
-# by parse_roster and the rules (docs/protocol.md, "Roster file"), so a sheet may leave
-# out its ``kind`` (the roster's ``ruleset``) and the schema does not type the values
+# (a typo in a roster file is an error, not a silent default), each typed as the server
+# converts it (server/web/roster_schema.py: a sheet may leave out its ``kind``)
 ROSTER_BODY = Body(
     description="a roster (docs/protocol.md, \"Roster file\"): any key but these is refused",
-    schema_extra={"properties": {f.encode_name: Schema() for f in msgspec.structs.fields(Roster)},
-                  "additionalProperties": False},
+    schema_extra={"properties": {f.encode_name: Schema() for f in msgspec.structs.fields(Roster)
+                                 if f.encode_name != "session"},
+                  "additionalProperties": False, **roster_body()},
 )
 
 
@@ -159,6 +169,9 @@ class SessionController(Controller):
           "Opens the session if it has no event yet")
     async def roster(self, request: Request, grant: GrantDep, session: SessionPath,
                      data: Annotated[dict[str, Any], ROSTER_BODY]) -> Imported:
+        if data.get("session", session) != session:
+            raise ValidationException(f"session: the roster's session is the URL's ({session!r}); "
+                                      f"the body names {str(data['session'])[:128]!r}: leave it out or make it the same")
         try:
             roster = parse_roster({**data, "session": session})
         except RosterError as exc:
