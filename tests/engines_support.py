@@ -331,13 +331,25 @@ class WebKitTab(Tab):
         self.run("(css) => { const el = document.querySelector(css); if (el) el.scrollIntoView({block: 'center'}); }", css)
         return self.http("POST", f"/session/{self.session}/element", {"using": "css selector", "value": css})[ELEMENT]
 
+    def _again(self, css, act):
+        # the app redraws on every frame it receives: an element found just before a redraw
+        # is stale by the click, so it is looked up again, as a finger would find it again
+        for attempt in range(5):
+            try:
+                return act(self._element(css))
+            except AssertionError as exc:
+                if attempt == 4 or "stale element" not in str(exc):
+                    raise
+                time.sleep(0.1)
+
     def click(self, css):
-        self.http("POST", f"/session/{self.session}/element/{self._element(css)}/click", {})
+        self._again(css, lambda el: self.http("POST", f"/session/{self.session}/element/{el}/click", {}))
 
     def type(self, css, text):
-        el = self._element(css)
-        self.http("POST", f"/session/{self.session}/element/{el}/clear", {})
-        self.http("POST", f"/session/{self.session}/element/{el}/value", {"text": text})
+        def typed(el):
+            self.http("POST", f"/session/{self.session}/element/{el}/clear", {})
+            self.http("POST", f"/session/{self.session}/element/{el}/value", {"text": text})
+        self._again(css, typed)
 
     def close(self):
         try:
