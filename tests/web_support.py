@@ -309,3 +309,13 @@ def route_events(page, change) -> None:
         server.on_message(down)
 
     page.route_web_socket("**/*", handler)
+
+
+def second_link(server, link: str) -> str:
+    """Another join link for the character of ``link``: a second phone of one character
+    needs a link of its own (a link opens one phone at a time, docs/protocol.md)."""
+    token, _, rest = link.partition("&")
+    grant = server.runtime.tokens.check(token)
+    fresh = server.runtime.tokens.issue(grant.role, character=grant.character, session=grant.session,
+                                        name=grant.name)
+    return f"{fresh}&{rest}" if rest else fresh
