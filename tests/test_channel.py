@@ -263,3 +263,20 @@ def test_a_chronicle_file_from_before_device_credentials_gets_the_column(tmp_pat
         store.add_tokens([TokenRecord(hash="b" * 64, role="player", character="anna", session="s",
                                       parent="a" * 64)])
         assert [r.parent for r in store.live_tokens("s")] == [None, "a" * 64]
+
+
+async def test_a_revoked_credential_is_told_revoked_through_its_channel_an_unknown_one_refused(venue):
+    """So a phone goes back to its link only when the server does not know its credential
+    (a restored backup), never when a storyteller revoked it."""
+    async with Device(venue.ws_url, venue.token(), "night", channel=True) as st:
+        await st.command({"type": "open_session", "name": "Night"})
+    phone = await keeping(venue, venue.token("player", "anna", "night"))
+    credential = phone.welcome["credential"]
+    await phone.close()
+    venue.runtime.tokens.revoke_grants([venue.runtime.tokens.check(credential).id])
+    for token, reason in ((credential, "token revoked"), ("never-issued-token", "unauthorized")):
+        device = Device(venue.ws_url, token, "night", channel=True)
+        with pytest.raises(ConnectionError):
+            await device.connect()  # an unknown one: closed before any frame opens
+            await device.wait_for(lambda f: False)  # a revoked one: told, sealed, then closed
+        assert (device.close_code, device.ws.close_reason) == (4401, reason)

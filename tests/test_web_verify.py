@@ -24,7 +24,7 @@ from conteur.events import fair
 from tests.client_support import events_of_type
 from tests.examples import examples
 from tests.browser_support import CHROMIUM
-from tests.web_support import Device, no_subtle, route_events, NO_SUBTLE
+from tests.web_support import Device, no_subtle, route_events, second_link, NO_SUBTLE
 
 pytestmark = [
     pytest.mark.browser,
@@ -109,7 +109,8 @@ def test_fair_2_a_doctored_record_is_flagged_with_the_draw_named(browser, demo):
     server, db, storyteller, links = demo
     nova = Device(browser, server.url, links["nova"])
     found: dict = {}
-    forged = Device(browser, server.url, links["nova"], before=lambda page: (no_subtle(page), doctor(page, "a1", found)))
+    forged = Device(browser, server.url, second_link(server, links["nova"]),
+                    before=lambda page: (no_subtle(page), doctor(page, "a1", found)))
     roll(nova, "science")
     roll(nova, "combat", 1)
     for d in (nova, forged):

@@ -14,7 +14,7 @@ import pytest
 
 from tests.browser_support import CHROMIUM, NO_CHROMIUM
 from tests.client_support import events_of_type
-from tests.web_support import Device, no_subtle, route_events, start_challenge
+from tests.web_support import Device, no_subtle, route_events, second_link, start_challenge
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 
@@ -54,7 +54,7 @@ def test_fair_2_the_phone_verifies_the_throw_the_server_drew_for_it_over_plain_h
     assert anna.page.evaluate("window.isSecureContext") is False
     record = a_drawn_throw_then_close(server, setup, anna, bruno)
     # the same character on a French phone, joining after close: its resync carries the record
-    anne = Device(lan_browser, base, setup.players["anna"], locale="fr-FR", before=no_subtle)
+    anne = Device(lan_browser, base, second_link(server, setup.players["anna"]), locale="fr-FR", before=no_subtle)
 
     for device, words, choice in (
         (anna, "All 1 of your throws drawn by the server verified", {"rock": "Rock", "paper": "Paper", "scissors": "Scissors"}),
@@ -104,10 +104,10 @@ def test_fair_2_a_doctored_drawn_throw_is_flagged_with_the_draw_named(browser, s
     bruno = Device(browser, server.url, setup.players["bruno"])
     record = a_drawn_throw_then_close(server, setup, anna, bruno)
     lie: dict = {}
-    forged = Device(browser, server.url, setup.players["anna"],
+    forged = Device(browser, server.url, second_link(server, setup.players["anna"]),
                     before=lambda page: (no_subtle(page), doctor_throw(page, lie, consistent=True)))
     shown: dict = {}
-    relabelled = Device(browser, server.url, setup.players["anna"], locale="fr-FR",
+    relabelled = Device(browser, server.url, second_link(server, setup.players["anna"]), locale="fr-FR",
                         before=lambda page: doctor_throw(page, shown, consistent=False))
 
     anna.expect(anna.page.get_by_test_id("dice-check")).to_have_attribute("data-ok", "true")  # the honest copy

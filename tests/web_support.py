@@ -159,7 +159,11 @@ class Opener:
 
         frame = json.loads(payload)
         if frame.get("type") == "opened":
-            psk = channel.psk_of_token(self.held["token"])
+            # the token the page opened with, by the id its open named (its credential, or
+            # the link it went back to)
+            known = [self.held["token"], *self.held.get("others", ())]
+            token = next((t for t in known if channel.key_id_of_token(t) == self.key_id), known[0])
+            psk = channel.psk_of_token(token)
             self.up = channel.server_side(psk, self.key_id, self.nonce, frame["nonce"])
             self.down = channel.client_side(psk, self.key_id, self.nonce, frame["nonce"])
             return
@@ -168,6 +172,7 @@ class Opener:
             if '"credential"' in payload:
                 for one in _unbatched(json.loads(payload)):
                     if one.get("type") == "welcome" and one.get("credential"):
+                        self.held.setdefault("others", []).append(self.held["token"])
                         self.held["token"] = one["credential"]
         if out is not None:
             out(payload)
@@ -290,7 +295,10 @@ def route_events(page, change) -> None:
                 return
             outer = json.loads(message)
             if outer.get("type") == "opened":
-                opening, psk = keys["open"], channel.psk_of_token(held["token"])
+                opening = keys["open"]
+                known = [held["token"], *held.get("others", ())]
+                token = next((t for t in known if channel.key_id_of_token(t) == opening["id"]), known[0])
+                psk = channel.psk_of_token(token)
                 keys["in"] = channel.client_side(psk, opening["id"], opening["nonce"], outer["nonce"])
                 keys["out"] = channel.server_side(psk, opening["id"], opening["nonce"], outer["nonce"])
                 ws.send(message)
@@ -301,6 +309,7 @@ def route_events(page, change) -> None:
                 if f.get("type") == "event" and f.get("event"):
                     change(f["event"])
                 elif f.get("type") == "welcome" and f.get("credential"):
+                    held.setdefault("others", []).append(held["token"])
                     held["token"] = f["credential"]
             text = json.dumps(frame, ensure_ascii=False)
             ws.send(keys["out"].seal(text) if sealed else text)
@@ -309,3 +318,13 @@ def route_events(page, change) -> None:
         server.on_message(down)
 
     page.route_web_socket("**/*", handler)
+
+
+def second_link(server, link: str) -> str:
+    """Another join link for the character of ``link``: a second phone of one character
+    needs a link of its own (a link opens one phone at a time, docs/protocol.md)."""
+    token, _, rest = link.partition("&")
+    grant = server.runtime.tokens.check(token)
+    fresh = server.runtime.tokens.issue(grant.role, character=grant.character, session=grant.session,
+                                        name=grant.name)
+    return f"{fresh}&{rest}" if rest else fresh

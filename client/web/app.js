@@ -10,7 +10,7 @@ import { initialView, applyEvent, isFrozenFor } from "./fold.js";
 import { app, t, lang, esc, $, me, isStoryteller, nameOf, commandName, connText, refusal, LANG_KEY } from "./ui.js";
 import { playerView, myChallenges, myMove, callsForMe, actionCommand } from "./player.js";
 import { storytellerView, observerView } from "./storyteller.js";
-import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey, adoptCredential } from "./net.js";
+import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey, adoptCredential, fallBackToLink } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
 import { deskCommand, freezeCall } from "./desk.js";
@@ -552,6 +552,7 @@ async function start(loc = location) {
     onFrame,
     onStatus,
     open: (url) => new SealedSocket(url, app.token),
+    onUnknown: () => { const link = fallBackToLink(); if (link) app.token = link; return !!link; },
   });
   app.net = connection; // the browser tests read its message count
   connection.start();

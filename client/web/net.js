@@ -40,6 +40,7 @@ export function takeJoin(loc = location, store = localStorage, tab = tabStore())
     fresh = token !== store.getItem("conteur.token") || session !== (store.getItem("conteur.session") || "");
     store.setItem("conteur.token", token);
     store.removeItem("conteur.joinkey"); // a fresh link: its own key
+    store.removeItem("conteur.link");
     if (session) store.setItem("conteur.session", session); else store.removeItem("conteur.session");
     mine = { token, session };
     if (tab) tab.setItem(TAB, JSON.stringify(mine));
@@ -49,9 +50,9 @@ export function takeJoin(loc = location, store = localStorage, tab = tabStore())
   }
   if (!mine || !mine.token) {
     mine = { token: store.getItem("conteur.token"), session: store.getItem("conteur.session") || "",
-      key: (!token && store.getItem("conteur.joinkey")) || "" };
+      key: (!token && store.getItem("conteur.joinkey")) || "", link: (!token && store.getItem("conteur.link")) || "" };
   }
-  current = { token: mine.token, session: mine.session || "", key: mine.key || "" };
+  current = { token: mine.token, session: mine.session || "", key: mine.key || "", link: mine.link || "" };
   if (fresh) store.removeItem(viewerKey());
   return { token: current.token, session: current.session, fresh };
 }
@@ -61,13 +62,31 @@ export function takeJoin(loc = location, store = localStorage, tab = tabStore())
 // key stays the link's, so the events and the outbox kept under it stay this join's.
 export function adoptCredential(credential, store = localStorage, tab = tabStore()) {
   const key = joinKey();
+  // the link is kept aside for one case only: a server restored from a backup older than
+  // this credential does not know it (refused "unauthorized", not "token revoked")
+  const link = current.link || current.token;
   if (store.getItem("conteur.token") === current.token) {
     store.setItem("conteur.token", credential);
     store.setItem("conteur.joinkey", key);
+    store.setItem("conteur.link", link);
   }
-  current = { token: credential, session: current.session, key };
+  current = { token: credential, session: current.session, key, link };
   if (tab) tab.setItem(TAB, JSON.stringify(current));
   return credential;
+}
+
+// The link a credential was made of, once: when the server no longer knows the credential
+// (a restored backup), the device opens the link again; null when there is none to try.
+export function fallBackToLink(store = localStorage, tab = tabStore()) {
+  const link = current.link;
+  if (!link || link === current.token) return null;
+  if (store.getItem("conteur.token") === current.token) {
+    store.setItem("conteur.token", link);
+    store.removeItem("conteur.link");
+  }
+  current = { token: link, session: current.session, key: current.key, link: "" };
+  if (tab) tab.setItem(TAB, JSON.stringify(current));
+  return link;
 }
 
 // A short name for this tab's join (token and session), keying what is kept per join:
@@ -96,7 +115,7 @@ export const REPLACED = "replaced by another device";
 export function forgetDevice(outbox, store = localStorage, tab = tabStore()) {
   store.removeItem(viewerKey());
   if (store.getItem("conteur.token") === current.token) {
-    for (const key of ["conteur.token", "conteur.session", "conteur.joinkey"]) store.removeItem(key);
+    for (const key of ["conteur.token", "conteur.session", "conteur.joinkey", "conteur.link"]) store.removeItem(key);
   }
   if (tab) tab.removeItem(TAB);
   return outbox.clearEvents().catch(() => {});
@@ -225,9 +244,9 @@ function onWake(fn) {
 export class Connection {
   // ``open``: makes the socket (channel.js's SealedSocket, which seals every frame);
   // a plain WebSocket when not given
-  constructor({ url, hello, onFrame, onStatus, open = (u) => new WebSocket(u), health = "/health", base = 500, cap = 10000,
-    probeCap = PROBE_CAP }) {
-    Object.assign(this, { url, hello, onFrame, onStatus, open, health, base, cap, probeCap });
+  constructor({ url, hello, onFrame, onStatus, open = (u) => new WebSocket(u), onUnknown = null, health = "/health",
+    base = 500, cap = 10000, probeCap = PROBE_CAP }) {
+    Object.assign(this, { url, hello, onFrame, onStatus, open, onUnknown, health, base, cap, probeCap });
     this.attempt = 0;
     this.probes = 0; // probes unanswered in a row
     this.probing = false;
@@ -314,6 +333,12 @@ export class Connection {
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
       this.ws = null;
+      // a credential the server does not know (not revoked: that says "token revoked"):
+      // the page may go back to the link it was made of, once
+      if (ev.code === 4401 && ev.reason === "unauthorized" && this.onUnknown && this.onUnknown()) {
+        this.retry();
+        return;
+      }
       if (ev.code === 4401 || ev.code === 4403) {
         this.stopped = true; // a refused or revoked token: retrying cannot help
         clearTimeout(this.timer);

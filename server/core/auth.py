@@ -141,6 +141,14 @@ class Tokens:
                                                     device=r.parent is not None)
         return None
 
+    def revoked_key(self, gid: str) -> bytes | None:
+        """The digest of the revoked token whose grant id is ``gid``: its channel can still
+        be keyed, so its device is told "revoked" through it, not merely refused."""
+        for key in self._store.revoked_tokens():
+            if grant_id(key) == gid:
+                return bytes.fromhex(key)
+        return None
+
     def revoke(self, *, session: str, character: str) -> int:
         """Revokes every player token of one character (a lost phone, a reprinted sheet);
         the sockets they opened are closed by the listeners. Returns how many."""

@@ -110,6 +110,7 @@ class Socket:
         self.channel: channel.Channel | None = None
         self.channel_grant = None  # the grant whose key the channel was derived from
         self.channel_key = ""  # that token's digest
+        self.channel_revoked = False  # the channel is keyed by a revoked token's digest
         # one message sealed, then sent, at a time: the device opens them in counter order
         self.sending = asyncio.Lock()
 
@@ -275,6 +276,10 @@ class Socket:
                 # inside the channel the key was the proof; a token in it is not looked at
                 run = self.rt.chronicle.work.run
                 grant = self.channel_grant if self.channel is not None else await run(self.rt.tokens.check, frame.token)
+                if grant is None and self.channel_revoked:
+                    await self.send_now(wire.Error(code="unauthorized", message="this token was revoked"))
+                    await self.close(CLOSE_UNAUTHORIZED, REASON_REVOKED)
+                    return None
                 if grant is None:
                     self.rt.limits.failed(address)
                     await self.send_now(wire.Error(code="unauthorized", message="unknown or revoked token"))
@@ -342,6 +347,11 @@ class Socket:
             return False
         found = await self.rt.chronicle.work.run(self.rt.tokens.by_id, frame.id)  # off the loop: a stalled store
         psk, self.channel_grant = found if found is not None else (os.urandom(32), None)
+        if found is None and (revoked := self.rt.tokens.revoked_key(frame.id)) is not None:
+            # a revoked token's holder is told so, sealed (its device then forgets it):
+            # a device whose credential is merely unknown (a restored backup) may go back
+            # to its link, one whose credential was revoked must not
+            psk, self.channel_revoked = revoked, True
         self.channel_key = psk.hex()
         nonce = channel.new_nonce()
         try:
