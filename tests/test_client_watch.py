@@ -171,12 +171,10 @@ class Silent:
         self._stop = self._loop.create_future()
         if self.websocket:
             async def handler(ws):
-                hello = json.loads(await ws.recv())
-                await ws.send(json.dumps({"type": "welcome", "session": hello.get("session", "s"),
-                                          "head": 0, "viewer": {"role": "storyteller"}}))
-                await ws.send(json.dumps({"type": "live", "head": 0}))
+                # the handshake taken, then nothing: the channel's ``open`` (the client's first
+                # frame) and every frame after it are read and never answered
                 with contextlib.suppress(websockets.exceptions.ConnectionClosed):
-                    async for _ in ws:  # commands are read and never answered
+                    async for _ in ws:
                         pass
 
             quiet = logging.getLogger("tests.silent")  # its own log, not the test's stderr

@@ -39,7 +39,7 @@ def venue(tmp_path_factory):
 
 
 def as_json(value):
-    return msgspec.json.decode(msgspec.json.encode(value))
+    return msgspec.json.decode(msgspec.json.encode(value, enc_hook=game.enc_hook))  # the draw streams
 
 
 def secret_leaks(character: str, event: dict) -> list[str]:
