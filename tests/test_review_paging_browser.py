@@ -5,6 +5,7 @@ rest of the timeline by pages; what it ends up showing is the whole bundle's."""
 
 from __future__ import annotations
 
+import logging
 import random
 
 import httpx
@@ -48,6 +49,17 @@ def night(tmp_path_factory):
     return Night(db, token)
 
 
+class Asked(logging.Handler):
+    """Adds the path of each sealed request the server opens to ``paths``."""
+
+    def __init__(self, paths: list[str]):
+        super().__init__(logging.DEBUG)
+        self.paths = paths
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.paths.append(record.args[1])
+
+
 def expect(locator):
     from playwright.sync_api import expect as _expect
 
@@ -69,6 +81,9 @@ def test_more_challenges_show_all_and_filters_load_the_rest_of_a_long_night(brow
         asked: list[str] = []
         page.on("pageerror", lambda e: errors.append(str(e)))
         page.on("request", lambda r: asked.append(r.url.split(server.url, 1)[-1]))
+        sealed = Asked(asked)  # the requests the channel carries, as the server opened them
+        logging.getLogger("conteur.web.sealed").addHandler(sealed)
+        logging.getLogger("conteur.web.sealed").setLevel(logging.DEBUG)
         rows = page.locator("#challenges [data-testid=challenge-link]")
         timeline = page.get_by_test_id("timeline").locator("li")
         try:
@@ -102,4 +117,5 @@ def test_more_challenges_show_all_and_filters_load_the_rest_of_a_long_night(brow
             expect(page.get_by_test_id("show-all")).to_have_count(0)
             assert errors == []
         finally:
+            logging.getLogger("conteur.web.sealed").removeHandler(sealed)
             context.close()
