@@ -90,7 +90,7 @@ def test_act_12_a_refused_answer_leaves_the_card_in_place(browser, demo):
     rook.page.get_by_test_id("out-of-game").click()
     rook.expect(rook.page.get_by_test_id("back-in-game")).to_be_visible()
     call.get_by_test_id("opposed-answer").click()
-    rook.expect(rook.page.get_by_test_id("notice-reject")).to_contain_text("TIME-6")
+    rook.expect(rook.page.get_by_test_id("notice-reject")).to_contain_text("out of game")  # words, no rule code
     rook.expect(call).to_have_count(1)
     rook.expect(call.get_by_test_id("opposed-answer")).to_be_enabled()
     assert list(state(server).waiting) == ["a1"]
@@ -101,7 +101,7 @@ def test_act_12_a_refused_answer_leaves_the_card_in_place(browser, demo):
     st.page.get_by_test_id("freeze-all").click()
     rook.page.wait_for_function("window.conteur.vm.session.frozen === true")
     rook.page.evaluate("document.querySelector('[data-testid=opposed-answer]').click()")
-    rook.expect(rook.page.get_by_test_id("notice-reject").last).to_contain_text("TIME-5")
+    rook.expect(rook.page.get_by_test_id("notice-reject").last).to_contain_text("Time Out")  # words, no rule code
     rook.expect(call).to_have_count(1)
     assert events_of_type(db, "action.opposition_settled") == []
 

@@ -25,6 +25,7 @@ import os
 import time
 from collections import OrderedDict
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 import msgspec
 from cryptography.exceptions import InvalidTag
@@ -184,7 +185,8 @@ _KEPT = ("content-type", "content-disposition", "retry-after", "allow", "locatio
 
 async def _answer(request: Request, inner: _Inner, grant: Grant) -> tuple[int, dict[str, str], bytes]:
     """The app's own answer to ``inner``, as an ASGI call to the app itself."""
-    path, _, query = inner.path.partition("?")
+    raw, _, query = inner.path.partition("?")
+    path = unquote(raw)  # ASGI's path is decoded, its raw_path as sent (o1.anna%2Bbruno)
     body = inner.body.encode("utf-8")
     headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in inner.headers.items()
                if k.lower() not in ("authorization", "host", "content-length", "accept-encoding")]
@@ -194,7 +196,7 @@ async def _answer(request: Request, inner: _Inner, grant: Grant) -> tuple[int, d
     scope = {
         "type": "http", "asgi": outer.get("asgi", {"version": "3.0"}), "http_version": "1.1",
         "method": inner.method, "scheme": outer.get("scheme", "http"), "path": path,
-        "raw_path": path.encode("utf-8"), "query_string": query.encode("utf-8"), "root_path": "",
+        "raw_path": raw.encode("utf-8"), "query_string": query.encode("utf-8"), "root_path": "",
         "headers": headers, "client": outer.get("client"), "server": outer.get("server"),
         "state": {}, GRANT_SCOPE_KEY: grant,
     }
