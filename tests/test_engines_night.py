@@ -59,8 +59,16 @@ def test_a_night_on_every_engine(engine, server, setup):  # noqa: F811
         bruno.type(f"{c1} [data-testid=bid-input]", "7")
         bruno.click(f"{c1} [data-testid=bid-send]")
         status(anna, "c1", "window")  # Bruno wins on bids; Anna's window
-        anna.click(f"{c1} [data-testid=accept]")
-        anna.wait("(css) => !document.querySelector(css)", c1, what="c1 settled")
+        # a tap that a redraw of the card swallows is tapped again, as a player would (seen
+        # on Firefox under load; the second tap of an accepted window is refused harmlessly)
+        for attempt in range(3):
+            anna.click(f"{c1} [data-testid=accept]")
+            try:
+                anna.wait("(css) => !document.querySelector(css)", c1, what="c1 settled")
+                break
+            except AssertionError:
+                if attempt == 2 or not events_of_type(setup.db, "met.challenge_resolved") == []:
+                    raise
         resolved = events_of_type(setup.db, "met.challenge_resolved")
         assert [(r["winner"], r["loser"], r["reason"]) for r in resolved] == [("bruno", "anna", "accepted")]
         assert {b["character"]: b["value"] for b in events_of_type(setup.db, "met.bid_declared")} == {"anna": 5, "bruno": 7}

@@ -105,7 +105,8 @@ async def test_a_stalled_postgresql_leaves_pings_health_and_hellos_answered_and_
                     await asyncio.sleep(0.2)
                     status, body = await health(server)
                 assert body["status"] == "degraded"
-                assert "PostgreSQL" in body["reason"] and "answered" in body["reason"]
+                # its reason: a statement the database did not answer, or a connection it did not make
+                assert "PostgreSQL" in body["reason"] and ("answered" in body["reason"] or "unavailable" in body["reason"])
                 assert body["devices"] == len(devices)
                 # a new device is told, and closed with the code for "try again later"
                 newcomer = Device(server.ws_url, venue.players[0][1], "hall", device="late", create=False)

@@ -118,4 +118,5 @@ def test_more_challenges_show_all_and_filters_load_the_rest_of_a_long_night(brow
             assert errors == []
         finally:
             logging.getLogger("conteur.web.sealed").removeHandler(sealed)
+            logging.getLogger("conteur.web.sealed").setLevel(logging.NOTSET)
             context.close()

@@ -514,7 +514,7 @@ def test_storyteller_prints_the_join_sheet_and_opens_the_review(browser, server,
     opened.value.wait_for_url(lambda url: url.startswith("blob:"))
     lost = browser.new_page(viewport=PHONE)
     lost.goto(f"{server.url}/#join={setup.players['anna']}")
-    Device.expect(lost.locator("#conn.refused")).to_be_visible()
+    Device.expect(lost.locator("#conn.revoked")).to_be_visible()  # told so through its channel
     lost.close()
     st.close()
 

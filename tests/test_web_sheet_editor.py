@@ -101,7 +101,7 @@ def test_met_4_the_storyteller_amends_a_sheet_and_the_phone_bids_under_the_new_c
     bid.fill("9")
     anna.challenge().get_by_test_id("bid-send").click()
     anna.expect(anna.page.get_by_test_id("notice-reject")).to_contain_text(
-        "bid 9 is above your cap of 8 (twice your 4 Physical traits) (MET-4)")
+        "bid 9 is above your cap of 8 (twice your 4 Physical traits)")  # words, no rule code
     anna.shot("player-bid-refused-after-amendment-360x740")
     for device in (st, anna, bruno):
         device.close()
