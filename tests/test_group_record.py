@@ -74,17 +74,17 @@ def test_the_jsonl_export_of_a_group_verifies(night, tmp_path):
     assert report.ok and report.verdicts_checked > 0, report.text()
 
 
-def test_a_finished_group_is_shelved_and_read_back_with_its_pairs(night):
+def test_a_finished_group_is_compressed_and_read_back_with_its_pairs(night):
     """A night's finished challenges leave memory by pages (server/core/shelf.py): a
-    group's record and its pairs ("c1.2") are one page, shelved and read back whole."""
+    group's record and its pairs ("c1.2") are one page, compressed and read back whole."""
     from conteur.events import met
-    from conteur.server.core.shelf import Shelf
+    from conteur.server.core import shelf
 
     with SQLiteStore(night) as store:
         state = Chronicle(store).state(SID)
-    ahead = msgspec.structs.replace(state.met, counter=met.PAGE + 1)  # the next issued is on page 1
-    shelf = Shelf()
-    shelved = shelf.shelve(ahead)
-    assert shelved.done[0] == {} and shelf.needs("c1.2")
-    assert shelf.whole(shelved).challenges == state.met.challenges
-    assert shelf.restore(shelved, "c1.3").challenges == state.met.challenges  # the pair's page is its group's
+    ahead = msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, counter=met.PAGE + 1))
+    compressed = shelf.shelved(ahead)  # the next issued is on page 1: page 0 is final
+    assert type(compressed.met.done[0]) is shelf.Page
+    assert compressed.met.get("c1.3") == state.met.get("c1.3") is not None  # the pair's page is its group's
+    assert compressed.met.challenges == state.met.challenges
+    assert shelf.whole(compressed).met == ahead.met

@@ -161,7 +161,7 @@ def test_the_scan_refuses_an_import_that_points_outward(tmp_path, rel, source):
 
 @pytest.mark.parametrize("rel, source", [
     ("server/store/backup.py", "from conteur.server.store.dbfile import Verify\nfrom conteur.events import game\n"),
-    ("server/audit/review.py", "from conteur.server.core.shelf import Shelf\nfrom . import paged\n"),
+    ("server/audit/review.py", "from conteur.server.core.shelf import Page\nfrom . import paged\n"),
     ("server/web/http_review.py", "from conteur.server.audit import review as rv\n"),
     ("server/cli/backup.py", "def f():\n    from conteur.server.audit.verify import verify_path\n"),
     ("server/cli/serve.py", "from conteur.server.web.app import create_app\n"),

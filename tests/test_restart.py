@@ -35,7 +35,7 @@ from conteur.server.cli.simulate import next_commands, play
 from conteur.server.core import keep, projections
 from conteur.server.core.auth import Tokens
 from conteur.server.core.service import Chronicle
-from conteur.server.core.shelf import Shelf
+from conteur.server.core import shelf
 from conteur.server.store import snapshot
 from conteur.server.store.codec import decode_events
 from conteur.server.store.sqlite import SQLiteStore
@@ -194,15 +194,15 @@ def test_a_corrupt_or_stale_snapshot_is_skipped_and_the_view_folded_from_the_log
                                                                                  monkeypatch):
     db, who = night
     shelves: list[bool] = []
-    if spoil == "a page":  # one shelved page of each snapshot another: the snapshot is skipped whole
-        real = keep.load_pages
+    if spoil == "a page":  # one compressed page of each snapshot another: the snapshot is skipped whole
+        real = keep.pages_in
 
-        def load_pages(*args):
+        def pages_in(*args):
             found = real(*args)
             shelves.append(found is not None)
             return found
 
-        monkeypatch.setattr(keep, "load_pages", load_pages)
+        monkeypatch.setattr(keep, "pages_in", pages_in)
         pages = stored(db, pages=True)
         replaced = {}
         for view in stored(db):
@@ -318,19 +318,28 @@ def test_every_view_of_an_open_night_round_trips_through_the_snapshot_codec(tmp_
         sealed = 0
         for viewer in _views(truth):
             state = views.fold_view(events, viewer)
-            shelf = Shelf()
-            shelved = msgspec.structs.replace(state, met=shelf.shelve(state.met))
+            compressed = shelf.shelved(state)
             sealed += sum(v is None for c in state.met.challenges.values() for v in (*c.throws.values(),
                                                                                     *c.bids.values()))
-            pages, counts = shelf.pages()
-            named = keep.Pages({n: b"" for n in pages}, counts)
-            data = snapshot.pack(keep.ViewBody(rows[-1].seq, shelved, named))
+            out, named, new = keep.pages_out("view", compressed, keep.Stored())
+            data = snapshot.pack(keep.ViewBody(rows[-1].seq, out, named))
             back = snapshot.unpack(data, keep.ViewBody)
-            assert back.state == shelved and back.seen == rows[-1].seq and back.pages == named
-            restored = Shelf.loaded({n: bytes(blob) for n, blob in pages.items()}, back.pages.counts)
-            assert msgspec.structs.replace(back.state, met=restored.whole(back.state.met)) == state, viewer
+            assert back.state == out and back.seen == rows[-1].seq and back.pages == named
+            entries = {name: (rows[-1].seq, bytes(blob)) for name, blob in new.entries.items()}
+            restored, _ = keep.pages_in(_Entries(entries), SESSION, "view", back.state, back.pages)
+            assert shelf.whole(restored) == state, viewer
         if ruleset == "met":
             assert sealed, "no view held a sealed throw or bid: the codec was not put to the test"
+
+
+class _Entries:
+    """The one read ``keep.pages_in`` makes of a store: the entries a save would write."""
+
+    def __init__(self, entries: dict[str, tuple[int, bytes]]) -> None:
+        self.entries = entries
+
+    def load_view(self, session: str, name: str):
+        return self.entries.get(name)
 
 
 def test_a_review_snapshot_of_another_view_class_is_not_used(night, tmp_path):

@@ -56,6 +56,11 @@ def player(store, session: str) -> Actor:
     return Actor(role="player", character=character, name=character)
 
 
+def compressed(state) -> int:
+    """Finished challenges ``state`` holds compressed in place (``shelf.Page``)."""
+    return sum(len(page) for page in state.met.done if type(page) is shelf_codec.Page)
+
+
 def in_pieces(store, session: str, builder: rv.Builder, rng: random.Random) -> rv.Builder:
     rows = store.read_after(session, 0)
     at = 0
@@ -81,11 +86,11 @@ def test_a_review_read_back_by_pages_answers_as_the_review_built_at_once(tmp_pat
             whole.extend(*rv.read_session(store, "s"))
             review, reference = builder.review(), whole.review()
             assert len(review.items) > 10 * paged.PAGE
-            # what is held: two pages of items, and finished challenges shelved
+            # what is held: two pages of items, and finished challenges compressed
             held = len(builder.items._hot) + sum(len(p) for p in builder.items._cache.values())
             assert held <= (paged.CACHED + 1) * paged.PAGE
-            shelf = builder._shelves[0 if viewer is STORYTELLER else 1]
-            assert len(shelf) > 10 * met.PAGE
+            state = builder._truth if viewer is STORYTELLER else builder._seen
+            assert compressed(state) > 10 * met.PAGE
             assert review_page.bundle(review) == review_page.bundle(reference)
             assert review_page.first_screen(builder) == review_page.first_screen(whole)
             for cid in reference.challenge_items:
@@ -140,7 +145,7 @@ def test_projections_with_shelved_challenges_answer_as_the_fold_per_call(tmp_pat
         fresh = Projections(store)
         for viewer in viewers:
             view = projections._sessions["s"].views[view_key(viewer)]
-            assert len(view.shelf) > 5 * met.PAGE  # finished challenges left the state
+            assert compressed(view.state) > 5 * met.PAGE  # finished challenges compressed
             assert projections.state_json("s", viewer) == fresh.state_json("s", viewer)
             assert projections.state("s", viewer) == fresh.state("s", viewer)
             whole = fresh.state("s", viewer)
@@ -255,7 +260,7 @@ def test_a_night_of_marks_reads_the_shelved_pages_one_at_a_time(tmp_path, monkey
         monkeypatch.setattr(rv, "MERGED_MARKS", 0)
         kept = rv.Builder("s", STORYTELLER, "en", keep_rows=False, store=store)
         kept.extend(*rv.read_session(store, "s", whole=False))
-        shelved = kept._shelves[0].pages()[0]
+        shelved = [page.blob for page in kept._truth.met.done if type(page) is shelf_codec.Page]
         assert len(shelved) > 40
         gc.collect()
         tracemalloc.start()
@@ -264,7 +269,7 @@ def test_a_night_of_marks_reads_the_shelved_pages_one_at_a_time(tmp_path, monkey
             held, peak = tracemalloc.get_traced_memory()
             tracemalloc.reset_peak()
             # what every shelved page decoded at once takes
-            every_page = [shelf_codec._decode(zlib.decompress(blob)) for blob in shelved.values()]
+            every_page = [shelf_codec._decode(zlib.decompress(blob)) for blob in shelved]
             at_once = tracemalloc.get_traced_memory()[0] - held
         finally:
             tracemalloc.stop()

@@ -4,7 +4,7 @@ comes from it and the rows after it, not from a walk over the whole night (14.5 
 
 What a kept ``review.Builder`` holds, all of it but what it reads again from the store
 anyway (the items of a page: server/audit/paged.py): where it stands in the log, the
-true state and the viewer's own (finished pages on their shelves, compressed as held),
+true state and the viewer's own (their compressed pages stored once each, as held),
 the roster's names and scenes as they changed, each challenge's scene, each item's seq
 and scene, each challenge's items by seq, the event types seen, what the disputes list
 knows of each challenge (and which challenges were overruled or disputed), and the briefs told lately (the first screen's). A builder made from it answers what the builder it was
@@ -29,7 +29,6 @@ from conteur.server.audit import paged
 from conteur.server.audit import review as rv
 from conteur.server.audit import stories
 from conteur.server.core import keep
-from conteur.server.core.shelf import Shelf
 
 _LITTLE = sys.byteorder == "little"
 
@@ -54,7 +53,8 @@ class ReviewBody(msgspec.Struct, array_like=True):
     head: int
     truth: GameState
     seen: GameState | None  # the viewer's own fold; None for a storyteller (the truth)
-    shelves: tuple[keep.Pages, keep.Pages]  # the truth's, the viewer's (pages stored as ``<name>/truth#<n>``, ``/seen#<n>``)
+    # the truth's compressed pages, the viewer's (stored as ``<name>/truth#<n>``, ``/seen#<n>``)
+    pages: tuple[keep.Pages, keep.Pages]
     names: dict[str, str]
     scenes: dict[str, str]
     challenge_scene: dict[str, str | None]
@@ -95,21 +95,22 @@ def name(viewer: Actor, lang: str) -> str:
 
 
 def _stored(b: rv.Builder) -> tuple[keep.Stored, keep.Stored]:
-    """Which of the builder's shelved pages are stored already (kept on the builder)."""
+    """Which of the builder's compressed pages are stored already (kept on the builder)."""
     found = getattr(b, "_stored", None)
     if found is None:
         found = b._stored = (keep.Stored(), keep.Stored())
     return found
 
 
-def dump(b: rv.Builder, shelves: tuple[keep.Pages, keep.Pages]) -> ReviewBody:
+def dump(b: rv.Builder) -> ReviewBody:
     """What ``b`` (a kept builder: with a store, its items paged) holds, as a body that
     its later catch-ups leave alone (its dicts copied: pointers, not their values)."""
     items = b.items
     whole = b.viewer.role == "storyteller"
     by_challenge = b.by_challenge._seqs
     return ReviewBody(
-        head=b.head, truth=b._truth, seen=None if whole else b._seen, shelves=shelves,
+        head=b.head, truth=b._truth, seen=None if whole else b._seen,
+        pages=(keep.Pages({}, {}), keep.Pages({}, {})),  # named by ``write``
         names=dict(b.names), scenes=dict(b.scenes), challenge_scene=dict(b.challenge_scene),
         tellers=[(seq, t.names, t.scenes) for seq, t in b._tellers],
         seqs=_bytes(items.seqs), item_scenes=_bytes(items._scenes), scene_ids=list(items._scene_ids),
@@ -125,25 +126,23 @@ class Taken(msgspec.Struct):
 
     session: str
     view: str
-    body: ReviewBody  # its shelves' names not made yet: ``write`` makes them
-    shelves: tuple[Shelf, Shelf]  # copies of the builder's shelves
+    body: ReviewBody  # its states' pages still in them: ``write`` takes them out and names them
     stored: tuple[keep.Stored, keep.Stored]  # the builder's: touched by the writing thread only
 
 
 def taken(b: rv.Builder) -> Taken:
     """What ``write`` saves of ``b``, taken under its lock: a copy of what its next
     catch-up changes, so the encoding and the write need no lock (http_review.py)."""
-    shelves = tuple(Shelf.loaded(*shelf.pages()) for shelf in b._shelves)
-    return Taken(b.session, name(b.viewer, b.lang), dump(b, (keep.Pages({}, {}), keep.Pages({}, {}))),
-                 shelves, _stored(b))
+    return Taken(b.session, name(b.viewer, b.lang), dump(b), _stored(b))
 
 
 def write(store, t: Taken) -> bool:
-    """Saves a taken review, with its shelves' pages that are not stored yet."""
-    named = [keep.new_pages(f"{t.view}/{part}", shelf, stored)
-             for part, shelf, stored in zip(("truth", "seen"), t.shelves, t.stored)]
-    body = msgspec.structs.replace(t.body, shelves=tuple(p for p, _ in named))
-    return keep.save(store, t.session, t.view, body.head, body, [n for _, n in named])
+    """Saves a taken review, with its states' compressed pages that are not stored yet."""
+    truth, truth_pages, truth_new = keep.pages_out(f"{t.view}/truth", t.body.truth, t.stored[0])
+    seen, seen_pages, seen_new = keep.pages_out(f"{t.view}/seen", t.body.seen or initial(), t.stored[1])
+    body = msgspec.structs.replace(t.body, truth=truth, seen=None if t.body.seen is None else seen,
+                                   pages=(truth_pages, seen_pages))
+    return keep.save(store, t.session, t.view, body.head, body, [truth_new, seen_new])
 
 
 def load(store, session: str, viewer: Actor, lang: str, upto: int) -> rv.Builder | None:
@@ -161,14 +160,12 @@ def _builder(store, session: str, viewer: Actor, lang: str, body: ReviewBody) ->
         raise ValueError("a review of another view class")
     b = rv.Builder(session, viewer, lang, keep_rows=False, store=store)
     b.head = body.head
-    b._truth = body.truth
-    b._seen = body.seen if body.seen is not None else initial()
-    shelves = [keep.load_pages(store, session, f"{name(viewer, lang)}/{part}", pages)
-               for part, pages in zip(("truth", "seen"), body.shelves)]
-    if None in shelves:
-        raise ValueError("a shelved page is missing or another")
-    b._shelves = tuple(shelf for shelf, _ in shelves)
-    b._stored = tuple(stored for _, stored in shelves)
+    back = [keep.pages_in(store, session, f"{name(viewer, lang)}/{part}", state, pages)
+            for part, state, pages in zip(("truth", "seen"), (body.truth, body.seen or initial()), body.pages)]
+    if None in back:
+        raise ValueError("a compressed page is missing or another")
+    (b._truth, truth_stored), (b._seen, seen_stored) = back
+    b._stored = (truth_stored, seen_stored)
     b.names.update(body.names)  # the builder's teller reads these very dicts
     b.scenes.update(body.scenes)
     b.challenge_scene = body.challenge_scene

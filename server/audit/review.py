@@ -34,7 +34,7 @@ from conteur.events.views import in_record
 from conteur.server.audit import paged
 from conteur.server.audit.stories import Mark, brief_of, is_flagged, mark_of, rank_of, summary_of
 from conteur.server.audit.timeline import Item, Review
-from conteur.server.core.shelf import NAMES_CHALLENGE, Done, Shelf
+from conteur.server.core.shelf import Page, shelved
 from conteur.server.store.chain import Entry, Row
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
@@ -87,8 +87,8 @@ _PLANS: dict[type, tuple] = {}
 def _plan(kind: type) -> tuple:
     """What the review reads of an event type, found once per type: the fields that may
     name a character and whether it has throws, the field naming its challenge (or
-    offline record), whether it names a scene, whether the truth folds it, whether folding
-    it may need a shelved page back, its role in ``Builder._extend``, whether it is
+    offline record), whether it names a scene, whether the truth folds it, its role in
+    ``Builder._extend``, whether it is
     public by kind (``Event.owners``, always None: every viewer sees it whole), how its
     characters are read, its tag (the type its rows are stored with) and which of
     ``_MARKED`` it is (what a challenge's mark looks for among its items), if any."""
@@ -101,7 +101,7 @@ def _plan(kind: type) -> tuple:
         challenge = None
     people = tuple(f for f in _PEOPLE if f in fields)
     found = _PLANS[kind] = (people, "throws" in fields, challenge,
-                            kind in _HAS_SCENE, kind not in _IGNORED, kind in _NAMES_CHALLENGE, _ROLES.get(kind),
+                            kind in _HAS_SCENE, kind not in _IGNORED, _ROLES.get(kind),
                             getattr(kind, "owners", None) is Event.owners, _people_reader(people, "throws" in fields),
                             getattr(getattr(kind, "__struct_config__", None), "tag", None),
                             _marked_kind(kind))
@@ -145,10 +145,6 @@ def _people_reader(fields: tuple[str, ...], throws: bool):
 
 
 _IGNORED = frozenset(kind for kind in game.EVENT_TYPES if kind.__struct_config__.tag in game.IGNORED)
-
-
-# MET events naming a challenge: folding one may need its shelved page back (server/core/shelf.py)
-_NAMES_CHALLENGE = NAMES_CHALLENGE
 
 
 def _item(row: Row, at: str, owners: frozenset[str] | None, sealed: bool, seen: Event, people: tuple[str, ...],
@@ -227,8 +223,8 @@ class Builder:
                  keep_rows: bool = True, store: EventStore | None = None):
         self.session = session_id
         # with a store, the items of the night's finished part are read from it again when
-        # asked for (server/audit/paged.py), and the finished challenges of its folds are
-        # shelved (server/core/shelf.py): what a server keeps all night
+        # asked for (server/audit/paged.py), and the final pages of finished challenges of
+        # its folds are held compressed (server/core/shelf.py): what a server keeps all night
         self._store = store
         # the rows only serve the verification and the exports: a server reads them again
         # for those (``keep_rows=False``) rather than hold every stored byte of the night
@@ -250,7 +246,6 @@ class Builder:
         self._teller = Teller(dict(self.names), lang, dict(self.scenes))
         self.rows: list[Row] = []
         self._tellers: list[tuple[int, Teller]] = [(0, self._teller)]  # (from seq, teller): for pages read again
-        self._shelves = (Shelf(), Shelf()) if store is not None else None  # the truth's, the viewer's
         if store is not None:
             self.items: list[Item] | paged.Items = paged.Items(self._rebuild)
             self.by_challenge: dict[str, list[Item]] | paged.Challenges = paged.Challenges(self.items)
@@ -286,26 +281,8 @@ class Builder:
         """The viewer's state after every event taken (the truth for a storyteller)."""
         if self._seen_state is None:
             whole = self.viewer.role == "storyteller"
-            state = self._truth if whole else self._seen
-            if self._shelves is not None:
-                shelf = self._shelves[0 if whole else 1]
-                if len(shelf):
-                    state = msgspec.structs.replace(state, met=msgspec.structs.replace(
-                        state.met, done=shelf.done(state.met)))
-            self._seen_state = state
+            self._seen_state = self._truth if whole else self._seen
         return self._seen_state
-
-    @staticmethod
-    def _restored(state: GameState, shelf: Shelf, pending: list[Event], challenge_id: str) -> GameState:
-        """``state`` after what is pending, with the shelved page of ``challenge_id`` put
-        back (an overrule of a finished challenge, MET-14) before its event is folded."""
-        state = game.fold(pending, state)
-        pending.clear()
-        return msgspec.structs.replace(state, met=shelf.restore(state.met, challenge_id))
-
-    def _shelve(self) -> None:
-        self._truth, self._seen = (msgspec.structs.replace(state, met=shelf.shelve(state.met))
-                                   for state, shelf in zip((self._truth, self._seen), self._shelves))
 
     def _teller_at(self, seq: int) -> Teller:
         tellers = self._tellers
@@ -342,7 +319,7 @@ class Builder:
         at = actor = ""
         forms, pick, plans = views.forms, views.pick, _PLANS
         truth, teller = self._truth, self._teller
-        shelves, paging = self._shelves, self._store is not None
+        paging = self._store is not None
         marked_ids = self._marked
         # the truth is folded in runs, up to the events that need it as it stood before them
         # (where characters stand, the open challenges); the viewer's own fold at the end
@@ -352,7 +329,7 @@ class Builder:
             kind = type(event)
             # what the review reads of this kind of event, looked up once a kind, not tried
             # field by field on every event of a night
-            _, _, challenge_field, has_scene, folded, named, role, public, people_of, tag, marked = \
+            _, _, challenge_field, has_scene, folded, role, public, people_of, tag, marked = \
                 plans.get(kind) or _plan(kind)
             if role is _ADDED:
                 names[event.character] = event.name or event.character
@@ -388,8 +365,6 @@ class Builder:
             if scene is None and challenge:
                 scene = challenge_scene.get(challenge)
             if folded:
-                if shelves is not None and named and shelves[0].needs(event.challenge):
-                    truth = self._restored(truth, shelves[0], truths, event.challenge)
                 truths.append(event)
             if public:  # seen whole by everyone (``views.forms`` of a kind whose owners are None)
                 seen, owners, sealed = event, None, True
@@ -404,8 +379,6 @@ class Builder:
             if not whole:  # its state is the truth; any other viewer's is its own fold
                 if seen is None or not in_record(seen, viewer):
                     continue
-                if shelves is not None and type(seen) in _NAMES_CHALLENGE and shelves[1].needs(seen.challenge):
-                    self._seen = self._restored(self._seen, shelves[1], seens, seen.challenge)
                 seens.append(seen)
             if row.at != at:  # the events of one command share their time: one copy
                 at = row.at
@@ -446,8 +419,8 @@ class Builder:
                     touched.add(challenge_id)
         self._truth = game.fold(truths, truth)
         self._seen = game.fold(seens, self._seen)
-        if shelves is not None:
-            self._shelve()
+        if paging:  # the final pages compressed, each state's in its own slots
+            self._truth, self._seen = shelved(self._truth), shelved(self._seen)
         if self.keep_rows:
             self.rows.extend(rows)
         if rows:
@@ -483,8 +456,8 @@ class Builder:
         marked = self.touched | self._unsettled
         get = review.state.met.get
         if len(marked) > MERGED_MARKS:  # a night's worth of marks (a first screen marks every challenge)
-            if isinstance(review.state.met.done, Done):
-                # pages held compressed (a kept review's shelf): taken in page order, each
+            if any(type(page) is Page for page in review.state.met.done):
+                # pages held compressed (a kept review's): taken in page order, each
                 # decoded once. Merged, every page of the night was decoded at once: a
                 # peak of every finished challenge's objects, at each catch-up, that
                 # left the allocator's pools fragmented (the night's RSS 1.5x -> 2.3x)
@@ -523,7 +496,7 @@ class Builder:
         return found
 
 
-MERGED_MARKS = 256  # challenges to mark at once past which the met part's pages are merged (shelved: read in order)
+MERGED_MARKS = 256  # challenges to mark at once past which the met part's pages are merged (compressed: read in order)
 
 
 BRIEFS = 2 * 200 + 1000  # briefs kept told: the first screen's (FIRST_DISPUTES, FIRST_CHALLENGES), a page or so
@@ -531,7 +504,7 @@ BRIEFS = 2 * 200 + 1000  # briefs kept told: the first screen's (FIRST_DISPUTES,
 
 class _PageOrder:
     """``met.State.get`` for ids asked in page order (``met._page``): the page of the
-    last id asked is held, so each page of ``done`` is read (a shelved one decoded) once,
+    last id asked is held, so each page of ``done`` is read (a compressed one decoded) once,
     and only one at a time."""
 
     __slots__ = ("live", "done", "n", "page")
@@ -550,7 +523,7 @@ class _PageOrder:
 
 
 def each_challenge(state: met.State) -> Iterable[met.Challenge]:
-    """Every challenge of ``state.challenges``, a page at a time: shelved pages are
+    """Every challenge of ``state.challenges``, a page at a time: compressed pages are
     decoded one after another, not all held at once in a merged dict."""
     live = state.live
     for page in state.done:

@@ -14,7 +14,7 @@ is skipped (stale, of another log, undecodable) leaves the view folded from the 
 before. Never fatal, never wrong.
 
 A player's snapshot holds only what that player's view holds (its own fold of the forms it
-was sent, its shelved pages): the envelope's hash and seq are the server's check, never
+was sent, its compressed pages): the envelope's hash and seq are the server's check, never
 served to anyone.
 """
 
@@ -26,7 +26,7 @@ from typing import Callable, TypeVar
 import msgspec
 
 from conteur.events.game import GameState
-from conteur.server.core.shelf import Shelf
+from conteur.server.core.shelf import Page
 from conteur.server.store import snapshot
 
 T = TypeVar("T")
@@ -39,7 +39,7 @@ def _tip(store, session: str, seq: int) -> str | None:
 
 def save(store, session: str, view: str, seq: int, body, pages: "list[New] | tuple" = ()) -> bool:
     """Saves ``body`` (a msgspec-encodable value) as ``view``'s snapshot at ``seq``, with
-    the shelved pages it names that are not stored yet, in one transaction; False when
+    the compressed pages it names that are not stored yet, in one transaction; False when
     there is nothing to save it at (an empty session) or the store failed (a cache: the
     server goes on, and tries again at its next save)."""
     try:
@@ -79,11 +79,12 @@ def guarded(make: Callable[[], T]) -> T | None:
 
 
 class Pages(msgspec.Struct, array_like=True):
-    """A shelf's pages as a snapshot names them: each page is stored once, as its own
-    entry (``<view>#<n>``), when it is new or changed (a page is final: only an overrule
-    changes it again), and named here by its digest. A night's pages are most of a view's
-    bytes (2.6 MB a view at 735,000 events): saved whole with every snapshot, sixty
-    players' views would write gigabytes to a Pi's card in a night."""
+    """A state's compressed pages (``shelf.Page``) as a snapshot names them: each page is
+    stored once, as its own entry (``<view>#<n>``), when it is new or changed (a page is
+    final: only an overrule changes it again), and named here by its digest; the body's
+    state holds an empty page in its slot. A night's pages are most of a view's bytes
+    (2.6 MB a view at 735,000 events): saved whole with every snapshot, sixty players'
+    views would write gigabytes to a Pi's card in a night."""
 
     digests: dict[int, bytes]
     counts: dict[int, int]
@@ -94,8 +95,8 @@ def _digest(blob: bytes) -> bytes:
 
 
 class Stored:
-    """Which pages of one kept fold are in the store already (the blobs as the shelf
-    holds them: a changed page is a new blob)."""
+    """Which pages of one kept fold are in the store already (the blobs as its state's
+    pages hold them: a changed page is a new blob)."""
 
     __slots__ = ("blobs", "digests")
 
@@ -105,7 +106,7 @@ class Stored:
 
 
 class New:
-    """The pages of one shelf a snapshot names that the store does not hold yet: written
+    """The pages of one state a snapshot names that the store does not hold yet: written
     with the snapshot, then marked stored (``done``)."""
 
     __slots__ = ("stored", "entries", "blobs", "gone")
@@ -116,56 +117,71 @@ class New:
     def done(self) -> None:
         for n, blob in self.blobs.items():
             self.stored.blobs[n], self.stored.digests[n] = blob, _digest(blob)
-        for n in self.gone:  # put back for an overrule: its entry is left, named by no snapshot
+        for n in self.gone:  # a dict again after an overrule: its entry is left, named by no snapshot
             self.stored.blobs.pop(n, None)
             self.stored.digests.pop(n, None)
 
 
-def new_pages(view: str, shelf: Shelf, stored: Stored) -> tuple[Pages, New]:
-    """The shelf's pages as a snapshot names them, and those to store with it."""
-    pages, counts = shelf.pages()
+def pages_out(view: str, state: GameState, stored: Stored) -> tuple[GameState, Pages, New]:
+    """``state`` with an empty page in the slot of each compressed one, those pages as a
+    snapshot names them, and those to store with it."""
+    done = state.met.done
+    pages = {n: page.blob for n, page in enumerate(done) if type(page) is Page}
     blobs = {n: blob for n, blob in pages.items() if stored.blobs.get(n) is not blob}
     digests = {n: _digest(blob) if n in blobs else stored.digests[n] for n, blob in pages.items()}
     new = New(stored, {f"{view}#{n}": blob for n, blob in blobs.items()}, blobs,
               [n for n in stored.blobs if n not in pages])
-    return Pages(digests, dict(counts)), new
+    named = Pages(digests, {n: len(done[n]) for n in pages})
+    if pages:
+        kept = tuple({} if n in pages else page for n, page in enumerate(done))
+        state = msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, done=kept))
+    return state, named, new
 
 
-def load_pages(store, session: str, view: str, named: Pages) -> tuple[Shelf, Stored] | None:
-    """The shelf the body names, each page read and checked against its digest; None
-    when one is missing or another (a save cut short: the snapshot is skipped)."""
+def pages_in(store, session: str, view: str, state: GameState, named: Pages) -> tuple[GameState, Stored] | None:
+    """``state`` with the pages ``named`` back in their slots, each read and checked
+    against its digest (compressed as stored); None when one is missing or another (a
+    save cut short: the snapshot is skipped)."""
     pages = {}
     for n, digest in named.digests.items():
         found = store.load_view(session, f"{view}#{n}")
         if found is None or _digest(found[1]) != digest:
             return None
         pages[n] = found[1]
-    return Shelf.loaded(pages, named.counts), Stored(pages)
+    if not pages:
+        return state, Stored()
+    done = state.met.done
+    done = list(done + ({},) * (max(pages) + 1 - len(done)))
+    for n, blob in pages.items():
+        page = Page.of(blob, named.counts[n])
+        # a slot of the state holds nothing beside its stored page, unless a snapshot of
+        # another shape put challenges there too: both kept, as the fold had them
+        done[n] = {**page, **done[n]} if done[n] else page
+    state = msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, done=tuple(done)))
+    return state, Stored(pages)
 
 
 class ViewBody(msgspec.Struct, array_like=True):
-    """A projection's view (projections.py): its state with the finished pages out, the
-    pages its shelf holds (compressed, in the same typed codec) by name, the last seq it
-    was sent."""
+    """A projection's view (projections.py): its state with its compressed pages out, those
+    pages (in the same typed codec) by name, the last seq it was sent."""
 
     seen: int
     state: GameState
     pages: Pages
 
 
-def save_view(store, session: str, view: str, seq: int, seen: int, state: GameState, shelf: Shelf,
-              stored: Stored) -> bool:
-    pages, new = new_pages(view, shelf, stored)
+def save_view(store, session: str, view: str, seq: int, seen: int, state: GameState, stored: Stored) -> bool:
+    state, pages, new = pages_out(view, state, stored)
     return save(store, session, view, seq, ViewBody(seen, state, pages), [new])
 
 
-def load_view(store, session: str, view: str, upto: int) -> tuple[int, int, GameState, Shelf, Stored] | None:
-    """(seq, seen, state, shelf, its stored pages) of a view's usable snapshot, or None."""
+def load_view(store, session: str, view: str, upto: int) -> tuple[int, int, GameState, Stored] | None:
+    """(seq, seen, state, its stored pages) of a view's usable snapshot, or None."""
     found = load(store, session, view, upto, ViewBody)
     if found is None:
         return None
     seq, b = found
-    shelf = guarded(lambda: load_pages(store, session, view, b.pages))
-    if shelf is None:
+    back = guarded(lambda: pages_in(store, session, view, b.state, b.pages))
+    if back is None:
         return None
-    return (seq, b.seen, b.state, *shelf)
+    return (seq, b.seen, *back)

@@ -19,8 +19,8 @@ size at any hour. ``GET /state?at=SEQ`` (a dispute's question) still answers the
 state, folded for the call.
 
 Memory: one state per view that has asked, each holding its open part and, compressed
-on a shelf (server/core/shelf.py), the final pages of its finished challenges: about 3
-bytes per event of a MET night (131 with them in the state). Views
+in their own slots (server/core/shelf.py), the final pages of its finished challenges:
+about 3 bytes per event of a MET night (131 held whole). Views
 differ in what each was sent, so they share nothing. At most ``max_views`` views are kept
 over all sessions (the least recently asked is dropped, and folded again from the log if
 it asks again): memory is bounded by that count times the night, not by the number of
@@ -28,7 +28,7 @@ queries or devices. Phones resync over the websocket; this query is for tools an
 odd reconnecting script.
 
 After a restart: each view saves a snapshot every ``SAVE_EVERY`` events
-it takes (server/core/keep.py: its state, its shelf's pages, the last seq it was sent), and
+it takes (server/core/keep.py: its state, its compressed pages, the last seq it was sent), and
 a view's first fold starts from it when it is usable, so the first query after a crash
 costs what one costs live, not a fold of the night (9.8 s at 735,000 events). The views of
 a session are caught up together, so they cross that mark together: the query that
@@ -51,7 +51,7 @@ from conteur.events import game, met, views
 from conteur.events.game import GameState
 from conteur.events.model import Actor
 from conteur.server.core import keep
-from conteur.server.core.shelf import NAMES_CHALLENGE, Shelf
+from conteur.server.core import shelf
 from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder(enc_hook=game.enc_hook)  # a state's draw streams: a dict in name order
@@ -98,8 +98,8 @@ def _number(challenge: met.Challenge) -> tuple[int, str]:
 
 def finished(done, after: int = 0):
     """The finished challenges numbered above ``after``, in number order: pages hold
-    challenges by number (met.PAGE each), so only a page's own few are sorted (and of a
-    shelved state, only the pages read are decoded)."""
+    challenges by number (met.PAGE each), so only a page's own few are sorted (and of
+    compressed pages, only those read are decoded)."""
     for n in range(max(0, after) // met.PAGE, len(done)):
         for challenge in sorted(done[n].values(), key=_number):
             if _number(challenge)[0] > after:
@@ -107,8 +107,7 @@ def finished(done, after: int = 0):
 
 
 def _count(done) -> int:
-    total = getattr(done, "total", None)  # a shelved state's pages (server/core/shelf.py)
-    return total() if total is not None else sum(len(page) for page in done)
+    return sum(len(page) for page in done)  # a compressed page's count is held: nothing decoded
 
 
 def _recent(done, n: int) -> list[met.Challenge]:
@@ -144,40 +143,21 @@ def stored_name(key: str) -> str:
 
 
 class _View:
-    __slots__ = ("viewer", "state", "seen", "shelf", "saved", "stored")
+    __slots__ = ("viewer", "state", "seen", "saved", "stored")
 
-    def __init__(self, viewer: Actor, state: GameState, seen: int, shelf: Shelf, saved: int = 0,
+    def __init__(self, viewer: Actor, state: GameState, seen: int, saved: int = 0,
                  stored: keep.Stored | None = None):
         self.viewer = viewer
         self.saved = saved  # the seq of the log its last snapshot was folded up to
-        self.stored = stored or keep.Stored()  # its shelf's pages in the store already
-        self.shelf = shelf  # the view's final pages of finished challenges, out of ``state``
-        self.state = self.shelved(state)
+        self.stored = stored or keep.Stored()  # its compressed pages in the store already
+        self.state = shelf.shelved(state)  # its final pages of finished challenges compressed
         self.seen = seen  # the last seq this view was sent (its state's ``head``)
 
-    def shelved(self, state: GameState) -> GameState:
-        own = self.shelf.shelve(state.met)
-        return state if own is state.met else msgspec.structs.replace(state, met=own)
-
     def evolve(self, form, seq: int) -> None:
-        state = self.state
-        if type(form) in _NAMES_CHALLENGE and self.shelf.needs(form.challenge):  # an overrule (MET-14)
-            state = msgspec.structs.replace(state, met=self.shelf.restore(state.met, form.challenge))
-        self.state, self.seen = game.evolve(state, form), seq
-
-    def reading(self) -> GameState:
-        """The state to answer from: its shelved pages read when asked for."""
-        if not len(self.shelf):
-            return self.state
-        return msgspec.structs.replace(self.state, met=msgspec.structs.replace(
-            self.state.met, done=self.shelf.done(self.state.met)))
+        self.state, self.seen = game.evolve(self.state, form), seq
 
     def whole(self) -> GameState:
-        return msgspec.structs.replace(self.state, met=self.shelf.whole(self.state.met))
-
-
-# MET events naming a challenge: the ones whose fold may need a shelved page back
-_NAMES_CHALLENGE = NAMES_CHALLENGE
+        return shelf.whole(self.state)
 
 
 class _Session:
@@ -216,15 +196,15 @@ class Projections:
 
     def state_json(self, session: str, viewer: Actor) -> bytes:
         """``GET /state``'s body for ``viewer``: ``live_json`` of ``state``."""
-        return self._current(session, viewer, lambda view: live_json(view.reading()))
+        return self._current(session, viewer, lambda view: live_json(view.state))
 
     def done_json(self, session: str, viewer: Actor, after: int = 0, limit: int = DONE_PAGE) -> bytes:
         """``GET /state/done``'s body: ``viewer``'s finished challenges numbered above ``after``."""
-        return self._current(session, viewer, lambda view: _json.encode(done_page(view.reading(), after, limit)))
+        return self._current(session, viewer, lambda view: _json.encode(done_page(view.state, after, limit)))
 
     def _current(self, session: str, viewer: Actor, answer):
         """``answer(view)`` of ``viewer``'s view caught up, under the session's lock (a
-        view's shelf is read and written by one query at a time)."""
+        view is caught up by one query at a time)."""
         s = self._session(session)
         key = view_key(viewer)
         with s.lock:
@@ -254,14 +234,13 @@ class Projections:
 
     def _save(self, session: str, s: _Session) -> None:
         """Queues the snapshot of each view folded ``save_every`` events past its last, as
-        it stands now (under the session's lock): its state and its shelf's pages are
-        replaced, never changed, by later queries. Only the saving thread touches a view's
+        it stands now (under the session's lock): its state (pages and all) is replaced,
+        never changed, by later queries. Only the saving thread touches a view's
         ``stored`` pages once the view is made."""
         for key, view in s.views.items():
             if s.seq - view.saved >= self.save_every:
-                shelf = Shelf.loaded(*view.shelf.pages())
                 self.later(keep.save_view, self.store, session, stored_name(key), s.seq, view.seen,
-                           view.state, shelf, view.stored)
+                           view.state, view.stored)
                 view.saved = s.seq  # tried: a failed save is tried again ``save_every`` later
 
     def later(self, save, *args) -> None:
@@ -293,13 +272,13 @@ class Projections:
         others' seq), or the log from the first event."""
         found = keep.load_view(self.store, session, stored_name(key), upto) if upto else None
         if found is not None:
-            start, seen, state, shelf, stored = found
-            view = _View(viewer, state, seen, shelf, saved=start, stored=stored)
+            start, seen, state, stored = found
+            view = _View(viewer, state, seen, saved=start, stored=stored)
         elif key == STORYTELLERS:
             state = self.store.load_state(session, upto) if upto else game.initial()
-            return _View(viewer, state, state.head, Shelf())
+            return _View(viewer, state, state.head)
         else:
-            start, view = 0, _View(viewer, game.initial(), 0, Shelf())
+            start, view = 0, _View(viewer, game.initial(), 0)
         paused = gc.isenabled()
         gc.disable()  # as the store's fold: no cycles, only a growing state to walk again
         try:
@@ -309,7 +288,7 @@ class Projections:
                         form = views.view(event, viewer)
                         if form is not None:
                             view.evolve(form, seq)
-                    view.state = view.shelved(view.state)
+                    view.state = shelf.shelved(view.state)
         finally:
             if paused:
                 gc.enable()
@@ -330,7 +309,7 @@ class Projections:
                     if form is not None:
                         view.evolve(form, seq)
             for view in kept:
-                view.state = view.shelved(view.state)
+                view.state = shelf.shelved(view.state)
         s.seq = head
 
     def forget(self, session: str | None = None) -> None:

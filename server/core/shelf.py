@@ -1,23 +1,22 @@
-"""Finished MET challenges kept out of a fold's state, compressed by page.
+"""Finished MET challenges held compressed, in the state's own slots: the one way a
+server keeps them out of memory.
 
 A state folded through a night holds every finished challenge (``met.State.done``, pages of
 ``met.PAGE`` by number): about 1.4 KB each, ten events' worth, the one part of a state that
-grows with the night. A server keeps such folds for as long as it runs (each view's
-projection, a kept review's truth), so a six-hour night at 20 commands/s held them by the
-hundred megabytes. A page whose every challenge is finished is final: only an overrule
-(``met.ChallengeOverruled``, MET-14) ever changes it again. Such pages are moved here, each
-as one zlib-compressed msgpack blob, and put back into the
-state just before an event that names one of their challenges is folded (``restore``), then
-moved out again (``shelve``). Reading a page decodes it (a few kept decoded, least recently
-read dropped). ``pages``/``loaded`` give and take the compressed pages as they are: a view's
-snapshot stores them (server/core/keep.py).
+grows with the night. A server keeps such folds for as long as it runs (the command path's
+true state, each view's projection, a kept review's truth and viewer's fold, a
+verification's walk), so a six-hour night at 20 commands/s held them by the hundred
+megabytes. A page whose every challenge is finished is final: only an overrule
+(``met.ChallengeOverruled``, MET-14) ever changes it again. Each such page is replaced in
+its very slot of ``met.State.done`` by a ``Page``: the same challenges as one
+zlib-compressed msgpack blob, a mapping decoded when read. The state stays a value: every
+reader, every evolver and every decision reads it as the state it was, equal to the fold
+that never compressed (``whole``), and a state kept at several versions at once (the
+committed one, the one folded ahead, a snapshot's) needs nothing kept in step beside it.
 
-``whole`` gives the state with every page back, equal to the fold that never shelved.
-
-The command path's true state (``Chronicle``) is shelved otherwise: its final pages stay
-in their own slots of ``met.State.done``, each as a ``Page``, a compressed mapping read
-back when asked for (``shelved``; the snapshot codec encodes each as its dict). Nothing there has to
-be put back before an event: the page is the state's own, whatever version of it is read.
+A snapshot stores a ``Page`` as the dict it stands for (server/store/snapshot.py), or, for
+a kept view or review, its blob once as an entry of its own, named by digest
+(server/core/keep.py: ``Page.blob``, ``Page.of``).
 """
 
 from __future__ import annotations
@@ -40,138 +39,6 @@ _decode = msgspec.msgpack.Decoder(dict[str, met.Challenge]).decode
 _CACHED = 4  # decoded pages kept: the pages being read (a review's recent challenges, a page query)
 
 
-def _number(challenge_id: str) -> int | None:
-    try:  # a group's pair "c5.2" is numbered as its group
-        return int(challenge_id[1:].split(".", 1)[0])
-    except ValueError:  # ids are "c<n>" (met.issue); anything else stays in the state
-        return None
-
-
-class Shelf:
-    """The shelved pages of one fold. Not thread-safe: its owner's lock guards it."""
-
-    __slots__ = ("_pages", "_counts", "_cache")
-
-    def __init__(self) -> None:
-        self._pages: dict[int, bytes] = {}  # page index -> compressed dict[id, Challenge]
-        self._counts: dict[int, int] = {}
-        # decoded pages by index, with the blob each came from (a page is replaced, never
-        # changed in place: a reader holding an earlier ``Done`` reads its own version)
-        self._cache: collections.OrderedDict[int, tuple[bytes, dict]] = collections.OrderedDict()
-
-    def __len__(self) -> int:
-        """Finished challenges on the shelf."""
-        return sum(self._counts.values())
-
-    def nbytes(self) -> int:
-        return sum(len(b) for b in self._pages.values())
-
-    def pages(self) -> tuple[dict[int, bytes], dict[int, int]]:
-        """The compressed pages and their counts, as held (never changed in place)."""
-        return self._pages, self._counts
-
-    @classmethod
-    def loaded(cls, pages: dict[int, bytes], counts: dict[int, int]) -> "Shelf":
-        """A shelf holding ``pages`` (as ``pages()`` gave them), decoded when read."""
-        shelf = cls()
-        shelf._pages, shelf._counts = dict(pages), dict(counts)
-        return shelf
-
-    def page(self, n: int, pages: dict[int, bytes] | None = None) -> dict[str, met.Challenge]:
-        """Page ``n`` decoded (of ``pages``, an earlier version of the shelf's, if given)."""
-        blob = (self._pages if pages is None else pages).get(n)
-        if blob is None:
-            return {}
-        found = self._cache.get(n)
-        if found is None or found[0] is not blob:
-            found = self._cache[n] = (blob, _decode(zlib.decompress(blob)))
-            while len(self._cache) > _CACHED:
-                self._cache.popitem(last=False)
-        return found[1]
-
-    def shelve(self, own: met.State) -> met.State:
-        """``own`` without its final pages: those below the first page an open challenge
-        or the next one issued falls in (their slots stay, empty, so page numbers hold)."""
-        low = met._page(f"c{own.counter + 1}")
-        for cid in own.live:
-            low = min(low, met._page(cid))
-        done = own.done
-        if not any(done[n] for n in range(min(low, len(done)))):
-            return own
-        pages, counts = dict(self._pages), dict(self._counts)  # copied, not changed: see _cache
-        for n in range(min(low, len(done))):
-            if done[n] and all(_number(cid) is not None for cid in done[n]):
-                merged = {**self.page(n), **done[n]} if n in pages else dict(done[n])
-                pages[n] = zlib.compress(_encode(merged), 1)
-                counts[n] = len(merged)
-        self._pages, self._counts = pages, counts
-        kept = tuple({} if n < low and n in self._pages else page for n, page in enumerate(done))
-        return msgspec.structs.replace(own, done=kept)
-
-    def needs(self, challenge_id: str) -> bool:
-        """Whether folding an event that names ``challenge_id`` needs its page back."""
-        return bool(self._pages) and met._page(challenge_id) in self._pages
-
-    def restore(self, own: met.State, challenge_id: str) -> met.State:
-        """``own`` with the shelved page of ``challenge_id`` back in its slot."""
-        n = met._page(challenge_id)
-        if n not in self._pages:
-            return own
-        done = own.done + ({},) * (n + 1 - len(own.done))
-        page = {**self.page(n), **done[n]}
-        self._pages = {k: v for k, v in self._pages.items() if k != n}
-        self._counts = {k: v for k, v in self._counts.items() if k != n}
-        return msgspec.structs.replace(own, done=done[:n] + (page,) + done[n + 1:])
-
-    def whole(self, own: met.State) -> met.State:
-        """``own`` with every shelved page back: the state as if nothing were shelved."""
-        if not self._pages:
-            return own
-        last = max(max(self._pages) + 1, len(own.done))
-        done = own.done + ({},) * (last - len(own.done))
-        pages = tuple({**self.page(n), **done[n]} if n in self._pages else done[n] for n in range(last))
-        return msgspec.structs.replace(own, done=pages)
-
-    def done(self, own: met.State) -> "Done":
-        """``own.done`` with the shelved pages read when asked for (a sequence of pages)."""
-        return Done(self, own.done)
-
-
-class Done(collections.abc.Sequence):
-    """Pages of finished challenges, the shelved ones decoded when read: what
-    ``met.State.get`` and ``met.State.challenges`` read of ``done``."""
-
-    __slots__ = ("_shelf", "_kept", "_len", "_pages", "_shelved")
-
-    def __init__(self, shelf: Shelf, kept: tuple) -> None:
-        # the shelf's pages as they are now: a later shelve or restore leaves this one alone
-        self._shelf, self._kept, self._pages = shelf, kept, shelf._pages
-        self._shelved = sum(shelf._counts.values())
-        self._len = max(len(kept), max(self._pages, default=-1) + 1)
-
-    def __len__(self) -> int:
-        return self._len
-
-    def total(self) -> int:
-        """Finished challenges in all pages, without decoding the shelved ones."""
-        return self._shelved + sum(len(page) for page in self._kept)
-
-    def __getitem__(self, n):
-        if isinstance(n, slice):
-            return [self[i] for i in range(*n.indices(self._len))]
-        if n < 0:
-            n += self._len
-        if not 0 <= n < self._len:
-            raise IndexError(n)
-        page = self._kept[n] if n < len(self._kept) else {}
-        if n in self._pages:
-            shelved = self._shelf.page(n, self._pages)
-            return {**shelved, **page} if page else shelved
-        return page
-
-
-# -- pages shelved in place: a state that is decided on (the command path) -----------------
-
 _decoded: collections.OrderedDict[int, tuple["Page", dict]] = collections.OrderedDict()
 _decoded_lock = threading.Lock()  # the loop decides, the snapshot thread writes whole states
 
@@ -181,21 +48,33 @@ class Page(collections.abc.Mapping):
     ``met.State.done`` it came from: a mapping of the same challenges, decoded when read
     (a few kept decoded, the least recently read dropped).
 
-    The command path's state (``Chronicle``) is decided on and kept at several versions
-    at once (the committed one, the folded one ahead of the commit, a snapshot's), so its
-    pages go nowhere a ``Shelf`` would have to keep in step: every reader (``met.State.get``,
+    A state holding pages is decided on and kept at several versions at once, so a page
+    goes nowhere that would have to be kept in step: every reader (``met.State.get``,
     ``challenges``) and every evolver (``met._put`` copies a page with ``{**page, ...}``, an
     overrule's MET-14) reads it as the dict it was, and an overruled challenge's page comes
     back as a plain dict in the new state, leaving the old state's page as it was. The
     snapshot codec encodes it as the dict it stands for, a page at a time
-    (``snapshot._mapping``, server/store/snapshot.py); any other msgspec encoder refuses it (a ``TypeError``): ``whole``
-    first."""
+    (``snapshot._mapping``, server/store/snapshot.py); any other msgspec encoder refuses
+    it (a ``TypeError``): ``whole`` first."""
 
     __slots__ = ("_blob", "_len")
 
     def __init__(self, challenges: dict[str, met.Challenge]) -> None:
         self._blob = zlib.compress(_encode(challenges), 1)
         self._len = len(challenges)
+
+    @classmethod
+    def of(cls, blob: bytes, count: int) -> "Page":
+        """The page whose blob is ``blob`` (as ``blob`` gave it: a stored page read back),
+        holding ``count`` challenges; decoded only when read."""
+        page = cls.__new__(cls)
+        page._blob, page._len = blob, count
+        return page
+
+    @property
+    def blob(self) -> bytes:
+        """The compressed page, as held (the same object for as long as the page lives)."""
+        return self._blob
 
     def _page(self) -> dict[str, met.Challenge]:
         key = id(self)
