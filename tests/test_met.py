@@ -35,7 +35,6 @@ from conteur.events.met import (
     TieDebtPaid,
     open_windows,
 )
-from conteur.events.met_rules import beats
 from conteur.events.model import STORYTELLER, DrawRecord
 from conteur.events.met import MetOptions, TieDebt
 from conteur.events.session import Carried, CharacterAdded, NoSheetMarked, SessionOpened
@@ -93,7 +92,6 @@ def test_met_1_a_player_acts_only_for_its_own_character():
     "a, b", [("rock", "scissors"), ("scissors", "paper"), ("paper", "rock")]
 )
 def test_met_2_rock_beats_scissors_scissors_beat_paper_paper_beats_rock(a, b):
-    assert beats(a, b) and not beats(b, a)
     for first, second, winner in ((a, b, "a"), (b, a, "b")):
         given = DUEL + [classic(), ThrowCommitted(challenge="c1", round=1, character="a", choice=first)]
         events = decide_after(given, Throw(character="b", challenge="c1", round=1, choice=second), actor=B)
@@ -151,12 +149,11 @@ def test_met_2_a_player_must_choose_its_throw():
 def test_met_2_a_storyteller_lets_the_server_draw_and_the_draw_is_recorded():
     given = roster(a=A6) + [static()]
     record = DrawRecord(counter=0, sides=3, face=2)
-    assert_decides(
+    events = assert_decides(
         given=given, when=Throw(character="storyteller", challenge="c1", round=1), draws=[2],
         then=[ThrowCommitted(challenge="c1", round=1, character="storyteller", choice="paper", draws=(record,))],
     )
-    assert game.fold(given + [ThrowCommitted(challenge="c1", round=1, character="storyteller", choice="paper",
-                                            draws=(record,))]).draw_counter == 1
+    assert game.fold(given + events).draw_counter == 1
 
 
 def test_met_2_a_storyteller_may_choose_the_antagonist_throw():
@@ -171,9 +168,12 @@ def test_met_2_a_storyteller_may_choose_the_antagonist_throw():
 
 
 def test_met_3_a_tie_of_throws_opens_the_bids_initiator_first():
-    assert game.fold(TIED).met.challenges["c1"].status == "bidding"
-    assert_refuses(given=TIED, when=DeclareBid(character="b", challenge="c1", round=1, value=9), actor=B,
+    given = DUEL + [classic(), ThrowCommitted(challenge="c1", round=1, character="a", choice="rock")]
+    tied = given + decide_after(given, Throw(character="b", challenge="c1", round=1, choice="rock"), actor=B)
+    assert_refuses(given=tied, when=DeclareBid(character="b", challenge="c1", round=1, value=9), actor=B,
                    match="initiator declares its traits first (MET-3)")
+    (bid,) = decide_after(tied, DeclareBid(character="a", challenge="c1", round=1, value=6), actor=A)
+    assert (type(bid), bid.character, bid.value) == (BidDeclared, "a", 6)
 
 
 def test_met_3_a_bid_is_told_to_the_storyteller_only():
@@ -573,9 +573,15 @@ def test_met_13_a_debt_is_owed_whichever_side_the_debtor_takes():
 
 
 def test_met_13_the_debt_lasts_across_sessions_of_the_chronicle():
-    last_night = game.fold(DUEL + DEBT)
+    """TIME-2 too: the debt a failed overbid incurred last night is carried into tonight's
+    session and paid by its first tie against that opponent."""
     from conteur.events.met import carry_over
 
+    given = window(roster(a=MetSheet(physical=10), b=MetSheet(physical=10)))
+    given += decide_after(given, Overbid(character="a", challenge="c1", value=10), actor=A)
+    given += decide_after(given, DeclareBid(character="b", challenge="c1", round=1, value=10), actor=B)
+    assert TieDebtIncurred(debtor="a", creditor="b", challenge="c1") in given  # decided, not given
+    last_night = game.fold(given)
     tonight = [SessionOpened(carried=carry_over(last_night))] + DUEL[1:] + [classic(challenge="c1")]
     events = decide_after(tonight + [ThrowCommitted(challenge="c1", round=1, character="a", choice="rock")],
                           Throw(character="b", challenge="c1", round=1, choice="rock"), actor=B)
@@ -687,15 +693,15 @@ def test_met_option_bomb_is_off_by_default():
                    when=Throw(character="a", challenge="c1", round=1, choice="bomb"), actor=A, match="without the bomb")
 
 
-def test_met_option_bomb_beats_rock_and_paper_loses_to_scissors_ties_bomb():
-    assert beats("bomb", "rock") and beats("bomb", "paper") and beats("scissors", "bomb")
-    assert not beats("bomb", "bomb")
-    given = roster(MetOptions(bomb=True), a=BOMBER, b=B7) + [classic(),
-                                                             ThrowCommitted(challenge="c1", round=1, character="b",
-                                                                            choice="rock")]
-    assert decide_after(given, Throw(character="a", challenge="c1", round=1, choice="bomb"), actor=A)[-1] == RoundWon(
-        challenge="c1", round=1, winner="a", loser="b", by="throw"
-    )
+@pytest.mark.parametrize("other, winner", [("rock", "a"), ("paper", "a"), ("scissors", "b"), ("bomb", None)])
+def test_met_option_bomb_beats_rock_and_paper_loses_to_scissors_ties_bomb(other, winner):
+    given = roster(MetOptions(bomb=True), a=BOMBER, b=BOMBER) + [
+        classic(), ThrowCommitted(challenge="c1", round=1, character="b", choice=other)]
+    events = decide_after(given, Throw(character="a", challenge="c1", round=1, choice="bomb"), actor=A)
+    assert events[1] == ThrowsRevealed(challenge="c1", round=1, throws={"a": "bomb", "b": other}, winner=winner)
+    if winner is not None:
+        assert events[-1] == RoundWon(challenge="c1", round=1, winner=winner, loser="ab".replace(winner, ""),
+                                      by="throw")
 
 
 def test_met_option_bomb_only_for_characters_whose_power_grants_it():

@@ -5,15 +5,14 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from conteur.events import action, game, met
-from conteur.events.met import MetOptions, TieDebt, carry_over, initiative_order
+from conteur.events import game, met
+from conteur.events.met import MetOptions, initiative_order
 from conteur.events.model import STORYTELLER
 from conteur.events.session import (
     ActionTaken,
     AddCharacter,
     BackInGame,
     CameBackInGame,
-    Carried,
     CharacterAdded,
     CloseScene,
     CloseSession,
@@ -42,10 +41,9 @@ from conteur.events.session import (
     TurnAdvanced,
     TurnLengthSet,
     WentOutOfGame,
-    turns_for,
 )
 from conteur.events.sheets import MetSheet
-from conteur.events.testing import assert_decides, assert_refuses
+from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from tests.met_support import A6, B7, player, roster
 
 A = player("a")
@@ -64,20 +62,6 @@ def test_time_1_a_skip_is_an_event_that_moves_the_game_clock():
 
 def test_time_1_time_never_runs_backwards():
     assert_refuses(given=roster(), when=SkipTime(seconds=0), code="invalid", match="TIME-1")
-
-
-def test_time_1_effects_whose_duration_runs_out_during_a_skip_expire():
-    # ACT-7 through the composition (events.game.SHARED): the action dice fold the
-    # session's clock moves into their own state, dropping modifiers that ran out
-    assert ("action", action.evolve_clock_moved) in game.SHARED[TimeSkipped]
-    assert ("action", action.evolve_clock_moved) in game.SHARED[TurnAdvanced]
-    minutes = action.ModifierApplied(modifier="m1", character="a", value=-1, duration=1, unit="minutes",
-                                     applied_turn=0, applied_seconds=0, expires_seconds=60)
-    state = game.fold(roster() + [minutes, TimeSkipped(seconds=10, turn=3, game_seconds=10)])
-    assert state.action.modifiers == (action.Modifier(id="m1", character="a", value=-1, unit="minutes",
-                                                      duration=1, expires_seconds=60),)
-    state = game.fold([TimeSkipped(seconds=3600, turn=903, game_seconds=3610)], state)
-    assert state.action.modifiers == () and state.session.game_seconds == 3610
 
 
 def test_time_1_only_a_storyteller_skips_time():
@@ -156,25 +140,20 @@ def test_time_2_a_character_added_is_secret_to_its_player():
     assert event.redacted() == CharacterAdded(character="a", name="Anna", sheet=None)
 
 
-def test_time_2_tie_debts_are_carried_into_the_next_session():
-    debt = TieDebt(debtor="a", creditor="b", challenge="c7")
-    state = game.fold([SessionOpened(carried=Carried(tie_debts=(debt,)))])
-    assert state.met.debts == (debt,)
-    assert carry_over(state) == Carried(tie_debts=(debt,))
-
-
 # ---------------------------------------------------------------- TIME-3 turns
 
 
-@pytest.mark.parametrize("seconds, turns", [(15, 4), (4, 1), (1, 1), (8, 2), (0, 0), (60, 15)])
+@pytest.mark.parametrize("seconds, turns", [(15, 4), (4, 1), (5, 2), (1, 1), (8, 2), (60, 15)])
 def test_time_3_a_duration_in_seconds_is_rounded_up_to_turns(seconds, turns):
-    assert turns_for(seconds, 4) == turns
+    (skipped,) = decide_after(roster(), SkipTime(seconds=seconds))
+    assert skipped.turn == turns
 
 
-@given(st.integers(0, 100_000), st.integers(1, 60))
+@given(st.integers(1, 100_000), st.integers(1, 60))
 def test_time_3_turns_cover_the_duration_and_no_more(seconds, length):
-    turns = turns_for(seconds, length)
-    assert turns * length >= seconds > (turns - 1) * length or seconds == turns == 0
+    paced = roster() + decide_after(roster(), SetTurnLength(seconds=length))
+    (skipped,) = decide_after(paced, SkipTime(seconds=seconds))
+    assert skipped.turn * length >= seconds > (skipped.turn - 1) * length
 
 
 def test_time_3_a_turn_lasts_4_seconds_unless_a_storyteller_sets_otherwise():

@@ -18,7 +18,7 @@ from conteur.events.model import STORYTELLER, Actor
 from conteur.events.session import AddCharacter, AmendSheet, CharacterAdded, SessionClosed, SheetAmended
 from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
-from conteur.events.v5 import HungerSet, RollPool, hunger_of
+from conteur.events.v5 import RollPool
 from conteur.events.narrate import Teller, sentence
 from tests.examples import examples
 from tests.met_support import B7, classic, player, roster, thrown
@@ -191,25 +191,24 @@ def test_v5_1_a_pool_reads_the_amended_sheet():
     assert (rolled.pool, rolled.source) == (7, "Dexterity 3 + Stealth 4")
 
 
-def test_v5_5_an_amended_hunger_sets_hunger_and_an_unchanged_one_keeps_play():
-    given = [CharacterAdded(character="anna", name="Anna", sheet=V5),
-             HungerSet(character="anna", hunger=4, previous=2)]
-    kept = game.fold(given + [amended("anna", msgspec.structs.replace(V5, willpower=5))])
-    assert hunger_of(kept, "anna") == 4  # the sheet's Hunger did not change: play's stays
-    reset = game.fold(given + [amended("anna", msgspec.structs.replace(V5, hunger=1), "fed")])
-    assert hunger_of(reset, "anna") == 1
-
-
 def test_act_8_an_amended_tension_sets_it_and_an_unchanged_one_keeps_play():
-    from conteur.events.action import TensionRaised, tension_of
+    from conteur.events.action import TensionRaised
 
     jake = ActionSheet(characteristics={"Motricité": 6}, tension=0)
-    given = [CharacterAdded(character="jake", name="Jake", sheet=jake),
-             TensionRaised(character="jake", tension=1, roll="a1")]
-    kept = game.fold(given + [amended("jake", msgspec.structs.replace(jake, expertises=("Nager",)))])
-    assert tension_of(kept, "jake") == 1
-    calmer = game.fold(given + [amended("jake", msgspec.structs.replace(jake, tension=3))])
-    assert tension_of(calmer, "jake") == 3
+
+    def surpassed(given: list) -> tuple[list, list[int]]:
+        """Jake surpasses himself (ACT-8): the events, and the tension each raised it to."""
+        events = decide_after(given, RollAction(character="jake", characteristic="Motricité", difficulty=1,
+                                                option="surpass"), draws=[8, 8, 8, 3, 3])
+        return given + events, [e.tension for e in events if isinstance(e, TensionRaised)]
+
+    played, raised = surpassed([CharacterAdded(character="jake", name="Jake", sheet=jake)])
+    assert raised == [1]
+    kept = played + decide_after(played, AmendSheet(character="jake",
+                                                    sheet=msgspec.structs.replace(jake, expertises=("Nager",))))
+    assert surpassed(kept)[1] == [2]  # the sheet's tension did not change: play's stays
+    calmer = played + decide_after(played, AmendSheet(character="jake", sheet=msgspec.structs.replace(jake, tension=3)))
+    assert surpassed(calmer)[1] == [4]
 
 
 def test_act_3_an_expertise_gained_in_play_may_be_named():

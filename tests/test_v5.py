@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import assume
 from hypothesis import given as for_all
 from hypothesis import strategies as st
 from msgspec.structs import replace
@@ -20,7 +21,6 @@ from conteur.events.v5 import (
     RouseChecked,
     SetHunger,
     WillpowerReroll,
-    score,
 )
 
 ANNA = Actor(role="player", character="anna", name="Anna")
@@ -40,6 +40,19 @@ ROSTER = [
 
 def records(faces, start=0):
     return tuple(DrawRecord(counter=start + i, sides=10, face=f) for i, f in enumerate(faces))
+
+
+def scored(normal, hunger, difficulty, rule="text") -> PoolRolled:
+    """A storyteller's pool of ``normal`` then ``hunger`` dice (the last drawn are Hunger's,
+    V5-5) at ``difficulty``, under the chronicle's messy rule ``rule`` (V5-7)."""
+    given = [v5.V5Configured(messy_rule=rule)] if rule != "text" else []
+    command = RollPool(pool=len(normal) + len(hunger), hunger=len(hunger), difficulty=difficulty)
+    (event,) = decide_after(given, command, draws=[*normal, *hunger])
+    return event
+
+
+def verdict(event: PoolRolled) -> tuple:
+    return (event.successes, event.margin, event.success, event.critical, event.messy, event.bestial)
 
 
 def roll(faces, *, given=ROSTER, actor=ANNA, **fields) -> PoolRolled:
@@ -125,50 +138,21 @@ def test_v5_1_a_storyteller_names_any_pool():
 
 
 def test_v5_2_six_to_ten_succeed_one_to_five_fail():
-    assert score([1, 2, 3, 4, 5], [], 1).successes == 0
-    assert score([6, 7, 8, 9], [], 1).successes == 4
+    assert scored([1, 2, 3, 4, 5], [], 1).successes == 0
+    assert scored([6, 7, 8, 9], [], 1).successes == 4
 
 
 def test_v5_3_difficulty_is_the_number_of_successes_and_the_rest_is_margin():
-    assert score([6, 7, 8, 2], [], 2) == v5.Outcome(
-        successes=3, margin=1, success=True, critical=False, messy=False, bestial=False
-    )
-    failed = score([6, 2, 3], [], 2)
+    assert verdict(scored([6, 7, 8, 2], [], 2)) == (3, 1, True, False, False, False)
+    failed = scored([6, 2, 3], [], 2)
     assert (failed.success, failed.margin) == (False, 0)
-
-
-def test_v5_3_difficulty_two_needs_two_successes():
-    assert score([6, 6], [], 2).success and not score([6, 5], [], 2).success
-
-
-def test_v5_8_a_one_on_a_normal_die_has_no_consequence():
-    outcome = score([1, 1, 1], [2], 1)
-    assert not outcome.success and not outcome.bestial
 
 
 # ---------------------------------------------------------------- V5-4 tens
 
 
-def test_v5_4_three_tens_are_five_successes():
-    assert score([10, 10, 10], [], 1).successes == 5
-
-
 def test_v5_4_six_tens_are_twelve_successes():
-    assert score([10] * 6, [], 1).successes == 12
-
-
-def test_v5_4_a_single_ten_is_one_success_and_no_critical():
-    outcome = score([10, 3], [], 1)
-    assert (outcome.successes, outcome.critical) == (1, False)
-
-
-def test_v5_4_a_successful_roll_with_a_pair_of_tens_is_a_critical():
-    assert score([10, 10, 2], [], 3).critical
-
-
-def test_v5_4_a_failed_roll_with_a_pair_of_tens_is_no_critical():
-    outcome = score([10, 10], [], 5)
-    assert (outcome.successes, outcome.success, outcome.critical) == (4, False, False)
+    assert scored([10] * 6, [], 1).successes == 12
 
 
 # ---------------------------------------------------------------- V5-5 Hunger dice
@@ -221,28 +205,14 @@ def test_v5_5_a_player_cannot_set_the_hunger_of_a_roll():
 # ---------------------------------------------------------------- V5-6, V5-7
 
 
-def test_v5_6_a_failure_with_a_hunger_one_is_a_bestial_failure():
-    assert score([2, 3], [1], 1).bestial
-
-
-def test_v5_6_a_success_with_a_hunger_one_is_nothing_special():
-    outcome = score([6, 3], [1], 1)
-    assert outcome.success and not outcome.bestial
-
-
-def test_v5_7_text_rule_a_success_with_a_hunger_ten_is_a_messy_critical():
-    assert score([6, 3], [10], 1, "text").messy
-    assert not score([6, 3], [10], 1, "official").messy
-
-
-def test_v5_7_official_rule_needs_a_critical_with_a_hunger_ten_in_its_pairs():
-    assert score([10, 3], [10], 1, "official").messy
-    assert not score([10, 10], [9], 1, "official").messy
+def test_v5_7_the_same_success_with_a_hunger_ten_is_messy_by_the_text_and_not_by_the_official_rule():
+    assert scored([6, 3], [10], 1, "text").messy
+    assert not scored([6, 3], [10], 1, "official").messy
 
 
 def test_v5_7_a_failed_roll_is_never_messy():
-    assert not score([2], [10], 3, "text").messy
-    assert not score([10], [10], 5, "official").messy
+    assert not scored([2], [10], 3, "text").messy
+    assert not scored([10], [10], 5, "official").messy
 
 
 def test_v5_7_the_official_rule_is_a_chronicle_option():
@@ -351,16 +321,10 @@ def test_v5_9_strategy_reroll_failures_takes_the_failed_normal_dice():
 
 
 def test_v5_9_strategy_maximise_criticals_rerolls_every_non_ten_up_to_three():
-    assert v5.reroll_choice((9, 2, 10, 6, 7), (), "maximise_criticals", "text") == (1, 3, 4)
-
-
-def test_v5_9_strategy_avoid_messy_rerolls_the_normal_tens_under_the_official_rule():
-    assert v5.reroll_choice((10, 3, 10, 7), (10,), "avoid_messy", "official") == (0, 1, 2)
-
-
-def test_v5_9_avoid_messy_is_refused_when_the_hunger_dice_alone_make_it():
-    with pytest.raises(RuleViolation, match="Hunger dice alone"):
-        v5.reroll_choice((10, 3), (10,), "avoid_messy", "text")
+    given = ROSTER + decide_after(ROSTER, RollPool(character="anna", pool=5, hunger=0), draws=[9, 2, 10, 6, 7])
+    (event,) = decide_after(given, WillpowerReroll(roll="r1", strategy="maximise_criticals"), actor=ANNA,
+                            draws=[7, 7, 7])
+    assert event.dice == (1, 3, 4)
 
 
 def test_v5_9_a_reroll_leaves_the_first_roll_in_the_log_and_updates_the_roll():
@@ -435,35 +399,42 @@ def test_a_player_rolls_only_for_its_own_character():
 
 
 faces = st.lists(st.integers(1, 10), max_size=8)
+hunger_faces = st.lists(st.integers(1, 10), max_size=5)  # Hunger is 5 at most (V5-5)
 
 
-@for_all(faces, faces, st.integers(0, 10))
+@for_all(faces, hunger_faces, st.integers(0, 10))
 def test_v5_4_successes_are_the_successful_dice_plus_two_per_pair_of_tens(normal, hunger, difficulty):
-    outcome = score(normal, hunger, difficulty)
+    assume(normal or hunger)
+    outcome = scored(normal, hunger, difficulty)
     dice = normal + hunger
     assert outcome.successes == sum(f >= 6 for f in dice) + 2 * (dice.count(10) // 2)
     assert outcome.success == (outcome.successes >= difficulty)
     assert not (outcome.success and outcome.bestial)
 
 
-@for_all(faces, faces, st.integers(0, 10))
+@for_all(faces, hunger_faces, st.integers(0, 10))
 def test_v5_7_an_official_messy_critical_is_always_a_messy_critical_by_the_text(normal, hunger, d):
-    if score(normal, hunger, d, "official").messy:
-        assert score(normal, hunger, d, "text").messy
+    assume(normal or hunger)
+    if scored(normal, hunger, d, "official").messy:
+        assert scored(normal, hunger, d, "text").messy
 
 
 @for_all(st.integers(1, 30), st.integers(0, 5), st.sampled_from(["normal", "willpower", "humanity", "rouse"]))
 def test_v5_5_hunger_dice_never_exceed_the_pool_nor_hunger(pool, hunger, kind):
-    n = v5.hunger_dice_count(pool, hunger, kind)
-    assert 0 <= n <= min(pool, hunger) and (kind == "normal" or n == 0)
+    (event,) = decide_after([], RollPool(pool=pool, hunger=hunger, kind=kind), draws=[6] * pool)
+    n = len(event.hunger)
+    assert n == (min(pool, hunger) if kind == "normal" else 0) and len(event.normal) == pool - n
 
 
 @for_all(st.lists(st.integers(1, 10), min_size=1, max_size=10), st.lists(st.integers(1, 10), max_size=5),
          st.sampled_from(["reroll_failures", "maximise_criticals", "avoid_messy"]),
          st.sampled_from(["text", "official"]))
 def test_v5_9_a_strategy_picks_at_most_three_normal_dice(normal, hunger, strategy, rule):
+    given = ROSTER + [v5.V5Configured(messy_rule=rule)]
+    given += decide_after(given, RollPool(character="anna", pool=len(normal) + len(hunger), hunger=len(hunger)),
+                          draws=normal + hunger)
     try:
-        picked = v5.reroll_choice(tuple(normal), tuple(hunger), strategy, rule)
+        (event,) = decide_after(given, WillpowerReroll(roll="r1", strategy=strategy), actor=ANNA, draws=[7] * 3)
     except RuleViolation:
         return
-    assert len(picked) <= 3 and all(0 <= i < len(normal) for i in picked)
+    assert 1 <= len(event.dice) <= 3 and all(0 <= i < len(normal) for i in event.dice)
