@@ -36,7 +36,7 @@ def small_parts(monkeypatch):
     monkeypatch.setattr(paged, "PAGE", 16)
     monkeypatch.setattr(paged, "CACHED", 1)
     monkeypatch.setattr(met, "PAGE", 4)
-    monkeypatch.setattr(verify, "SHELVE_EVERY", 5)
+    monkeypatch.setattr(verify, "COMPRESS_EVERY", 5)
     monkeypatch.setattr(ex, "PART", 5)
     monkeypatch.setattr(streamed, "ROWS", 40)
 

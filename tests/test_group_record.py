@@ -75,16 +75,16 @@ def test_the_jsonl_export_of_a_group_verifies(night, tmp_path):
 
 
 def test_a_finished_group_is_compressed_and_read_back_with_its_pairs(night):
-    """A night's finished challenges leave memory by pages (server/core/shelf.py): a
+    """A night's finished challenges leave memory by pages (server/core/pages.py): a
     group's record and its pairs ("c1.2") are one page, compressed and read back whole."""
     from conteur.events import met
-    from conteur.server.core import shelf
+    from conteur.server.core import pages
 
     with SQLiteStore(night) as store:
         state = Chronicle(store).state(SID)
     ahead = msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, counter=met.PAGE + 1))
-    compressed = shelf.shelved(ahead)  # the next issued is on page 1: page 0 is final
-    assert type(compressed.met.done[0]) is shelf.Page
+    compressed = pages.compressed(ahead)  # the next issued is on page 1: page 0 is final
+    assert type(compressed.met.done[0]) is pages.Page
     assert compressed.met.get("c1.3") == state.met.get("c1.3") is not None  # the pair's page is its group's
     assert compressed.met.challenges == state.met.challenges
-    assert shelf.whole(compressed).met == ahead.met
+    assert pages.whole(compressed).met == ahead.met

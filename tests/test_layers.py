@@ -7,7 +7,7 @@ function counts too): imports point inward only.
 Each layer imports only the layers to its left. ``events`` (the rules) imports nothing of
 ``server`` or ``client``; ``server/store`` neither the audit nor the CLI (a check they need
 is passed in: ``restore(..., verify=verify_path)``); the audit sits above the command path,
-whose shelf its checks fold with, and below the web front, which answers the review page.
+whose compressed pages its checks fold with, and below the web front, which answers the review page.
 ``server/testing.py`` (a scripted device for tests and benchmarks) sits on top, like the CLI.
 
 ``client/`` speaks only the wire: it imports ``conteur.events`` (the wire's frames and
@@ -161,7 +161,7 @@ def test_the_scan_refuses_an_import_that_points_outward(tmp_path, rel, source):
 
 @pytest.mark.parametrize("rel, source", [
     ("server/store/backup.py", "from conteur.server.store.dbfile import Verify\nfrom conteur.events import game\n"),
-    ("server/audit/review.py", "from conteur.server.core.shelf import Page\nfrom . import paged\n"),
+    ("server/audit/review.py", "from conteur.server.core.pages import Page\nfrom . import paged\n"),
     ("server/web/http_review.py", "from conteur.server.audit import review as rv\n"),
     ("server/cli/backup.py", "def f():\n    from conteur.server.audit.verify import verify_path\n"),
     ("server/cli/serve.py", "from conteur.server.web.app import create_app\n"),

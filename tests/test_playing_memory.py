@@ -2,10 +2,10 @@
 
 The command path (``Chronicle``) holds each session's true state as long as it runs, and
 its finished MET challenges grow with the night, about 136 bytes an event. Their final pages
-are held compressed in place (``shelf.Page``): read back when a decider asks for one
+are held compressed in place (``pages.Page``): read back when a decider asks for one
 (an overrule, MET-14), copied back into a plain page by the evolver that changes one, and
 encoded as the page it stands for by the snapshot codec. These tests shrink the pages so a short night
-has many, play the same seeded night through a shelving Chronicle and a plain one, and
+has many, play the same seeded night through a compressing Chronicle and a plain one, and
 compare every stored event and the state, also after a restart from a snapshot; then
 measure with tracemalloc what playing adds to what is kept.
 """
@@ -21,7 +21,7 @@ import msgspec
 from conteur.events import game, met
 from conteur.events.model import STORYTELLER
 from conteur.server.cli.simulate import next_commands, setup_commands
-from conteur.server.core import shelf
+from conteur.server.core import pages
 from conteur.server.core.service import Chronicle
 from conteur.server.store import snapshot as snapshots
 from conteur.server.store.codec import decode_events
@@ -35,19 +35,19 @@ def layout(state) -> list[type]:
     return [type(page) for page in state.met.done]
 
 
-def shelved_as_a_full_pass(chronicle: Chronicle) -> None:
-    """The pages a shelving Chronicle compressed, looking only at those that may have
+def compressed_as_a_full_pass(chronicle: Chronicle) -> None:
+    """The pages a compressing Chronicle compressed, looking only at those that may have
     changed since its last pass, are those a pass over every page compresses."""
     state = chronicle.state(SESSION)
-    assert layout(state) == layout(shelf.shelved(state))
+    assert layout(state) == layout(pages.compressed(state))
 
 
 def play(chronicle: Chronicle, rng: random.Random, commands: int, overrules: float, *, full_pass: bool = False) -> int:
     """Random players' commands (``conteur simulate``'s), and now and then a storyteller
     overruling a resolved challenge (MET-14); returns how many overrules named a
-    challenge whose page was shelved at the time. With ``full_pass``, each command's
-    state is checked to be shelved as a pass over every page shelves it."""
-    on_shelf = 0
+    challenge whose page was compressed at the time. With ``full_pass``, each command's
+    state is checked to be compressed as a pass over every page compresses it."""
+    compressed_overrules = 0
     if not chronicle.store.session_head(SESSION):
         for actor, cmd in setup_commands(rng, "met"):
             chronicle.submit(SESSION, cmd, actor).result()
@@ -57,68 +57,68 @@ def play(chronicle: Chronicle, rng: random.Random, commands: int, overrules: flo
             resolved = [c for page in state.met.done for c in page.values() if c.status == "resolved"]
             if resolved:
                 ch = rng.choice(resolved)
-                on_shelf += type(state.met.done[met._page(ch.id)]) is shelf.Page
+                compressed_overrules += type(state.met.done[met._page(ch.id)]) is pages.Page
                 chronicle.submit(SESSION, met.Overrule(challenge=ch.id, winner=rng.choice(ch.sides),
                                                        reason="on reflection"), STORYTELLER).result()
                 if full_pass:
-                    shelved_as_a_full_pass(chronicle)  # the overruled page compressed again
+                    compressed_as_a_full_pass(chronicle)  # the overruled page compressed again
                 continue
         for actor, cmd in next_commands(rng, "met", state):
             chronicle.submit(SESSION, cmd, actor).result()
         if full_pass:
-            shelved_as_a_full_pass(chronicle)
-    return on_shelf
+            compressed_as_a_full_pass(chronicle)
+    return compressed_overrules
 
 
-def night(db, *, shelve: bool, commands: int, seed: str, snapshot_every: int = 10**9) -> tuple[list, object, int]:
+def night(db, *, compress: bool, commands: int, seed: str, snapshot_every: int = 10**9) -> tuple[list, object, int]:
     """The stored rows of a night played by one Chronicle, its state as it stands (made
-    whole), and the overrules of shelved challenges."""
+    whole), and the overrules of compressed challenges."""
     with SQLiteStore(db, snapshot_every=10**9) as store:
-        chronicle = Chronicle(store, shelve=shelve, snapshot_every=snapshot_every,
+        chronicle = Chronicle(store, compress=compress, snapshot_every=snapshot_every,
                               randbytes=random.Random(seed).randbytes)
-        on_shelf = play(chronicle, random.Random(seed), commands, overrules=0.03, full_pass=shelve)
+        compressed_overrules = play(chronicle, random.Random(seed), commands, overrules=0.03, full_pass=compress)
         kept = chronicle.state(SESSION)
-        assert any(type(page) is shelf.Page for page in kept.met.done) == shelve
+        assert any(type(page) is pages.Page for page in kept.met.done) == compress
         # a snapshot's bytes are those of the state made whole
-        assert snapshots.encode(1, "", kept) == snapshots.encode(1, "", shelf.whole(kept))
+        assert snapshots.encode(1, "", kept) == snapshots.encode(1, "", pages.whole(kept))
         chronicle._snapshots.shutdown(wait=True)  # its snapshots written before the store closes
         rows = [(r.seq, r.type, bytes(r.data)) for r in store.read_after(SESSION, 0)]
-        return rows, shelf.whole(kept), on_shelf
+        return rows, pages.whole(kept), compressed_overrules
 
 
-def test_a_shelving_chronicle_decides_byte_for_byte_as_a_plain_one(tmp_path, monkeypatch):
+def test_a_compressing_chronicle_decides_byte_for_byte_as_a_plain_one(tmp_path, monkeypatch):
     monkeypatch.setattr(met, "PAGE", 4)
     commands = examples(800)
-    rows, state, on_shelf = night(tmp_path / "shelved.db", shelve=True, commands=commands, seed="same",
+    rows, state, compressed_overrules = night(tmp_path / "compressed.db", compress=True, commands=commands, seed="same",
                                   snapshot_every=97)
-    plain_rows, plain_state, _ = night(tmp_path / "plain.db", shelve=False, commands=commands, seed="same")
-    assert on_shelf >= 3  # overrules of challenges whose page was compressed
+    plain_rows, plain_state, _ = night(tmp_path / "plain.db", compress=False, commands=commands, seed="same")
+    assert compressed_overrules >= 3  # overrules of challenges whose page was compressed
     assert len(rows) > commands and rows == plain_rows
     # the state the plain Chronicle holds, and the plain fold of the log from nothing
     assert state == plain_state
-    assert state.met.done == plain_state.met.done and not any(type(p) is shelf.Page for p in state.met.done)
+    assert state.met.done == plain_state.met.done and not any(type(p) is pages.Page for p in state.met.done)
     folded = game.fold(decode_events([data for _, _, data in rows]))
     assert snapshots.encode(1, "", state) == snapshots.encode(1, "", msgspec.structs.replace(folded, head=state.head))
-    # a restart: the state loaded from the shelving Chronicle's last snapshot and the tail
-    with SQLiteStore(tmp_path / "shelved.db") as store:
+    # a restart: the state loaded from the compressing Chronicle's last snapshot and the tail
+    with SQLiteStore(tmp_path / "compressed.db") as store:
         snapshot = store.latest_snapshot(SESSION)
         assert snapshot is not None and snapshot[0] > len(rows) // 2
         restarted = Chronicle(store).state(SESSION)
         assert restarted.head == rows[-1][0]
-        assert msgspec.structs.replace(shelf.whole(restarted), head=0) == plain_state
+        assert msgspec.structs.replace(pages.whole(restarted), head=0) == plain_state
         # and it decides on as the plain one does: a few more commands on both files
     more = examples(100)
-    with SQLiteStore(tmp_path / "shelved.db") as a, SQLiteStore(tmp_path / "plain.db") as b:
+    with SQLiteStore(tmp_path / "compressed.db") as a, SQLiteStore(tmp_path / "plain.db") as b:
         play(Chronicle(a, randbytes=random.Random("more").randbytes), random.Random("more"), more, 0.05)
-        play(Chronicle(b, shelve=False, randbytes=random.Random("more").randbytes), random.Random("more"), more, 0.05)
+        play(Chronicle(b, compress=False, randbytes=random.Random("more").randbytes), random.Random("more"), more, 0.05)
         assert [bytes(r.data) for r in a.read_after(SESSION, 0)] == [bytes(r.data) for r in b.read_after(SESSION, 0)]
 
 
-def grown_per_event(db, shelve: bool, commands: int) -> float:
+def grown_per_event(db, compress: bool, commands: int) -> float:
     """Bytes a playing Chronicle (and its store) holds more after the second half of a
     night than after the first, per event of the second half (tracemalloc)."""
     with SQLiteStore(db, snapshot_every=10**9) as store:
-        chronicle = Chronicle(store, shelve=shelve, snapshot_every=10**9)
+        chronicle = Chronicle(store, compress=compress, snapshot_every=10**9)
         rng = random.Random("grow")
         gc.collect()
         tracemalloc.start()
@@ -140,10 +140,10 @@ def test_what_a_playing_chronicle_keeps_does_not_grow_with_finished_challenges(t
     pages of 16 challenges and the command path's own growth (tracemalloc, no timing)."""
     monkeypatch.setattr(met, "PAGE", 16)
     commands = 1200
-    shelved = grown_per_event(tmp_path / "shelved.db", True, commands)
+    compressed = grown_per_event(tmp_path / "compressed.db", True, commands)
     plain = grown_per_event(tmp_path / "plain.db", False, commands)
-    assert plain > 60, (shelved, plain)
-    assert shelved < plain / 3, (shelved, plain)
+    assert plain > 60, (compressed, plain)
+    assert compressed < plain / 3, (compressed, plain)
 
 
 class Counted(tuple):
@@ -157,7 +157,7 @@ class Counted(tuple):
 
 
 def test_a_command_that_finishes_nothing_looks_at_no_finished_page(tmp_path, monkeypatch):
-    """Each command looked at every page below the final one, to shelve those that had
+    """Each command looked at every page below the final one, to compress those that had
     become final: 13 us a command by the sixth hour of a night, and growing with it. Now
     only the pages that became final since the last command, or that its events named."""
     monkeypatch.setattr(met, "PAGE", 4)
@@ -165,11 +165,11 @@ def test_a_command_that_finishes_nothing_looks_at_no_finished_page(tmp_path, mon
         chronicle = Chronicle(store, snapshot_every=10**9)
         play(chronicle, random.Random("pages"), 400, overrules=0.0)
         state = chronicle.state(SESSION)
-        final = sum(type(page) is shelf.Page for page in state.met.done)
+        final = sum(type(page) is pages.Page for page in state.met.done)
         assert final > 10
         counted = Counted(state.met.done)
         chronicle._states[SESSION] = msgspec.structs.replace(state, met=msgspec.structs.replace(state.met, done=counted))
-        # a refused overrule (no such challenge): decided, folded, shelved; its state's pages the same
+        # a refused overrule (no such challenge): decided, folded, compressed; its state's pages the same
         refused = chronicle.submit(SESSION, met.Overrule(challenge=f"c{10**6}", winner="x", reason="?"),
                                    STORYTELLER).result()
         assert refused.outcome.rejected

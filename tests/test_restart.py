@@ -35,7 +35,7 @@ from conteur.server.cli.simulate import next_commands, play
 from conteur.server.core import keep, projections
 from conteur.server.core.auth import Tokens
 from conteur.server.core.service import Chronicle
-from conteur.server.core import shelf
+from conteur.server.core import pages
 from conteur.server.store import snapshot
 from conteur.server.store.codec import decode_events
 from conteur.server.store.sqlite import SQLiteStore
@@ -53,7 +53,7 @@ def often(monkeypatch):
     monkeypatch.setattr(projections, "SAVE_EVERY", EVERY)
     monkeypatch.setattr(http_review, "SAVE_EVERY", EVERY)
     monkeypatch.setattr(paged, "PAGE", 256)  # a kept review's items over many pages, one being filled
-    monkeypatch.setattr(met, "PAGE", 8)  # finished challenges shelved by the page (server/core/shelf.py)
+    monkeypatch.setattr(met, "PAGE", 8)  # finished challenges compressed by the page (server/core/pages.py)
 
 
 @pytest.fixture
@@ -127,7 +127,7 @@ def without_caches(db: Path, to: Path) -> Path:
 
 
 def stored(db: Path, pages: bool = False) -> dict[str, tuple[int, bytes]]:
-    """The views' snapshots in the file (with ``pages``, their shelved pages' entries too)."""
+    """The views' snapshots in the file (with ``pages``, their compressed pages' entries too)."""
     conn = sqlite3.connect(db)
     try:
         return {view: (seq, data) for view, seq, data in
@@ -139,7 +139,7 @@ def stored(db: Path, pages: bool = False) -> dict[str, tuple[int, bytes]]:
 
 @pytest.fixture
 def night(tmp_path):
-    """A MET night with overrules of finished challenges (shelved pages put back), asked
+    """A MET night with overrules of finished challenges (compressed pages made dicts again), asked
     once by every view and the review, then played on while the server was down."""
     db = tmp_path / "night.db"
     met_night(db, SESSION, 700, "restart", overrules=0.03)
@@ -193,13 +193,13 @@ def _ahead(db: Path, tmp_path: Path) -> dict[str, bytes]:
 def test_a_corrupt_or_stale_snapshot_is_skipped_and_the_view_folded_from_the_log(night, tmp_path, loads, spoil,
                                                                                  monkeypatch):
     db, who = night
-    shelves: list[bool] = []
+    opened: list[bool] = []
     if spoil == "a page":  # one compressed page of each snapshot another: the snapshot is skipped whole
         real = keep.pages_in
 
         def pages_in(*args):
             found = real(*args)
-            shelves.append(found is not None)
+            opened.append(found is not None)
             return found
 
         monkeypatch.setattr(keep, "pages_in", pages_in)
@@ -235,7 +235,7 @@ def test_a_corrupt_or_stale_snapshot_is_skipped_and_the_view_folded_from_the_log
     loads.clear()
     restarted = answers(db, who)
     if spoil == "a page":
-        assert shelves.count(False) == len(who) + 2, shelves  # each view's and each review's
+        assert opened.count(False) == len(who) + 2, opened  # each view's and each review's
     else:
         assert loads and not any(found for _, found in loads[:len(who) + 2]), loads
     folded = answers(without_caches(db, tmp_path / "folded.db"), who)
@@ -318,7 +318,7 @@ def test_every_view_of_an_open_night_round_trips_through_the_snapshot_codec(tmp_
         sealed = 0
         for viewer in _views(truth):
             state = views.fold_view(events, viewer)
-            compressed = shelf.shelved(state)
+            compressed = pages.compressed(state)
             sealed += sum(v is None for c in state.met.challenges.values() for v in (*c.throws.values(),
                                                                                     *c.bids.values()))
             out, named, new = keep.pages_out("view", compressed, keep.Stored())
@@ -327,7 +327,7 @@ def test_every_view_of_an_open_night_round_trips_through_the_snapshot_codec(tmp_
             assert back.state == out and back.seen == rows[-1].seq and back.pages == named
             entries = {name: (rows[-1].seq, bytes(blob)) for name, blob in new.entries.items()}
             restored, _ = keep.pages_in(_Entries(entries), SESSION, "view", back.state, back.pages)
-            assert shelf.whole(restored) == state, viewer
+            assert pages.whole(restored) == state, viewer
         if ruleset == "met":
             assert sealed, "no view held a sealed throw or bid: the codec was not put to the test"
 
@@ -390,7 +390,7 @@ def test_on_postgresql_a_restarted_server_answers_from_its_snapshots_as_a_fold_d
 
 
 def test_a_finished_page_is_stored_once_not_with_every_snapshot(tmp_path):
-    """A night's shelved pages are most of a view's bytes: each is written when it is new
+    """A night's compressed pages are most of a view's bytes: each is written when it is new
     or changed, and each snapshot names them (server/core/keep.py)."""
     db = tmp_path / "pages.db"
     met_night(db, SESSION, 400, "pages")

@@ -3,8 +3,8 @@
 A kept review holds each item's seq and scene, and the items themselves only for a few
 pages, reading the others from the store again (server/audit/paged.py); its folds, and
 each view's projection, keep the final pages of finished challenges compressed, out of
-their states (server/core/shelf.py). These tests shrink the pages so a short night has
-many, overrule challenges on shelved pages (the one event that changes a finished
+their states (server/core/pages.py). These tests shrink the pages so a short night has
+many, overrule challenges on compressed pages (the one event that changes a finished
 challenge, MET-14), and check every answer against the review built at once and the fold
 per call; then measure, in-process with tracemalloc, what a night adds to what is kept.
 """
@@ -30,7 +30,7 @@ from conteur.server.audit import timeline as review_timeline
 from conteur.server.audit import page as review_page
 from conteur.server.audit import scenes as review_scenes
 from conteur.server.audit import stories
-from conteur.server.core import shelf as shelf_codec
+from conteur.server.core import pages as page_codec
 from conteur.server.core.auth import Tokens
 from conteur.server.core.projections import Projections, view_key
 from conteur.server.store.sqlite import SQLiteStore, decode_events
@@ -57,8 +57,8 @@ def player(store, session: str) -> Actor:
 
 
 def compressed(state) -> int:
-    """Finished challenges ``state`` holds compressed in place (``shelf.Page``)."""
-    return sum(len(page) for page in state.met.done if type(page) is shelf_codec.Page)
+    """Finished challenges ``state`` holds compressed in place (``pages.Page``)."""
+    return sum(len(page) for page in state.met.done if type(page) is page_codec.Page)
 
 
 def in_pieces(store, session: str, builder: rv.Builder, rng: random.Random) -> rv.Builder:
@@ -131,7 +131,7 @@ def test_a_bundle_of_a_kept_review_holds_what_it_had_taken_when_asked(tmp_path, 
         assert review_page.bundle(taken) == review_page.bundle(reference)
 
 
-def test_projections_with_shelved_challenges_answer_as_the_fold_per_call(tmp_path, small_pages):
+def test_projections_with_compressed_challenges_answer_as_the_fold_per_call(tmp_path, small_pages):
     db = tmp_path / "views.db"
     night(db, "s", examples(300), "views", overrules=0.05)
     with SQLiteStore(db) as store:
@@ -244,9 +244,9 @@ def test_over_http_a_paged_review_and_the_state_pages_answer_as_built_at_once(tm
         assert done["count"] == len(every) > 5 * met.PAGE
 
 
-def test_a_night_of_marks_reads_the_shelved_pages_one_at_a_time(tmp_path, monkeypatch):
+def test_a_night_of_marks_reads_the_compressed_pages_one_at_a_time(tmp_path, monkeypatch):
     """A kept review's first screen marks every challenge: past MERGED_MARKS it takes
-    them page by page, so the shelved pages are never all decoded at once (merged, they
+    them page by page, so the compressed pages are never all decoded at once (merged, they
     would be, at each catch-up: a peak of every finished challenge that leaves the night's
     RSS fragmented). The marks are those found one id at a time."""
     monkeypatch.setattr(met, "PAGE", 4)
@@ -260,16 +260,16 @@ def test_a_night_of_marks_reads_the_shelved_pages_one_at_a_time(tmp_path, monkey
         monkeypatch.setattr(rv, "MERGED_MARKS", 0)
         kept = rv.Builder("s", STORYTELLER, "en", keep_rows=False, store=store)
         kept.extend(*rv.read_session(store, "s", whole=False))
-        shelved = [page.blob for page in kept._truth.met.done if type(page) is shelf_codec.Page]
-        assert len(shelved) > 40
+        blobs = [page.blob for page in kept._truth.met.done if type(page) is page_codec.Page]
+        assert len(blobs) > 40
         gc.collect()
         tracemalloc.start()
         try:
             marks = kept.marks()
             held, peak = tracemalloc.get_traced_memory()
             tracemalloc.reset_peak()
-            # what every shelved page decoded at once takes
-            every_page = [shelf_codec._decode(zlib.decompress(blob)) for blob in shelved]
+            # what every compressed page decoded at once takes
+            every_page = [page_codec._decode(zlib.decompress(blob)) for blob in blobs]
             at_once = tracemalloc.get_traced_memory()[0] - held
         finally:
             tracemalloc.stop()

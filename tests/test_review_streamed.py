@@ -39,8 +39,8 @@ def small_pages(monkeypatch):
     """Pages of 16 items, one kept besides the one being filled; parts of 7 values: a short
     night has many of each."""
     monkeypatch.setattr(paged, "PAGE", 16)
-    monkeypatch.setattr(met, "PAGE", 4)  # finished challenges shelved by pages of 4...
-    monkeypatch.setattr(verify, "SHELVE_EVERY", 5)  # ...in the verification's walk too
+    monkeypatch.setattr(met, "PAGE", 4)  # finished challenges compressed by pages of 4...
+    monkeypatch.setattr(verify, "COMPRESS_EVERY", 5)  # ...in the verification's walk too
     monkeypatch.setattr(paged, "CACHED", 1)
     monkeypatch.setattr(streamed, "ITEMS", 7)
     monkeypatch.setattr(streamed, "ROWS", 50)

@@ -34,7 +34,7 @@ from conteur.events.views import in_record
 from conteur.server.audit import paged
 from conteur.server.audit.stories import Mark, brief_of, is_flagged, mark_of, rank_of, summary_of
 from conteur.server.audit.timeline import Item, Review
-from conteur.server.core.shelf import Page, shelved
+from conteur.server.core.pages import Page, compressed
 from conteur.server.store.chain import Entry, Row
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore
@@ -224,7 +224,7 @@ class Builder:
         self.session = session_id
         # with a store, the items of the night's finished part are read from it again when
         # asked for (server/audit/paged.py), and the final pages of finished challenges of
-        # its folds are held compressed (server/core/shelf.py): what a server keeps all night
+        # its folds are held compressed (server/core/pages.py): what a server keeps all night
         self._store = store
         # the rows only serve the verification and the exports: a server reads them again
         # for those (``keep_rows=False``) rather than hold every stored byte of the night
@@ -420,7 +420,7 @@ class Builder:
         self._truth = game.fold(truths, truth)
         self._seen = game.fold(seens, self._seen)
         if paging:  # the final pages compressed, each state's in its own slots
-            self._truth, self._seen = shelved(self._truth), shelved(self._seen)
+            self._truth, self._seen = compressed(self._truth), compressed(self._seen)
         if self.keep_rows:
             self.rows.extend(rows)
         if rows:

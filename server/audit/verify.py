@@ -8,7 +8,7 @@ from typing import Iterable
 
 import msgspec
 
-from conteur.server.core.shelf import shelved
+from conteur.server.core.pages import compressed
 from conteur.server.store.chain import ChainBreak, LogLineError, Row, read_jsonl, verify_rows
 from conteur.server.store.interface import EventStore
 from conteur.server.store.sqlite import file_rows
@@ -115,7 +115,7 @@ def check_verdicts(rows: Iterable[Row], report: Report) -> None:
             return
 
 
-SHELVE_EVERY = 2000  # events between two shelvings of a walk's states
+COMPRESS_EVERY = 2000  # events between two passes compressing a walk's states' final pages
 
 
 class VerdictWalk:
@@ -136,11 +136,11 @@ class VerdictWalk:
         """Checks one event's verdict; False (and the report says why) once one is bad."""
         state = self.states.get(row.session) or self._initial()
         self._fed += 1
-        if self._fed % SHELVE_EVERY == 0:
+        if self._fed % COMPRESS_EVERY == 0:
             # the finished challenges' final pages compressed, as the command path keeps
-            # them (server/core/shelf.py): the walk's memory does not grow with the night,
+            # them (server/core/pages.py): the walk's memory does not grow with the night,
             # and every verdict and evolver reads the same state
-            state = shelved(state)
+            state = compressed(state)
         checker = self.checkers.get(row.session)
         if checker is None:
             checker = self.checkers[row.session] = self._verdicts()

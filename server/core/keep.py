@@ -26,7 +26,7 @@ from typing import Callable, TypeVar
 import msgspec
 
 from conteur.events.game import GameState
-from conteur.server.core.shelf import Page
+from conteur.server.core.pages import Page
 from conteur.server.store import snapshot
 
 T = TypeVar("T")
@@ -79,7 +79,7 @@ def guarded(make: Callable[[], T]) -> T | None:
 
 
 class Pages(msgspec.Struct, array_like=True):
-    """A state's compressed pages (``shelf.Page``) as a snapshot names them: each page is
+    """A state's compressed pages (``pages.Page``) as a snapshot names them: each page is
     stored once, as its own entry (``<view>#<n>``), when it is new or changed (a page is
     final: only an overrule changes it again), and named here by its digest; the body's
     state holds an empty page in its slot. A night's pages are most of a view's bytes

@@ -19,7 +19,7 @@ size at any hour. ``GET /state?at=SEQ`` (a dispute's question) still answers the
 state, folded for the call.
 
 Memory: one state per view that has asked, each holding its open part and, compressed
-in their own slots (server/core/shelf.py), the final pages of its finished challenges:
+in their own slots (server/core/pages.py), the final pages of its finished challenges:
 about 3 bytes per event of a MET night (131 held whole). Views
 differ in what each was sent, so they share nothing. At most ``max_views`` views are kept
 over all sessions (the least recently asked is dropped, and folded again from the log if
@@ -51,7 +51,7 @@ from conteur.events import game, met, views
 from conteur.events.game import GameState
 from conteur.events.model import Actor
 from conteur.server.core import keep
-from conteur.server.core import shelf
+from conteur.server.core import pages
 from conteur.server.store.codec import decode_events
 
 _json = msgspec.json.Encoder(enc_hook=game.enc_hook)  # a state's draw streams: a dict in name order
@@ -150,14 +150,14 @@ class _View:
         self.viewer = viewer
         self.saved = saved  # the seq of the log its last snapshot was folded up to
         self.stored = stored or keep.Stored()  # its compressed pages in the store already
-        self.state = shelf.shelved(state)  # its final pages of finished challenges compressed
+        self.state = pages.compressed(state)  # its final pages of finished challenges compressed
         self.seen = seen  # the last seq this view was sent (its state's ``head``)
 
     def evolve(self, form, seq: int) -> None:
         self.state, self.seen = game.evolve(self.state, form), seq
 
     def whole(self) -> GameState:
-        return shelf.whole(self.state)
+        return pages.whole(self.state)
 
 
 class _Session:
@@ -191,7 +191,7 @@ class Projections:
     def state(self, session: str, viewer: Actor) -> GameState:
         """The state at the session's committed head as ``viewer`` may rebuild it, ``head``
         set to the last seq it was sent (as ``GET /state`` has always answered): the whole
-        state, its shelved finished challenges read back."""
+        state, its compressed finished challenges read back."""
         return self._current(session, viewer, _View.whole)
 
     def state_json(self, session: str, viewer: Actor) -> bytes:
@@ -288,7 +288,7 @@ class Projections:
                         form = views.view(event, viewer)
                         if form is not None:
                             view.evolve(form, seq)
-                    view.state = shelf.shelved(view.state)
+                    view.state = pages.compressed(view.state)
         finally:
             if paused:
                 gc.enable()
@@ -309,7 +309,7 @@ class Projections:
                     if form is not None:
                         view.evolve(form, seq)
             for view in kept:
-                view.state = shelf.shelved(view.state)
+                view.state = pages.compressed(view.state)
         s.seq = head
 
     def forget(self, session: str | None = None) -> None:

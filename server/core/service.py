@@ -34,7 +34,7 @@ from conteur.events.model import Actor, Command, Event, RuleViolation
 from conteur.events.met import carry_over
 from conteur.events.session import Carried
 from conteur.server.core.offload import StoreWork, trouble_of
-from conteur.server.core.shelf import Shelving
+from conteur.server.core.pages import Compressing
 from conteur.server.store.fold import fold_chunks
 from conteur.server.store.interface import Basis, EventStore, Outcome, Pending, StoreError
 
@@ -101,18 +101,18 @@ class Chronicle:
     """The sessions of one chronicle database, and the one way commands become events."""
 
     def __init__(self, store: EventStore, *, snapshot_every: int | None = None,
-                 randbytes: Callable[[int], bytes] = os.urandom, shelve: bool = True):
+                 randbytes: Callable[[int], bytes] = os.urandom, compress: bool = True):
         """``randbytes`` makes the session seeds and the nonces of hidden rolls; only a
         reproducible simulation (``conteur simulate --fixed-secrets``) passes another.
 
-        ``shelve``: each session's final pages of finished MET challenges are held
-        compressed in its state (``shelf.Page``): the one part of the
+        ``compress``: each session's final pages of finished MET challenges are held
+        compressed in its state (``pages.Page``): the one part of the
         true state that grows with the night, about 136 bytes an event of a MET night kept
         as long as the server runs, is then about 4. Decisions are the same either way
         (tests/test_playing_memory.py); off only to show that."""
         self.store = store
         self.clock: Callable[[], float] = time.time  # the server's clock, epoch seconds (countdowns)
-        self._shelving = Shelving() if shelve else None
+        self._compressing = Compressing() if compress else None
         self._randbytes = randbytes
         self.seeds = SecretSeeds(store, randbytes)
         self._states: dict[str, GameState] = {}
@@ -159,13 +159,13 @@ class Chronicle:
                 state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
 
-    def _shelve(self, session: str, state: GameState, events=None) -> GameState:
+    def _compress(self, session: str, state: GameState, events=None) -> GameState:
         """``events``: what was folded into ``state`` from the session's state as last
-        shelved (None: a state of other origin, all its pages looked at)."""
-        return state if self._shelving is None else self._shelving(session, state, events)
+        compressed (None: a state of other origin, all its pages looked at)."""
+        return state if self._compressing is None else self._compressing(session, state, events)
 
     def _loaded(self, session: str, state: GameState, events=None) -> GameState:
-        state = self._shelve(session, state, events)
+        state = self._compress(session, state, events)
         self._states[session] = self._committed[session] = state
         self._tips[session] = Basis(state.head)
         return state
@@ -232,8 +232,8 @@ class Chronicle:
 
     def forget(self, session: str) -> None:
         self._states.pop(session, None)
-        if self._shelving is not None:
-            self._shelving.forget(session)
+        if self._compressing is not None:
+            self._compressing.forget(session)
         self._tips.pop(session, None)
         self._committed.pop(session, None)
         self._epoch[session] = self._epoch.get(session, 0) + 1
@@ -370,7 +370,7 @@ class Chronicle:
                 command_type=command.__struct_config__.tag, code=violation.code,
                 message=violation.message, character=a.actor.character, rule=violation.rule,
             )]
-        folded = self._states[session] = self._shelve(session, game.fold(events, state), events)
+        folded = self._states[session] = self._compress(session, game.fold(events, state), events)
         epoch = self._epoch.get(session, 0)
         basis = self._tips.get(session)
         then = self._tips[session] = Basis()

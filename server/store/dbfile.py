@@ -70,7 +70,7 @@ class Verification(Protocol):
 
 # The whole check of a chronicle file (chain, draws, verdicts), passed in by its caller
 # (``conteur.server.audit.verify.verify_path``): it folds with the rules and the command
-# path's shelf, layers above the store, so the store takes it as an argument.
+# path's compressed pages (server/core/pages.py), layers above the store, so the store takes it as an argument.
 Verify = Callable[[Path], Verification]
 
 

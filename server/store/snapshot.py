@@ -5,7 +5,7 @@ Three callers keep snapshots, all through this module:
 - the store's state snapshots (``snapshots`` table, ``save_snapshot``), which bound a
   restart's fold: the body is the ``GameState`` at ``seq``;
 - the core's kept views (server/core/keep.py, ``views`` table): a projection's state,
-  its shelf's pages by name, the last seq it was sent;
+  its compressed pages by name, the last seq it was sent;
 - the audit's kept review (server/audit/kept.py, ``views`` table): a review builder's
   state.
 
@@ -64,7 +64,7 @@ class _Out(msgspec.Struct, array_like=True):
 
 def _mapping(obj):
     """A state may hold a page of finished challenges as a mapping read when asked for
-    (the command path's, server/core/shelf.Page): encoded as the dict it stands for, a page
+    (``Page``, server/core/pages.py): encoded as the dict it stands for, a page
     at a time, so a snapshot never decodes the whole night at once. The state's own
     types are encoded as ``game.enc_hook`` says (the draw streams: a dict in name order)."""
     if isinstance(obj, game.Streams):

@@ -152,17 +152,17 @@ def _compressed(state: GameState, numbers) -> GameState:
     return msgspec.structs.replace(state, met=msgspec.structs.replace(own, done=tuple(pages)))
 
 
-def shelved(state: GameState) -> GameState:
+def compressed(state: GameState) -> GameState:
     """``state`` with its final pages of finished challenges compressed in place (``Page``):
     equal to ``state``, and every decision on it the same. Looks at every page below the
-    final one: for a state of unknown origin (a load, a catch-up); ``Shelving`` for the
+    final one: for a state of unknown origin (a load, a catch-up); ``Compressing`` for the
     states a command path folds one from the other."""
     own = state.met
     return _compressed(state, range(min(_final(own), len(own.done))))
 
 
-class Shelving:
-    """``shelved`` for each session's state folded from its previous one, looking only at
+class Compressing:
+    """``compressed`` for each session's state folded from its previous one, looking only at
     the pages that may have changed since: those that became final since its last pass,
     and those the folded events named (an overrule, MET-14). Each command looked at every
     page below the final one before: 13 us at 250 pages, by the sixth hour of a night at
@@ -177,8 +177,8 @@ class Shelving:
         self._upto: dict[str, int] = {}  # session -> pages below this were looked at
 
     def __call__(self, session: str, state: GameState, events=None) -> GameState:
-        """``state`` shelved; ``events``: those folded into it from the state this
-        shelving last gave for ``session`` (None: a state of other origin, looked at whole)."""
+        """``state`` compressed; ``events``: those folded into it from the state this
+        last gave for ``session`` (None: a state of other origin, looked at whole)."""
         own = state.met
         end = min(_final(own), len(own.done))
         start = min(self._upto.get(session, 0), end) if events is not None else 0
@@ -196,7 +196,7 @@ class Shelving:
 
 def whole(state: GameState) -> GameState:
     """``state`` with every ``Page`` a dict again: what the typed codec encodes (a
-    snapshot), the state a fold that never shelved holds."""
+    snapshot), the state a fold that never compressed holds."""
     done = state.met.done
     if not any(type(page) is Page for page in done):
         return state
