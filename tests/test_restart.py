@@ -19,7 +19,9 @@ What is shown, on a real SQLite file and a real server on loopback:
 
 from __future__ import annotations
 
+import gzip
 import random
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -167,6 +169,27 @@ def test_after_a_restart_state_and_first_screen_are_a_fold_from_the_log_byte_for
         assert restarted[key] == folded[key], key
     first = msgspec.json.decode(restarted["first en"])
     assert first["counts"]["items"] > 4 * paged.PAGE and first["disputes"]  # pages behind the first, overrules
+
+
+# a MET night (pages of 8) whose views' and reviews' snapshots the previous version wrote,
+# when a view kept its final pages on a shelf beside its state, each stored once by digest
+OLDER = Path(__file__).with_name("older_view_snapshots.db.gz")
+
+
+def test_snapshots_an_older_version_wrote_open_and_answer_as_a_fold_from_the_log(tmp_path, loads):
+    db = tmp_path / "older.db"
+    with gzip.open(OLDER) as src, open(db, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    assert any("#" in name for name in stored(db, pages=True))  # compressed pages stored apart
+    who = tokens(db)
+    restarted = answers(db, who)
+    used = dict(loads)
+    assert used == {name: True for name in used} and len(used) == len(who) + 2, used  # every view, both reviews
+    loads.clear()
+    folded = answers(without_caches(db, tmp_path / "folded.db"), who)
+    assert restarted.keys() == folded.keys()
+    for key in folded:
+        assert restarted[key] == folded[key], key
 
 
 def _envelope_of_another_log(db: Path, tmp_path: Path) -> dict[str, bytes]:
