@@ -114,8 +114,8 @@ def test_time_2_scenes_open_are_joined_left_and_closed():
         then=[SceneLeft(character="a", scene="s1"), SceneJoined(character="a", scene="s2")],
     )
     assert_decides(given=given, when=LeaveScene(character="a"), actor=A, then=[SceneLeft(character="a", scene="s1")])
-    closed = given + [SceneClosed(scene="s1")]
-    assert game.fold(closed).session.characters["a"].scene is None
+    closed = given + decide_after(given, CloseScene(scene="s1"))
+    assert SceneClosed(scene="s1") in closed and game.fold(closed).session.characters["a"].scene is None
     assert_refuses(given=closed, when=JoinScene(character="a", scene="s1"), actor=A, match="closed")
 
 
@@ -344,8 +344,8 @@ def test_met_9_example_2_b_mental_7_acts_before_a_physical_6():
 
 
 def test_met_6_a_storyteller_marks_a_player_without_sheet():
-    assert_decides(given=roster(a=A6), when=MarkNoSheet(character="a"), then=[NoSheetMarked(character="a")])
-    assert game.fold(roster(a=A6) + [NoSheetMarked(character="a")]).session.characters["a"].no_sheet
+    marked = assert_decides(given=roster(a=A6), when=MarkNoSheet(character="a"), then=[NoSheetMarked(character="a")])
+    assert game.fold(roster(a=A6) + marked).session.characters["a"].no_sheet
     assert_refuses(given=roster(a=A6), when=MarkNoSheet(character="a"), actor=A, code="forbidden")
 
 
