@@ -130,3 +130,20 @@ def test_a_roster_whose_characters_are_no_list_is_400_never_500(night, character
     _, http = night
     reply = http.post("/sessions/night/roster", json={"characters": characters})
     assert reply.status_code == 400 and "$.characters" in reply.json()["detail"], reply.text
+
+
+def test_an_address_over_its_bad_tokens_is_told_429_on_the_channel_as_documented(tmp_path):
+    """POST /channel answers 429 with its Retry-After once an address sent too many unknown
+    tokens, as every route does; its description documents the 429 (a contract tester saw
+    it undocumented)."""
+    with Venue(tmp_path / "chronicle.db") as venue:
+        with httpx.Client(base_url=venue.url) as http:
+            opened = {"id": "0" * 12, "nonce": "UWeHGyOVhWhfPMJYN2aG-7SmPCUBsmSrMWfyVrNAoLg"}
+            assert http.post("/channel", json=opened).status_code == 200
+            for _ in range(venue.runtime.limits.bad):
+                assert http.get("/me", headers={"Authorization": "Bearer no-such-token"}).status_code == 401
+            reply = http.post("/channel", json=opened)
+            assert reply.status_code == 429, reply.text
+            assert int(reply.headers["retry-after"]) >= 1
+            schema = http.get("/schema/openapi.json", timeout=120).json()
+    assert "429" in schema["paths"]["/channel"]["post"]["responses"]
