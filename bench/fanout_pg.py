@@ -13,7 +13,7 @@ the last device stayed under ``--p99`` ms. Printed: the highest sustained rate a
 p99s (ack, fan-out). With two processes every command of one is decided on a state the
 other just moved: it comes back stale, catches up and is decided again (the worst case;
 ``--halls 2``, each session's devices on one process, is the kind case). The PostgreSQL cluster is
-a throwaway one this script starts (tests/pg_support.py), fsync on. Asserts nothing.
+a throwaway one this script starts (tests/support/pg_support.py), fsync on. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ def main() -> None:
     print(f"fan-out, {args.devices} devices {where}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f}", flush=True)
 
-    from tests.pg_support import BINDIR, Cluster
+    from tests.support.pg_support import BINDIR, Cluster
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

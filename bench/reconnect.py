@@ -7,7 +7,7 @@ caught up, ``window.conteur.live``) against the moment the server answers again.
 it, side by side in the same page and run, the baseline: a bare loop fetching /health
 every 50 ms, the soonest any page could know the server is back. The figure kept is the
 p95 over the runs (targets: < 3 s after an outage, < 1 s after the screen is shown).
-The engines are driven as the cross-engine tests drive them (tests/engines_support.py).
+The engines are driven as the cross-engine tests drive them (tests/support/engines_support.py).
 
     python bench/reconnect.py                       # 120 s outages, 10 runs an engine (about 2 hours)
     python bench/reconnect.py --outage 20 --runs 10 # shorter outages
@@ -26,8 +26,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import results  # noqa: E402
-from tests.client_support import make_chronicle  # noqa: E402
-from tests.engines_support import ENGINES, HIDE, MISSING, Engine, free_port  # noqa: E402
+from tests.support.client_support import make_chronicle  # noqa: E402
+from tests.support.engines_support import ENGINES, HIDE, MISSING, Engine, free_port  # noqa: E402
 from conteur.server.web.app import Served, create_app  # noqa: E402
 
 # In the page: when the app is live again, and when /health first answers, after ``since``.

@@ -5,7 +5,7 @@
 
 Both stores acknowledge after a durable COMMIT: SQLite in WAL with synchronous=FULL,
 PostgreSQL with fsync and synchronous_commit on, on a throwaway cluster this script
-starts on 127.0.0.1 and removes (tests/pg_support.py; Debian's postgresql package).
+starts on 127.0.0.1 and removes (tests/support/pg_support.py; Debian's postgresql package).
 ``--stores N`` also runs N PostgreSQL stores on the same database at once, each with its
 own connections and writer thread, as N server processes would. Prints figures; asserts
 nothing about speed.
@@ -67,7 +67,7 @@ def main() -> None:
     results.start("store_pg", args)
     n = 1000 if args.quick else args.events
 
-    from tests.pg_support import BINDIR, Cluster
+    from tests.support.pg_support import BINDIR, Cluster
 
     with tempfile.TemporaryDirectory() as folder:
         sqlite = SQLiteStore(Path(folder) / "bench.db")

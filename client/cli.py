@@ -31,7 +31,7 @@ from conteur.client.outbox import NewerStateFile
 from conteur.events.narrate import Teller, sentence
 
 # The exit statuses `conteur --help` lists (the server's EXIT_CODES; the client does not
-# import the server, tests/test_layers.py checks they agree): 1 a command rejected, 2 what
+# import the server, tests/house/test_layers.py checks they agree): 1 a command rejected, 2 what
 # was given cannot be used (a bad link, a refused token), 3 the server did not answer in
 # time, 4 the state file is locked, 5 it is a newer client's.
 EXIT_CHECK_FAILED = 1

@@ -23,7 +23,7 @@ _ids = itertools.count(1)
 class Device:
     # called with ("sent" or "received", frame) for every frame this device sends as a dict
     # and every frame it receives; raising says the frame is not as described. Tests set
-    # the AsyncAPI document's check (tests/asyncapi_support.py); a received frame that fails
+    # the AsyncAPI document's check (tests/support/asyncapi_support.py); a received frame that fails
     # it fails the test at its next wait or at close, a sent one at once.
     frame_check: Callable[[str, dict], None] | None = None
 

@@ -1,15 +1,15 @@
 """Fixtures every test module may use, without importing another test module.
 
-- ``browser``/``playwright``: the one Debian Chromium (tests/browser_support.py); without
+- ``browser``/``playwright``: the one Debian Chromium (tests/support/browser_support.py); without
   chromium every browser test skips with the reason printed.
-- ``setup``/``server``: a chronicle with its storyteller and players (tests/client_support.py),
+- ``setup``/``server``: a chronicle with its storyteller and players (tests/support/client_support.py),
   served on 127.0.0.1 by a real server.
 - ``lan_browser``: Chromium reaching that server by a LAN name, over plain HTTP.
 - ``demo``: the demo chronicle (v5-demo and action-demo), served.
 - ``worlds``: two venues for the noninterference tests, which play the same sessions in
-  both, differing only in one secret (tests/noninterference.py).
+  both, differing only in one secret (tests/support/noninterference.py).
 - ``pg_cluster``/``pg_url``: a throwaway PostgreSQL cluster for the test session and a fresh
-  database in it per test (tests/pg_support.py); without PostgreSQL they skip.
+  database in it per test (tests/support/pg_support.py); without PostgreSQL they skip.
 """
 
 import sys
@@ -25,10 +25,10 @@ from hypothesis import settings  # noqa: E402
 from conteur.server.cli.demo import create_demo  # noqa: E402
 from conteur.server.store.sqlite import SQLiteStore  # noqa: E402
 from conteur.server.testing import Venue  # noqa: E402
-from tests.browser_support import ARGS, CHROMIUM, browser, playwright  # noqa: E402,F401
-from tests.client_support import make_chronicle, served  # noqa: E402
-from tests.examples import examples  # noqa: E402
-from tests.pg_support import pg_cluster, pg_url  # noqa: E402,F401
+from tests.support.browser_support import ARGS, CHROMIUM, browser, playwright  # noqa: E402,F401
+from tests.support.client_support import make_chronicle, served  # noqa: E402
+from tests.support.examples import examples  # noqa: E402
+from tests.support.pg_support import pg_cluster, pg_url  # noqa: E402,F401
 
 # tests without their own max_examples scale with CONTEUR_EXAMPLES too
 settings.register_profile("conteur", max_examples=examples(100))

@@ -48,17 +48,20 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+
+def rules_tests(*names: str) -> list[str]:
+    return [f"tests/rules/test_{name}.py" for name in names]
+
+
 # the tests each module's mutants run: those named after the rules the module holds
 SELECTION: dict[str, list[str]] = {
-    "met": ["tests/test_met_rules.py", "tests/test_met.py", "tests/test_met_defender.py",
-            "tests/test_met_examples.py"],
-    "met_rules": ["tests/test_met_rules.py", "tests/test_met.py", "tests/test_met_defender.py"],
-    "v5": ["tests/test_v5_rules.py", "tests/test_v5.py", "tests/test_verdicts_rouse.py"],
-    "action": ["tests/test_action_rules.py", "tests/test_action.py", "tests/test_action_settle.py",
-               "tests/test_session_rules.py"],
-    "session": ["tests/test_session_rules.py", "tests/test_session.py", "tests/test_carried.py"],
-    "verdicts": ["tests/test_verdicts_rules.py", "tests/test_verdicts_rouse.py"],
-    "fair": ["tests/test_fair.py", "tests/test_fair_streams.py"],
+    "met": rules_tests("met_rules", "met", "met_defender", "met_examples"),
+    "met_rules": rules_tests("met_rules", "met", "met_defender"),
+    "v5": rules_tests("v5_rules", "v5", "verdicts_rouse"),
+    "action": rules_tests("action_rules", "action", "action_settle", "session_rules"),
+    "session": rules_tests("session_rules", "session", "carried"),
+    "verdicts": rules_tests("verdicts_rules", "verdicts_rouse"),
+    "fair": rules_tests("fair", "fair_streams"),
 }
 TIMEOUT = 60  # seconds a mutant's tests may take: a mutant that loops forever is killed
 

@@ -373,7 +373,7 @@ export function bidBounds(sheet, attribute, abilities = []) {
 // MET-9: the order in which [character, attribute] actions of one turn resolve: Celerity
 // first, higher first; then more traits in the attribute used; equal on both, one group
 // acting together (each keeps its own throw). The twin of events' initiative_order, what
-// the tablet shows (tests/test_differential.py holds them equal). The sort is stable, as
+// the tablet shows (tests/web/test_differential.py holds them equal). The sort is stable, as
 // Python's: equal actions keep the order they were given in.
 const ATTRIBUTES = ["physical", "social", "mental"];
 

@@ -1,7 +1,7 @@
 // Events as sentences for the storyteller's log and the phone's feed, in English or
 // French: the twin of events/narrate.py (the review's timeline), with the same templates
 // (events/messages/<lang>.json, "sentences") and the same keys, so the tablet and the
-// review tell an evening word for word the same way (tests/test_differential.py). It reads
+// review tell an evening word for word the same way (tests/web/test_differential.py). It reads
 // only the event as received: a sealed bid or throw is told as sealed, never guessed. An
 // event type it does not know is not told (null), so a newer server never breaks the log.
 

@@ -13,7 +13,7 @@
 // multiple of `sides` not above 256**width; the face is x % sides + 1; next block when a block
 // runs out. JSON.stringify writes what Python's json.dumps(separators=(",", ":"),
 // ensure_ascii=False) writes for strings and integers (the same escapes: \" \\ \b \f \n \r
-// \t and \u00xx below 0x20, everything else as is); tests/test_web_verify.py holds the two
+// \t and \u00xx below 0x20, everything else as is); tests/web/test_web_verify.py holds the two
 // to it on random sessions, streams and entropy.
 
 import { hmac } from "./vendor/noble-hashes/hmac.js";

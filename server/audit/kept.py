@@ -8,7 +8,7 @@ true state and the viewer's own (their compressed pages stored once each, as hel
 the roster's names and scenes as they changed, each challenge's scene, each item's seq
 and scene, each challenge's items by seq, the event types seen, what the disputes list
 knows of each challenge (and which challenges were overruled or disputed), and the briefs told lately (the first screen's). A builder made from it answers what the builder it was
-saved from answers (tests/test_restart.py, byte for byte). It is written in the one
+saved from answers (tests/server/test_restart.py, byte for byte). It is written in the one
 snapshot format (server/store/snapshot.py: the envelope, its version, its checks and what
 is skipped), through server/core/keep.py, as a view's is.
 """

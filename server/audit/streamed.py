@@ -14,7 +14,7 @@ server left at 381 MB. Here the same bytes are made part by part from a kept rev
 
 What is held beyond the kept review is a chunk of rows, a few pages of items, one
 encoded part, and per flagged challenge its id. The bytes are those of the whole answer
-(tests/test_review_streamed.py compares them on random nights): a reader knows it has the
+(tests/audit/test_review_streamed.py compares them on random nights): a reader knows it has the
 whole bundle by its closing brace, sent last, after every part was made; a failure in
 between ends the stream without it (and, over HTTP, without chunked encoding's last
 chunk, which clients report as an incomplete body).

@@ -9,7 +9,7 @@ and 14.5 s at 735,000 events. So each is saved now and then, through the store
 envelope, its version, its checks and what is skipped). The body is the view's own
 content, in the typed msgpack codec of its type (a view's state is a ``GameState`` whose
 sealed throws and bids are None, which ``met.Challenge``'s types allow:
-tests/test_restart.py shows every view of simulated nights round-trips). A snapshot that
+tests/server/test_restart.py shows every view of simulated nights round-trips). A snapshot that
 is skipped (stale, of another log, undecodable) leaves the view folded from the log as
 before. Never fatal, never wrong.
 

@@ -109,7 +109,7 @@ class Chronicle:
         compressed in its state (``pages.Page``): the one part of the
         true state that grows with the night, about 136 bytes an event of a MET night kept
         as long as the server runs, is then about 4. Decisions are the same either way
-        (tests/test_playing_memory.py); off only to show that."""
+        (tests/server/test_playing_memory.py); off only to show that."""
         self.store = store
         self.clock: Callable[[], float] = time.time  # the server's clock, epoch seconds (countdowns)
         self._compressing = Compressing() if compress else None

@@ -4,7 +4,7 @@ Everything outside ``conteur.server.store`` talks to a store through ``EventStor
 these types only: no SQL, no connection, no private member. ``SQLiteStore``
 (``sqlite.py``, one file per chronicle at a venue) implements it; a PostgreSQL store for
 hosting many games implements the same methods and passes the same contract suite
-(``tests/test_store_contract.py``, parametrized over every store).
+(``tests/store/test_store_contract.py``, parametrized over every store).
 
 What every implementation guarantees:
 

@@ -31,7 +31,7 @@ import msgspec
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from litestar import Request, post
-from litestar.exceptions import NotAuthorizedException, ValidationException
+from litestar.exceptions import NotAuthorizedException, TooManyRequestsException, ValidationException
 from litestar.params import JSONBody
 from msgspec import Meta
 
@@ -117,7 +117,7 @@ def _address(request: Request) -> str:
     return request.client.host if request.client else ""
 
 
-@post("/channel", tags=["server"], status_code=200,
+@post("/channel", tags=["server"], status_code=200, raises=[TooManyRequestsException],
       summary="Open the venue channel for HTTP: the token's id and a nonce, never the token")
 async def open_http_channel(request: Request, data: JSONBody[HttpOpen]) -> HttpOpened:
     """docs/protocol.md, "The channel": an id no live token has gets the same answer,

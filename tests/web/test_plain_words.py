@@ -1,0 +1,113 @@
+"""A screen speaks the reader's language: no rule number (MET-3) and no internal key
+(overbid_failed) in any message of any language, and every outcome the Mind's Eye Theatre
+rules write (how a round was won, why a round started again, why a challenge ended, a
+challenge's status) has its words on the phone's feed, the tablet's log and the review.
+Refusals cite rules for the record: what a person reads of them goes without the number,
+in Python and in the web app alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conteur.events.catalogue import LANGS, section, without_rule_codes
+
+ROOT = Path(__file__).resolve().parents[2]
+MET = (ROOT / "events" / "met.py").read_text()
+SECTIONS = ("sentences", "app", "review", "export", "join")
+
+RULE_NUMBER = re.compile(r"\b(?:MET|ACT|V5|TIME|FAIR)-\d+")
+KEY = re.compile(r"\b[a-z0-9]+_[a-z0-9_]+\b")  # snake_case: a code, not a word
+
+
+def readable(text: str) -> str:
+    """What a reader sees of a message: not its {fields}, its markup, what a <code> holds
+    (a command line), nor an address or a file name."""
+    text = re.sub(r"<code>.*?</code>", "", text, flags=re.S)
+    text = re.sub(r"<[^>]+>", "", text)
+    text = re.sub(r"\{\w+\}", "", text)
+    return re.sub(r"https?://\S+|\S+\.(?:sh|md|crt|json|db)\b", "", text)
+
+
+def outcome_kinds() -> dict[str, set[str]]:
+    """Every value the rules give a round's ``by``, a round's or a challenge's ``reason``
+    and a challenge's ``status``: the literals events/met.py writes and the ones its fields
+    name in their comments."""
+    reasons = set(re.findall(r"\breason\s*=\s*(?:e\.reason or )?\"(\w+)\"", MET))
+    reasons |= set(re.findall(r"\breason = \"(\w+)\" if .* else \"(\w+)\"", MET)[0])
+    bys = set(re.findall(r"\bby\s*=\s*\"(\w+)\"", MET)) | set(re.findall(r"_won\([^)]*\"(\w+)\"", MET))
+    for field, into in (("by", bys), ("reason", reasons)):
+        for listed in re.findall(rf"^\s+{field}: str(?: = \"\")?\s+#\s*([a-z_ |]+)$", MET, re.M):
+            into |= {w.strip() for w in listed.split("|") if w.strip()}
+    statuses = set(re.search(r"status: str = \"throwing\"\s+#\s*([a-z_ |]+)", MET)[1].replace(" ", "").split("|"))
+    return {"by": bys, "reason": reasons, "status": statuses}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", SECTIONS)
+def test_no_message_shows_a_rule_number_or_an_internal_key(name, lang):
+    bad = {key: text for key, text in section(name, lang).items()
+           if RULE_NUMBER.search(readable(text)) or KEY.search(readable(text))}
+    assert bad == {}
+
+
+def test_the_outcome_kinds_are_found():
+    kinds = outcome_kinds()
+    # a sample the rules surely write: the scan of events/met.py still reads them
+    assert {"throw", "bid", "tie_debt", "zero_traits"} <= kinds["by"]
+    assert {"overbid_failed", "window_closed", "timeout", "accepted", "equal_bids", "next_test", "overruled"} <= kinds["reason"]
+    assert {"throwing", "window", "resolved", "cancelled"} <= kinds["status"]
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_outcome_kind_has_words_in_the_feed_the_log_and_the_review(lang):
+    kinds = outcome_kinds()
+    sentences, review = section("sentences", lang), section("review", lang)
+    told = {f"r_{k}" for k in kinds["by"] | kinds["reason"]} - {"r_cancelled"}  # a cancel has its own sentence
+    missing = sorted(k for k in told if k not in sentences)
+    assert missing == [], f"{lang}: the feed and the log would show the code itself"
+    # the review's challenge page: a status and, once ended, why
+    shown = {f"s_{k}" for k in kinds["status"]} | {f"r_{k}" for k in kinds["reason"]
+                                                   if k not in ("equal_bids", "next_test", "retest", "overbid")}
+    missing = sorted(k for k in shown if k not in review)
+    assert missing == [], f"{lang}: the review would show the code itself"
+    for key in told:
+        assert not KEY.search(sentences[key]), (key, sentences[key])
+    for key in shown:
+        assert not KEY.search(review[key]), (key, review[key])
+
+
+@pytest.mark.parametrize(("said", "read"), [
+    ("the initiator declares its traits first (MET-3)", "the initiator declares its traits first"),
+    ("simultaneous actions (ACT-8, ACT-10) wait", "simultaneous actions wait"),
+    ("ACT-12: more PS wins", "more PS wins"),
+    ("Time Out: the window waits (TIME-5, MET-16)", "Time Out: the window waits"),
+    ("UTF-8 and Wi-Fi are words", "UTF-8 and Wi-Fi are words"),
+])
+def test_a_refusal_is_read_without_its_rule_number_in_python_and_in_the_web_app(said, read):
+    assert without_rule_codes(said) == read
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CONTEUR_REQUIRE_NODE") == "1":
+            pytest.fail("CONTEUR_REQUIRE_NODE=1 but node is not installed")
+        pytest.skip("node is not installed: the web app's twin is not run")
+    # messages.js fetches the catalogues beside itself at import: node reads them from
+    # events/messages/, where the server serves them from (as tests/support/js/differential.mjs)
+    script = f"""
+        import {{ readFileSync }} from "node:fs";
+        globalThis.fetch = async (url) => {{
+          const name = new URL(url).pathname.split("/").pop();
+          const text = readFileSync(new URL(name, {json.dumps((ROOT / "events" / "messages").as_uri() + "/")}), "utf8");
+          return {{ ok: true, status: 200, json: async () => JSON.parse(text) }};
+        }};
+        const {{ withoutRuleCodes }} = await import({json.dumps((ROOT / "client" / "web" / "messages.js").as_uri())});
+        console.log(JSON.stringify(withoutRuleCodes({json.dumps(said)})));"""
+    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == read
