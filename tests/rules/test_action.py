@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from conteur.events import action, game, views
@@ -28,7 +28,7 @@ from conteur.events.action import (
     TensionRaised,
 )
 from conteur.events.model import STORYTELLER, DrawRecord
-from conteur.events.session import NextTurn, SkipTime, TimeSkipped, TurnAdvanced
+from conteur.events.session import NextTurn, SetTurnLength, SkipTime, TimeSkipped, TurnAdvanced
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from tests.support.action_support import ROSTER, act, player
 from tests.support.examples import examples
@@ -437,12 +437,20 @@ def test_act_12_a_secret_opposed_roll_is_settled_before_both_characters():
 _clock_or_modifier = st.one_of(
     st.tuples(st.just("turn")),
     st.tuples(st.just("skip"), st.integers(1, 7200)),
+    st.tuples(st.just("length"), st.integers(1, 120)),  # a turn of up to two minutes (TIME-3)
     st.tuples(st.just("modifier"), st.sampled_from(["turns", "minutes"]), st.integers(1, 6)),
 )
 
 
 @settings(max_examples=examples(100), deadline=None)
 @given(steps=st.lists(_clock_or_modifier, max_size=20))  # 20 modifiers at most: a net of -20 (ACT-6)
+# a minute's modifier, then one of turns that outlasts it: the turn that ends the minute;
+# one of turns ending before two of minutes: the turn after its last; a shorter one after
+# a longer one, of turns or of minutes
+@example(steps=[("length", 60), ("modifier", "minutes", 1), ("modifier", "turns", 6), ("turn",)])
+@example(steps=[("modifier", "turns", 1), ("modifier", "minutes", 1), ("modifier", "minutes", 1), ("turn",), ("turn",)])
+@example(steps=[("modifier", "turns", 3), ("modifier", "turns", 1), ("turn",), ("turn",)])
+@example(steps=[("modifier", "minutes", 5), ("modifier", "minutes", 1), ("skip", 60)])
 def test_act_7_expired_modifiers_leave_at_each_clock_move_and_the_rest_stay(steps):
     """Modifiers applied and clocks moved by commands, in any order: dalia's roll then counts
     exactly the modifiers still running (a modifier in turns up to its last turn included,
@@ -455,6 +463,8 @@ def test_act_7_expired_modifiers_leave_at_each_clock_move_and_the_rest_stay(step
             command = NextTurn()
         elif step[0] == "skip":
             command = SkipTime(seconds=step[1])
+        elif step[0] == "length":
+            command = SetTurnLength(seconds=step[1])
         else:
             command = ApplyModifier(character="dalia", value=-1, duration=step[2], unit=step[1])
         decided = decide_after(events, command)
