@@ -34,7 +34,7 @@ from msgspec.structs import replace
 
 from conteur.events import met_rules as rules
 from conteur.events.bounds import Count, Key, Name, Names, Text
-from conteur.events.met_rules import ATTRIBUTES, Attribute, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
+from conteur.events.met_rules import ATTRIBUTES, GROUP_DEFENDERS, Attribute, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
 from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation, refuse, unchanged
 from conteur.events.session import (
     STORYTELLER_SIDE,
