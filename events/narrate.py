@@ -299,7 +299,11 @@ def challenge_header(e: met.ChallengeIssued, t: Teller) -> str:
 
 
 def group_header(e: met.GroupChallengeIssued, t: Teller) -> str:
-    return t("group", a=t.who(e.initiator), list=", ".join(t.who(d) for d in e.defenders), attr=t.attr(e.attribute))
+    listed = ", ".join(t.who(d) for d in e.defenders)
+    if e.kind != "static":
+        return t("group", a=t.who(e.initiator), list=listed, attr=t.attr(e.attribute))
+    text = t("group_static", b=t.who(e.initiator), list=listed, attr=t.attr(e.attribute), difficulty=e.difficulty)
+    return text + t("tests", n=e.tests) if e.tests > 1 else text
 
 
 def group_results(e: met.GroupSettled, t: Teller) -> str:
@@ -325,7 +329,9 @@ def group_sentence(events: Iterable, t: Teller, *, rulings: bool = True) -> str:
     parts = []
     for pair, defender in zip(issued.pairs, issued.defenders):
         head = met.ChallengeIssued(challenge=pair, kind=issued.kind, initiator=issued.initiator, defender=defender,
-                                   attribute=issued.attribute, defender_attribute=issued.defender_attribute)
+                                   tested=defender if issued.kind == "static" else None,
+                                   attribute=issued.attribute, defender_attribute=issued.defender_attribute,
+                                   difficulty=issued.difficulty, tests=issued.tests)
         body = challenge_sentence([head] + stories[pair], t, rulings=rulings)[len(challenge_header(head, t)):]
         if body.startswith(colon):
             parts.append(t("group_against", b=t.who(defender), colon=colon, body=body[len(colon):]))

@@ -350,7 +350,7 @@ function commandFor(act, el, data) {
   switch (act) {
     // a group's throw names its round (the group's record has none of its own)
     case "throw": return { type: "throw", character, challenge: ch, round: el.dataset.round ? num(el.dataset.round) : c.round, choice: el.dataset.choice };
-    case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
+    case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: el.dataset.round ? num(el.dataset.round) : c.round, choice: el.dataset.choice || null };
     case "bid": case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "retest": return { type: "retest", character, challenge: ch, source: data.get("source") };
     case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")), abilities: data.getAll("ability") };
@@ -377,10 +377,13 @@ function commandFor(act, el, data) {
       const target = data.get("target");
       const antagonist = (data.get("antagonist") || "").trim() || "antagonist";
       if (kind === "simple" || kind === "complex") return { type: "challenge", kind, character: target, tests: num(data.get("tests")) || 1 };
-      // an antagonist against several characters at once: a group challenge (MET-1, classic)
+      // the antagonist's own abilities that apply (it has no sheet here: MET-3, MET-15)
+      const abilities = (data.get("abilities") || "").split(",").map((a) => a.trim()).filter(Boolean);
+      // an antagonist against several characters at once: a group challenge (MET-1), classic
+      // or a static test of each of them against one difficulty (MET-10)
       const defenders = [...new Set([target, ...data.getAll("more")])];
-      if (kind === "classic" && defenders.length > 1) return { type: "challenge", kind, character: antagonist, defenders, attribute: data.get("attribute") };
-      const base = { type: "challenge", kind, character: antagonist, defender: target, attribute: data.get("attribute") };
+      const base = { type: "challenge", kind, character: antagonist, attribute: data.get("attribute"), abilities,
+        ...(defenders.length > 1 ? { defenders } : { defender: target }) };
       return kind === "static" ? { ...base, difficulty: num(data.get("difficulty")) || 0, tests: num(data.get("tests")) || 1 } : base;
     }
     case "st-bid": return { type: "bid", character: el.dataset.side, challenge: ch, round: c.round, value: num(data.get("value")) };

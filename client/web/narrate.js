@@ -36,6 +36,14 @@ export function teller(vm, lang = "en") {
     return e.tests > 1 ? text + say("tests", { n: e.tests }) : text;
   }
 
+  // a group (MET-1); a storyteller's static test of several characters (MET-10)
+  function groupHeader(e) {
+    const list = (e.defenders || []).map(who).join(", ");
+    if (e.kind !== "static") return say("group", { a: who(e.initiator), list, attr: attr(e.attribute) });
+    const text = say("group_static", { b: who(e.initiator), list, attr: attr(e.attribute), difficulty: e.difficulty || 0 });
+    return e.tests > 1 ? text + say("tests", { n: e.tests }) : text;
+  }
+
   const dice = (values) => (values || []).join(" ");
   const signs = (e) => (e.signs && e.signs.length ? ` [${e.signs.map((s) => s || "·").join(" ")}]` : "");
   const signed = (v) => (v >= 0 ? `+${v}` : String(v));
@@ -45,8 +53,7 @@ export function teller(vm, lang = "en") {
   const met = {
     // without an id (a phone's feed, whose sentence already names both sides) the header alone
     challenge_issued: (e) => (e.challenge ? say("issued_event", { id: e.challenge, text: header(e) }) : `${header(e)}.`),
-    group_challenge_issued: (e) => say("issued_event", { id: e.challenge, text: say("group", {
-      a: who(e.initiator), list: (e.defenders || []).map(who).join(", "), attr: attr(e.attribute) }) }),
+    group_challenge_issued: (e) => say("issued_event", { id: e.challenge, text: groupHeader(e) }),
     // each defender's pair: its winner over the other side (narrate.group_results)
     group_settled: (e) => say("group_settled", { id: e.challenge, results: Object.entries(e.results || {}).map(([d, w]) =>
       say("group_result", { w: who(w), l: who(w === d ? e.initiator : d) })).join(", ") }),
