@@ -137,6 +137,60 @@ async def test_a_stalled_postgresql_leaves_pings_health_and_hellos_answered_and_
         assert "commands answered unavailable" in output and "succeed again" in output, output
 
 
+# what a storyteller's tablet asks over HTTP, each needing the database (its token at
+# least): while it is stalled, each is answered 503 with a Retry-After
+NEEDS_THE_DATABASE = [("GET", "/me"), ("GET", "/sessions"), ("GET", "/sessions/hall/state"),
+                      ("GET", "/sessions/hall/events"), ("GET", "/sessions/hall/windows"),
+                      ("GET", "/sessions/hall/devices"), ("GET", "/sessions/hall/review/first"),
+                      ("POST", "/sessions/hall/tokens"), ("POST", "/channel")]
+# and what needs no database at all: answered as usual meanwhile
+NEEDS_NONE = ["/health", "/", "/messages/en.json", "/schema/openapi.json"]
+
+
+async def test_a_stalled_postgresql_leaves_http_answered_and_refuses_what_needs_it_with_503(
+        cluster, url, tmp_path):
+    """Every store call of an HTTP request (its bearer token first) runs off the event
+    loop, awaited at most the statement timeout: the requests that need the database are
+    answered 503 with a Retry-After, while those that need none, and the sockets' pings,
+    are answered as usual, even with the database's requests still waiting."""
+    import httpx
+
+    venue = prepare_venue(url, "hall", players=1)
+    headers = {"Authorization": f"Bearer {venue.storyteller}"}
+    bodies = {"/sessions/hall/tokens": {"role": "observer"}, "/channel": {"id": "0" * 12, "nonce": "A" * 43}}
+    with Serve(url, tmp_path / "serve.log") as server:
+        device = Device(server.ws_url, venue.players[0][1], "hall", device="phone", create=False)
+        await device.connect()
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}", timeout=30) as http:
+                def ask(method: str, path: str):
+                    return http.request(method, path, headers=headers, json=bodies.get(path))
+
+                for method, path in NEEDS_THE_DATABASE:  # each answers while the database does
+                    assert (await ask(method, path)).status_code == 200, path
+                with cluster.stalled():
+                    waiting = [asyncio.ensure_future(ask(method, path)) for method, path in NEEDS_THE_DATABASE]
+                    for path in NEEDS_NONE:
+                        answer = await http.get(path)
+                        # /health says degraded once the store saw the database stalled
+                        assert answer.status_code in ((200, 503) if path == "/health" else (200,)), path
+                    await device.sync(timeout=10)  # ping, pong
+                    for (method, path), answer in zip(NEEDS_THE_DATABASE, await asyncio.gather(*waiting)):
+                        assert answer.status_code == 503, (path, answer.text)
+                        assert 0 < int(answer.headers["retry-after"]) <= DEADLINE, path
+                        assert "database" in answer.json()["detail"], path
+                    # asked again, once the first ones gave up: answered the same way
+                    assert (await ask("GET", "/me")).status_code == 503
+                    await device.sync(timeout=10)
+                await eventually(lambda: server.health()[0] == 200, 30, "the store back")
+                answers = [await ask(method, path) for method, path in NEEDS_THE_DATABASE]
+                assert [a.status_code for a in answers] == [200] * len(answers), [a.text for a in answers]
+            assert not device.closed
+        finally:
+            await device.close()
+    assert "Traceback" not in server.output(), server.output()
+
+
 def conteur(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "conteur.server.cli.main", *map(str, args)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
