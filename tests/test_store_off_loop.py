@@ -16,6 +16,7 @@ import asyncio
 import threading
 
 import httpx
+import pytest
 
 from bench.harness import prepare_venue
 from conteur.server.core.auth import digest, grant_id
@@ -126,6 +127,53 @@ async def test_no_store_call_of_http_or_websocket_traffic_waits_on_the_event_loo
                 await phone.sync()
                 await phone.close()
             store.watching = False
+            assert store.on_loop == [], sorted(set(store.on_loop))
+    finally:
+        store._store.close()
+
+
+async def test_no_store_call_waits_on_the_event_loop_while_two_processes_decide_one_session(pg_url, tmp_path):
+    """Two server processes on one PostgreSQL store, a device on each, commands in one
+    session: this process's appends come back stale (the other wrote first) and its
+    state catches up from the store before deciding them again, off the loop too."""
+    pytest.importorskip("psycopg")
+    from conteur.server.store.postgres import PostgresStore
+    from tests.pg_support import Serve
+
+    venue = prepare_venue(pg_url, "hall", players=2)
+    (here_character, here_token), (there_character, there_token) = venue.players
+    store = Watched(PostgresStore(pg_url))
+    try:
+        with Serve(pg_url, tmp_path / "other.log") as other, \
+                Served(create_app(store, settings=Settings(), web_dir=None)) as served:
+            store.watching = True
+            here = Device(served.ws_url, here_token, "hall", device="here", create=False)
+            there = Device(other.ws_url, there_token, "hall", device="there", create=False)
+            await here.connect()
+            await there.connect()
+            chronicle = served.runtime.chronicle
+            sent = 0
+
+            async def play(device: Device, character: str) -> None:
+                nonlocal sent
+                out = False
+                # until an append here came back stale at least a few times (bounded)
+                while chronicle.stale < 3 and sent < 4000:
+                    sent += 1
+                    command_id = f"{device.device}-{sent}"
+                    answer = await device.command(toggle(character, out), id=command_id, timeout=30)
+                    while answer["type"] == "reject" and answer["code"] == "unavailable":
+                        answer = await device.command(toggle(character, out), id=command_id, timeout=30)
+                    assert answer["type"] == "ack", answer
+                    out = not out
+
+            try:
+                await asyncio.gather(play(here, here_character), play(there, there_character))
+            finally:
+                await here.close()
+                await there.close()
+            store.watching = False
+            assert chronicle.stale >= 3, f"{sent} commands and no stale append here"
             assert store.on_loop == [], sorted(set(store.on_loop))
     finally:
         store._store.close()

@@ -145,6 +145,7 @@ class Chronicle:
         self.work = StoreWork(store)
         self._fetched: dict[str, tuple[int, list]] = {}  # a catch-up's rows read off the loop
         self._listed: dict[str, list[str]] = {}  # the sessions an open_session's carry-over reads
+        self._reading: set[str] = set()  # sessions whose catch-up is being read off the loop
 
     # -- state ---------------------------------------------------------------------
 
@@ -418,17 +419,55 @@ class Chronicle:
                     self._count_for_snapshot(session, outcome.seqs, folded, epoch)
                 self._finish(a, Executed(session=session, outcome=outcome, events=pairs, actor=a.actor))
         if session in self._recovering and not flight:
-            self._recover(session)
+            if a.loop is None:
+                self._recover(session)
+            elif session not in self._reading:
+                # what the catch-up reads, read off the loop first; the session's commands
+                # are held meanwhile (it stays ``_recovering``)
+                self._reading.add(session)
+                a.loop.create_task(self._recover_off_loop(session))
 
-    def _recover(self, session: str) -> None:
-        self._recovering.discard(session)
-        again = sorted(self._redo.pop(session, []), key=lambda x: x.order) + self._held.pop(session, [])
+    async def _recover_off_loop(self, session: str) -> None:
         try:
             if trouble_of(self.store) is not None:
-                raise StoreError("the store is down")  # never wait for it on the loop
-            self._catch_up(session)
-        except Exception:  # noqa: BLE001 - the store is down: reloaded at the next decision
+                raise StoreError("the store is down")
+            loaded = await self.work.run(self._read_recovery, session)
+        except Exception as exc:  # noqa: BLE001 - the store is down: reloaded at the next decision
+            # deciding them again would read the session from the store on the loop: they
+            # are answered unavailable instead, and their retries (same ids) decided once
+            self._fetched.pop(session, None)
+            self._reading.discard(session)
+            self._recovering.discard(session)
             self.forget(session)
+            failed = exc if isinstance(exc, StoreError) else StoreError(str(exc) or type(exc).__name__)
+            for a in self._redo.pop(session, []) + self._held.pop(session, []):
+                self._finish(a, exc=failed)
+            return
+        self._reading.discard(session)
+        self._recover(session, loaded=loaded)
+
+    def _read_recovery(self, session: str) -> GameState | None:
+        """On the store's thread: what ``_catch_up`` reads (the session's whole state when
+        none was committed here, else the rows after the last committed state)."""
+        base = self._committed.get(session)
+        if base is None:
+            return self.store.load_state(session)
+        self._fetched[session] = (base.head, list(self.store.iter_events(session, after=base.head)))
+        return None
+
+    def _recover(self, session: str, *, loaded: GameState | None = None) -> None:
+        self._recovering.discard(session)
+        again = sorted(self._redo.pop(session, []), key=lambda x: x.order) + self._held.pop(session, [])
+        if loaded is not None:
+            self._epoch[session] = self._epoch.get(session, 0) + 1
+            self._loaded(session, loaded)
+        else:
+            try:
+                if trouble_of(self.store) is not None:
+                    raise StoreError("the store is down")  # never wait for it on the loop
+                self._catch_up(session)
+            except Exception:  # noqa: BLE001 - the store is down: reloaded at the next decision
+                self.forget(session)
         for a in again:
             if a.tries >= STALE_TRIES:
                 self._finish(a, exc=StoreError(
