@@ -164,8 +164,11 @@ class Connection:
 
 class Hub:
     def __init__(self, store: EventStore, *, ring: int = 4096, tokens: Tokens | None = None,
-                 recheck: float = 5.0):
+                 recheck: float = 5.0, run=None):
         self.store = store
+        # how a read leaves the event loop (``StoreWork.run``: the store's thread, within
+        # its deadline); the loop's worker threads without one
+        self.run = run or asyncio.to_thread
         self.tokens = tokens
         self.recheck = recheck  # seconds between reads of revocations made elsewhere
         self._grants: dict[str, set[Connection]] = collections.defaultdict(set)
@@ -355,7 +358,7 @@ class Hub:
                     # off the loop, and never waited for beyond a round: a stalled database
                     # must not hold the sockets
                     revoked = await asyncio.wait_for(
-                        asyncio.to_thread(self.tokens.revoked_among, tuple(self._grants)), self.recheck)
+                        self.run(self.tokens.revoked_among, tuple(self._grants)), self.recheck)
                 except Exception as exc:  # noqa: BLE001 - the store is busy or down: the next round
                     if not failing:
                         log.warning("could not re-read revoked tokens (%s): tried again every %g s",

@@ -28,7 +28,7 @@ async def open_sessions(chronicle: Chronicle, first: str) -> list[str]:
     off the event loop (``Chronicle.work``)."""
     stored = await chronicle.work.run(chronicle.store.sessions)
     names = [first] + [s for s in stored if s != first]
-    return [s for s in names if chronicle.state(s).session.status == "open"]
+    return [s for s in names if (await chronicle.state_now(s)).session.status == "open"]
 
 
 def _id(command_id: str, session: str, sender: str) -> str:
@@ -51,7 +51,7 @@ async def _concerned(chronicle: Chronicle, session: str, command: Command, devic
     sessions = await open_sessions(chronicle, session)
     if isinstance(command, (Freeze, Resume)):
         want = isinstance(command, Resume)
-        sessions = [s for s in sessions if chronicle.state(s).session.venue_frozen == want]
+        sessions = [s for s in sessions if (await chronicle.state_now(s)).session.venue_frozen == want]
     return sessions or [session]
 
 

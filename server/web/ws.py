@@ -316,7 +316,7 @@ class Socket:
                     # the link is spent on this device: it keeps its own credential, and
                     # a device the link opened before is closed, told why
                     self.rt.limits.close_socket(grant.id)
-                    credential, grant = self.rt.tokens.spend(self.channel_key, grant)
+                    credential, grant = await run(self.rt.tokens.spend, self.channel_key, grant)
                     if not self.rt.limits.open_socket(grant.id):  # a fresh grant: never full
                         await self.close(CLOSE_RATE_LIMITED, "too many sockets")
                         return None
@@ -347,7 +347,8 @@ class Socket:
             return False
         found = await self.rt.chronicle.work.run(self.rt.tokens.by_id, frame.id)  # off the loop: a stalled store
         psk, self.channel_grant = found if found is not None else (os.urandom(32), None)
-        if found is None and (revoked := self.rt.tokens.revoked_key(frame.id)) is not None:
+        if found is None and (revoked := await self.rt.chronicle.work.run(
+                self.rt.tokens.revoked_key, frame.id)) is not None:
             # a revoked token's holder is told so, sealed (its device then forgets it):
             # a device whose credential is merely unknown (a restored backup) may go back
             # to its link, one whose credential was revoked must not
