@@ -21,7 +21,7 @@ import pytest
 from bench.harness import prepare_venue
 from conteur.server.core.auth import digest, grant_id
 from conteur.server.store.sqlite import SQLiteStore
-from tests.faults_support import toggle
+from tests.support.faults_support import toggle
 from conteur.server.testing import Device
 from conteur.server.web.app import Served, Settings, create_app
 
@@ -138,7 +138,7 @@ async def test_no_store_call_waits_on_the_event_loop_while_two_processes_decide_
     state catches up from the store before deciding them again, off the loop too."""
     pytest.importorskip("psycopg")
     from conteur.server.store.postgres import PostgresStore
-    from tests.pg_support import Serve
+    from tests.support.pg_support import Serve
 
     venue = prepare_venue(pg_url, "hall", players=2)
     (here_character, here_token), (there_character, there_token) = venue.players
