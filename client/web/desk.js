@@ -182,13 +182,20 @@ export function deskWallView() {
 
 // ---- the tablet
 
-// The safety calls no one has taken yet, at the top of every tablet of the session, with
-// the button that takes them: every tablet hears one at once.
+// The safety calls no one has taken yet, at the top of every tablet of the venue: this
+// session's with the button that takes them, then those waiting in the venue's other
+// sessions (the server's venue_calls frame, app.venueCalls). Of another session a
+// storyteller whose token opens it gets who called and why; one bound elsewhere gets only
+// where, and a storyteller of that session takes it there.
 export function safetyAlert() {
   const calls = Object.values(deskView(app.vm).calls).filter((c) => c.kind === "safety" && c.status === "waiting");
-  if (!calls.length) return "";
+  const elsewhere = app.venueCalls || [];
+  if (!calls.length && !elsewhere.length) return "";
+  const there = (c) => c.call
+    ? `<p data-testid="safety-elsewhere" data-session="${esc(c.session)}"><b>${esc(t("safety_elsewhere", c.session_name || c.session, c.name || c.character))}</b>${c.text ? ` — ${esc(c.text)}` : ""}</p>`
+    : `<p data-testid="safety-elsewhere" data-session="${esc(c.session)}"><b>${esc(t("safety_elsewhere_anonymous", c.session_name || c.session))}</b></p>`;
   return `<section class="safety-alert" role="alert" data-testid="safety-alert">${calls.map((c) => `<p><b>${esc(t("safety_alert", nameOf(c.character)))}</b>${c.text ? ` — ${esc(c.text)}` : ""}
-    <button class="primary" data-act="take_call" data-call="${esc(c.id)}" data-testid="safety-take">${esc(t("call_take"))}</button></p>`).join("")}</section>`;
+    <button class="primary" data-act="take_call" data-call="${esc(c.id)}" data-testid="safety-take">${esc(t("call_take"))}</button></p>`).join("")}${elsewhere.map(there).join("")}</section>`;
 }
 
 function queueOrder(a, b) {
