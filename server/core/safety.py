@@ -35,6 +35,7 @@ class SafetyCalls:
         self.chronicle = chronicle
         self.hub = hub
         self._soon = False
+        self._heard: set[str] = set()  # sessions another process told of: loaded here before reading
 
     # -- what is waiting -----------------------------------------------------------
 
@@ -78,6 +79,11 @@ class SafetyCalls:
 
     def changed(self) -> None:
         self._soon = False
+        heard, self._heard = self._heard, set()
+        for session in heard:
+            # a session another process opened after this one started: loaded once, so
+            # its calls count here too (an idle loaded session folds the tail's events)
+            self.chronicle.state(session)
         waiting = self.waiting()
         for conn in self.hub.storytellers():
             frame = self.frame_for(conn, waiting)
@@ -93,7 +99,9 @@ class SafetyCalls:
 
     def on_remote(self, items: Iterable[tuple[int, str, Event]]) -> None:
         """Other processes' commits (the store's tail), after the chronicle took them."""
-        if _changes(e for _, _, e in items):
+        sessions = {session for _, session, e in items if isinstance(e, CHANGES)}
+        if sessions:
+            self._heard |= sessions
             self._later()
 
     def _later(self) -> None:
