@@ -80,6 +80,7 @@ function onFrame(frame) {
       app.viewer = frame.viewer;
       localStorage.setItem(viewerKey(), JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
+      app.venueCalls = []; // told again after live when any wait (venue_calls)
       app.conn += 1;
       app.helloPending = false;
       // a restored backup reused seqs this device holds for other events
@@ -121,6 +122,10 @@ function onFrame(frame) {
         app.helloPending = false;
         connection.send(hello(false));
       }
+      break;
+    case "venue_calls":
+      // safety calls waiting in the venue's other sessions, to storytellers only (desk.js)
+      app.venueCalls = Array.isArray(frame.calls) ? frame.calls : [];
       break;
     case "pong":
       // the server's clock, which countdowns run by (desk.js): a phone's own may be off

@@ -431,7 +431,8 @@ const DESK = {
   },
   "desk.countdown_started": (vm, e) => {
     deskOf(vm).countdowns[e.clock] = { id: e.clock, label: e.label || e.clock, unit: e.unit || "minutes", length: e.length || 0,
-      endsAt: e.ends_at ?? null, endsTurn: e.ends_turn ?? null, paused: false, remaining: 0 };
+      endsAt: e.ends_at ?? null, endsTurn: e.ends_turn ?? null, paused: false, remaining: 0,
+      scope: e.scope || "session", scene: e.scene ?? null };
   },
   "desk.countdown_paused": (vm, e) => {
     const c = deskOf(vm).countdowns[e.clock];

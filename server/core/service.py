@@ -161,6 +161,10 @@ class Chronicle:
                 state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
 
+    def held(self) -> tuple[str, ...]:
+        """The sessions whose state this process holds (every one from ``preload`` on)."""
+        return tuple(self._states)
+
     def _shelve(self, session: str, state: GameState, events=None) -> GameState:
         """``events``: what was folded into ``state`` from the session's state as last
         shelved (None: a state of other origin, all its pages looked at)."""

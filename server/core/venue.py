@@ -1,5 +1,6 @@
 """Commands decided in every session the server serves at once (``desk.venue_wide``):
-a venue-wide Time Out, its resume, an announcement to the whole venue.
+a venue-wide Time Out, its resume, an announcement to the whole venue, the venue's
+countdowns (started, paused, resumed, cancelled).
 
 One log per session, so a venue-wide command is one command in each open session (its
 ``open`` status: a pending session has no seed yet, a closed one changes no more), each

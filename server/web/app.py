@@ -35,6 +35,7 @@ from conteur.server.core.hub import Hub
 from conteur.server.core.limits import Limits
 from conteur.server.core.offload import Outage
 from conteur.server.core.projections import Projections
+from conteur.server.core.safety import SafetyCalls
 from conteur.server.core.service import Chronicle
 from conteur.server.store.codec import decode_events
 from conteur.server.store.interface import EventStore, StoreError
@@ -98,6 +99,8 @@ class Runtime:
         self.limits = Limits(rate=settings.rate, burst=settings.burst, sockets=settings.sockets_per_token,
                              bad=settings.bad_credentials)
         self.chronicle.listeners.append(self.hub.on_executed)
+        self.safety = SafetyCalls(self.chronicle, self.hub)  # every storyteller hears a safety call
+        self.chronicle.listeners.append(self.safety.on_executed)
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)
         self.follower = None
@@ -123,6 +126,7 @@ class Runtime:
 
     def _remote(self, items: list) -> None:
         self.chronicle.take_remote(items)
+        self.safety.on_remote(items)
         if self.settings.window_timers:
             for session in {session for _, session, _ in items}:
                 self.timers.on_remote(session)

@@ -381,7 +381,8 @@ class Socket:
         conn = Connection(self.send_now, actor, hello.session,
                           max_queue=self.settings.send_queue,
                           on_overflow=closer(CLOSE_TOO_SLOW, "too slow: reconnect to resync"),
-                          batching=hello.batch, grant=self.grant.id, on_revoked=revoked)
+                          batching=hello.batch, grant=self.grant.id, on_revoked=revoked,
+                          bound=self.grant.session)
         run = self.rt.chronicle.work.run
         # read before subscribing, off the loop: the session's head, and the event at the
         # device's last seq (committed, so it cannot change meanwhile)
@@ -406,6 +407,7 @@ class Socket:
                 await asyncio.sleep(0)
         conn.start()
         conn.go_live(head)
+        self.rt.safety.greet(conn)  # a safety call waiting in another session
 
     def diverged(self, hello: wire.Hello, head: int, stored) -> bool:
         """Whether the device holds a history this server does not: events above its head,

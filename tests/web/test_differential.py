@@ -108,6 +108,10 @@ def _desk_moves(chronicle: Chronicle) -> None:
     go(STORYTELLER, "start_countdown", clock="prince")
     go(STORYTELLER, "start_countdown", clock="fire", turns=3)
     go(STORYTELLER, "cancel_countdown", clock="prince")
+    go(STORYTELLER, "open_scene", scene="cellar", name="Cellar")
+    go(STORYTELLER, "start_countdown", clock="rats", turns=4, scope="scene", scene="cellar")
+    go(STORYTELLER, "start_countdown", clock="midnight", minutes=30, scope="venue")
+    go(STORYTELLER, "pause_countdown", clock="midnight", scope="venue")
 
 
 def _retest_cancelled(chronicle: Chronicle, sid: str) -> None:
@@ -329,6 +333,10 @@ def python_view(state: game.GameState) -> dict:
         "offline": {r.id: {"status": r.status, "winner": r.winner, "recorder": r.recorder, "opponent": r.opponent,
                            "attribute": r.attribute}
                     for r in sorted(state.offline.records.values(), key=lambda r: r.id)},
+        "countdowns": {c.id: {"label": c.label, "unit": c.unit, "length": c.length, "ends_at": c.ends_at,
+                              "ends_turn": c.ends_turn, "paused": c.paused, "remaining": c.remaining,
+                              "scope": c.scope, "scene": c.scene}
+                       for c in sorted(state.desk.countdowns.values(), key=lambda c: c.id)},
     })
 
 
