@@ -43,7 +43,7 @@ class SafetyCalls:
         """The waiting safety calls of every open session this process holds (all of
         them from start-up on: ``Chronicle.preload``), in order of arrival."""
         out: Waiting = {}
-        for session in self.chronicle.held():
+        for session in self.chronicle.held_sessions():
             state = self.chronicle.state(session)
             if state.session.status != "open":
                 continue  # a closed session takes no command: its calls are over

@@ -161,7 +161,7 @@ class Chronicle:
                 state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
 
-    def held(self) -> tuple[str, ...]:
+    def held_sessions(self) -> tuple[str, ...]:
         """The sessions whose state this process holds (every one from ``preload`` on)."""
         return tuple(self._states)
 

@@ -17,7 +17,7 @@ import httpx
 import msgspec
 
 from conteur.server.testing import Venue
-from tests.noninterference import EXPORTS, _Raw, differences, mask_times, plant_seed
+from tests.support.noninterference import EXPORTS, _Raw, differences, mask_times, plant_seed
 
 SEEDS = {"cellar": bytes(range(32, 64)), "garden": bytes(range(64, 96))}
 ROSTER = {"cellar": ["anna", "bruno"], "garden": ["clara", "dan"]}

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.browser_support import CHROMIUM, NO_CHROMIUM
-from tests.doc_shots import doc_shot
-from tests.test_tablet_calls import call
-from tests.web_support import TABLET, Device
+from tests.support.browser_support import CHROMIUM, NO_CHROMIUM
+from tests.support.doc_shots import doc_shot
+from tests.support.web_support import TABLET, Device, call
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
 

@@ -1,7 +1,7 @@
 """Countdowns for a scene or the whole venue (events/desk.py, desk.js), as announcements
 are: started from the tablet, a scene's on the phones of the characters in that scene
 and on the wall only, the venue's on the phones of every session and changed for all at
-once; through a reload in Chromium (the restart: tests/test_tablet_desk.py)."""
+once; through a reload in Chromium (the restart: tests/web/test_tablet_desk.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from conteur.events.model import STORYTELLER
 from conteur.server.testing import Device as Socket, Venue
-from tests.browser_support import CHROMIUM, NO_CHROMIUM
-from tests.client_support import command
-from tests.doc_shots import doc_shot
-from tests.web_support import TABLET, Device
+from tests.support.browser_support import CHROMIUM, NO_CHROMIUM
+from tests.support.client_support import command
+from tests.support.doc_shots import doc_shot
+from tests.support.web_support import TABLET, Device
 
 
 
