@@ -57,6 +57,13 @@ class Teller:
     def scene(self, scene_id: str | None) -> str:
         return self.scenes.get(scene_id, scene_id or "?")
 
+    def rejected(self, event: CommandRejected) -> str:
+        """A refusal told with its command's name, never its type (a newer server's
+        command, unnamed here, is "a request"); the reason without its rule number."""
+        fields = {"who": self.who(event.character), "message": without_rule_codes(event.message)}
+        name = self.t.get(f"cmd_{event.command_type}") or T["en"].get(f"cmd_{event.command_type}")
+        return self("rejected", command=name, **fields) if name else self("rejected_other", **fields)
+
     def attr(self, attribute: str | None) -> str:
         return self.t.get(attribute or "", attribute or "?")
 
@@ -266,8 +273,7 @@ def offline_sentence(e: offline.OfflineChallengeRecorded, t: Teller) -> str:
 
 def sentence(event, t: Teller) -> str:
     if isinstance(event, CommandRejected):
-        return t("rejected", who=t.who(event.character), command=event.command_type,
-                 message=without_rule_codes(event.message))
+        return t.rejected(event)
     tell = _TABLE.get(type(event))
     return tell(event, t) if tell else type(event).__struct_config__.tag
 

@@ -14,7 +14,7 @@ import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, v
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
 import { deskCommand, freezeCall } from "./desk.js";
-import { cue, keepAwake } from "./cues.js";
+import { cue, keepAwake, vibrate } from "./cues.js";
 import { SealedSocket, sealedFetch } from "./channel.js";
 
 document.documentElement.lang = lang;
@@ -306,10 +306,6 @@ function focusedSelector() {
 function refocus(selector) {
   const el = selector && document.querySelector(selector);
   if (el) el.focus();
-}
-
-function vibrate(pattern) {
-  try { if ("vibrate" in navigator) navigator.vibrate(pattern); } catch (err) { /* not allowed */ }
 }
 
 // A challenge that waits for this player's answer buzzes the phone once.

@@ -9,6 +9,7 @@
 import { deskView } from "./fold.js";
 import { app, t, esc, me, nameOf } from "./ui.js";
 import { sealedFetch } from "./channel.js";
+import { cue, vibrate } from "./cues.js";
 
 const SHOWN = 3; // announcements a phone or the wall shows, newest first
 const KINDS = ["safety", "ruling", "question"]; // the queue's order
@@ -72,14 +73,18 @@ setInterval(() => {
     const c = app.vm.desk && app.vm.desk.countdowns[el.dataset.countdown];
     if (c) el.textContent = clockText(c);
   }
-  for (const el of document.querySelectorAll("[data-window]")) el.textContent = windowText(el.dataset.window);
+  showWindows();
 }, 1000);
 
 // ---- MET-16: a retest or overbid window closes by itself after accept_timeout; the
 // server's timers say when (GET /sessions/{s}/windows, this player's own challenges), asked
-// again whenever a window of this page opens or moves on.
+// again whenever a window of this page opens or moves on. Its last seconds are told beyond
+// the figures: the line says so in words with an hourglass and a dashed frame, and the
+// player whose move it is gets the cue banner (and a tone or a buzz where allowed), once.
 
+const SOON = 10; // seconds left from which a window is "closing soon"
 let windows = { key: null, closes: {} };
+const cued = new Set(); // the windows whose closing was told, by windowKey
 
 function windowKey(c) {
   return `${c.id}:${c.round}:${c.status}`;
@@ -94,23 +99,47 @@ async function fetchWindows(key) {
     if (windows.key !== key) return;
     if (typeof body.now === "number") app.skew = body.now * 1000 - Date.now();
     windows.closes = Object.fromEntries((body.windows || []).map((w) => [w.challenge, w]));
-    for (const el of document.querySelectorAll("[data-window]")) el.textContent = windowText(el.dataset.window);
+    showWindows();
   } catch (err) { /* offline: no countdown, the server closes it all the same */ }
 }
 
-function windowText(id) {
+function secondsLeft(id) {
   const w = windows.closes[id];
-  if (!w) return "";
-  const s = Math.max(0, Math.ceil(w.closes_at - serverNow()));
-  return t("window_closes_in", `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`);
+  return w ? Math.max(0, Math.ceil(w.closes_at - serverNow())) : null;
 }
 
-// The line under a challenge whose window is open: "closes by itself in 0:42".
-export function windowClock(c) {
+const isSoon = (s) => s !== null && s <= SOON;
+
+function windowText(id) {
+  const s = secondsLeft(id);
+  if (s === null) return "";
+  return t(isSoon(s) ? "window_closes_soon" : "window_closes_in", `${Math.floor(s / 60)}:${String(s % 60).padStart(2, "0")}`);
+}
+
+// Each window line in place (its text, whether it closes soon), without a redraw.
+function showWindows() {
+  for (const el of document.querySelectorAll("[data-window]")) {
+    el.textContent = windowText(el.dataset.window);
+    const soon = isSoon(secondsLeft(el.dataset.window));
+    el.dataset.soon = String(soon);
+    if (soon && el.dataset.mine === "true" && !cued.has(el.dataset.key)) {
+      cued.add(el.dataset.key);
+      vibrate([200, 100, 200]);
+      cue(t("cue_window_closing"), app.touched);
+    }
+  }
+}
+
+// The line under a challenge whose window is open: "closes by itself in 0:42". Its line is
+// kept whether or not the time has come yet, so the buttons under it never move when it
+// does (a tap aimed at Accept would land beside it). ``mine``: the move in it is this
+// player's (the cue is for them).
+export function windowClock(c, mine = false) {
   if (c.status !== "window" && c.status !== "overbid") return "";
   const open = Object.values(app.vm.challenges).filter((x) => x.status === "window" || x.status === "overbid").map(windowKey).sort().join(",");
   if (open !== windows.key && app.live) fetchWindows(open);
-  return `<p class="window-clock" role="timer" data-window="${esc(c.id)}" data-testid="window-clock">${esc(windowText(c.id))}</p>`;
+  return `<p class="window-clock" role="timer" data-window="${esc(c.id)}" data-key="${esc(windowKey(c))}" data-mine="${mine}"
+    data-soon="${isSoon(secondsLeft(c.id))}" data-testid="window-clock">${esc(windowText(c.id))}</p>`;
 }
 
 // ---- announcements

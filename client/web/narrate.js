@@ -129,7 +129,12 @@ export function teller(vm, lang = "en") {
     "offline.disputed": (e) => say("offline_disputed", { id: e.record, b: who(e.opponent), why: why(e.reason),
       claim: e.winner ? say("offline_claim", { w: who(e.winner) }) : "" }),
     "offline.ruled": (e) => say("offline_ruled", { id: e.record, w: who(e.winner), why: why(e.reason) }),
-    command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: withoutRuleCodes(e.message) }),
+    // a command by its name, never its type (a newer server's, unnamed here: "a request")
+    command_rejected: (e) => {
+      const name = table[`cmd_${e.command_type}`] ?? T.en[`cmd_${e.command_type}`];
+      const fields = { who: who(e.character), message: withoutRuleCodes(e.message) };
+      return name ? say("rejected", { command: name, ...fields }) : say("rejected_other", fields);
+    },
     ...deskSentences(say, who, scene, table),
   };
 
