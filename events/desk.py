@@ -181,19 +181,26 @@ class CountdownStarted(Event, frozen=True, kw_only=True, tag="desk.countdown_sta
     scene: str | None = None
 
 
-class CountdownPaused(Event, frozen=True, kw_only=True, tag="desk.countdown_paused"):
+class _OfCountdown(Event, frozen=True, kw_only=True):
+    """A change to a countdown says whom the countdown is for, as its start does, so its
+    sentence names the scene or the venue from the event alone (events/narrate.py)."""
+
     clock: str
+    scope: str = "session"  # a log from before: told as the session's
+    scene: str | None = None
+
+
+class CountdownPaused(_OfCountdown, frozen=True, kw_only=True, tag="desk.countdown_paused"):
     remaining: float = 0  # seconds, or turns
 
 
-class CountdownResumed(Event, frozen=True, kw_only=True, tag="desk.countdown_resumed"):
-    clock: str
+class CountdownResumed(_OfCountdown, frozen=True, kw_only=True, tag="desk.countdown_resumed"):
     ends_at: float | None = None
     ends_turn: int | None = None
 
 
-class CountdownCancelled(Event, frozen=True, kw_only=True, tag="desk.countdown_cancelled"):
-    clock: str
+class CountdownCancelled(_OfCountdown, frozen=True, kw_only=True, tag="desk.countdown_cancelled"):
+    pass
 
 
 class _OfCall(Event, frozen=True, kw_only=True):
@@ -271,6 +278,10 @@ def _same_reach(found: Countdown, scope: str) -> None:
         raise refuse(f"countdown {found.label or found.id!r} is this session's, not the venue's", "countdown")
 
 
+def _reach(found: Countdown) -> dict:
+    return {"scope": found.scope, "scene": found.scene}
+
+
 def _left(c: Countdown, now: float, turn: int) -> float:
     """What a running countdown has left: seconds, or turns."""
     if c.unit == "turns":
@@ -284,8 +295,8 @@ def decide_start_countdown(state: GameState, cmd: StartCountdown, draws: Draws, 
     if found is not None and found.paused:
         _same_reach(found, cmd.scope)
         if found.unit == "turns":
-            return [CountdownResumed(clock=found.id, ends_turn=turn + int(found.remaining))]
-        return [CountdownResumed(clock=found.id, ends_at=cmd.now + found.remaining)]
+            return [CountdownResumed(clock=found.id, ends_turn=turn + int(found.remaining), **_reach(found))]
+        return [CountdownResumed(clock=found.id, ends_at=cmd.now + found.remaining, **_reach(found))]
     if found is not None and _left(found, cmd.now, turn) > 0:
         raise refuse(f"countdown {found.label or found.id!r} is already running: pause or cancel it first",
                      "countdown")
@@ -307,12 +318,12 @@ def decide_pause_countdown(state: GameState, cmd: PauseCountdown, draws: Draws, 
     left = _left(found, cmd.now, state.session.turn)
     if left <= 0:
         raise refuse(f"countdown {found.label!r} has run out: start it again or cancel it", "countdown")
-    return [CountdownPaused(clock=found.id, remaining=left)]
+    return [CountdownPaused(clock=found.id, remaining=left, **_reach(found))]
 
 
 def decide_cancel_countdown(state: GameState, cmd: CancelCountdown, draws: Draws, actor: Actor) -> list[Event]:
     found = _countdown(state, cmd.clock, cmd.scope)
-    return [CountdownCancelled(clock=found.id)]
+    return [CountdownCancelled(clock=found.id, **_reach(found))]
 
 
 def decide_call_storyteller(state: GameState, cmd: CallStoryteller, draws: Draws, actor: Actor) -> list[Event]:

@@ -242,13 +242,19 @@ def _desk_sentences() -> dict[type, Callable]:
         return t("called", who=t.who(e.character), kind=t(f"call_{e.kind}"),
                  text=f"{t('colon')}“{e.text}”" if e.text else "")
 
+    def where(e, t):
+        """Whom a countdown is for, as an announcement says it: nothing for the session."""
+        if e.scope == "scene":
+            return t("countdown_for_scene", scene=t.scene(e.scene))
+        return t("countdown_for_venue") if e.scope == "venue" else ""
+
     return {
         d.Announced: announced,
         d.CountdownStarted: lambda e, t: t("countdown_turns" if e.unit == "turns" else "countdown_minutes",
-                                           clock=e.label or e.clock, n=e.length),
-        d.CountdownPaused: lambda e, t: t("countdown_paused", clock=e.clock),
-        d.CountdownResumed: lambda e, t: t("countdown_resumed", clock=e.clock),
-        d.CountdownCancelled: lambda e, t: t("countdown_cancelled", clock=e.clock),
+                                           clock=e.label or e.clock, n=e.length, where=where(e, t)),
+        d.CountdownPaused: lambda e, t: t("countdown_paused", clock=e.clock, where=where(e, t)),
+        d.CountdownResumed: lambda e, t: t("countdown_resumed", clock=e.clock, where=where(e, t)),
+        d.CountdownCancelled: lambda e, t: t("countdown_cancelled", clock=e.clock, where=where(e, t)),
         d.StorytellerCalled: called,
         d.CallTaken: lambda e, t: t("call_taken", by=e.by or t("storyteller"), who=t.who(e.character)),
         d.CallClosed: lambda e, t: t("call_closed", by=e.by or t("storyteller"), who=t.who(e.character)),

@@ -149,13 +149,16 @@ export function teller(vm, lang = "en") {
 // The storyteller's desk (events/desk.py): announcements, countdowns, calls.
 function deskSentences(say, who, scene, table) {
   const by = (e) => e.by || table.storyteller;
+  // whom a countdown is for, as an announcement says it: nothing for the session
+  const where = (e) => (e.scope === "scene" ? say("countdown_for_scene", { scene: scene(e.scene) })
+    : e.scope === "venue" ? say("countdown_for_venue") : "");
   return {
     "desk.announced": (e) => (e.scope === "scene" ? say("announced_scene", { scene: scene(e.scene), text: e.text })
       : say(e.scope === "venue" ? "announced_venue" : "announced", { text: e.text })),
-    "desk.countdown_started": (e) => say(e.unit === "turns" ? "countdown_turns" : "countdown_minutes", { clock: e.label || e.clock, n: e.length }),
-    "desk.countdown_paused": (e) => say("countdown_paused", { clock: e.clock }),
-    "desk.countdown_resumed": (e) => say("countdown_resumed", { clock: e.clock }),
-    "desk.countdown_cancelled": (e) => say("countdown_cancelled", { clock: e.clock }),
+    "desk.countdown_started": (e) => say(e.unit === "turns" ? "countdown_turns" : "countdown_minutes", { clock: e.label || e.clock, n: e.length, where: where(e) }),
+    "desk.countdown_paused": (e) => say("countdown_paused", { clock: e.clock, where: where(e) }),
+    "desk.countdown_resumed": (e) => say("countdown_resumed", { clock: e.clock, where: where(e) }),
+    "desk.countdown_cancelled": (e) => say("countdown_cancelled", { clock: e.clock, where: where(e) }),
     "desk.storyteller_called": (e) => say("called", { who: who(e.character), kind: say(`call_${e.kind}`), text: e.text ? `${table.colon}“${e.text}”` : "" }),
     "desk.call_taken": (e) => say("call_taken", { by: by(e), who: who(e.character) }),
     "desk.call_closed": (e) => say("call_closed", { by: by(e), who: who(e.character) }),

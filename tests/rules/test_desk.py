@@ -165,13 +165,13 @@ def test_the_venues_countdown_changes_only_for_the_venue_and_a_sessions_only_for
     assert_refuses(given=VENUE_CLOCK, when=PauseCountdown(clock="midnight", now=T0), match="whole venue's")
     assert_refuses(given=VENUE_CLOCK, when=CancelCountdown(clock="midnight"), match="whole venue's")
     assert_decides(given=VENUE_CLOCK, when=PauseCountdown(clock="midnight", scope="venue", now=T0 + 600),
-                   then=[CountdownPaused(clock="midnight", remaining=1200)])
+                   then=[CountdownPaused(clock="midnight", remaining=1200, scope="venue")])
     assert_decides(given=VENUE_CLOCK, when=CancelCountdown(clock="midnight", scope="venue"),
-                   then=[CountdownCancelled(clock="midnight")])
+                   then=[CountdownCancelled(clock="midnight", scope="venue")])
     paused = VENUE_CLOCK + [CountdownPaused(clock="midnight", remaining=1200)]
     assert_refuses(given=paused, when=StartCountdown(clock="midnight", now=T0 + 900), match="whole venue's")
     assert_decides(given=paused, when=StartCountdown(clock="midnight", scope="venue", now=T0 + 900),
-                   then=[CountdownResumed(clock="midnight", ends_at=T0 + 2100)])
+                   then=[CountdownResumed(clock="midnight", ends_at=T0 + 2100, scope="venue")])
     assert_refuses(given=STARTED, when=PauseCountdown(clock="prince", scope="venue", now=T0), match="not the venue's")
     assert_refuses(given=STARTED, when=CancelCountdown(clock="prince", scope="venue"), match="not the venue's")
 
@@ -183,11 +183,23 @@ def test_a_countdowns_scope_is_kept_through_pause_and_resume():
                       CountdownPaused(clock="rats", remaining=5), CountdownResumed(clock="rats", ends_turn=7)]
     kept = game.fold(scene).desk.countdowns["rats"]
     assert (kept.scope, kept.scene, kept.paused, kept.ends_turn) == ("scene", "s1", False, 7)
+    # each change says whom the countdown is for, as its start does (its sentence names the scene)
+    running = scene[:-2]
+    assert_decides(given=running, when=PauseCountdown(clock="rats", now=T0),
+                   then=[CountdownPaused(clock="rats", remaining=5, scope="scene", scene="s1")])
+    assert_decides(given=scene[:-1], when=StartCountdown(clock="rats", now=T0),
+                   then=[CountdownResumed(clock="rats", ends_turn=5, scope="scene", scene="s1")])
+    assert_decides(given=scene, when=CancelCountdown(clock="rats"),
+                   then=[CountdownCancelled(clock="rats", scope="scene", scene="s1")])
     # a log from before scoped countdowns: each one the session's
     old = msgspec.json.decode(b'{"type": "desk.countdown_started", "clock": "prince", "length": 10, "ends_at": 1.0}',
                               type=CountdownStarted)
     assert (old.scope, old.scene) == ("session", None)
     assert game.fold(ROSTER + [old]).desk.countdowns["prince"].scope == "session"
+    for tag in ("paused", "resumed", "cancelled"):
+        change = msgspec.json.decode(b'{"type": "desk.countdown_%s", "clock": "prince"}' % tag.encode(),
+                                     type=CountdownPaused | CountdownResumed | CountdownCancelled)
+        assert (change.scope, change.scene) == ("session", None), tag
 
 
 # ---------------------------------------------------------------- calls

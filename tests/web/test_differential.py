@@ -112,6 +112,12 @@ def _desk_moves(chronicle: Chronicle) -> None:
     go(STORYTELLER, "start_countdown", clock="rats", turns=4, scope="scene", scene="cellar")
     go(STORYTELLER, "start_countdown", clock="midnight", minutes=30, scope="venue")
     go(STORYTELLER, "pause_countdown", clock="midnight", scope="venue")
+    # a scene's countdown and the venue's through pause, resume and cancel: their sentences say whose
+    go(STORYTELLER, "pause_countdown", clock="rats")
+    go(STORYTELLER, "start_countdown", clock="rats")
+    go(STORYTELLER, "cancel_countdown", clock="rats")
+    go(STORYTELLER, "start_countdown", clock="midnight", scope="venue")
+    go(STORYTELLER, "cancel_countdown", clock="midnight", scope="venue")
 
 
 def _retest_cancelled(chronicle: Chronicle, sid: str) -> None:
