@@ -13,7 +13,7 @@ import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey, adoptCredential, fallBackToLink } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
-import { deskCommand, freezeCall } from "./desk.js";
+import { deskCommand, freezeCall, takeElsewhere } from "./desk.js";
 import { cue, keepAwake, vibrate } from "./cues.js";
 import { SealedSocket, sealedFetch } from "./channel.js";
 
@@ -447,6 +447,7 @@ function handle(ev, el) {
   if (what === "join-sheet") { joinSheet(app.form["sheet-revoke"] === "1", app.form["sheet-for"] || ""); return; }
   if (what === "devices") { loadDevices(schedule); return; }
   if (what === "revoke-device") { revokeDevice(el.dataset.grant, schedule); return; }
+  if (what === "take_call_elsewhere") { takeElsewhere(el, schedule); return; }
   if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); keepForm(); location.reload(); return; }
   if (what === "alerts") { app.touched = true; vibrate(60); schedule(); return; }
   if (what === "dismiss") { dismiss(el.dataset.notice); return; }

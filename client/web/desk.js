@@ -7,8 +7,9 @@
 // time left; the figures tick every second in place, without redrawing the page.
 
 import { deskView } from "./fold.js";
-import { app, t, esc, me, nameOf } from "./ui.js";
+import { app, t, esc, me, nameOf, refusal } from "./ui.js";
 import { sealedFetch } from "./channel.js";
+import { uuid4 } from "./net.js";
 import { cue, vibrate } from "./cues.js";
 
 const SHOWN = 3; // announcements a phone or the wall shows, newest first
@@ -226,17 +227,55 @@ export function deskWallView() {
 // The safety calls no one has taken yet, at the top of every tablet of the venue: this
 // session's with the button that takes them, then those waiting in the venue's other
 // sessions (the server's venue_calls frame, app.venueCalls). Of another session a
-// storyteller whose token opens it gets who called and why; one bound elsewhere gets only
-// where, and a storyteller of that session takes it there.
+// storyteller whose token opens it gets who called and why, and a button that takes the
+// call in that session from here (takeElsewhere); one bound elsewhere gets only where,
+// and a storyteller of that session takes it there.
 export function safetyAlert() {
   const calls = Object.values(deskView(app.vm).calls).filter((c) => c.kind === "safety" && c.status === "waiting");
   const elsewhere = app.venueCalls || [];
   if (!calls.length && !elsewhere.length) return "";
   const there = (c) => c.call
-    ? `<p data-testid="safety-elsewhere" data-session="${esc(c.session)}"><b>${esc(t("safety_elsewhere", c.session_name || c.session, c.name || c.character))}</b>${c.text ? ` — ${esc(c.text)}` : ""}</p>`
+    ? `<div class="row wrap"><p data-testid="safety-elsewhere" data-session="${esc(c.session)}"><b>${esc(t("safety_elsewhere", c.session_name || c.session, c.name || c.character))}</b>${c.text ? ` — ${esc(c.text)}` : ""}</p>
+      <button class="primary" data-act="take_call_elsewhere" data-session="${esc(c.session)}" data-call="${esc(c.call)}" data-testid="safety-take-elsewhere"${taking.has(`${c.session}/${c.call}`) ? " disabled" : ""}>${esc(t("call_take"))}</button></div>`
     : `<p data-testid="safety-elsewhere" data-session="${esc(c.session)}"><b>${esc(t("safety_elsewhere_anonymous", c.session_name || c.session))}</b></p>`;
   return `<section class="safety-alert" role="alert" data-testid="safety-alert">${calls.map((c) => `<p><b>${esc(t("safety_alert", nameOf(c.character)))}</b>${c.text ? ` — ${esc(c.text)}` : ""}
     <button class="primary" data-act="take_call" data-call="${esc(c.id)}" data-testid="safety-take">${esc(t("call_take"))}</button></p>`).join("")}${elsewhere.map(there).join("")}</section>`;
+}
+
+const taking = new Set(); // "session/call" of the calls of other sessions this tablet is taking
+
+// A safety call of another session, taken from this tablet: take_call is sent to that
+// session (POST /sessions/{session}/commands, sealed), not over this page's socket, which
+// is this session's. The server then drops it from every tablet's venue_calls; this
+// tablet says it took the call and where to go, or why it could not.
+export async function takeElsewhere(el, render) {
+  const { session, call } = el.dataset;
+  const key = `${session}/${call}`;
+  if (!session || !call || taking.has(key)) return;
+  const waiting = (app.venueCalls || []).find((c) => c.session === session && c.call === call) || {};
+  const notice = (kind, text) => {
+    const id = uuid4();
+    app.notices.push({ id, kind, text });
+    setTimeout(() => { app.notices = app.notices.filter((n) => n.id !== id); render(); }, kind === "reject" ? 6000 : 10000);
+  };
+  taking.add(key);
+  render();
+  try {
+    const res = await sealedFetch(`/sessions/${encodeURIComponent(session)}/commands`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ id: uuid4(), command: { type: "take_call", call } }),
+    }, app.token);
+    const answer = await res.json().catch(() => ({}));
+    if (!res.ok) notice("reject", answer.detail || `${res.status}`);
+    else if (answer.type === "reject") notice("reject", refusal(answer));
+    else notice("taken", t("safety_taken_elsewhere", waiting.name || waiting.character || call, waiting.session_name || session));
+  } catch (err) {
+    notice("reject", t("offline_short"));
+  } finally {
+    taking.delete(key);
+    render();
+  }
 }
 
 function queueOrder(a, b) {

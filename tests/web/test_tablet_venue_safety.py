@@ -58,3 +58,39 @@ def test_a_safety_call_alerts_the_tablets_of_every_session(browser, demo):
     for device in (here, there, lea, wall, lucien, nova):
         assert not device.errors, device.errors
         device.close()
+
+
+def test_a_tablet_whose_token_opens_every_session_takes_a_safety_call_of_another(browser, demo):
+    """The alert of another session's safety call has a Take button for a storyteller whose
+    token opens that session: take_call goes to that session, its tablets and the caller's
+    phone see it taken, and the alert leaves every tablet. A storyteller bound to another
+    session gets no such button, and never who called."""
+    server, _db, storyteller, links = demo
+    bound = server.runtime.tokens.issue("storyteller", session="action-demo", name="Léa")
+    here = Device(browser, server.url, f"{storyteller}&session=met-demo", viewport=TABLET)
+    there = Device(browser, server.url, f"{storyteller}&session=action-demo", viewport=TABLET, locale="fr-FR")
+    lea = Device(browser, server.url, f"{bound}&session=action-demo", viewport=TABLET)
+    lucien = Device(browser, server.url, links["lucien"])
+
+    call(lucien, "safety", "Mara fainted by the stairs")
+    take = there.page.get_by_test_id("safety-take-elsewhere")
+    there.expect(take).to_have_text("Prendre")
+    there.expect(take).to_have_attribute("data-session", "met-demo")
+    lea.expect(lea.page.get_by_test_id("safety-elsewhere")).to_have_count(1)
+    lea.expect(lea.page.get_by_test_id("safety-take-elsewhere")).to_have_count(0)
+    doc_shot(there.page.get_by_test_id("safety-alert"), "safety-take-elsewhere")
+    take.click()
+    # taken in the caller's session: its tablet's queue and the caller's phone say so
+    row = here.page.get_by_test_id("st-call").filter(has_text="Lucien")
+    here.expect(row).to_have_attribute("data-status", "taken")
+    lucien.expect(lucien.page.get_by_test_id("my-call")).to_have_attribute("data-status", "taken")
+    # the taker's tablet says whose call it took and where to go, in its language
+    there.expect(there.page.get_by_test_id("notice-taken")).to_contain_text(
+        "Vous avez pris l'appel sécurité de Lucien dans Elysium (Mind's Eye Theatre) : allez-y")
+    for tablet in (here, there, lea):
+        tablet.expect(tablet.page.get_by_test_id("safety-alert")).to_have_count(0)
+    for text in ("Lucien", "lucien", "fainted"):
+        assert text not in lea.page.content(), text
+    for device in (here, there, lea, lucien):
+        assert not device.errors, device.errors
+        device.close()
