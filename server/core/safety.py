@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Iterable
 from conteur.events import desk, wire
 from conteur.events.model import Event
 from conteur.events.session import SessionClosed
+from conteur.server.store.interface import StoreError
 
 if TYPE_CHECKING:
     from conteur.server.core.hub import Connection, Hub
@@ -36,6 +37,7 @@ class SafetyCalls:
         self.hub = hub
         self._soon = False
         self._heard: set[str] = set()  # sessions another process told of: loaded here before reading
+        self._tasks: set[asyncio.Task] = set()
 
     # -- what is waiting -----------------------------------------------------------
 
@@ -79,11 +81,22 @@ class SafetyCalls:
 
     def changed(self) -> None:
         self._soon = False
+        task = self.hub.loop.create_task(self._refresh())
+        self._tasks.add(task)  # held until done: the loop keeps only a weak reference
+        task.add_done_callback(self._tasks.discard)
+
+    async def _refresh(self) -> None:
         heard, self._heard = self._heard, set()
-        for session in heard:
-            # a session another process opened after this one started: loaded once, so
-            # its calls count here too (an idle loaded session folds the tail's events)
-            self.chronicle.state(session)
+        # a session another process opened after this one started, or one whose state
+        # trails the tail: read off the loop first (``state_now``), so that ``waiting``
+        # reads nothing from the store here; a read the store did not answer is tried
+        # again at the next change
+        stale = heard | {s for s in self.chronicle.held_sessions() if self.chronicle.held(s) is None}
+        for session in sorted(stale):
+            try:
+                await self.chronicle.state_now(session)
+            except StoreError:
+                self._heard.add(session)
         waiting = self.waiting()
         for conn in self.hub.storytellers():
             frame = self.frame_for(conn, waiting)

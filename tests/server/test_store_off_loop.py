@@ -177,3 +177,43 @@ async def test_no_store_call_waits_on_the_event_loop_while_two_processes_decide_
             assert store.on_loop == [], sorted(set(store.on_loop))
     finally:
         store._store.close()
+
+
+async def test_a_safety_call_in_a_session_another_process_opened_is_read_off_the_event_loop(pg_url, tmp_path):
+    """Another process opens a session (a roster imported there) after this one started,
+    and a safety call is made in it: this process hears of it through the store's tail
+    and loads that session's state to tell its storytellers (server/core/safety.py),
+    reading the store off the loop. The window timers are off: they would load the
+    session first, off the loop, on the tail's first row of it."""
+    pytest.importorskip("psycopg")
+    from conteur.server.store.postgres import PostgresStore
+    from tests.support.pg_support import Serve
+
+    venue = prepare_venue(pg_url, "hall", players=1)
+    st = {"Authorization": f"Bearer {venue.storyteller}"}
+    store = Watched(PostgresStore(pg_url))
+    try:
+        with Serve(pg_url, tmp_path / "other.log") as other, \
+                Served(create_app(store, settings=Settings(window_timers=False), web_dir=None)) as served:
+            store.watching = True
+            tablet = Device(served.ws_url, venue.storyteller, "hall", device="tablet", create=False)
+            await tablet.connect()
+            try:
+                async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{other.port}", timeout=30) as http:
+                    answer = await http.post("/sessions/second/roster", headers=st, json=ROSTER)
+                    assert answer.status_code == 200, answer.text
+                    answer = await http.post("/sessions/second/tokens", headers=st,
+                                             json={"role": "player", "character": "cleo"})
+                    assert answer.status_code == 200, answer.text
+                    cleo_token = answer.json()["token"]
+                async with Device(other.ws_url, cleo_token, "second", device="cleo", create=False) as cleo:
+                    assert (await cleo.command({"type": "call_storyteller", "character": "cleo",
+                                                "kind": "safety"}, timeout=30))["type"] == "ack"
+                told = await tablet.wait_for(lambda f: f["type"] == "venue_calls" and f["calls"], timeout=30)
+                assert [c["session"] for c in told["calls"]] == ["second"]
+            finally:
+                await tablet.close()
+            store.watching = False
+            assert store.on_loop == [], sorted(set(store.on_loop))
+    finally:
+        store._store.close()
