@@ -3,6 +3,7 @@
     conteur client join http://10.0.0.1:8000/#join=TOKEN    remember the server and token
     conteur client watch [--after SEQ] [--limit N] [--json] [--lang fr]  the session as a live log, in the web log's sentences
     conteur client send '{"type": "freeze", "scope": "session"}'
+    conteur client challenge --defender bruno [--defender clara ...] --attribute physical
     conteur client state                                     this viewer's folded state, JSON
 
 The state file (``--state``, default ``$XDG_DATA_HOME/conteur/client.sqlite``) holds the
@@ -26,6 +27,7 @@ import msgspec
 from conteur.client.client import Backoff, Client, ClientError, Delivered, Restarted
 from conteur.client.outbox import Outbox
 from conteur.events import game
+from conteur.events.met import ATTRIBUTES, GROUP_DEFENDERS
 from conteur.events.wire import decode_event
 from conteur.client.outbox import NewerStateFile
 from conteur.events.narrate import Teller, sentence
@@ -172,6 +174,33 @@ async def _send(args) -> int:
         command = json.loads(args.command)
     except json.JSONDecodeError as exc:
         raise Exit(1, f"the command is not JSON: {exc}")
+    return await _send_command(args, command)
+
+
+async def _challenge(args) -> int:
+    """A MET challenge from its options: one ``--defender``, or several (a group, MET-1)."""
+    command: dict = {"type": "challenge", "kind": args.kind, "attribute": args.attribute,
+                     "abilities": args.abilities, "action": args.told}
+    if len(args.defenders) > 1:
+        command["defenders"] = args.defenders
+    elif args.defenders:
+        command["defender"] = args.defenders[0]
+    if args.kind == "static":
+        command.update(difficulty=args.difficulty, tests=args.tests)
+    elif args.kind in ("simple", "complex"):
+        command.update(attribute=None, tests=args.tests)
+    if args.character:
+        return await _send_command(args, {**command, "character": args.character})
+    async with _client(args, Outbox(args.state)) as client:  # the token's own character
+        await _live(client, args.timeout)
+        character = client.character
+    if not character:
+        raise Exit(EXIT_BAD_INPUT, "--as: this token plays no character: name the initiator "
+                   "(an antagonist's name, or storyteller)")
+    return await _send_command(args, {**command, "character": character})
+
+
+async def _send_command(args, command: dict) -> int:
     async with _client(args, Outbox(args.state)) as client:
         try:
             command_id = client.send(command)
@@ -234,6 +263,26 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("send", parents=[common], help="send one command given as JSON")
     s.add_argument("command")
     s.add_argument("--no-wait", action="store_true", help="queue it and print its id")
+    c = sub.add_parser("challenge", parents=[common], help="issue a Mind's Eye Theatre challenge",
+                       description="Issue a challenge (the `challenge` command of docs/protocol.md). "
+                                   "Repeat --defender for a group challenge: one initiator against each "
+                                   f"of them, at most {GROUP_DEFENDERS} (MET-1), classic, or static when "
+                                   "a storyteller tests them all against one --difficulty (MET-10).")
+    c.add_argument("--as", dest="character", default="", metavar="NAME",
+                   help="the initiator (default: the token's character); a storyteller names an "
+                        "antagonist, or storyteller")
+    c.add_argument("--defender", dest="defenders", action="append", default=[], metavar="NAME",
+                   help="a character challenged; repeat it to challenge several at once (a group)")
+    c.add_argument("--attribute", choices=ATTRIBUTES, help="physical, social or mental (not for simple "
+                                                           "and complex tests)")
+    c.add_argument("--kind", choices=("classic", "static", "simple", "complex"), default="classic")
+    c.add_argument("--difficulty", type=int, default=0, help="static: the traits to beat (MET-10)")
+    c.add_argument("--tests", type=int, default=1, help="static, simple, complex: successive tests")
+    c.add_argument("--ability", dest="abilities", action="append", default=[], metavar="NAME",
+                   help="an ability of the initiator's that applies (MET-3); repeat for more")
+    c.add_argument("--action", dest="told", default="", metavar="TEXT",
+                   help="what the initiator does, told in the log")
+    c.add_argument("--no-wait", action="store_true", help="queue it and print its id")
     sub.add_parser("state", parents=[common], help="print this viewer's folded state as JSON")
     return p
 
@@ -249,7 +298,7 @@ def add_command(sub) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    handler = {"join": _join, "watch": _watch, "send": _send, "state": _state}[args.action]
+    handler = {"join": _join, "watch": _watch, "send": _send, "challenge": _challenge, "state": _state}[args.action]
     try:
         try:
             # the client's own data folder (XDG): made, unlike a server's --db folder

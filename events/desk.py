@@ -8,7 +8,10 @@
   resumed (``start_countdown`` on a paused one) and cancelled by a storyteller. A
   real-time one is recorded with its end on the server's clock (``now``, filled by the
   server from its own clock like the FAIR-2 seed: the domain reads no clock), so it
-  survives reconnects and a restart; a turn one ends at a turn of the game clock.
+  survives reconnects and a restart; a turn one ends at a turn of the game clock. Like an
+  announcement, a countdown is for the session, one scene, or the whole venue (started,
+  paused, resumed and cancelled in every open session at once: ``venue_wide``); it is
+  public, and a phone shows those of its session, its scene and the venue.
 - **Calls** (``call_storyteller``): a player asks for a ruling, a rules question, or makes
   a safety call (someone is not OK). A call is for the storytellers and its caller only:
   no other player receives it, nor its taking or its closing, nor anything counting
@@ -64,6 +67,8 @@ class Countdown(msgspec.Struct, frozen=True, kw_only=True, gc=False):
 
     id: str
     label: str = ""
+    scope: str = "session"  # or "scene" (``scene``), or "venue"
+    scene: str | None = None
     unit: Literal["minutes", "turns"] = "minutes"
     length: int = 0  # minutes or turns, as started
     ends_at: float | None = None
@@ -104,7 +109,8 @@ class Announce(Command, frozen=True, kw_only=True, tag="announce"):
 
 
 class StartCountdown(Command, frozen=True, kw_only=True, tag="start_countdown"):
-    """A new clock of ``minutes`` or ``turns`` (one of them), or a paused one resumed."""
+    """A new clock of ``minutes`` or ``turns`` (one of them), or a paused one resumed.
+    ``scope`` as an announcement's; a paused clock resumes with the scope it has."""
 
     storyteller_only = True
     play = False
@@ -112,13 +118,18 @@ class StartCountdown(Command, frozen=True, kw_only=True, tag="start_countdown"):
     label: Label = ""
     minutes: Minutes | None = None
     turns: Turns | None = None
+    scope: Literal["session", "scene", "venue"] = "session"
+    scene: Key | None = None
     now: Now = 0.0  # filled by the server from its clock
 
 
 class PauseCountdown(Command, frozen=True, kw_only=True, tag="pause_countdown"):
+    """``scope`` ``venue``: the venue's countdown of that name, paused in every session."""
+
     storyteller_only = True
     play = False
     clock: ClockName
+    scope: Literal["session", "venue"] = "session"
     now: Now = 0.0  # filled by the server from its clock
 
 
@@ -126,6 +137,7 @@ class CancelCountdown(Command, frozen=True, kw_only=True, tag="cancel_countdown"
     storyteller_only = True
     play = False
     clock: ClockName
+    scope: Literal["session", "venue"] = "session"
 
 
 class CallStoryteller(Command, frozen=True, kw_only=True, tag="call_storyteller"):
@@ -165,21 +177,30 @@ class CountdownStarted(Event, frozen=True, kw_only=True, tag="desk.countdown_sta
     length: int = 0
     ends_at: float | None = None
     ends_turn: int | None = None
+    scope: str = "session"  # a log from before scoped countdowns: every one the session's
+    scene: str | None = None
 
 
-class CountdownPaused(Event, frozen=True, kw_only=True, tag="desk.countdown_paused"):
+class _OfCountdown(Event, frozen=True, kw_only=True):
+    """A change to a countdown says whom the countdown is for, as its start does, so its
+    sentence names the scene or the venue from the event alone (events/narrate.py)."""
+
     clock: str
+    scope: str = "session"  # a log from before: told as the session's
+    scene: str | None = None
+
+
+class CountdownPaused(_OfCountdown, frozen=True, kw_only=True, tag="desk.countdown_paused"):
     remaining: float = 0  # seconds, or turns
 
 
-class CountdownResumed(Event, frozen=True, kw_only=True, tag="desk.countdown_resumed"):
-    clock: str
+class CountdownResumed(_OfCountdown, frozen=True, kw_only=True, tag="desk.countdown_resumed"):
     ends_at: float | None = None
     ends_turn: int | None = None
 
 
-class CountdownCancelled(Event, frozen=True, kw_only=True, tag="desk.countdown_cancelled"):
-    clock: str
+class CountdownCancelled(_OfCountdown, frozen=True, kw_only=True, tag="desk.countdown_cancelled"):
+    pass
 
 
 class _OfCall(Event, frozen=True, kw_only=True):
@@ -215,30 +236,50 @@ CALL_EVENTS: tuple[type[Event], ...] = (StorytellerCalled, CallTaken, CallClosed
 # ---------------------------------------------------------------- deciders
 
 
+VENUE_WIDE: tuple[type[Command], ...] = (Freeze, Resume, Announce, StartCountdown, PauseCountdown, CancelCountdown)
+
+
 def venue_wide(command: Command) -> bool:
     """Whether ``command`` is decided in every open session the server serves."""
-    return isinstance(command, (Freeze, Resume, Announce)) and command.scope == "venue"
+    return isinstance(command, VENUE_WIDE) and command.scope == "venue"
+
+
+def _open_scene(state: GameState, scene: str | None, what: str, rule: str) -> str:
+    found = state.session.scenes.get(scene or "")
+    if found is None or not found.open:
+        raise refuse(f"no open scene {scene!r} to {what}", rule, "not_found")
+    return found.id
 
 
 def decide_announce(state: GameState, cmd: Announce, draws: Draws, actor: Actor) -> list[Event]:
     if not cmd.text.strip():
         raise refuse("an announcement says something", "announce", "invalid")
-    scene = None
-    if cmd.scope == "scene":
-        found = state.session.scenes.get(cmd.scene or "")
-        if found is None or not found.open:
-            raise refuse(f"no open scene {cmd.scene!r} to announce to", "announce", "not_found")
-        scene = found.id
+    scene = _open_scene(state, cmd.scene, "announce to", "announce") if cmd.scope == "scene" else None
     number = len(state.desk.announcements) + 1
     return [Announced(announcement=f"n{number}", text=cmd.text.strip(), scope=cmd.scope, scene=scene,
                       by=actor.name)]
 
 
-def _countdown(state: GameState, name: str) -> Countdown:
+def _countdown(state: GameState, name: str, scope: str = "session") -> Countdown:
     found = state.desk.countdowns.get(name)
     if found is None:
         raise refuse(f"no countdown {name!r}", "countdown", "not_found")
+    _same_reach(found, scope)
     return found
+
+
+def _same_reach(found: Countdown, scope: str) -> None:
+    """The venue's countdown is paused, resumed and cancelled for the whole venue, a
+    session's one in its session: every session's copy of the venue's stays the same."""
+    if (found.scope == "venue") != (scope == "venue"):
+        if found.scope == "venue":
+            raise refuse(f"countdown {found.label or found.id!r} is the whole venue's: change it for the venue",
+                         "countdown")
+        raise refuse(f"countdown {found.label or found.id!r} is this session's, not the venue's", "countdown")
+
+
+def _reach(found: Countdown) -> dict:
+    return {"scope": found.scope, "scene": found.scene}
 
 
 def _left(c: Countdown, now: float, turn: int) -> float:
@@ -252,35 +293,37 @@ def decide_start_countdown(state: GameState, cmd: StartCountdown, draws: Draws, 
     turn = state.session.turn
     found = state.desk.countdowns.get(cmd.clock)
     if found is not None and found.paused:
+        _same_reach(found, cmd.scope)
         if found.unit == "turns":
-            return [CountdownResumed(clock=found.id, ends_turn=turn + int(found.remaining))]
-        return [CountdownResumed(clock=found.id, ends_at=cmd.now + found.remaining)]
+            return [CountdownResumed(clock=found.id, ends_turn=turn + int(found.remaining), **_reach(found))]
+        return [CountdownResumed(clock=found.id, ends_at=cmd.now + found.remaining, **_reach(found))]
     if found is not None and _left(found, cmd.now, turn) > 0:
         raise refuse(f"countdown {found.label or found.id!r} is already running: pause or cancel it first",
                      "countdown")
     if (cmd.minutes is None) == (cmd.turns is None):
         raise refuse("a countdown runs for minutes or for turns: give one of them", "countdown", "invalid")
     label = cmd.label.strip() or cmd.clock
+    scene = _open_scene(state, cmd.scene, "count down in", "countdown") if cmd.scope == "scene" else None
     if cmd.minutes is not None:
         return [CountdownStarted(clock=cmd.clock, label=label, unit="minutes", length=cmd.minutes,
-                                 ends_at=cmd.now + 60 * cmd.minutes)]
+                                 ends_at=cmd.now + 60 * cmd.minutes, scope=cmd.scope, scene=scene)]
     return [CountdownStarted(clock=cmd.clock, label=label, unit="turns", length=cmd.turns,
-                             ends_turn=turn + cmd.turns)]
+                             ends_turn=turn + cmd.turns, scope=cmd.scope, scene=scene)]
 
 
 def decide_pause_countdown(state: GameState, cmd: PauseCountdown, draws: Draws, actor: Actor) -> list[Event]:
-    found = _countdown(state, cmd.clock)
+    found = _countdown(state, cmd.clock, cmd.scope)
     if found.paused:
         raise refuse(f"countdown {found.label!r} is already paused", "countdown")
     left = _left(found, cmd.now, state.session.turn)
     if left <= 0:
         raise refuse(f"countdown {found.label!r} has run out: start it again or cancel it", "countdown")
-    return [CountdownPaused(clock=found.id, remaining=left)]
+    return [CountdownPaused(clock=found.id, remaining=left, **_reach(found))]
 
 
 def decide_cancel_countdown(state: GameState, cmd: CancelCountdown, draws: Draws, actor: Actor) -> list[Event]:
-    found = _countdown(state, cmd.clock)
-    return [CountdownCancelled(clock=found.id)]
+    found = _countdown(state, cmd.clock, cmd.scope)
+    return [CountdownCancelled(clock=found.id, **_reach(found))]
 
 
 def decide_call_storyteller(state: GameState, cmd: CallStoryteller, draws: Draws, actor: Actor) -> list[Event]:
@@ -331,7 +374,7 @@ def _with_countdown(own: State, c: Countdown) -> State:
 
 def evolve_countdown_started(own: State, e: CountdownStarted, state: GameState) -> State:
     return _with_countdown(own, Countdown(id=e.clock, label=e.label, unit=e.unit, length=e.length,
-                                          ends_at=e.ends_at, ends_turn=e.ends_turn))
+                                          ends_at=e.ends_at, ends_turn=e.ends_turn, scope=e.scope, scene=e.scene))
 
 
 def evolve_countdown_paused(own: State, e: CountdownPaused, state: GameState) -> State:

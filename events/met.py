@@ -14,12 +14,14 @@ after ``accept_timeout`` seconds, with ``timeout=True``) makes the result stand.
 
 A group challenge (MET-1: "défie un ou plusieurs personnages") is one initiator against
 several defenders. It is a record of its own (``defenders`` set, status ``open``) and one
-classic challenge per defender, its pairs ``<group>.1``, ``<group>.2``..., each played by
-the rules above with three group rules: the initiator's one throw counts against every
-defender throwing with it (a command naming the group); no throw of the group is revealed
-before every pair that is throwing has both of its throws (MET-2 for all participants);
-and retests and overbids are counted per participant over the whole group (MET-12,
-MET-14). When every pair's outcome stands, ``GroupSettled`` says so.
+challenge per defender, its pairs ``<group>.1``, ``<group>.2``..., classic, or static when
+a storyteller tests several characters against one difficulty (MET-10: a trap, a power),
+each played by the rules above with three group rules: the initiator's one throw counts
+against every defender throwing with it (a command naming the group; a server's draw is
+drawn once); no throw of the group is revealed before every pair that is throwing has
+both of its throws (MET-2 for all participants); and retests and overbids are counted
+per participant over the whole group (MET-12, MET-14). When every pair's outcome stands,
+``GroupSettled`` says so.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from msgspec.structs import replace
 
 from conteur.events import met_rules as rules
 from conteur.events.bounds import Count, Key, Name, Names, Text
-from conteur.events.met_rules import ATTRIBUTES, Attribute, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
+from conteur.events.met_rules import ATTRIBUTES, GROUP_DEFENDERS, Attribute, MetOptions, TieDebt, traits  # noqa: F401 (MET's names)
 from conteur.events.model import Actor, Command, DrawRecord, Draws, Event, RuleViolation, refuse, unchanged
 from conteur.events.session import (
     STORYTELLER_SIDE,
@@ -165,8 +167,8 @@ class IssueChallenge(Command, frozen=True, kw_only=True, tag="challenge"):
     kind: Kind = "classic"
     attribute: Attribute | None = None
     defender: Key | None = None
-    # a group challenge (MET-1): one initiator against each of these, classic only; one
-    # name here is the same as ``defender``
+    # a group challenge (MET-1): one initiator against each of these, classic, or static
+    # with a storyteller's initiator; one name here is the same as ``defender``
     defenders: Names = ()
     defender_attribute: Attribute | None = None
     difficulty: Count = 0  # static (MET-10)
@@ -397,15 +399,18 @@ class ChallengeOverruled(Event, frozen=True, kw_only=True, tag="met.challenge_ov
 
 class GroupChallengeIssued(Event, frozen=True, kw_only=True, tag="met.group_challenge_issued"):
     """One initiator against several defenders (MET-1): ``pairs[i]`` is the challenge
-    between the initiator and ``defenders[i]``, each classic, each with this attribute."""
+    between the initiator and ``defenders[i]``, each of this kind, with this attribute; in
+    a static group each defender is the tested character of its pair."""
 
     challenge: str
     initiator: str
     defenders: tuple[str, ...]
     pairs: tuple[str, ...]
-    kind: str = "classic"
+    kind: str = "classic"  # or "static": a storyteller's test of each defender (MET-10)
     attribute: str | None = None
     defender_attribute: str | None = None
+    difficulty: int = 0  # static: every defender's
+    tests: int = 1  # static: successive tests, in each pair
     abilities: tuple[str, ...] = ()
     defender_abilities: tuple[str, ...] = ()
     action: str = ""
@@ -622,6 +627,10 @@ def _grouped(decider: Decider) -> Decider:
                 decided = decider(now, replace(cmd, challenge=pair.id), draws, actor)
                 events += decided
                 now = _apply(now, decided)
+                if isinstance(cmd, Throw) and cmd.choice is None:
+                    # one throw against all (MET-1, MET-2): the server's d3 is drawn once,
+                    # recorded in the first pair's throw, and counts in every other pair
+                    cmd = replace(cmd, choice=next(e.choice for e in decided if isinstance(e, ThrowCommitted)))
         else:
             events = decider(state, cmd, draws, actor)
         group_id = found.group or found.id
@@ -866,9 +875,14 @@ def _issue_group(state: GameState, cmd: IssueChallenge, draws: Draws, actor: Act
     if len(cmd.defenders) > limit:
         raise refuse(f"defenders: at most {limit} in one group challenge, not {len(cmd.defenders)} (MET-1)",
                      "defenders", "invalid")
-    if cmd.kind != "classic":
-        raise refuse("a group challenge is classic: a static, simple or complex test faces one character "
-                     "(MET-1, MET-10, MET-11)", "MET-1", "invalid")
+    if cmd.kind in ("simple", "complex"):
+        raise refuse(f"a {cmd.kind} test is one character's own, against the storyteller, and names no "
+                     f"defenders: give each character its own {cmd.kind} test (MET-11)", "MET-11", "invalid")
+    if cmd.kind == "static" and _on_roster(state, cmd.character):
+        raise refuse("a static test against several characters is a storyteller's (a trap, a power): its "
+                     "initiator is the storyteller or an antagonist; a character's own static test faces a "
+                     "difficulty alone, and against several characters it is a classic challenge (MET-10)",
+                     "MET-10", "invalid")
     if cmd.mutual:
         raise refuse("one challenge settles both actions between two characters only (MET-8)", "MET-8", "invalid")
     if len(set(cmd.defenders)) != len(cmd.defenders):
@@ -883,8 +897,11 @@ def _issue_group(state: GameState, cmd: IssueChallenge, draws: Draws, actor: Act
         initiator=cmd.character,
         defenders=tuple(cmd.defenders),
         pairs=tuple(f"{group}.{i}" for i in range(1, len(cmd.defenders) + 1)),
+        kind=cmd.kind,
         attribute=cmd.attribute,
         defender_attribute=cmd.defender_attribute,
+        difficulty=cmd.difficulty if cmd.kind == "static" else 0,
+        tests=cmd.tests if cmd.kind == "static" else 1,
         abilities=cmd.abilities,
         defender_abilities=cmd.defender_abilities,
         action=cmd.action,
@@ -1137,12 +1154,14 @@ def evolve_challenge_issued(own: State, e: ChallengeIssued, state: GameState) ->
 def evolve_group_challenge_issued(own: State, e: GroupChallengeIssued, state: GameState) -> State:
     group = Challenge(
         id=e.challenge, kind=e.kind, initiator=e.initiator, defender=e.defenders[0], attribute=e.attribute,
-        defender_attribute=e.defender_attribute, abilities=e.abilities, defender_abilities=e.defender_abilities,
-        status="open", defenders=e.defenders,
+        defender_attribute=e.defender_attribute, difficulty=e.difficulty, tests=e.tests, abilities=e.abilities,
+        defender_abilities=e.defender_abilities, status="open", defenders=e.defenders,
     )
     own = _put(own, group, counter=own.counter + 1)
+    static = e.kind == "static"  # each defender faces the difficulty: the tested of its pair
     for pair, defender in zip(e.pairs, e.defenders):
-        own = _put(own, replace(group, id=pair, defender=defender, status="throwing", defenders=(), group=e.challenge))
+        own = _put(own, replace(group, id=pair, defender=defender, tested=defender if static else None,
+                                status="throwing", defenders=(), group=e.challenge))
     return own
 
 

@@ -57,6 +57,13 @@ class Teller:
     def scene(self, scene_id: str | None) -> str:
         return self.scenes.get(scene_id, scene_id or "?")
 
+    def rejected(self, event: CommandRejected) -> str:
+        """A refusal told with its command's name, never its type (a newer server's
+        command, unnamed here, is "a request"); the reason without its rule number."""
+        fields = {"who": self.who(event.character), "message": without_rule_codes(event.message)}
+        name = self.t.get(f"cmd_{event.command_type}") or T["en"].get(f"cmd_{event.command_type}")
+        return self("rejected", command=name, **fields) if name else self("rejected_other", **fields)
+
     def attr(self, attribute: str | None) -> str:
         return self.t.get(attribute or "", attribute or "?")
 
@@ -235,13 +242,19 @@ def _desk_sentences() -> dict[type, Callable]:
         return t("called", who=t.who(e.character), kind=t(f"call_{e.kind}"),
                  text=f"{t('colon')}“{e.text}”" if e.text else "")
 
+    def where(e, t):
+        """Whom a countdown is for, as an announcement says it: nothing for the session."""
+        if e.scope == "scene":
+            return t("countdown_for_scene", scene=t.scene(e.scene))
+        return t("countdown_for_venue") if e.scope == "venue" else ""
+
     return {
         d.Announced: announced,
         d.CountdownStarted: lambda e, t: t("countdown_turns" if e.unit == "turns" else "countdown_minutes",
-                                           clock=e.label or e.clock, n=e.length),
-        d.CountdownPaused: lambda e, t: t("countdown_paused", clock=e.clock),
-        d.CountdownResumed: lambda e, t: t("countdown_resumed", clock=e.clock),
-        d.CountdownCancelled: lambda e, t: t("countdown_cancelled", clock=e.clock),
+                                           clock=e.label or e.clock, n=e.length, where=where(e, t)),
+        d.CountdownPaused: lambda e, t: t("countdown_paused", clock=e.clock, where=where(e, t)),
+        d.CountdownResumed: lambda e, t: t("countdown_resumed", clock=e.clock, where=where(e, t)),
+        d.CountdownCancelled: lambda e, t: t("countdown_cancelled", clock=e.clock, where=where(e, t)),
         d.StorytellerCalled: called,
         d.CallTaken: lambda e, t: t("call_taken", by=e.by or t("storyteller"), who=t.who(e.character)),
         d.CallClosed: lambda e, t: t("call_closed", by=e.by or t("storyteller"), who=t.who(e.character)),
@@ -266,8 +279,7 @@ def offline_sentence(e: offline.OfflineChallengeRecorded, t: Teller) -> str:
 
 def sentence(event, t: Teller) -> str:
     if isinstance(event, CommandRejected):
-        return t("rejected", who=t.who(event.character), command=event.command_type,
-                 message=without_rule_codes(event.message))
+        return t.rejected(event)
     tell = _TABLE.get(type(event))
     return tell(event, t) if tell else type(event).__struct_config__.tag
 
@@ -299,7 +311,11 @@ def challenge_header(e: met.ChallengeIssued, t: Teller) -> str:
 
 
 def group_header(e: met.GroupChallengeIssued, t: Teller) -> str:
-    return t("group", a=t.who(e.initiator), list=", ".join(t.who(d) for d in e.defenders), attr=t.attr(e.attribute))
+    listed = ", ".join(t.who(d) for d in e.defenders)
+    if e.kind != "static":
+        return t("group", a=t.who(e.initiator), list=listed, attr=t.attr(e.attribute))
+    text = t("group_static", b=t.who(e.initiator), list=listed, attr=t.attr(e.attribute), difficulty=e.difficulty)
+    return text + t("tests", n=e.tests) if e.tests > 1 else text
 
 
 def group_results(e: met.GroupSettled, t: Teller) -> str:
@@ -325,7 +341,9 @@ def group_sentence(events: Iterable, t: Teller, *, rulings: bool = True) -> str:
     parts = []
     for pair, defender in zip(issued.pairs, issued.defenders):
         head = met.ChallengeIssued(challenge=pair, kind=issued.kind, initiator=issued.initiator, defender=defender,
-                                   attribute=issued.attribute, defender_attribute=issued.defender_attribute)
+                                   tested=defender if issued.kind == "static" else None,
+                                   attribute=issued.attribute, defender_attribute=issued.defender_attribute,
+                                   difficulty=issued.difficulty, tests=issued.tests)
         body = challenge_sentence([head] + stories[pair], t, rulings=rulings)[len(challenge_header(head, t)):]
         if body.startswith(colon):
             parts.append(t("group_against", b=t.who(defender), colon=colon, body=body[len(colon):]))

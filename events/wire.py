@@ -133,6 +133,28 @@ class Pong(Frame, frozen=True, kw_only=True, tag="pong"):
     now: float | None = None
 
 
+class WaitingCall(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A safety call waiting in another session. ``call``, ``character``, ``name`` and
+    ``text`` only for a storyteller whose token opens that session: one bound to
+    another learns where (the session), not who."""
+
+    session: str
+    session_name: str = ""
+    call: str = ""
+    character: str = ""
+    name: str = ""
+    text: str = ""
+
+
+class VenueCalls(Frame, frozen=True, kw_only=True, tag="venue_calls"):
+    """To storytellers only: the safety calls no storyteller has taken yet in the other
+    open sessions of the venue, all of them, sent whenever that list changes (an empty
+    one: none left) and after ``live`` when it is not empty. Never logged: it is the
+    sessions' state, so it holds across reconnects and restarts."""
+
+    calls: tuple[WaitingCall, ...]
+
+
 class Batch(Frame, frozen=True, kw_only=True, tag="batch"):
     """Several frames in one message, in order, for a device that said ``batch`` in
     hello: a resync, or a backlog, costs one message per batch instead of one per frame.
@@ -151,10 +173,11 @@ class EventReceived(Frame, frozen=True, kw_only=True, tag="event"):
     event: msgspec.Raw
 
 
-ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong, Opened, Sealed]
+ServerFrame = Union[Welcome, EventFrame, Live, Ack, Reject, Error, Pong, VenueCalls, Opened, Sealed]
 
 CLIENT_TAGS = ("hello", "command", "ping", "open", "sealed")
-SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "batch", "opened", "sealed")
+SERVER_TAGS = ("welcome", "event", "live", "ack", "reject", "error", "pong", "venue_calls", "batch", "opened",
+               "sealed")
 BATCH_FRAMES = 256  # frames per batch at most
 BATCH_BYTES = 256 * 1024  # and about this many bytes
 
@@ -162,8 +185,8 @@ BATCH_BYTES = 256 * 1024  # and about this many bytes
 
 _encoder = msgspec.json.Encoder()
 _client_decoder = msgspec.json.Decoder(ClientFrame)
-_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, Batch,
-                                             Opened, Sealed])
+_server_decoder = msgspec.json.Decoder(Union[Welcome, EventReceived, Live, Ack, Reject, Error, Pong, VenueCalls,
+                                             Batch, Opened, Sealed])
 _any_decoder = msgspec.json.Decoder()
 
 

@@ -13,8 +13,8 @@ import { storytellerView, observerView } from "./storyteller.js";
 import { Connection, Outbox, uuid4, entropy, takeJoin, deviceId, forgetDevice, viewerKey, joinKey, adoptCredential, fallBackToLink } from "./net.js";
 import { confirmFor, ask } from "./confirm.js";
 import { handCommand, handWaiting } from "./handplay.js";
-import { deskCommand, freezeCall } from "./desk.js";
-import { cue, keepAwake } from "./cues.js";
+import { deskCommand, freezeCall, takeElsewhere } from "./desk.js";
+import { cue, keepAwake, vibrate } from "./cues.js";
 import { SealedSocket, sealedFetch } from "./channel.js";
 
 document.documentElement.lang = lang;
@@ -80,6 +80,7 @@ function onFrame(frame) {
       app.viewer = frame.viewer;
       localStorage.setItem(viewerKey(), JSON.stringify(frame.viewer));
       if (frame.session) app.session = frame.session;
+      app.venueCalls = []; // told again after live when any wait (venue_calls)
       app.conn += 1;
       app.helloPending = false;
       // a restored backup reused seqs this device holds for other events
@@ -121,6 +122,10 @@ function onFrame(frame) {
         app.helloPending = false;
         connection.send(hello(false));
       }
+      break;
+    case "venue_calls":
+      // safety calls waiting in the venue's other sessions, to storytellers only (desk.js)
+      app.venueCalls = Array.isArray(frame.calls) ? frame.calls : [];
       break;
     case "pong":
       // the server's clock, which countdowns run by (desk.js): a phone's own may be off
@@ -303,10 +308,6 @@ function refocus(selector) {
   if (el) el.focus();
 }
 
-function vibrate(pattern) {
-  try { if ("vibrate" in navigator) navigator.vibrate(pattern); } catch (err) { /* not allowed */ }
-}
-
 // A challenge that waits for this player's answer buzzes the phone once.
 function nudge() {
   if (!app.viewer || isStoryteller() || !me()) return;
@@ -350,7 +351,7 @@ function commandFor(act, el, data) {
   switch (act) {
     // a group's throw names its round (the group's record has none of its own)
     case "throw": return { type: "throw", character, challenge: ch, round: el.dataset.round ? num(el.dataset.round) : c.round, choice: el.dataset.choice };
-    case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: c.round, choice: el.dataset.choice || null };
+    case "st-throw": return { type: "throw", character: el.dataset.side, challenge: ch, round: el.dataset.round ? num(el.dataset.round) : c.round, choice: el.dataset.choice || null };
     case "bid": case "answer": return { type: "bid", character, challenge: ch, round: c.round, value: num(data.get("value")), abilities: data.getAll("ability") };
     case "retest": return { type: "retest", character, challenge: ch, source: data.get("source") };
     case "overbid": return { type: "overbid", character, challenge: ch, value: num(data.get("value")), abilities: data.getAll("ability") };
@@ -377,10 +378,13 @@ function commandFor(act, el, data) {
       const target = data.get("target");
       const antagonist = (data.get("antagonist") || "").trim() || "antagonist";
       if (kind === "simple" || kind === "complex") return { type: "challenge", kind, character: target, tests: num(data.get("tests")) || 1 };
-      // an antagonist against several characters at once: a group challenge (MET-1, classic)
+      // the antagonist's own abilities that apply (it has no sheet here: MET-3, MET-15)
+      const abilities = (data.get("abilities") || "").split(",").map((a) => a.trim()).filter(Boolean);
+      // an antagonist against several characters at once: a group challenge (MET-1), classic
+      // or a static test of each of them against one difficulty (MET-10)
       const defenders = [...new Set([target, ...data.getAll("more")])];
-      if (kind === "classic" && defenders.length > 1) return { type: "challenge", kind, character: antagonist, defenders, attribute: data.get("attribute") };
-      const base = { type: "challenge", kind, character: antagonist, defender: target, attribute: data.get("attribute") };
+      const base = { type: "challenge", kind, character: antagonist, attribute: data.get("attribute"), abilities,
+        ...(defenders.length > 1 ? { defenders } : { defender: target }) };
       return kind === "static" ? { ...base, difficulty: num(data.get("difficulty")) || 0, tests: num(data.get("tests")) || 1 } : base;
     }
     case "st-bid": return { type: "bid", character: el.dataset.side, challenge: ch, round: c.round, value: num(data.get("value")) };
@@ -443,6 +447,7 @@ function handle(ev, el) {
   if (what === "join-sheet") { joinSheet(app.form["sheet-revoke"] === "1", app.form["sheet-for"] || ""); return; }
   if (what === "devices") { loadDevices(schedule); return; }
   if (what === "revoke-device") { revokeDevice(el.dataset.grant, schedule); return; }
+  if (what === "take_call_elsewhere") { takeElsewhere(el, schedule); return; }
   if (what === "lang") { localStorage.setItem(LANG_KEY, el.dataset.lang); keepForm(); location.reload(); return; }
   if (what === "alerts") { app.touched = true; vibrate(60); schedule(); return; }
   if (what === "dismiss") { dismiss(el.dataset.notice); return; }

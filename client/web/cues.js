@@ -38,6 +38,11 @@ export const awake = () => !!lock;
 // the browser lets a wake lock go when the page is hidden: asked again once shown
 document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible" && wanted) keepAwake(true); });
 
+// A buzz where the engine has one and the page may (after the player's first touch).
+export function vibrate(pattern) {
+  try { if ("vibrate" in navigator) navigator.vibrate(pattern); } catch (err) { /* not allowed */ }
+}
+
 // A cue: the banner for a few seconds, and a tone where the player allowed sound.
 export function cue(text, sound) {
   let banner = document.getElementById("cue");

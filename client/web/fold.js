@@ -278,14 +278,17 @@ const MET = {
     const group = c.group && vm.challenges[c.group];
     if (group && group.status === "resolved") group.groupResults = { ...group.groupResults, [c.defender]: e.winner };
   },
-  // a group challenge (MET-1): its own record ("open" until settled) and one classic pair
-  // per defender, each folded as any challenge
+  // a group challenge (MET-1): its own record ("open" until settled) and one pair per
+  // defender, each folded as any challenge; in a static group (MET-10) each defender is
+  // its pair's tested character, against the group's difficulty
   group_challenge_issued: (c, e, vm) => {
-    const common = { kind: e.kind || "classic", initiator: e.initiator, attribute: e.attribute ?? null,
+    const kind = e.kind || "classic";
+    const common = { kind, initiator: e.initiator, attribute: e.attribute ?? null,
       defenderAttribute: e.defender_attribute ?? null, abilities: e.abilities || [], defenderAbilities: e.defender_abilities || [],
-      action: e.action || "", mutual: false };
+      difficulty: e.difficulty || 0, tests: e.tests || 1, action: e.action || "", mutual: false };
     Object.assign(c, common, { defender: e.defenders[0], status: "open", defenders: e.defenders, pairs: e.pairs });
-    e.pairs.forEach((id, i) => Object.assign(challenge(vm, id), common, { defender: e.defenders[i], group: e.challenge }));
+    e.pairs.forEach((id, i) => Object.assign(challenge(vm, id), common,
+      { defender: e.defenders[i], tested: kind === "static" ? e.defenders[i] : null, group: e.challenge }));
   },
   group_settled: (c, e) => Object.assign(c, { status: "resolved", groupResults: { ...(e.results || {}) }, reason: "settled" }),
 };
@@ -428,7 +431,8 @@ const DESK = {
   },
   "desk.countdown_started": (vm, e) => {
     deskOf(vm).countdowns[e.clock] = { id: e.clock, label: e.label || e.clock, unit: e.unit || "minutes", length: e.length || 0,
-      endsAt: e.ends_at ?? null, endsTurn: e.ends_turn ?? null, paused: false, remaining: 0 };
+      endsAt: e.ends_at ?? null, endsTurn: e.ends_turn ?? null, paused: false, remaining: 0,
+      scope: e.scope || "session", scene: e.scene ?? null };
   },
   "desk.countdown_paused": (vm, e) => {
     const c = deskOf(vm).countdowns[e.clock];

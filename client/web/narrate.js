@@ -36,6 +36,14 @@ export function teller(vm, lang = "en") {
     return e.tests > 1 ? text + say("tests", { n: e.tests }) : text;
   }
 
+  // a group (MET-1); a storyteller's static test of several characters (MET-10)
+  function groupHeader(e) {
+    const list = (e.defenders || []).map(who).join(", ");
+    if (e.kind !== "static") return say("group", { a: who(e.initiator), list, attr: attr(e.attribute) });
+    const text = say("group_static", { b: who(e.initiator), list, attr: attr(e.attribute), difficulty: e.difficulty || 0 });
+    return e.tests > 1 ? text + say("tests", { n: e.tests }) : text;
+  }
+
   const dice = (values) => (values || []).join(" ");
   const signs = (e) => (e.signs && e.signs.length ? ` [${e.signs.map((s) => s || "·").join(" ")}]` : "");
   const signed = (v) => (v >= 0 ? `+${v}` : String(v));
@@ -45,8 +53,7 @@ export function teller(vm, lang = "en") {
   const met = {
     // without an id (a phone's feed, whose sentence already names both sides) the header alone
     challenge_issued: (e) => (e.challenge ? say("issued_event", { id: e.challenge, text: header(e) }) : `${header(e)}.`),
-    group_challenge_issued: (e) => say("issued_event", { id: e.challenge, text: say("group", {
-      a: who(e.initiator), list: (e.defenders || []).map(who).join(", "), attr: attr(e.attribute) }) }),
+    group_challenge_issued: (e) => say("issued_event", { id: e.challenge, text: groupHeader(e) }),
     // each defender's pair: its winner over the other side (narrate.group_results)
     group_settled: (e) => say("group_settled", { id: e.challenge, results: Object.entries(e.results || {}).map(([d, w]) =>
       say("group_result", { w: who(w), l: who(w === d ? e.initiator : d) })).join(", ") }),
@@ -122,7 +129,12 @@ export function teller(vm, lang = "en") {
     "offline.disputed": (e) => say("offline_disputed", { id: e.record, b: who(e.opponent), why: why(e.reason),
       claim: e.winner ? say("offline_claim", { w: who(e.winner) }) : "" }),
     "offline.ruled": (e) => say("offline_ruled", { id: e.record, w: who(e.winner), why: why(e.reason) }),
-    command_rejected: (e) => say("rejected", { who: who(e.character), command: e.command_type, message: withoutRuleCodes(e.message) }),
+    // a command by its name, never its type (a newer server's, unnamed here: "a request")
+    command_rejected: (e) => {
+      const name = table[`cmd_${e.command_type}`] ?? T.en[`cmd_${e.command_type}`];
+      const fields = { who: who(e.character), message: withoutRuleCodes(e.message) };
+      return name ? say("rejected", { command: name, ...fields }) : say("rejected_other", fields);
+    },
     ...deskSentences(say, who, scene, table),
   };
 
@@ -137,13 +149,16 @@ export function teller(vm, lang = "en") {
 // The storyteller's desk (events/desk.py): announcements, countdowns, calls.
 function deskSentences(say, who, scene, table) {
   const by = (e) => e.by || table.storyteller;
+  // whom a countdown is for, as an announcement says it: nothing for the session
+  const where = (e) => (e.scope === "scene" ? say("countdown_for_scene", { scene: scene(e.scene) })
+    : e.scope === "venue" ? say("countdown_for_venue") : "");
   return {
     "desk.announced": (e) => (e.scope === "scene" ? say("announced_scene", { scene: scene(e.scene), text: e.text })
       : say(e.scope === "venue" ? "announced_venue" : "announced", { text: e.text })),
-    "desk.countdown_started": (e) => say(e.unit === "turns" ? "countdown_turns" : "countdown_minutes", { clock: e.label || e.clock, n: e.length }),
-    "desk.countdown_paused": (e) => say("countdown_paused", { clock: e.clock }),
-    "desk.countdown_resumed": (e) => say("countdown_resumed", { clock: e.clock }),
-    "desk.countdown_cancelled": (e) => say("countdown_cancelled", { clock: e.clock }),
+    "desk.countdown_started": (e) => say(e.unit === "turns" ? "countdown_turns" : "countdown_minutes", { clock: e.label || e.clock, n: e.length, where: where(e) }),
+    "desk.countdown_paused": (e) => say("countdown_paused", { clock: e.clock, where: where(e) }),
+    "desk.countdown_resumed": (e) => say("countdown_resumed", { clock: e.clock, where: where(e) }),
+    "desk.countdown_cancelled": (e) => say("countdown_cancelled", { clock: e.clock, where: where(e) }),
     "desk.storyteller_called": (e) => say("called", { who: who(e.character), kind: say(`call_${e.kind}`), text: e.text ? `${table.colon}“${e.text}”` : "" }),
     "desk.call_taken": (e) => say("call_taken", { by: by(e), who: who(e.character) }),
     "desk.call_closed": (e) => say("call_closed", { by: by(e), who: who(e.character) }),

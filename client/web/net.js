@@ -250,6 +250,9 @@ export class Connection {
     this.attempt = 0;
     this.probes = 0; // probes unanswered in a row
     this.probing = false;
+    this.probeId = 0;
+    this.probedAt = 0;
+    this.openedAt = 0;
     this.messages = 0; // websocket messages received: a batch counts once
     this.ws = null;
     this.timer = null;
@@ -262,22 +265,31 @@ export class Connection {
 
   start() { this.reach(); }
 
-  // Now, not at the next backoff: an open socket is checked, a missing one is sought.
+  // Now, not at the next backoff: an open socket is checked, a missing one is sought. A
+  // probe or a handshake under way is waited for only if it began just now: one from
+  // before the screen locked may be frozen with the page, and would hold the phone back
+  // until its timeout (the probe's, or the browser's for a handshake).
   now() {
     if (this.stopped) return;
     this.attempt = 0;
     this.probes = 0;
     if (this.ws && this.ws.readyState === 1) { this.check(); return; }
-    if ((this.ws && this.ws.readyState === 0) || this.probing) return;
+    const recent = (at) => Date.now() - at < WAKE_SILENT;
+    if (this.ws && this.ws.readyState === 0) { if (!recent(this.openedAt)) this.drop(true); return; }
+    if (this.probing && recent(this.probedAt)) return;
     clearTimeout(this.timer);
-    this.reach();
+    this.reach(true);
   }
 
-  // Probe, then open the socket; an unanswered probe is tried again soon.
-  async reach() {
-    if (this.stopped || this.probing) return;
+  // Probe, then open the socket; an unanswered probe is tried again soon. ``fresh``: a
+  // new probe even while one is under way; the newest one's answer is the one acted on.
+  async reach(fresh = false) {
+    if (this.stopped || (this.probing && !fresh)) return;
+    const mine = ++this.probeId;
     this.probing = true;
+    this.probedAt = Date.now();
     const up = await probe(this.health);
+    if (mine !== this.probeId) return;
     this.probing = false;
     if (this.stopped || this.ws) return;
     if (up) { this.probes = 0; this.connect(); return; }
@@ -311,6 +323,7 @@ export class Connection {
       return;
     }
     this.ws = ws;
+    this.openedAt = Date.now();
     ws.onopen = () => {
       this.lastHeard = Date.now();
       this.pinged = false;

@@ -232,7 +232,7 @@ function challengeCard(c) {
     ${testsLine(c)}
     ${revealedLine(c)}
     ${cancelRetestForm(c)}
-    ${windowClock(c)}
+    ${windowClock(c, move === "window" || move === "answer")}
     ${body}
   </article>`;
 }

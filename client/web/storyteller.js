@@ -207,8 +207,28 @@ function stGroup(c) {
     <p class="meta"><span class="stage" data-testid="st-group-stage">${esc(stageText(c))}</span>${c.attribute ? ` · ${esc(t(c.attribute))}` : ""}
       <a href="review.html#session=${encodeURIComponent(app.session || "")}&challenge=${encodeURIComponent(c.id)}" target="_blank" data-testid="challenge-review">${esc(t("story"))}</a></p>
     <ul class="pairs" data-testid="st-group-pairs">${pairs.map((p) => `<li data-pair="${esc(p.id)}">${esc(p.id)} · ${esc(nameOf(p.defender))} · ${esc(outcome(p))}</li>`).join("")}</ul>
+    ${npcGroupThrow(c, pairs)}
     ${isOpen(c) ? `<button type="button" class="danger" data-act="cancel" data-ch="${esc(c.id)}" data-testid="cancel-group">${esc(t("cancel"))}</button>` : ""}
   </article>`;
+}
+
+// MET-1, MET-2 for an antagonist (or a trap) initiating a group: its one throw against
+// every character waiting for it at the lowest round, in one tap, the server's draw
+// included (drawn once for all of them); the pairs' cards below wait for it.
+function npcGroupThrow(g, pairs) {
+  const npc = g.initiator;
+  if (app.vm.characters[npc] || !isOpen(g)) return "";
+  const waiting = pairs.filter((p) => p.status === "throwing" && !(npc in p.throws));
+  if (!waiting.length) return "";
+  const round = Math.min(...waiting.map((p) => p.round));
+  if (app.queued.some((e) => e.command.challenge === g.id && e.command.round === round)) return "";
+  const against = waiting.filter((p) => p.round === round).map((p) => nameOf(p.defender)).join(", ");
+  const data = `data-act="st-throw" data-ch="${esc(g.id)}" data-side="${esc(npc)}" data-round="${round}"`;
+  return `<div class="group-throw" data-testid="st-group-throw" data-round="${round}">
+    <p><b>${esc(t("st_group_throw", nameOf(npc), against, round))}</b></p>
+    <div class="row wrap" role="group" aria-label="${esc(t("throw_for"))}">${THROWS.map((ch) =>
+      `<button ${data} data-choice="${ch}" data-testid="st-group-throw-${ch}" aria-label="${esc(t("throw_label", t(ch)))}"><span class="mini">${ICON[ch]}</span> ${esc(t(ch))}</button>`).join("")}
+      <button class="primary" ${data} data-testid="st-group-server-throw">${esc(t("server_throws"))}</button></div></div>`;
 }
 
 // The sides a storyteller plays: antagonists (not on the roster) and the storyteller side.
@@ -234,7 +254,9 @@ function stChallenge(c) {
   const npc = antagonistOf(c);
   const key = `st-bid-${c.id}-${c.round}`;
   let acts = "";
-  if (c.status === "throwing" && npc && !(npc in c.throws)) {
+  if (c.status === "throwing" && npc && !(npc in c.throws) && c.group && npc === c.initiator) {
+    acts = `<p class="muted" data-testid="st-group-throw-above">${esc(t("st_group_throw_above"))}</p>`; // npcGroupThrow
+  } else if (c.status === "throwing" && npc && !(npc in c.throws)) {
     acts = `<div class="row wrap" role="group" aria-label="${esc(t("throw_for"))}">${THROWS.map((ch) =>
       `<button data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-choice="${ch}" aria-label="${esc(t("throw_label", t(ch)))}"><span class="mini">${ICON[ch]}</span> ${esc(t(ch))}</button>`).join("")}
       <button class="primary" data-act="st-throw" data-ch="${esc(c.id)}" data-side="${esc(npc)}" data-testid="server-throw">${esc(t("server_throws"))}</button></div>`;
@@ -277,7 +299,8 @@ function npcRetest(c, npc, cancels) {
 }
 
 // A storyteller's challenge: an antagonist against a character (classic), a difficulty
-// (static, MET-10), or a simple/complex test of one character (MET-11).
+// (static, MET-10), or a simple/complex test of one character (MET-11); the ticked
+// characters make it one challenge against all of them (MET-1), classic or static.
 function stNewChallenge(chars) {
   if (!chars.length) return "";
   return `<details class="new-challenge" id="st-new-challenge"><summary>${esc(t("challenge_new"))}</summary>
@@ -288,9 +311,10 @@ function stNewChallenge(chars) {
         `<label class="check"><input type="checkbox" name="more" value="${esc(o.id)}" data-testid="st-more-${esc(o.id)}"> ${esc(o.name)}</label>`).join("")}</fieldset>` : ""}
       <label>${esc(t("kind"))} <select name="kind" id="st-kind">${["classic", "static", "simple", "complex"].map((k) => `<option value="${k}">${esc(t(k))}</option>`).join("")}</select></label>
       <label>${esc(t("attribute"))} <select name="attribute" id="st-attribute">${["physical", "social", "mental"].map((a) => `<option value="${a}">${esc(t(a))}</option>`).join("")}</select></label>
+      <label>${esc(t("st_abilities"))} <input name="abilities" id="st-abilities" placeholder="${esc(t("st_abilities_hint"))}" data-testid="st-abilities"></label>
       <label>${esc(t("difficulty"))} <input name="difficulty" type="number" min="0" max="30" value="5" id="st-difficulty"></label>
       <label>${esc(t("tests"))} <input name="tests" type="number" min="1" max="5" value="1" id="st-tests"></label>
-      <button type="submit">${esc(t("start"))}</button>
+      <button type="submit" data-testid="st-challenge-start">${esc(t("start"))}</button>
     </form></details>`;
 }
 

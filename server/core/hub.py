@@ -64,8 +64,10 @@ class Connection:
     def __init__(self, send: Callable[[str], Awaitable[None]], viewer: Actor, session: str, *,
                  max_queue: int = 2048, on_overflow: Callable[[Connection], None] | None = None,
                  batching: bool = False, grant: str = "",
-                 on_revoked: Callable[[Connection], None] | None = None):
+                 on_revoked: Callable[[Connection], None] | None = None, bound: str | None = None):
         self.send = send
+        self.bound = bound  # the one session its token opens (None: every session)
+        self.venue_calls: str | None = None  # the last ``venue_calls`` frame it was sent (server/core/safety.py)
         self.grant = grant  # the id of the token's grant: revoking it drops this connection
         self.on_revoked = on_revoked
         self.batching = batching  # the device takes ``batch`` frames: a backlog goes as one
@@ -164,8 +166,11 @@ class Connection:
 
 class Hub:
     def __init__(self, store: EventStore, *, ring: int = 4096, tokens: Tokens | None = None,
-                 recheck: float = 5.0):
+                 recheck: float = 5.0, run=None):
         self.store = store
+        # how a read leaves the event loop (``StoreWork.run``: the store's thread, within
+        # its deadline); the loop's worker threads without one
+        self.run = run or asyncio.to_thread
         self.tokens = tokens
         self.recheck = recheck  # seconds between reads of revocations made elsewhere
         self._grants: dict[str, set[Connection]] = collections.defaultdict(set)
@@ -355,7 +360,7 @@ class Hub:
                     # off the loop, and never waited for beyond a round: a stalled database
                     # must not hold the sockets
                     revoked = await asyncio.wait_for(
-                        asyncio.to_thread(self.tokens.revoked_among, tuple(self._grants)), self.recheck)
+                        self.run(self.tokens.revoked_among, tuple(self._grants)), self.recheck)
                 except Exception as exc:  # noqa: BLE001 - the store is busy or down: the next round
                     if not failing:
                         log.warning("could not re-read revoked tokens (%s): tried again every %g s",
@@ -364,6 +369,15 @@ class Hub:
                     continue
                 failing = False
                 self._drop(revoked)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        return self._loop
+
+    def storytellers(self) -> list[Connection]:
+        """Every storyteller's socket of every session, live or resyncing."""
+        return [conn for subs in self._subs.values() for conn in subs
+                if conn.viewer.is_storyteller and not conn.closed]
 
     def sockets_of(self, grant: str) -> int:
         """How many sockets the token of this grant holds open on this server now."""

@@ -9,6 +9,13 @@ caller gets ``Unavailable``, with the delay after which to retry. The store stay
 truth: work that times out may still complete, and a command retried with its id is
 decided once (``EventStore.outcome_of``).
 
+A walk over a session's rows (a review, an export, a view folded from the log) takes
+seconds of a core on a long night: on the store's thread it would hold every device's
+command behind it, so ``walk`` runs it in the loop's worker threads instead. It gets no
+deadline (a long night's review takes what it takes), but while the store says it cannot
+write (``trouble_of``) it is refused at once, and each request reaches it only after its
+token was read within the deadline.
+
 ``Outage`` keeps the log readable through an outage: one line when commands start
 failing, a count now and then, one line when they succeed again, instead of a traceback
 per command.
@@ -71,6 +78,14 @@ class StoreWork:
         """``fn(*args)`` on the store's thread, awaited at most ``deadline`` seconds."""
         future = self._pool.submit(fn, *args)
         return await self.wait(asyncio.wrap_future(future), f"{getattr(fn, '__name__', 'a read')}")
+
+    async def walk(self, fn: Callable[..., T], *args) -> T:
+        """``fn(*args)`` in the loop's worker threads, unbounded (module doc); ``Unavailable``
+        at once while the store cannot write."""
+        reason = trouble_of(self.store)
+        if reason is not None:
+            raise self.unavailable(reason)
+        return await asyncio.to_thread(fn, *args)
 
     async def wait(self, awaitable: Awaitable[T], what: str = "the store") -> T:
         """``awaitable`` at most ``deadline`` seconds (a shielded one goes on after)."""

@@ -227,10 +227,13 @@ def import_roster_sync(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> 
 
 
 async def import_roster(chronicle: Chronicle, tokens: Tokens, roster: Roster) -> Imported:
+    """``import_roster_sync`` for the event loop: the store read and the tokens minted off
+    it (``Chronicle.work``)."""
     # each execute decides (and folds) before its first await, in order: the commands are
     # decided one after the other and committed together (one fsync, not one each)
-    differs = differences(roster, chronicle.state(roster.session))
-    commands = roster_commands(roster, chronicle.state(roster.session))
+    state = await chronicle.state_now(roster.session)
+    differs = differences(roster, state)
+    commands = roster_commands(roster, state)
     done = await asyncio.gather(*(
         chronicle.execute(roster.session, command, STORYTELLER, device="roster",
                           command_id=f"{roster.session}:{key}")
@@ -238,7 +241,7 @@ async def import_roster(chronicle: Chronicle, tokens: Tokens, roster: Roster) ->
     ))
     rejected = [f"{key}: {d.outcome.message}" for (key, _), d in zip(commands, done)
                 if d.outcome.rejected]
-    return _mint(tokens, roster, rejected, differs)
+    return await chronicle.work.run(_mint, tokens, roster, rejected, differs)
 
 
 def init_from_roster(store: EventStore, path: str | Path) -> Imported:

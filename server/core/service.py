@@ -144,6 +144,8 @@ class Chronicle:
         # what ``execute`` reads before deciding, off the event loop (server/core/offload.py)
         self.work = StoreWork(store)
         self._fetched: dict[str, tuple[int, list]] = {}  # a catch-up's rows read off the loop
+        self._listed: dict[str, list[str]] = {}  # the sessions an open_session's carry-over reads
+        self._reading: set[str] = set()  # sessions whose catch-up is being read off the loop
 
     # -- state ---------------------------------------------------------------------
 
@@ -158,6 +160,10 @@ class Chronicle:
                     and self._remote[session] > tip.seq:
                 state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
+
+    def held_sessions(self) -> tuple[str, ...]:
+        """The sessions whose state this process holds (every one from ``preload`` on)."""
+        return tuple(self._states)
 
     def _compress(self, session: str, state: GameState, events=None) -> GameState:
         """``events``: what was folded into ``state`` from the session's state as last
@@ -293,7 +299,8 @@ class Chronicle:
         opened in the same chronicle (``OpenSession.chronicle``; one database is one
         chronicle when none is named), however this one is opened (``open_session``,
         ``POST /sessions``, a roster). Debts the command already carries are kept."""
-        stored = self.store.sessions()
+        stored = self._listed.pop(session, None)
+        stored = stored if stored is not None else self.store.sessions()
         order = stored + [s for s in self._states if s not in set(stored)]
         previous = None
         for other in reversed(order):
@@ -416,17 +423,55 @@ class Chronicle:
                     self._count_for_snapshot(session, outcome.seqs, folded, epoch)
                 self._finish(a, Executed(session=session, outcome=outcome, events=pairs, actor=a.actor))
         if session in self._recovering and not flight:
-            self._recover(session)
+            if a.loop is None:
+                self._recover(session)
+            elif session not in self._reading:
+                # what the catch-up reads, read off the loop first; the session's commands
+                # are held meanwhile (it stays ``_recovering``)
+                self._reading.add(session)
+                a.loop.create_task(self._recover_off_loop(session))
 
-    def _recover(self, session: str) -> None:
-        self._recovering.discard(session)
-        again = sorted(self._redo.pop(session, []), key=lambda x: x.order) + self._held.pop(session, [])
+    async def _recover_off_loop(self, session: str) -> None:
         try:
             if trouble_of(self.store) is not None:
-                raise StoreError("the store is down")  # never wait for it on the loop
-            self._catch_up(session)
-        except Exception:  # noqa: BLE001 - the store is down: reloaded at the next decision
+                raise StoreError("the store is down")
+            loaded = await self.work.run(self._read_recovery, session)
+        except Exception as exc:  # noqa: BLE001 - the store is down: reloaded at the next decision
+            # deciding them again would read the session from the store on the loop: they
+            # are answered unavailable instead, and their retries (same ids) decided once
+            self._fetched.pop(session, None)
+            self._reading.discard(session)
+            self._recovering.discard(session)
             self.forget(session)
+            failed = exc if isinstance(exc, StoreError) else StoreError(str(exc) or type(exc).__name__)
+            for a in self._redo.pop(session, []) + self._held.pop(session, []):
+                self._finish(a, exc=failed)
+            return
+        self._reading.discard(session)
+        self._recover(session, loaded=loaded)
+
+    def _read_recovery(self, session: str) -> GameState | None:
+        """On the store's thread: what ``_catch_up`` reads (the session's whole state when
+        none was committed here, else the rows after the last committed state)."""
+        base = self._committed.get(session)
+        if base is None:
+            return self.store.load_state(session)
+        self._fetched[session] = (base.head, list(self.store.iter_events(session, after=base.head)))
+        return None
+
+    def _recover(self, session: str, *, loaded: GameState | None = None) -> None:
+        self._recovering.discard(session)
+        again = sorted(self._redo.pop(session, []), key=lambda x: x.order) + self._held.pop(session, [])
+        if loaded is not None:
+            self._epoch[session] = self._epoch.get(session, 0) + 1
+            self._loaded(session, loaded)
+        else:
+            try:
+                if trouble_of(self.store) is not None:
+                    raise StoreError("the store is down")  # never wait for it on the loop
+                self._catch_up(session)
+            except Exception:  # noqa: BLE001 - the store is down: reloaded at the next decision
+                self.forget(session)
         for a in again:
             if a.tries >= STALE_TRIES:
                 self._finish(a, exc=StoreError(
@@ -457,20 +502,55 @@ class Chronicle:
         """On the store's thread: what deciding ``command`` would read from the store,
         read now so that ``submit`` reads nothing on the event loop: the command id's
         stored outcome, the session's state if it is not in memory, the rows other
-        processes wrote since, and the session's seed."""
+        processes wrote since, and the session's seed; for an ``open_session``, the
+        states of the other sessions too (MET-13's carry-over reads them)."""
         outcome = self.store.outcome_of(device, command_id, session) if command_id else None
-        state = self._states.get(session)
-        loaded = self.store.load_state(session) if state is None else None
-        tip = self._tips.get(session)
-        if (state is not None and tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
-                and self._remote.get(session, 0) > tip.seq):
-            self._fetched[session] = (tip.seq, list(self.store.iter_events(session, after=tip.seq)))
+        loaded = self._read_state(session)
         if command.__struct_config__.tag == "open_session" and hasattr(command, "seed_commitment"):
             self.seeds.create(session)
-            self.store.sessions()  # MET-13's carry-over reads them: PostgreSQL's cache warmed
+            listed = self._listed[session] = self.store.sessions()
+            for other in listed:
+                if other != session:
+                    loaded.update(self._read_state(other))
         else:
             self.seeds.get(session)
         return (outcome, loaded)
+
+    def _read_state(self, session: str) -> dict[str, GameState]:
+        """On the store's thread: what ``state`` would read from the store, read now (the
+        state of a session not in memory, returned; the rows other processes wrote after
+        what it holds, kept for its catch-up)."""
+        state = self._states.get(session)
+        if state is None:
+            return {session: self.store.load_state(session)}
+        tip = self._tips.get(session)
+        if (tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
+                and self._remote.get(session, 0) > tip.seq):
+            self._fetched[session] = (tip.seq, list(self.store.iter_events(session, after=tip.seq)))
+        return {}
+
+    def _take_loaded(self, loaded: dict[str, GameState]) -> None:
+        for session, state in loaded.items():
+            if session not in self._states:
+                self._loaded(session, state)
+
+    def held(self, session: str) -> GameState | None:
+        """The session's state if ``state`` would read nothing from the store, else None."""
+        state = self._states.get(session)
+        if state is None:
+            return None
+        tip = self._tips.get(session)
+        if (tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
+                and self._remote.get(session, 0) > tip.seq):
+            return None
+        return state
+
+    async def state_now(self, session: str) -> GameState:
+        """``state`` for the event loop: what it would read from the store read first off
+        the loop (``StoreWork.run``, within the store's deadline: ``Unavailable`` after)."""
+        if self.held(session) is None:
+            self._take_loaded(await self.work.run(self._read_state, session))
+        return self.state(session)
 
     async def execute(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
         """``submit`` for the event loop: the store's reads done first off the loop, and
@@ -479,8 +559,7 @@ class Chronicle:
         key = (kwargs.get("device", ""), kwargs.get("command_id", ""))
         if not (key[1] and key in self._inflight):
             looked_up = await self.work.run(self._ready, session, command, *key)
-            if looked_up[1] is not None and session not in self._states:
-                self._loaded(session, looked_up[1])
+            self._take_loaded(looked_up[1])
             kwargs["looked_up"] = looked_up
         future = self.submit(session, command, actor, loop=asyncio.get_running_loop(), **kwargs)
         # shielded: a device that drops while waiting must not cancel the command's

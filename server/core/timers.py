@@ -119,7 +119,21 @@ class WindowTimers:
             self.check(session)
 
     def check(self, session: str) -> None:
-        state = self.chronicle.state(session)
+        state = self.chronicle.held(session)
+        if state is None:  # not in memory, or behind another process's rows: read off the loop
+            self._loop.create_task(self._check_read(session))
+            return
+        self._check(session, state)
+
+    async def _check_read(self, session: str) -> None:
+        try:
+            state = await self.chronicle.state_now(session)
+        except StoreError as exc:  # the store is down: the session's next event checks again
+            log.warning("the windows of %s wait for the store: %s", session, exc)
+            return
+        self._check(session, state)
+
+    def _check(self, session: str, state) -> None:
         delay = state.session.options.accept_timeout
         windows = {}
         # TIME-2: a closed session changes no more, so its windows stay as they were left

@@ -1,5 +1,6 @@
 """Commands decided in every session the server serves at once (``desk.venue_wide``):
-a venue-wide Time Out, its resume, an announcement to the whole venue.
+a venue-wide Time Out, its resume, an announcement to the whole venue, the venue's
+countdowns (started, paused, resumed, cancelled).
 
 One log per session, so a venue-wide command is one command in each open session (its
 ``open`` status: a pending session has no seed yet, a closed one changes no more), each
@@ -28,7 +29,7 @@ async def open_sessions(chronicle: Chronicle, first: str) -> list[str]:
     off the event loop (``Chronicle.work``)."""
     stored = await chronicle.work.run(chronicle.store.sessions)
     names = [first] + [s for s in stored if s != first]
-    return [s for s in names if chronicle.state(s).session.status == "open"]
+    return [s for s in names if (await chronicle.state_now(s)).session.status == "open"]
 
 
 def _id(command_id: str, session: str, sender: str) -> str:
@@ -51,7 +52,7 @@ async def _concerned(chronicle: Chronicle, session: str, command: Command, devic
     sessions = await open_sessions(chronicle, session)
     if isinstance(command, (Freeze, Resume)):
         want = isinstance(command, Resume)
-        sessions = [s for s in sessions if chronicle.state(s).session.venue_frozen == want]
+        sessions = [s for s in sessions if (await chronicle.state_now(s)).session.venue_frozen == want]
     return sessions or [session]
 
 

@@ -53,7 +53,8 @@ class Moved(msgspec.Struct, frozen=True, kw_only=True):
 
 
 Command = tuple[str, str, str, list, str | None, str | None]  # device, id, session, seqs, code, message
-Token = tuple[str, str, str | None, str | None, str, str, str | None]  # hash .. created, revoked
+# hash .. created, revoked, parent (the join link a device credential was made from)
+Token = tuple[str, str, str | None, str | None, str, str, str | None, str | None]
 Secret = tuple[str, bytes]
 
 
@@ -81,8 +82,11 @@ class _SQLiteSource:
     def tokens(self) -> list[Token]:
         if "tokens" not in self.tables:
             return []
+        # a file older than device credentials has no parent column: none is a device's
+        columns = {row[1] for row in self.conn.execute("PRAGMA table_info(tokens)")}
+        parent = "parent" if "parent" in columns else "NULL"
         return list(self.conn.execute(
-            "SELECT hash, role, character, session, name, created, revoked FROM tokens"))
+            f"SELECT hash, role, character, session, name, created, revoked, {parent} FROM tokens"))
 
     def secrets(self) -> list[Secret]:
         if "secrets" not in self.tables:
@@ -116,8 +120,13 @@ class _PostgresSource:
             "SELECT device, command_id, session, seqs, code, message FROM commands ORDER BY seqs[1]")]
 
     def tokens(self) -> list[Token]:
-        return self.conn.execute("SELECT hash, role, character, session, name, created, revoked FROM tokens "
-                                 "ORDER BY created").fetchall()
+        # read as the source's own store reads it: a database older than device credentials
+        # has no parent column (``PostgresStore`` adds it when it opens one it may change)
+        parent = "parent" if self.conn.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = 'tokens' AND column_name = 'parent'").fetchone() else "NULL"
+        return self.conn.execute(f"SELECT hash, role, character, session, name, created, revoked, {parent} "
+                                 "FROM tokens ORDER BY created").fetchall()
 
     def secrets(self) -> list[Secret]:
         return [(s, bytes(seed)) for s, seed in self.conn.execute("SELECT session, seed FROM secrets")]
@@ -186,8 +195,8 @@ class _SQLiteSink:
                                for d, c, s, seqs, code, message in commands])
 
     def tokens(self, tokens: list[Token]) -> None:
-        self.conn.executemany("INSERT INTO tokens (hash, role, character, session, name, created, revoked) "
-                              "VALUES (?,?,?,?,?,?,?)", tokens)
+        self.conn.executemany("INSERT INTO tokens (hash, role, character, session, name, created, revoked, "
+                              "parent) VALUES (?,?,?,?,?,?,?,?)", tokens)
 
     def secrets(self, secrets: list[Secret]) -> None:
         self.conn.executemany("INSERT INTO secrets VALUES (?,?)", secrets)
@@ -252,8 +261,8 @@ class _PostgresSink:
 
     def tokens(self, tokens: list[Token]) -> None:
         self.conn.cursor().executemany(
-            "INSERT INTO tokens (hash, role, character, session, name, created, revoked) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s)", tokens)
+            "INSERT INTO tokens (hash, role, character, session, name, created, revoked, parent) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", tokens)
 
     def secrets(self, secrets: list[Secret]) -> None:
         self.conn.cursor().executemany("INSERT INTO secrets VALUES (%s, %s)", secrets)

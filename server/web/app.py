@@ -35,13 +35,15 @@ from conteur.server.core.hub import Hub
 from conteur.server.core.limits import Limits
 from conteur.server.core.offload import Outage
 from conteur.server.core.projections import Projections
+from conteur.server.core.safety import SafetyCalls
 from conteur.server.core.service import Chronicle
 from conteur.server.store.codec import decode_events
-from conteur.server.store.interface import EventStore
+from conteur.server.store.interface import EventStore, StoreError
 from conteur.server.store.factory import open_store
 from conteur.server.core.timers import WindowTimers
 from conteur.server.web.headers import security_headers
 from conteur.server.web.health import health
+from conteur.server.web.http_common import unavailable
 from conteur.server.web.limits import body_limit
 from conteur.server.web.schema_page import VendoredRedoc
 from conteur.server.web.ws import ws_endpoint
@@ -90,13 +92,15 @@ class Runtime:
         self.settings = settings
         self.chronicle = Chronicle(store)
         self.tokens = Tokens(store)
-        self.hub = Hub(store, tokens=self.tokens)  # revoked tokens lose their sockets
+        self.hub = Hub(store, tokens=self.tokens, run=self.chronicle.work.run)  # revoked tokens lose their sockets
         self.timers = WindowTimers(self.chronicle, settings.timer_clock)
         self.projections = Projections(store)  # GET /state: per view, not folded per call
         # a token's commands (websocket and HTTP together), its sockets, an address's bad tokens
         self.limits = Limits(rate=settings.rate, burst=settings.burst, sockets=settings.sockets_per_token,
                              bad=settings.bad_credentials)
         self.chronicle.listeners.append(self.hub.on_executed)
+        self.safety = SafetyCalls(self.chronicle, self.hub)  # every storyteller hears a safety call
+        self.chronicle.listeners.append(self.safety.on_executed)
         if settings.window_timers:
             self.chronicle.listeners.append(self.timers.on_executed)
         self.follower = None
@@ -122,6 +126,7 @@ class Runtime:
 
     def _remote(self, items: list) -> None:
         self.chronicle.take_remote(items)
+        self.safety.on_remote(items)
         if self.settings.window_timers:
             for session in {session for _, session, _ in items}:
                 self.timers.on_remote(session)
@@ -220,7 +225,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
                     compression_config=compression, debug=debug,
                     before_request=refuse_deep_bodies, middleware=[security_headers(settings.https), body_limit(settings.max_body)],
                     request_max_body_size=settings.max_body * 4 // 3 + 4096,  # body_limit's own
-                    exception_handlers={TooManyRequestsException: too_many_requests})
+                    exception_handlers={TooManyRequestsException: too_many_requests, StoreError: unavailable})
 
 
 def uvicorn_config(app: Litestar, host: str = "127.0.0.1", port: int = 8000, **extra) -> uvicorn.Config:

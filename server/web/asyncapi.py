@@ -36,7 +36,7 @@ class BatchOf(wire.Frame, frozen=True, kw_only=True, tag="batch"):
     in hello; never nested (``wire.Batch``, whose frames are joined already encoded)."""
 
     frames: list[Union[wire.Welcome, LoggedEvent, wire.Live, wire.Ack, wire.Reject,  # type: ignore[valid-type]
-                       wire.Error, wire.Pong]]
+                       wire.Error, wire.Pong, wire.VenueCalls]]
 
 
 # (tag, type, what it is): the device's frames, then the server's, as docs/protocol.md has them
@@ -56,6 +56,7 @@ FROM_SERVER = (
     ("reject", wire.Reject, "A command refused: its code and a message naming the rule."),
     ("error", wire.Error, "A frame that could not be used (the connection stays open but at hello)."),
     ("pong", wire.Pong, "The answer to `ping`: everything queued before it has arrived."),
+    ("venue_calls", wire.VenueCalls, "To storytellers: the safety calls waiting in the venue's other sessions."),
     ("batch", BatchOf, "Several server frames in one message, for a device that said `batch`."),
     ("opened", channel.Opened, "The server's nonce: every later message is `sealed`, both ways."),
     ("sealed", channel.Sealed, "Any frame, padded and sealed with the channel's key (after `opened`)."),

@@ -3,13 +3,12 @@ the storyteller guard, and the per-session scope of player and observer tokens."
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import math
 from typing import Annotated, TypeVar
 
 import msgspec
-from litestar import Request, Response
+from litestar import MediaType, Request, Response
 from litestar.connection import ASGIConnection
 from litestar.di import NamedDependency, Provide
 from litestar.exceptions import (NotAuthorizedException, NotFoundException, PermissionDeniedException,
@@ -20,6 +19,8 @@ from litestar.openapi.spec import OpenAPIMediaType, Operation, Schema
 from litestar.params import Parameter
 
 from conteur.server.core.auth import Grant
+from conteur.server.core.offload import RETRY_AFTER, Unavailable
+from conteur.server.store.interface import StoreError
 from conteur.events.wire import SESSION_ID_PATTERN
 
 SECURITY = [{"token": []}]
@@ -54,10 +55,21 @@ def too_many(wait: float, message: str) -> TooManyRequestsException:
 GRANT_SCOPE_KEY = "conteur.grant"
 
 
-def grant_of(connection: ASGIConnection) -> Grant:
+# where the grant a request's bearer token was checked for is kept, so that its guard and
+# its handler's dependency read the token once
+CHECKED_SCOPE_KEY = "conteur.checked"
+
+
+async def grant_of(connection: ASGIConnection) -> Grant:
+    """The caller's grant, its token read from the store off the event loop
+    (``StoreWork.run``): a stalled database answers 503 within its deadline, and every
+    other request, socket and ping goes on meanwhile."""
     sealed = connection.scope.get(GRANT_SCOPE_KEY)
     if sealed is not None:
         return sealed
+    checked = connection.scope.get(CHECKED_SCOPE_KEY)
+    if checked is not None:
+        return checked
     header = connection.headers.get("authorization", "")
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -67,10 +79,11 @@ def grant_of(connection: ASGIConnection) -> Grant:
     wait = rt.limits.refused(address)
     if wait:  # server/core/limits.py: the websocket's hellos count here too
         raise too_many(wait, f"too many unknown tokens from this address: retry in {math.ceil(wait)} s")
-    grant = rt.tokens.check(token.strip())
+    grant = await rt.chronicle.work.run(rt.tokens.check, token.strip())
     if grant is None:
         rt.limits.failed(address)
         raise NotAuthorizedException("unknown or revoked token")
+    connection.scope[CHECKED_SCOPE_KEY] = grant
     return grant
 
 
@@ -79,21 +92,30 @@ async def provide_grant(request: Request) -> Grant:
     is not for, then 404 for a session that has no event (as the websocket's hello says
     ``unknown_session``): a mistyped session name never gets an empty answer, nor writes
     a first event (a ``close`` of a session that never was)."""
-    grant = grant_of(request)
+    grant = await grant_of(request)
     session = request.path_params.get("session")
     if session is not None:
         if not grant.allows(session):
             raise PermissionDeniedException(f"this token is for session {grant.session!r}")
         if not request.route_handler.opt.get("opens_session"):
-            store = runtime(request).store
-            if not await asyncio.to_thread(store.session_head, session):
+            rt = runtime(request)
+            if not await rt.chronicle.work.run(rt.store.session_head, session):
                 raise NotFoundException(f"no session {session!r}")
     return grant
 
 
-def storyteller_only(connection: ASGIConnection, _: BaseRouteHandler) -> None:
-    if grant_of(connection).role != "storyteller":
+async def storyteller_only(connection: ASGIConnection, _: BaseRouteHandler) -> None:
+    if (await grant_of(connection)).role != "storyteller":
         raise PermissionDeniedException("only a storyteller may do this")
+
+
+def unavailable(_: Request, exc: StoreError) -> Response:
+    """503 with a ``Retry-After`` when the store did not answer in time or cannot write
+    (server/core/offload.py): nothing was done, the request may be sent again as it was."""
+    retry = exc.retry_after if isinstance(exc, Unavailable) else RETRY_AFTER
+    return Response({"status_code": 503, "detail": f"the database is unavailable: {exc}",
+                     "retry_after": retry}, status_code=503, media_type=MediaType.JSON,
+                    headers={"Retry-After": str(max(1, math.ceil(retry)))})
 
 
 DEPENDENCIES = {"grant": Provide(provide_grant)}

@@ -9,6 +9,7 @@ sockets close at once (a lost tablet, a phone left on a table).
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated
 
 import msgspec
@@ -50,13 +51,14 @@ class DevicesController(Controller):
         rt = runtime(request)
         return [Device(grant=g.id, role=g.role, character=g.character, session=g.session, name=g.name,
                        sockets=rt.hub.sockets_of(g.id), you=g.id == grant.id)
-                for g in rt.tokens.devices(session)]
+                for g in await rt.chronicle.work.run(rt.tokens.devices, session)]
 
     @post("/{device:str}/revoke", guards=[storyteller_only], status_code=200,
           raises=SESSION_RAISES,
           summary="Revoke one token (a player's, an observer's or a storyteller's): its sockets close at once")
     async def revoke(self, request: Request, grant: GrantDep, session: SessionPath, device: GrantPath) -> Revoked:
-        revoked = runtime(request).tokens.revoke_grants([device], session=session)
+        rt = runtime(request)
+        revoked = await rt.chronicle.work.run(functools.partial(rt.tokens.revoke_grants, [device], session=session))
         if not revoked:
             raise NotFoundException(f"no live token {device!r} in session {session!r}")
         return Revoked(grant=device, revoked=revoked)

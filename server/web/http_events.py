@@ -3,7 +3,6 @@ gets its redacted stream and the state folded from it; a storyteller gets everyt
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import Annotated, Any
 
@@ -77,7 +76,8 @@ class EventsController(Controller):
         after: Annotated[int, Parameter(ge=0, le=MAX_SEQ, description="exclusive: events with seq > after")] = 0,
         limit: Annotated[int, Parameter(ge=1, le=MAX_PAGE)] = 1000,
     ) -> list[LoggedEvent]:
-        return visible(request, grant, session, after, None, limit)
+        # at most ``limit`` rows read and decoded: on the store's thread, as a hello's resync
+        return await runtime(request).chronicle.work.run(visible, request, grant, session, after, None, limit)
 
     @get("/state", raises=SESSION_RAISES, summary="The live state at the head, or the whole state at a seq: the true "
          "state for a storyteller, the state folded from its own view for anyone else")
@@ -90,9 +90,9 @@ class EventsController(Controller):
         # dict defaults; the body is the state's own JSON, as msgspec encodes it
         rt = runtime(request)
         if not at:  # the head: from the view's projection, finished challenges counted, not sent
-            body = await asyncio.to_thread(rt.projections.state_json, session, grant.actor)
+            body = await rt.chronicle.work.walk(rt.projections.state_json, session, grant.actor)
         else:
-            body = await asyncio.to_thread(_state_at, request, grant, session, at)
+            body = await rt.chronicle.work.walk(_state_at, request, grant, session, at)
         return Response(content=body, media_type=MediaType.JSON)
 
     @get("/windows", raises=SESSION_RAISES, summary="MET-16: the retest and overbid windows a timer will close, "
@@ -100,7 +100,7 @@ class EventsController(Controller):
     async def windows(self, request: Request, grant: GrantDep, session: SessionPath) -> ClosingWindows:
         rt = runtime(request)
         viewer = grant.actor
-        state = rt.chronicle.state(session)
+        state = await rt.chronicle.state_now(session)
         out = []
         for cid, (round_, status, at) in sorted(rt.timers.closing(session).items()):
             if viewer.role == "storyteller" or (viewer.role == "player" and viewer.character in met.get(state, cid).sides):
@@ -116,7 +116,7 @@ class EventsController(Controller):
         limit: Annotated[int, Parameter(ge=1, le=DONE_PAGE)] = DONE_PAGE,
     ) -> Response[dict[str, Any]]:
         rt = runtime(request)
-        body = await asyncio.to_thread(rt.projections.done_json, session, grant.actor, after, limit)
+        body = await rt.chronicle.work.walk(rt.projections.done_json, session, grant.actor, after, limit)
         return Response(content=body, media_type=MediaType.JSON)
 
 

@@ -107,16 +107,20 @@ class JoinSheetController(Controller):
                     data: JSONBody[JoinSheetOptions | None] = None) -> Response[str]:
         data = await strict_body(request, JoinSheetOptions)
         rt = runtime(request)
-        state = rt.chronicle.state(session)
+        state = await rt.chronicle.state_now(session)
         base = base_url(request)
-        entries = []
-        for cid, character in state.session.characters.items():
-            if data.characters is not None and cid not in data.characters:
-                continue
+        wanted = [(cid, character) for cid, character in state.session.characters.items()
+                  if data.characters is None or cid in data.characters]
+
+        def mint() -> list[str]:  # on the store's thread (server/core/offload.py)
             if data.revoke_previous:
-                rt.tokens.revoke(session=session, character=cid)
-            token = rt.tokens.issue("player", character=cid, session=session, name=character.name)
-            entries.append((character.name, cid, join_link(base, token, session)))
+                for cid, _character in wanted:
+                    rt.tokens.revoke(session=session, character=cid)
+            return rt.tokens.issue_many([("player", cid, session, character.name) for cid, character in wanted])
+
+        tokens = await rt.chronicle.work.run(mint)
+        entries = [(character.name, cid, join_link(base, token, session))
+                   for (cid, character), token in zip(wanted, tokens)]
         title = fill(TEXT[data.lang]["title"], {"session": state.session.name or session})
         page = render(title, entries, base=base, wifi=rt.settings.wifi, lang=data.lang)
         if rt.settings.ca_file:  # with --tls: where phones get the certificate to trust

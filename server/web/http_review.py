@@ -227,12 +227,18 @@ def _snapshot(store, kept: _Kept, session: str, later) -> tuple[rv.Review, int]:
         return kept.snapshot, kept.builder.head
 
 
+def _walk(request: Request, fn, *args):
+    """``fn(*args)`` off the event loop, in its worker threads (``StoreWork.walk``): a
+    review's walk takes seconds of a core, which the store's own thread never waits for."""
+    return runtime(request).chronicle.work.walk(fn, *args)
+
+
 async def _find(request: Request, grant: Grant, session: str, lang: str) -> _Kept:
-    store = runtime(request).store
-    head = await asyncio.to_thread(store.session_head, session)
+    rt = runtime(request)
+    head = await rt.chronicle.work.run(rt.store.session_head, session)
     if not head:
         raise NotFoundException(f"no session {session!r}")
-    return _kept(store, session, grant.actor, lang)
+    return _kept(rt.store, session, grant.actor, lang)
 
 
 async def _review(request: Request, grant: Grant, session: str, lang: str = "en") -> rv.Review:
@@ -240,7 +246,7 @@ async def _review(request: Request, grant: Grant, session: str, lang: str = "en"
     last asked for, never walked again from the first event."""
     kept = await _find(request, grant, session, lang)
     rt = runtime(request)
-    review, _head = await asyncio.to_thread(_snapshot, rt.store, kept, session, rt.projections.later)
+    review, _head = await _walk(request, _snapshot, rt.store, kept, session, rt.projections.later)
     return review
 
 
@@ -275,7 +281,7 @@ class ReviewController(Controller):
         # once its closing brace came (server/audit/streamed.py)
         kept = await _find(request, grant, session, lang)
         rt = runtime(request)
-        took = await asyncio.to_thread(_with_builder, rt, kept, session, streamed.taken)
+        took = await _walk(request, _with_builder, rt, kept, session, streamed.taken)
         return Stream(streamed.bundle(rt.store, took), media_type="application/json")
 
     @get("/review/first", guards=[storyteller_only], raises=RAISES,
@@ -284,7 +290,7 @@ class ReviewController(Controller):
     async def first(self, request: Request, grant: GrantDep, session: SessionPath,
                     lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         kept = await _find(request, grant, session, lang)
-        return await asyncio.to_thread(_with_builder, runtime(request), kept, session, review_page.first_screen)
+        return await _walk(request, _with_builder, runtime(request), kept, session, review_page.first_screen)
 
     @get("/review/items", guards=[storyteller_only], raises=RAISES,
          summary="Timeline rows after a seq, without their events (a page of the review's timeline)")
@@ -295,7 +301,7 @@ class ReviewController(Controller):
     ) -> list[dict[str, Any]]:
         review = await _review(request, grant, session, lang)
         # off the loop: a page of a kept review may be read from the store again (server/audit/paged.py)
-        return await asyncio.to_thread(review_page.items_page, review, after, limit)
+        return await _walk(request, review_page.items_page, review, after, limit)
 
     @get("/review/challenges", guards=[storyteller_only], raises=RAISES,
          summary="Challenge briefs in log order from an offset (a page of the review's challenges)")
@@ -305,7 +311,7 @@ class ReviewController(Controller):
         limit: Annotated[int, Parameter(ge=1, le=PAGE)] = PAGE,
     ) -> list[dict[str, Any]]:
         kept = await _find(request, grant, session, lang)
-        return await asyncio.to_thread(_with_builder, runtime(request), kept, session,
+        return await _walk(request, _with_builder, runtime(request), kept, session,
                                        lambda b: review_page.challenges_page(b, offset, limit))
 
     @get("/review/timeline", guards=[storyteller_only], raises=RAISES,
@@ -321,13 +327,13 @@ class ReviewController(Controller):
         def read() -> list[dict[str, Any]]:
             items = review_timeline.timeline(review, character=character, challenge=challenge, scene=scene, type=type)
             return [review_page.item_dict(i) for i in items]
-        return await asyncio.to_thread(read)
+        return await _walk(request, read)
 
     @get("/review/challenges/{challenge:str}", guards=[storyteller_only], raises=RAISES,
          summary="One challenge (or offline record) and its whole story: who won and why, who saw what when")
     async def challenge(self, request: Request, grant: GrantDep, session: SessionPath,
                         challenge: FromPath[str], lang: FromQuery[Lang] = "en") -> dict[str, Any]:
-        story = await asyncio.to_thread(review_stories.challenge_story, await _review(request, grant, session, lang), challenge)
+        story = await _walk(request, review_stories.challenge_story, await _review(request, grant, session, lang), challenge)
         if story is None:
             raise NotFoundException(f"no challenge {challenge!r} in session {session!r}")
         return msgspec.to_builtins(story)
@@ -337,7 +343,7 @@ class ReviewController(Controller):
     async def scene_steps(self, request: Request, grant: GrantDep, session: SessionPath,
                           scene: FromPath[str], lang: FromQuery[Lang] = "en") -> list[dict[str, Any]]:
         review = await _scene_review(request, grant, session, scene, lang)
-        return msgspec.to_builtins(await asyncio.to_thread(review_scenes.scene_index, review, scene))
+        return msgspec.to_builtins(await _walk(request, review_scenes.scene_index, review, scene))
 
     @get("/review/scenes/{scene:str}/state", guards=[storyteller_only], raises=RAISES,
          summary="The scene's state at a seq: who is there, Time Out, its challenges with throws and bids")
@@ -347,7 +353,7 @@ class ReviewController(Controller):
         lang: FromQuery[Lang] = "en",
     ) -> dict[str, Any]:
         review = await _scene_review(request, grant, session, scene, lang)
-        view = await asyncio.to_thread(review_scenes.scene_at, review, scene, at)
+        view = await _walk(request, review_scenes.scene_at, review, scene, at)
         if view is None:
             raise NotFoundException(f"scene {scene!r} has no event at or before seq {at}")
         return msgspec.to_builtins(view)
@@ -358,17 +364,18 @@ class ReviewController(Controller):
                        lang: FromQuery[Lang] = "en") -> dict[str, Any]:
         # the page's language: its review is the one already kept, not another one walked
         review = await _review(request, grant, session, lang)
-        return msgspec.to_builtins(await asyncio.to_thread(checks.fairness, review))
+        return msgspec.to_builtins(await _walk(request, checks.fairness, review))
 
     @get("/review/verify", raises=RAISES,
          summary="The session's hash chain (and, once closed, its fair draws): verified or the first bad seq")
     async def verify(self, request: Request, grant: GrantDep, session: SessionPath) -> dict[str, Any]:
-        store = runtime(request).store
-        head = await asyncio.to_thread(store.session_head, session)
+        rt = runtime(request)
+        store = rt.store
+        head = await rt.chronicle.work.run(store.session_head, session)
         if not head:
             raise NotFoundException(f"no session {session!r}")
         # two passes over the rows by chunks, none of the night held (server/audit/streamed.py)
-        verification = await asyncio.to_thread(
+        verification = await _walk(request, 
             streamed.verify_session, lambda: streamed.session_rows(store, session, head), session, grant.actor)
         return msgspec.to_builtins(verification)
 
@@ -381,7 +388,7 @@ class ReviewController(Controller):
         kept = await _find(request, grant, session, lang)
         rt = runtime(request)
         store = rt.store
-        review, head = await asyncio.to_thread(_snapshot, store, kept, session, rt.projections.later)
+        review, head = await _walk(request, _snapshot, store, kept, session, rt.projections.later)
 
         def rows():
             return streamed.session_rows(store, session, head)

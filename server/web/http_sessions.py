@@ -3,6 +3,7 @@ tokens. Every change goes through the same command path as the websocket."""
 
 from __future__ import annotations
 
+import functools
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -131,10 +132,12 @@ class SessionController(Controller):
     @get("/", raises=RAISES, summary="The sessions this token may see")
     async def list_sessions(self, request: Request, grant: GrantDep) -> list[SessionInfo]:
         rt = runtime(request)
-        names = [s for s in rt.store.sessions() if grant.allows(s)]
+        run = rt.chronicle.work.run
+        names = [s for s in await run(rt.store.sessions) if grant.allows(s)]
         out = []
         for name in names:
-            state = rt.chronicle.state(name)
+            state = await rt.chronicle.state_now(name)
+            await rt.hub.warm(name, run)
             out.append(SessionInfo(session=name, name=state.session.name, status=state.session.status,
                                    characters=len(state.session.characters), head=rt.hub.head(name),
                                    devices=rt.hub.connections(name)))
@@ -187,13 +190,15 @@ class SessionController(Controller):
     async def token(self, request: Request, grant: GrantDep, session: SessionPath,
                     data: JSONBody[NewToken]) -> IssuedToken:
         data = await strict_body(request, NewToken)
+        rt = runtime(request)
         if data.role == "player":
-            state = runtime(request).chronicle.state(session)
+            state = await rt.chronicle.state_now(session)
             if not data.character or data.character not in state.session.characters:
                 raise NotFoundException(f"no character {data.character!r} in session {session!r}")
         character = data.character if data.role == "player" else None
-        token = runtime(request).tokens.issue(data.role, character=character, session=session,
-                                             name=data.name or character or data.role)
+        token = await rt.chronicle.work.run(functools.partial(
+            rt.tokens.issue, data.role, character=character, session=session,
+            name=data.name or character or data.role))
         return IssuedToken(token=token, role=data.role, character=character, session=session,
                            link=join_link(base_url(request), token, session))
 

@@ -316,7 +316,7 @@ class Socket:
                     # the link is spent on this device: it keeps its own credential, and
                     # a device the link opened before is closed, told why
                     self.rt.limits.close_socket(grant.id)
-                    credential, grant = self.rt.tokens.spend(self.channel_key, grant)
+                    credential, grant = await run(self.rt.tokens.spend, self.channel_key, grant)
                     if not self.rt.limits.open_socket(grant.id):  # a fresh grant: never full
                         await self.close(CLOSE_RATE_LIMITED, "too many sockets")
                         return None
@@ -347,7 +347,8 @@ class Socket:
             return False
         found = await self.rt.chronicle.work.run(self.rt.tokens.by_id, frame.id)  # off the loop: a stalled store
         psk, self.channel_grant = found if found is not None else (os.urandom(32), None)
-        if found is None and (revoked := self.rt.tokens.revoked_key(frame.id)) is not None:
+        if found is None and (revoked := await self.rt.chronicle.work.run(
+                self.rt.tokens.revoked_key, frame.id)) is not None:
             # a revoked token's holder is told so, sealed (its device then forgets it):
             # a device whose credential is merely unknown (a restored backup) may go back
             # to its link, one whose credential was revoked must not
@@ -380,7 +381,8 @@ class Socket:
         conn = Connection(self.send_now, actor, hello.session,
                           max_queue=self.settings.send_queue,
                           on_overflow=closer(CLOSE_TOO_SLOW, "too slow: reconnect to resync"),
-                          batching=hello.batch, grant=self.grant.id, on_revoked=revoked)
+                          batching=hello.batch, grant=self.grant.id, on_revoked=revoked,
+                          bound=self.grant.session)
         run = self.rt.chronicle.work.run
         # read before subscribing, off the loop: the session's head, and the event at the
         # device's last seq (committed, so it cannot change meanwhile)
@@ -405,6 +407,7 @@ class Socket:
                 await asyncio.sleep(0)
         conn.start()
         conn.go_live(head)
+        self.rt.safety.greet(conn)  # a safety call waiting in another session
 
     def diverged(self, hello: wire.Hello, head: int, stored) -> bool:
         """Whether the device holds a history this server does not: events above its head,

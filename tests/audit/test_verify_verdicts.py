@@ -15,7 +15,7 @@ import sqlite3
 import msgspec
 import pytest
 
-from conteur.events import game, verdicts
+from conteur.events import verdicts
 from conteur.events.met import IssueChallenge, Throw
 from conteur.events.session import NoSheetMarked
 from conteur.events.sheets import MetSheet
@@ -24,7 +24,7 @@ from conteur.server.store.chain import GENESIS, Row, row_hash, row_to_line
 from conteur.server.cli.main import main
 from conteur.server.store.sqlite import SQLiteStore, decode_event
 from conteur.server.audit.verify import verify_path
-from tests.support.met_support import A6, B7, classic, player, roster
+from tests.support.met_support import A6, B7, classic, findings, player, roster
 
 
 @pytest.fixture(scope="module")
@@ -243,17 +243,6 @@ def test_the_checker_uses_the_deciders_functions():
 # -- verdicts the simulated night does not hold, decided by the rules and then edited --------
 
 
-def checked(events) -> list[str]:
-    """Each event's verdict check, on the state folded up to just before it."""
-    checker, state, found = verdicts.Verdicts(), game.initial(), []
-    for event in events:
-        bad = checker.check(state, event)
-        if bad:
-            found.append(bad)
-        state = game.evolve(state, event)
-    return found
-
-
 def decided(given, when, actor):
     return list(given) + decide_after(given, when, actor=actor)
 
@@ -266,14 +255,14 @@ def test_met_5_a_round_lost_on_zero_traits_verifies(initiator, defender, loser):
     events = decided(ZERO, IssueChallenge(character=initiator, defender=defender, attribute="physical"), player(initiator))
     won = [e for e in events if type(e).__name__ == "RoundWon"]
     assert [(w.loser, w.by) for w in won] == [(loser, "zero_traits")]
-    assert checked(events) == []
+    assert findings(events) == []
 
 
 def test_met_5_a_zero_traits_loss_moved_to_a_side_with_traits_is_named():
     events = decided(ZERO, IssueChallenge(character="c", defender="a", attribute="physical"), player("c"))
     forged = [msgspec.structs.replace(e, winner="a", loser="c") if type(e).__name__ == "RoundWon" else e
               for e in events]
-    (reason,) = checked(forged)[:1]
+    (reason,) = findings(forged)[:1]
     assert "c lost on zero traits, but holds 4 Physical traits (MET-5)" == reason
 
 
@@ -281,18 +270,18 @@ def test_met_5_when_both_hold_zero_the_initiator_loses_and_an_edit_is_named():
     events = decided(ZERO, IssueChallenge(character="a", defender="b", attribute="physical"), player("a"))
     forged = [msgspec.structs.replace(e, winner="a", loser="b") if type(e).__name__ == "RoundWon" else e
               for e in events]
-    assert checked(forged)[0].startswith("loser is 'b', but the initiator 'a' holds 0 traits")
+    assert findings(forged)[0].startswith("loser is 'b', but the initiator 'a' holds 0 traits")
 
 
-def test_met_6_a_tie_lost_without_the_sheet_is_checked():
+def test_met_6_a_tie_lost_without_the_sheet_is_findings():
     given = roster(a=A6, b=B7) + [NoSheetMarked(character="b"), classic()]
     given = decided(given, Throw(character="a", challenge="c1", round=1, choice="rock"), player("a"))
     events = decided(given, Throw(character="b", challenge="c1", round=1, choice="rock"), player("b"))
     assert [(e.winner, e.by) for e in events if type(e).__name__ == "RoundWon"] == [("a", "no_sheet")]
-    assert checked(events) == []
+    assert findings(events) == []
     swapped = [msgspec.structs.replace(e, winner="b", loser="a") if type(e).__name__ == "RoundWon" else e
                for e in events]
-    assert checked(swapped)[0] == "winner is 'b', but round 1's no_sheet went to 'a'"
+    assert findings(swapped)[0] == "winner is 'b', but round 1's no_sheet went to 'a'"
     relabelled = [msgspec.structs.replace(e, by="throw") if type(e).__name__ == "RoundWon" else e
                   for e in events]
-    assert checked(relabelled)[0] == "by is 'throw', but round 1 of c1 was decided by 'no_sheet'"
+    assert findings(relabelled)[0] == "by is 'throw', but round 1 of c1 was decided by 'no_sheet'"

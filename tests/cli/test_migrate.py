@@ -139,3 +139,29 @@ def test_both_stores_read_a_sessions_entries_as_its_rows(night, pg_url):
                 assert [e.seq for e in store.read_entries(sid, middle, limit=7)] == \
                     [r.seq for r in rows if r.seq > middle][:7]
             assert store.read_entries("nobody") == []
+
+
+def test_a_device_credential_moves_to_postgresql_and_back_still_a_device_s(night, pg_url, tmp_path):
+    """A credential a join link turned into on a phone (``Tokens.spend``) keeps its link
+    through a move: it stays that device's own (not a link it could spend again), and the
+    link opening another phone after the move still replaces it."""
+    path, _, _ = night
+    with SQLiteStore(path) as store:
+        tokens = Tokens(store)
+        link = tokens.issue("player", character="c2", session="night", name="Bruno")
+        credential, grant = tokens.spend(digest(link), tokens.check(link))
+        assert grant.device
+    migrate(str(path), pg_url)
+    back = tmp_path / "back.db"
+    migrate(pg_url, str(back))
+    for target in (pg_url, back):
+        with open_store(target) as store:
+            tokens = Tokens(store)
+            moved = tokens.check(credential)
+            assert moved is not None and moved.device and moved.id == grant.id, target
+            assert tokens.by_id(grant.id)[1].device, target
+            assert not tokens.check(link).device  # the link stays a link
+            # the link opens another phone: the credential it made before is replaced
+            tokens.spend(digest(link), tokens.check(link))
+            assert tokens.check(credential) is None, target
+            assert grant.id in tokens.replaced

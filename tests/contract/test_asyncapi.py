@@ -138,7 +138,7 @@ async def test_a_device_receiving_an_undescribed_frame_fails_its_test():
 
 async def test_a_night_exercises_every_message_and_each_validates(venue):
     """hello, command, ping, open, sealed; welcome, event, live, ack, reject, error, pong,
-    batch, opened: each
+    venue_calls, batch, opened: each
     sent or received at least once, each checked against its message."""
     FRAMES.checked.clear()
     st = Device(venue.ws_url, venue.token(), "night", batch=True)
@@ -157,5 +157,11 @@ async def test_a_night_exercises_every_message_and_each_validates(venue):
         await anna.sync()
     async with Device(venue.ws_url, anna_token, "night", channel=True) as sealed:  # open, opened, sealed
         await sealed.sync()
+    # venue_calls: a safety call told to the storyteller of another session
+    async with Device(venue.ws_url, venue.token(), "garden") as other, \
+            Device(venue.ws_url, anna_token, "night") as anna:
+        assert (await other.command({"type": "open_session", "name": "Garden"}))["type"] == "ack"
+        assert (await anna.command({"type": "call_storyteller", "character": "anna", "kind": "safety"}))["type"] == "ack"
+        await other.wait_for(lambda f: f["type"] == "venue_calls")
     seen = {key.split(" ", 1)[1] for key in FRAMES.checked}
     assert seen == set(wire.CLIENT_TAGS) | set(wire.SERVER_TAGS), FRAMES.checked

@@ -105,6 +105,42 @@ def test_the_servers_role_makes_no_storytellers_token_and_keeps_off_others_snaps
         assert [r[0] for r in conn.execute("SELECT seq FROM snapshots ORDER BY seq")] == [1, 2]
 
 
+def test_the_servers_role_makes_a_storytellers_token_only_as_a_live_storyteller_links_device(pg_url, server_url):
+    """The one storyteller row the server's role may write: the credential a live
+    storyteller link turns into on its device (``Tokens.spend``). With no link, a
+    player's, an unknown one or a revoked storyteller's as its parent, the database
+    refuses the row itself (the ``tokens_add`` policy)."""
+    from conteur.server.core.auth import Tokens, digest, grant_id
+
+    with PostgresStore(pg_url) as owner:
+        made = Tokens(owner)
+        link, player, revoked = (made.issue("storyteller", session="s", name="tablet"),
+                                 made.issue("player", character="anna", session="s"),
+                                 made.issue("storyteller", session="s", name="lost tablet"))
+        assert made.revoke_grants([grant_id(digest(revoked))]) == 1
+    with PostgresStore(server_url) as store:
+        tokens = Tokens(store)
+        credential, grant = tokens.spend(digest(link), tokens.check(link))
+        kept = tokens.check(credential)
+        assert kept is not None and kept.role == "storyteller" and kept.device and kept.id == grant.id
+        for parent in (None, digest(player), digest(revoked), "f" * 64):
+            row = TokenRecord(hash=uuid.uuid4().hex * 2, role="storyteller", session="s", parent=parent)
+            with pytest.raises(StoreError, match="nothing was written"):
+                store.add_tokens([row])
+            assert store.token(row.hash) is None, parent
+        # a player's device credential from a player's link stays the server's to make
+        assert tokens.spend(digest(player), tokens.check(player))[1].device
+    with psycopg.connect(server_url, autocommit=True) as conn:
+        insert = ("INSERT INTO tokens (hash, role, session, name, created, parent) "
+                  "VALUES (%s, 'storyteller', 's', '', 'now', %s)")
+        for parent in (None, digest(player), digest(revoked)):
+            assert "row-level security" in refused(conn, insert, (uuid.uuid4().hex, parent)), parent
+        conn.execute(insert, ("allowed", digest(link)))  # under a live storyteller link
+        assert conn.execute("SELECT parent FROM tokens WHERE hash = 'allowed'").fetchone()[0] == digest(link)
+        # nor can it turn a player's row into a storyteller's afterwards
+        assert "permission denied" in refused(conn, "UPDATE tokens SET parent = %s", (digest(link),))
+
+
 def guide_rights() -> dict[str, set[str]]:
     """The table of deploy/postgresql.md: table -> the privileges it lists."""
     section = GUIDE.read_text().split("What the server's role may do", 1)[1].split("No UPDATE, DELETE", 1)[0]

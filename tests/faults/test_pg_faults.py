@@ -14,6 +14,7 @@ own: stopping it must not stop other tests' databases.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import subprocess
 import sys
@@ -137,6 +138,60 @@ async def test_a_stalled_postgresql_leaves_pings_health_and_hellos_answered_and_
         assert "commands answered unavailable" in output and "succeed again" in output, output
 
 
+# what a storyteller's tablet asks over HTTP, each needing the database (its token at
+# least): while it is stalled, each is answered 503 with a Retry-After
+NEEDS_THE_DATABASE = [("GET", "/me"), ("GET", "/sessions"), ("GET", "/sessions/hall/state"),
+                      ("GET", "/sessions/hall/events"), ("GET", "/sessions/hall/windows"),
+                      ("GET", "/sessions/hall/devices"), ("GET", "/sessions/hall/review/first"),
+                      ("POST", "/sessions/hall/tokens"), ("POST", "/channel")]
+# and what needs no database at all: answered as usual meanwhile
+NEEDS_NONE = ["/health", "/", "/messages/en.json", "/schema/openapi.json"]
+
+
+async def test_a_stalled_postgresql_leaves_http_answered_and_refuses_what_needs_it_with_503(
+        cluster, url, tmp_path):
+    """Every store call of an HTTP request (its bearer token first) runs off the event
+    loop, awaited at most the statement timeout: the requests that need the database are
+    answered 503 with a Retry-After, while those that need none, and the sockets' pings,
+    are answered as usual, even with the database's requests still waiting."""
+    import httpx
+
+    venue = prepare_venue(url, "hall", players=1)
+    headers = {"Authorization": f"Bearer {venue.storyteller}"}
+    bodies = {"/sessions/hall/tokens": {"role": "observer"}, "/channel": {"id": "0" * 12, "nonce": "A" * 43}}
+    with Serve(url, tmp_path / "serve.log") as server:
+        device = Device(server.ws_url, venue.players[0][1], "hall", device="phone", create=False)
+        await device.connect()
+        try:
+            async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{server.port}", timeout=30) as http:
+                def ask(method: str, path: str):
+                    return http.request(method, path, headers=headers, json=bodies.get(path))
+
+                for method, path in NEEDS_THE_DATABASE:  # each answers while the database does
+                    assert (await ask(method, path)).status_code == 200, path
+                with cluster.stalled():
+                    waiting = [asyncio.ensure_future(ask(method, path)) for method, path in NEEDS_THE_DATABASE]
+                    for path in NEEDS_NONE:
+                        answer = await http.get(path)
+                        # /health says degraded once the store saw the database stalled
+                        assert answer.status_code in ((200, 503) if path == "/health" else (200,)), path
+                    await device.sync(timeout=10)  # ping, pong
+                    for (method, path), answer in zip(NEEDS_THE_DATABASE, await asyncio.gather(*waiting)):
+                        assert answer.status_code == 503, (path, answer.text)
+                        assert 0 < int(answer.headers["retry-after"]) <= DEADLINE, path
+                        assert "database" in answer.json()["detail"], path
+                    # asked again, once the first ones gave up: answered the same way
+                    assert (await ask("GET", "/me")).status_code == 503
+                    await device.sync(timeout=10)
+                await eventually(lambda: server.health()[0] == 200, 30, "the store back")
+                answers = [await ask(method, path) for method, path in NEEDS_THE_DATABASE]
+                assert [a.status_code for a in answers] == [200] * len(answers), [a.text for a in answers]
+            assert not device.closed
+        finally:
+            await device.close()
+    assert "Traceback" not in server.output(), server.output()
+
+
 def conteur(*args) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "conteur.server.cli.main", *map(str, args)],
                           capture_output=True, text=True, timeout=300, cwd=ROOT,
@@ -212,12 +267,27 @@ def exclusive_lock_free(url: str) -> bool:
         return conn.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchone()[0]
 
 
+@pytest.fixture
+def timers_log():
+    """What ``conteur.timers`` logs: the app's logging config replaces the root logger's
+    handlers (caplog's among them) when it starts."""
+    told: list[str] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = lambda record: told.append(record.getMessage())
+    logger = logging.getLogger("conteur.timers")
+    logger.addHandler(handler)
+    yield told
+    logger.removeHandler(handler)
+
+
 @pytest.mark.parametrize("outage", ["stalled", "down"])
 async def test_met_16_a_window_whose_time_ran_out_in_an_outage_closes_once_the_database_is_back(
-        cluster, url, monkeypatch, outage):
+        cluster, url, monkeypatch, timers_log, outage):
     """MET-16: the timer's closing meets the database stalled or stopped, and fails; it is
-    tried again until the store takes it, with no event needed to re-arm it (what was
-    left of its time: nothing), and decided once."""
+    tried again until the store takes it, with what was left of its time (nothing): not
+    with the whole ``accept_timeout`` again (an hour here: on the timers' clock, which
+    the test alone moves, or on the loop's), and with no event needed to re-arm it; it is
+    decided once."""
     from conteur.server.core.timers import ManualClock
     from conteur.server.web.app import Settings
     from conteur.server.testing import Venue
@@ -227,7 +297,7 @@ async def test_met_16_a_window_whose_time_ran_out_in_an_outage_closes_once_the_d
     clock = ManualClock()
     with Venue(url, Settings(timer_clock=clock)) as venue:
         async with Device(venue.ws_url, venue.token(), "night", device="tablet") as st:
-            steps = [dict(SETUP[0], accept_timeout=1), *SETUP[1:5],
+            steps = [dict(SETUP[0], accept_timeout=ACCEPT_TIMEOUT), *SETUP[1:5],
                      {"type": "join_scene", "character": "anna", "scene": "hall"},
                      {"type": "join_scene", "character": "bruno", "scene": "hall"},
                      {"type": "challenge", "character": "anna", "defender": "bruno", "attribute": "physical"},
@@ -237,10 +307,16 @@ async def test_met_16_a_window_whose_time_ran_out_in_an_outage_closes_once_the_d
                 assert (await st.command(step))["type"] == "ack", step
             await eventually(lambda: clock.sleeping == 1, 30, "the window's timer armed")
             with getattr(cluster, outage)():
-                clock.advance(1)  # its time is up while nothing answers
-                await asyncio.sleep(3 * DEADLINE)  # the closing failed at least once meanwhile
+                clock.advance(ACCEPT_TIMEOUT)  # its time is up while nothing answers
+                await eventually(lambda: any("waits for the store" in m for m in timers_log), 30, "the closing failed")
                 assert not [e for _, e in st.events if e["type"] == "met.challenge_resolved"]
+                # not armed again on its clock: nothing is left of its time
+                assert clock.sleeping == 0
+            # the clock stays where it is: closed with no more of its time, and no event
             await st.wait_event("met.challenge_resolved", timeout=60)
     with open_store(url) as store:
         types = [r.type for r in store.rows()]
     assert types.count("met.challenge_resolved") == 1
+
+
+ACCEPT_TIMEOUT = 3600  # far longer than any test waits: a whole timeout again never ends in one

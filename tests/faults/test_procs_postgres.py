@@ -206,3 +206,29 @@ async def test_a_window_timer_armed_in_both_processes_closes_the_window_once(pg_
         types = [r.type for r in store.rows()]
     assert types.count("met.challenge_resolved") == 1
     assert "command_rejected" not in types
+
+
+async def test_a_safety_call_decided_by_one_process_reaches_a_storyteller_on_the_other(pg_url):
+    """The store's tail brings the call to the other process (server/core/safety.py):
+    its storyteller socket of another session gets ``venue_calls``, also for a session
+    opened after that process started, and then the call's taking."""
+    with Venue(pg_url) as a, Venue(pg_url) as b:
+        st = Device(a.ws_url, a.token("storyteller"), "cellar", device="tablet-a")
+        garden = Device(b.ws_url, b.token("storyteller", session="garden"), "garden", device="tablet-b")
+        await st.connect()
+        await garden.connect()
+        try:
+            for step in SETUP[:3]:
+                assert (await st.command(step, timeout=30))["type"] == "ack", step
+            assert (await garden.command({"type": "open_session", "name": "Garden"}))["type"] == "ack"
+            anna = Device(a.ws_url, a.token("player", "anna", "cellar"), "cellar", create=False)
+            await anna.connect()
+            assert (await anna.command({"type": "call_storyteller", "character": "anna", "kind": "safety"}))["type"] == "ack"
+            told = await garden.wait_for(lambda f: f["type"] == "venue_calls", timeout=20)
+            assert [c["session"] for c in told["calls"]] == ["cellar"] and "character" not in told["calls"][0]
+            assert (await st.command({"type": "take_call", "call": "anna.1"}))["type"] == "ack"
+            await garden.wait_for(lambda f: f["type"] == "venue_calls" and not f["calls"], timeout=20)
+            await anna.close()
+        finally:
+            await st.close()
+            await garden.close()

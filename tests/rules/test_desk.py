@@ -11,7 +11,7 @@ from conteur.events import views, wire
 from conteur.events.desk import (MAX_CALL_TEXT, MAX_TEXT, Announce, Announced, CallClosed, CallStoryteller,
                                  CallTaken, CancelCountdown, CloseCall, CountdownCancelled, CountdownPaused,
                                  CountdownResumed, CountdownStarted, PauseCountdown, StartCountdown,
-                                 StorytellerCalled, TakeCall)
+                                 StorytellerCalled, TakeCall, venue_wide)
 from conteur.events.model import Actor, STORYTELLER
 from conteur.events.session import SceneClosed, TurnAdvanced
 from conteur.events.testing import assert_decides, assert_refuses
@@ -126,6 +126,80 @@ def test_a_countdown_is_cancelled_once_and_is_the_storytellers():
     assert_refuses(given=STARTED + [CountdownCancelled(clock="prince")], when=CancelCountdown(clock="prince"),
                    code="not_found")
     assert_refuses(given=STARTED, when=CancelCountdown(clock="prince"), actor=A, code="forbidden")
+
+
+# ---------------------------------------------------------------- a countdown's scope
+
+
+def test_a_countdown_for_a_scene_names_an_open_scene_and_keeps_it():
+    assert_decides(given=ROSTER, when=StartCountdown(clock="rats", turns=5, scope="scene", scene="s1", now=T0),
+                   then=[CountdownStarted(clock="rats", label="rats", unit="turns", length=5, ends_turn=5,
+                                          scope="scene", scene="s1")])
+    assert_refuses(given=ROSTER, when=StartCountdown(clock="rats", turns=5, scope="scene", scene="cellar", now=T0),
+                   code="not_found")
+    assert_refuses(given=ROSTER + [SceneClosed(scene="s1")], code="not_found",
+                   when=StartCountdown(clock="rats", minutes=5, scope="scene", scene="s1", now=T0))
+    # a scene named without the scene scope counts for the session, as an announcement's
+    assert_decides(given=ROSTER, when=StartCountdown(clock="rats", minutes=1, scene="s1", now=T0),
+                   then=[CountdownStarted(clock="rats", label="rats", unit="minutes", length=1, ends_at=T0 + 60)])
+
+
+def test_a_countdown_started_for_the_venue_is_venue_wide_in_each_step():
+    for command in (StartCountdown(clock="midnight", minutes=30, scope="venue"),
+                    PauseCountdown(clock="midnight", scope="venue"), CancelCountdown(clock="midnight", scope="venue")):
+        assert venue_wide(command), command
+    for command in (StartCountdown(clock="rats", minutes=5, scope="scene", scene="s1"),
+                    StartCountdown(clock="prince", minutes=5), PauseCountdown(clock="prince"),
+                    CancelCountdown(clock="prince")):
+        assert not venue_wide(command), command
+    assert_decides(given=ROSTER, when=StartCountdown(clock="midnight", minutes=30, scope="venue", now=T0),
+                   then=[CountdownStarted(clock="midnight", label="midnight", unit="minutes", length=30,
+                                          ends_at=T0 + 1800, scope="venue")])
+
+
+VENUE_CLOCK = ROSTER + [CountdownStarted(clock="midnight", label="Midnight", length=30, ends_at=T0 + 1800,
+                                         scope="venue")]
+
+
+def test_the_venues_countdown_changes_only_for_the_venue_and_a_sessions_only_for_it():
+    assert_refuses(given=VENUE_CLOCK, when=PauseCountdown(clock="midnight", now=T0), match="whole venue's")
+    assert_refuses(given=VENUE_CLOCK, when=CancelCountdown(clock="midnight"), match="whole venue's")
+    assert_decides(given=VENUE_CLOCK, when=PauseCountdown(clock="midnight", scope="venue", now=T0 + 600),
+                   then=[CountdownPaused(clock="midnight", remaining=1200, scope="venue")])
+    assert_decides(given=VENUE_CLOCK, when=CancelCountdown(clock="midnight", scope="venue"),
+                   then=[CountdownCancelled(clock="midnight", scope="venue")])
+    paused = VENUE_CLOCK + [CountdownPaused(clock="midnight", remaining=1200)]
+    assert_refuses(given=paused, when=StartCountdown(clock="midnight", now=T0 + 900), match="whole venue's")
+    assert_decides(given=paused, when=StartCountdown(clock="midnight", scope="venue", now=T0 + 900),
+                   then=[CountdownResumed(clock="midnight", ends_at=T0 + 2100, scope="venue")])
+    assert_refuses(given=STARTED, when=PauseCountdown(clock="prince", scope="venue", now=T0), match="not the venue's")
+    assert_refuses(given=STARTED, when=CancelCountdown(clock="prince", scope="venue"), match="not the venue's")
+
+
+def test_a_countdowns_scope_is_kept_through_pause_and_resume():
+    from conteur.events import game
+
+    scene = ROSTER + [CountdownStarted(clock="rats", unit="turns", length=5, ends_turn=5, scope="scene", scene="s1"),
+                      CountdownPaused(clock="rats", remaining=5), CountdownResumed(clock="rats", ends_turn=7)]
+    kept = game.fold(scene).desk.countdowns["rats"]
+    assert (kept.scope, kept.scene, kept.paused, kept.ends_turn) == ("scene", "s1", False, 7)
+    # each change says whom the countdown is for, as its start does (its sentence names the scene)
+    running = scene[:-2]
+    assert_decides(given=running, when=PauseCountdown(clock="rats", now=T0),
+                   then=[CountdownPaused(clock="rats", remaining=5, scope="scene", scene="s1")])
+    assert_decides(given=scene[:-1], when=StartCountdown(clock="rats", now=T0),
+                   then=[CountdownResumed(clock="rats", ends_turn=5, scope="scene", scene="s1")])
+    assert_decides(given=scene, when=CancelCountdown(clock="rats"),
+                   then=[CountdownCancelled(clock="rats", scope="scene", scene="s1")])
+    # a log from before scoped countdowns: each one the session's
+    old = msgspec.json.decode(b'{"type": "desk.countdown_started", "clock": "prince", "length": 10, "ends_at": 1.0}',
+                              type=CountdownStarted)
+    assert (old.scope, old.scene) == ("session", None)
+    assert game.fold(ROSTER + [old]).desk.countdowns["prince"].scope == "session"
+    for tag in ("paused", "resumed", "cancelled"):
+        change = msgspec.json.decode(b'{"type": "desk.countdown_%s", "clock": "prince"}' % tag.encode(),
+                                     type=CountdownPaused | CountdownResumed | CountdownCancelled)
+        assert (change.scope, change.scene) == ("session", None), tag
 
 
 # ---------------------------------------------------------------- calls

@@ -35,11 +35,10 @@ from conteur.events.met import (
     open_windows,
 )
 from conteur.events.met_rules import GROUP_DEFENDERS
-from conteur.events.model import STORYTELLER
 from conteur.events.session import CharacterAdded, SceneJoined, SceneOpened
 from conteur.events.sheets import MetSheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
-from tests.support.met_support import A6, B7, player, roster
+from tests.support.met_support import A6, B7, play, player, roster
 
 C5 = MetSheet(physical=5, social=3, mental=4, abilities={"Brawl": 1})
 BIG = MetSheet(physical=10, social=3, mental=3, abilities={"Brawl": 2})
@@ -48,14 +47,6 @@ FOUR = roster(a=A6, b=B7, c=C5, d=C5)
 THREE_AGAINST = IssueChallenge(character="a", defenders=("b", "c", "d"), attribute="physical")
 ISSUED = GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "c", "d"),
                               pairs=("c1.1", "c1.2", "c1.3"), attribute="physical")
-
-
-def play(given: list, *moves: tuple) -> list:
-    """``given`` and the events each ``(command, actor)`` decides, in turn."""
-    given = list(given)
-    for command, actor in moves:
-        given += decide_after(given, command, actor=actor)
-    return given
 
 
 def throw(who: str, choice: str, challenge: str = "c1", round: int = 1) -> tuple:
@@ -112,9 +103,10 @@ def test_met_1_a_group_names_each_defender_once_and_not_the_initiator():
                                                    attribute="physical"), actor=A, match="not both")
 
 
-def test_met_1_a_group_challenge_is_classic():
+def test_met_1_a_characters_group_challenge_is_classic_and_never_mutual():
+    """A static test against several characters is a storyteller's (test_met_group_static.py)."""
     assert_refuses(given=FOUR, when=IssueChallenge(character="a", kind="static", defenders=("b", "c"),
-                                                   attribute="physical", difficulty=3), match="classic")
+                                                   attribute="physical", difficulty=3), actor=A, match="classic")
     assert_refuses(given=FOUR, when=IssueChallenge(character="a", defenders=("b", "c"), attribute="physical",
                                                    mutual=True), actor=A, match="MET-8")
 
@@ -376,12 +368,3 @@ def test_met_16_an_overrule_of_a_pair_changes_the_settled_group():
     assert game.fold(settled + then).met.get("c1").results == {"b": "b", "c": "a", "d": "d"}
     assert_refuses(given=settled, when=Overrule(challenge="c1", winner="a"), code="invalid", match="name one")
     assert decide_after(settled, Overrule(challenge="c1", winner="d"))[0].challenge == "c1.3"
-
-
-def test_met_16_a_storytellers_throw_for_the_initiator_draws_in_each_pair():
-    st = roster(b=B7, c=C5)
-    given = st + [GroupChallengeIssued(challenge="c1", initiator="Ghoul", defenders=("b", "c"),
-                                       pairs=("c1.1", "c1.2"), attribute="physical")]
-    then = decide_after(given, Throw(character="Ghoul", challenge="c1", round=1), actor=STORYTELLER, draws=[1, 3])
-    assert [(e.challenge, e.choice) for e in then] == [("c1.1", "rock"), ("c1.2", "scissors")]
-    assert all(len(e.draws) == 1 for e in then)

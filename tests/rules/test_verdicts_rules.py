@@ -17,7 +17,7 @@ from conteur.events.sheets import MetSheet
 from conteur.events.testing import decide_after
 from tests.support.action_support import ROSTER as ACTION_ROSTER
 from tests.support.action_support import player as action_player
-from tests.support.met_support import A6, B7, classic, player, roster, static
+from tests.support.met_support import A6, B7, classic, findings, player, roster, static
 
 A, B = player("a"), player("b")
 PLUS, MINUS, BLANK = 5, 1, 3
@@ -29,16 +29,6 @@ def play(given, *steps) -> list:
     for command, actor, faces in steps:
         events += decide_after(events, command, actor=actor, draws=faces)
     return events
-
-
-def findings(events) -> list[str]:
-    checker, state, found = verdicts.Verdicts(), game.initial(), []
-    for event in events:
-        bad = checker.check(state, event)
-        if bad:
-            found.append(bad)
-        state = game.evolve(state, event)
-    return found
 
 
 def edited(events, kind, index=0, **changes) -> list:

@@ -7,10 +7,11 @@ from __future__ import annotations
 import msgspec
 
 from conteur.events import desk, game
-from conteur.events.model import STORYTELLER
+from conteur.events.model import STORYTELLER, Event
 from conteur.server.audit.verify import verify_store
 from conteur.server.core.service import Chronicle
 from conteur.server.store import snapshot
+from conteur.server.store.interface import Pending
 from conteur.server.store.sqlite import SQLiteStore
 from tests.support.client_support import command, make_chronicle
 
@@ -48,3 +49,35 @@ def test_an_old_log_opens_folds_verifies_and_takes_desk_commands(tmp_path):
         assert report.ok and report.sessions_checked >= 1, report.text()
         again = store.load_state(setup.session, use_snapshots=False)
         assert again.desk == chronicle.state(setup.session).desk
+
+
+class _OldCountdownStarted(Event, frozen=True, kw_only=True, tag="desk.countdown_started"):
+    """``desk.countdown_started`` as it was written before countdowns had a scope."""
+
+    clock: str
+    label: str = ""
+    unit: str = "minutes"
+    length: int = 0
+    ends_at: float | None = None
+    ends_turn: int | None = None
+
+
+def test_a_log_whose_countdowns_have_no_scope_folds_verifies_and_takes_scoped_ones(tmp_path):
+    setup = make_chronicle(tmp_path / "c.db")
+    with SQLiteStore(setup.db) as store:
+        store.append_sync(Pending(session=setup.session, actor="storyteller", events=[
+            _OldCountdownStarted(clock="prince", label="The Prince", length=10, ends_at=1_800_000_600.0)]))
+        (row,) = [r for r in store.read_after(setup.session) if r.type == "desk.countdown_started"]
+        assert b"scope" not in bytes(row.data)  # the bytes an older server wrote
+        state = store.load_state(setup.session, use_snapshots=False)
+        assert (state.desk.countdowns["prince"].scope, state.desk.countdowns["prince"].scene) == ("session", None)
+        chronicle = Chronicle(store)
+        scene = next(iter(chronicle.state(setup.session).session.scenes))
+        for cmd in (command("pause_countdown", clock="prince"),
+                    command("start_countdown", clock="rats", turns=3, scope="scene", scene=scene),
+                    command("close_session")):
+            assert not chronicle.execute_sync(setup.session, cmd, STORYTELLER).outcome.rejected, cmd
+        report = verify_store(store, "old countdowns")
+        assert report.ok and report.sessions_checked >= 1, report.text()
+        again = store.load_state(setup.session, use_snapshots=False).desk.countdowns
+        assert again == chronicle.state(setup.session).desk.countdowns and again["rats"].scene == scene

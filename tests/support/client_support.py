@@ -47,13 +47,14 @@ def command(tag: str, **fields):
     return msgspec.convert({"type": tag, **fields}, game.COMMAND_BY_TAG[tag])
 
 
-def make_chronicle(db: str | Path, *, session: str = SESSION) -> Setup:
-    """A Mind's Eye Theatre session with Anna and Bruno in one scene, and a V5 character."""
+def make_chronicle(db: str | Path, *, session: str = SESSION, accept_timeout: int = 60) -> Setup:
+    """A Mind's Eye Theatre session with Anna and Bruno in one scene, and a V5 character;
+    ``accept_timeout``: seconds before a retest or overbid window closes by itself (MET-16)."""
     store = SQLiteStore(str(db))
     try:
         chronicle = Chronicle(store)
         for cmd in (
-            command("open_session", name="Demo"),
+            command("open_session", name="Demo", accept_timeout=accept_timeout),
             command("add_character", character="anna", name="Anna", sheet=msgspec.to_builtins(ANNA)),
             command("add_character", character="bruno", name="Bruno", sheet=msgspec.to_builtins(BRUNO)),
             command("open_scene", scene="hall", name="Great hall"),

@@ -61,3 +61,25 @@ def play_group(chronicle: Chronicle, sid: str) -> str:
     go("clara", "accept", character="clara", challenge="c1")
     go("dora", "accept", character="dora", challenge="c1")
     return "c1"
+
+
+def play_static_group(chronicle: Chronicle, sid: str) -> str:
+    """A storyteller's trap tested on Bruno, Clara and Dora at once (MET-10, one static
+    group c1, Physical, difficulty 5) until it is settled; returns its id."""
+    def go(who, tag, **fields):
+        run(chronicle, player(who) if who else STORYTELLER, tag, sid, **fields)
+
+    go(None, "challenge", character="trap", kind="static", defenders=list(DEFENDERS), attribute="physical",
+       difficulty=5)
+    # the trap's one throw against all three: beats Bruno, ties Clara, loses to Dora
+    go(None, "throw", character="trap", challenge="c1", round=1, choice="rock")
+    go("bruno", "throw", character="bruno", challenge="c1", round=1, choice="scissors")
+    go("clara", "throw", character="clara", challenge="c1", round=1, choice="rock")
+    go("dora", "throw", character="dora", challenge="c1", round=1, choice="paper")
+    # only Clara declares, against the difficulty: 6 is above 5
+    go("clara", "bid", character="clara", challenge="c1", round=1, value=6, abilities=["Athletics"])
+    go("bruno", "retest", character="bruno", challenge="c1", source="Dodge")
+    go(None, "throw", character="trap", challenge="c1", round=2, choice="paper")
+    go("bruno", "throw", character="bruno", challenge="c1", round=2, choice="rock")
+    go(None, "close_window", challenge="c1")
+    return "c1"

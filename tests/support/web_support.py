@@ -328,3 +328,14 @@ def second_link(server, link: str) -> str:
     fresh = server.runtime.tokens.issue(grant.role, character=grant.character, session=grant.session,
                                         name=grant.name)
     return f"{fresh}&{rest}" if rest else fresh
+
+
+def call(phone: Device, kind: str, text: str = "") -> None:
+    """The phone calls a storyteller from its Call form: a ruling, a question or a safety call."""
+    page = phone.page
+    form = page.get_by_test_id("call-form")
+    if not form.is_visible():
+        page.get_by_test_id("call").locator("summary").click()
+    page.get_by_test_id("call-kind").select_option(kind)
+    page.get_by_test_id("call-text").fill(text)
+    page.get_by_test_id("call-send").click()

@@ -5,7 +5,8 @@ A mixed night, every ruleset through the real command path on real SQLite files:
 debts; V5 pools with Hunger, Rouse checks and Willpower rerolls; action dice with opposed
 and sealed rolls, long actions, deaths), the review's scripted evening (Time Out, an
 overrule, challenges played by hand, disputed, ruled and confirmed) with a few more moves,
-a V5 sheet amended after its Hunger moved, a group challenge (one against three), a night where deaths leave rolls waiting and
+a V5 sheet amended after its Hunger moved, a group challenge (one against three), a
+storyteller's static test of three characters at once, a night where deaths leave rolls waiting and
 long actions pending for the storyteller to settle, and two sessions of one chronicle
 (the simulator's MET players around a script): the second inherits the first's unpaid tie
 debts in ``session.opened.carried`` and its characters as amended. Every event type of
@@ -42,7 +43,7 @@ from conteur.server.cli.simulate import play
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
 from tests.support.action_support import ROSTER, act
-from tests.support.group_support import open_group_session, play_group
+from tests.support.group_support import open_group_session, play_group, play_static_group
 from tests.support.client_support import ANNA as ANNA_SHEET, BRUNO as BRUNO_SHEET, CLARA, SESSION, command
 from tests.support.review_support import ANNA, BRUNO, evening, run
 
@@ -107,6 +108,16 @@ def _desk_moves(chronicle: Chronicle) -> None:
     go(STORYTELLER, "start_countdown", clock="prince")
     go(STORYTELLER, "start_countdown", clock="fire", turns=3)
     go(STORYTELLER, "cancel_countdown", clock="prince")
+    go(STORYTELLER, "open_scene", scene="cellar", name="Cellar")
+    go(STORYTELLER, "start_countdown", clock="rats", turns=4, scope="scene", scene="cellar")
+    go(STORYTELLER, "start_countdown", clock="midnight", minutes=30, scope="venue")
+    go(STORYTELLER, "pause_countdown", clock="midnight", scope="venue")
+    # a scene's countdown and the venue's through pause, resume and cancel: their sentences say whose
+    go(STORYTELLER, "pause_countdown", clock="rats")
+    go(STORYTELLER, "start_countdown", clock="rats")
+    go(STORYTELLER, "cancel_countdown", clock="rats")
+    go(STORYTELLER, "start_countdown", clock="midnight", scope="venue")
+    go(STORYTELLER, "cancel_countdown", clock="midnight", scope="venue")
 
 
 def _retest_cancelled(chronicle: Chronicle, sid: str) -> None:
@@ -259,6 +270,10 @@ def night(tmp_path_factory) -> dict[str, list[tuple[int, object]]]:
         play_group(chronicle, "group")
         run(chronicle, STORYTELLER, "close_session", "group")
         sessions["group"] = _pairs(store, "group")
+        open_group_session(chronicle, "static")  # a storyteller's trap tested on three (MET-10)
+        play_static_group(chronicle, "static")
+        run(chronicle, STORYTELLER, "close_session", "static")
+        sessions["static"] = _pairs(store, "static")
     sessions["deaths"] = _deaths()
     sessions.update(_chronicle(folder))
     return sessions
@@ -324,6 +339,10 @@ def python_view(state: game.GameState) -> dict:
         "offline": {r.id: {"status": r.status, "winner": r.winner, "recorder": r.recorder, "opponent": r.opponent,
                            "attribute": r.attribute}
                     for r in sorted(state.offline.records.values(), key=lambda r: r.id)},
+        "countdowns": {c.id: {"label": c.label, "unit": c.unit, "length": c.length, "ends_at": c.ends_at,
+                              "ends_turn": c.ends_turn, "paused": c.paused, "remaining": c.remaining,
+                              "scope": c.scope, "scene": c.scene}
+                       for c in sorted(state.desk.countdowns.values(), key=lambda c: c.id)},
     })
 
 

@@ -133,3 +133,33 @@ def test_a_socket_frozen_while_hidden_is_replaced_when_shown(engine, venue, setu
     anna.run(HIDE, "visible")
     anna.wait("() => window.__sockets === 1", what="a new socket once the old one stayed silent")
     anna.wait(LIVE, what="the phone to be live on its new socket")
+
+
+# The next GET /health the page makes never settles, as a fetch frozen with a locked
+# phone's page may not; those after it go through.
+HANG_ONE_PROBE = """() => {
+  const real = window.fetch;
+  window.__hung = false;
+  window.fetch = (url, options) => {
+    if (!window.__hung && String(url).endsWith('/health')) { window.__hung = true; return new Promise(() => {}); }
+    return real(url, options);
+  };
+  return true;
+}"""
+
+
+def test_a_probe_frozen_while_hidden_does_not_hold_the_shown_page_back(engine, venue, setup):
+    """A probe that began before the screen locked is not waited for once it is shown: a
+    new one is asked, and the page is live on its answer."""
+    anna = phone(engine, venue, setup.players["anna"])
+    anna.run(HANG_ONE_PROBE)
+    anna.run(HIDE, "hidden")  # the screen locks; the venue's laptop restarts meanwhile
+    venue.stop()
+    anna.wait(OFFLINE, what="the phone to lose its socket")
+    anna.wait("() => window.__hung", what="a probe under way, never to answer")
+    # a backoff of ten minutes: only the page shown again can bring it back within the test
+    anna.run("() => { const n = window.conteur.net; n.base = n.cap = n.probeCap = 600000; return true; }")
+    venue.start()
+    time.sleep(1)  # the phone stays locked a while: its probe is not one of the moment
+    anna.run(HIDE, "visible")  # the screen unlocks
+    anna.wait(LIVE, what="the phone to be live again once shown, its frozen probe left aside")

@@ -10,19 +10,9 @@ import pytest
 from tests.support.browser_support import CHROMIUM, NO_CHROMIUM
 from tests.support.client_support import make_chronicle, served
 from tests.support.doc_shots import doc_shot
-from tests.support.web_support import TABLET, Device
+from tests.support.web_support import TABLET, Device, call
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
-
-
-def call(phone: Device, kind: str, text: str = "") -> None:
-    page = phone.page
-    form = page.get_by_test_id("call-form")
-    if not form.is_visible():
-        page.get_by_test_id("call").locator("summary").click()
-    page.get_by_test_id("call-kind").select_option(kind)
-    page.get_by_test_id("call-text").fill(text)
-    page.get_by_test_id("call-send").click()
 
 
 def test_calls_queue_on_every_tablet_safety_first_and_the_caller_follows_its_own(browser, tmp_path):

@@ -1,5 +1,6 @@
 """Announcements and countdowns from the tablet (events/desk.py), on the phones and the wall
-of the demo's sessions in Chromium; a countdown on the server's clock across a restart."""
+of the demo's sessions in Chromium; a countdown on the server's clock, and a scene's with
+its scene, across a restart."""
 
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ def test_a_countdown_ends_on_the_servers_clock_whatever_the_device_sends_and_acr
             assert sent["type"] == "ack", sent
             event = await st.wait_event("desk.countdown_started")
             assert before + 600 - 1 <= event["ends_at"] <= time.time() + 600 + 1
+            # one for a scene keeps its scene (a phone shows it only in that scene)
+            assert (await st.command({"type": "open_scene", "scene": "cellar", "name": "Cellar"}))["type"] == "ack"
+            assert (await st.command({"type": "start_countdown", "clock": "rats", "turns": 5, "scope": "scene",
+                                      "scene": "cellar"}))["type"] == "ack"
+            assert (await st.wait_event("desk.countdown_started", clock="rats"))["scene"] == "cellar"
             return event
 
     async def after_restart(venue: Venue, token: str, started: dict) -> None:
@@ -44,6 +50,8 @@ def test_a_countdown_ends_on_the_servers_clock_whatever_the_device_sends_and_acr
         asyncio.run(after_restart(venue, token, started))
         state = venue.runtime.chronicle.state("s1").desk.countdowns["prince"]
         assert state.paused and state.remaining > 590
+        rats = venue.runtime.chronicle.state("s1").desk.countdowns["rats"]
+        assert (rats.scope, rats.scene, rats.ends_turn) == ("scene", "cellar", 5)
 
 
 @pytest.mark.browser

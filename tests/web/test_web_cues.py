@@ -1,15 +1,19 @@
 """Cues that need neither colour nor vibration: on an engine without navigator.vibrate
-(Safari, Firefox) an incoming challenge still shows a banner that says so in words; Hunger
-dice and hits carry a shape besides their colour (V5); the screen is kept awake during a
-challenge where the engine offers a wake lock; the page keeps clear of a phone's notch
-(viewport-fit=cover); and the review's header leaves a phone its screen."""
+(Safari, Firefox) an incoming challenge still shows a banner that says so in words; a
+window about to close by itself (MET-16) says so in words, an hourglass and a frame, with
+the banner and a tone for the player whose move it is; Hunger dice and hits carry a shape
+besides their colour (V5); the screen is kept awake during a challenge where the engine
+offers a wake lock; the page keeps clear of a phone's notch (viewport-fit=cover); and the
+review's header leaves a phone its screen."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
 from tests.support.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
-from tests.support.client_support import served
+from tests.support.client_support import make_chronicle, served
 from tests.support.review_support import evening
 from tests.support.web_support import Device, start_challenge, wait_until
 
@@ -36,6 +40,53 @@ def test_an_incoming_challenge_is_said_in_words_where_the_phone_cannot_vibrate(b
     assert bruno.page.evaluate("getComputedStyle(document.getElementById('cue')).borderTopStyle") == "dashed"
     anna.close()
     bruno.close()
+
+
+# Every tone the page plays is counted (window.__tones): a cue's sound, where it is allowed.
+TONES = """(() => {
+  window.__tones = 0;
+  const real = AudioContext.prototype.createOscillator;
+  AudioContext.prototype.createOscillator = function () { window.__tones += 1; return real.call(this); };
+})();"""
+SOON_STYLE = """(css) => { const el = document.querySelector(css); const s = getComputedStyle(el);
+  return { outline: s.outlineStyle, before: getComputedStyle(el, '::before').content, weight: s.fontWeight }; }"""
+ACCEPT_TOP = "() => document.querySelector('[data-testid=accept]').getBoundingClientRect().top"
+
+
+def test_met_16_a_window_closing_soon_is_said_in_words_and_a_frame_with_a_cue(browser, tmp_path):
+    # a window of 20 s: its last 10 are "closing soon" (client/web/desk.js SOON)
+    setup = make_chronicle(tmp_path / "chronicle.db", accept_timeout=20)
+    with served(setup.db) as server:
+        anna = Device(browser, server.url, setup.players["anna"], before=lambda p: p.add_init_script(NO_VIBRATE + TONES))
+        bruno = Device(browser, server.url, setup.players["bruno"], locale="fr-FR")
+        start_challenge(anna)
+        anna.challenge().get_by_test_id("throw-rock").click()  # her first tap: sound allowed
+        bruno.challenge().get_by_test_id("throw-paper").click()
+        anna.expect(anna.challenge()).to_have_attribute("data-status", "window")  # Anna lost: her window
+        clock = anna.challenge().get_by_test_id("window-clock")
+        anna.expect(clock).to_have_text(re.compile(r"^closes by itself in 0:(1\d|20)$"))
+        assert clock.get_attribute("data-soon") == "false"
+        top = anna.page.evaluate(ACCEPT_TOP)
+        tones = anna.page.evaluate("window.__tones")
+        # the last ten seconds: words, an hourglass and a dashed frame, not a colour
+        anna.expect(clock).to_have_attribute("data-soon", "true")
+        anna.expect(clock).to_have_text(re.compile(r"^closing soon: 0:(10|0\d) left$"))
+        style = anna.page.evaluate(SOON_STYLE, '[data-challenge="c1"] [data-testid=window-clock]')
+        assert style["outline"] == "dashed" and "⌛" in style["before"], style
+        cue = anna.page.get_by_test_id("cue")
+        anna.expect(cue).to_be_visible()
+        anna.expect(cue).to_contain_text("your window closes in a few seconds")
+        assert anna.page.evaluate("window.__tones") > tones  # she tapped the page: a tone too
+        # nothing moved under her finger: Accept is where it was
+        assert anna.page.evaluate(ACCEPT_TOP) == top
+        # Bruno won the round: his line says so too, in French; the banner is not his
+        bruno.expect(bruno.challenge().get_by_test_id("window-clock")).to_have_text(re.compile(r"^se ferme bientôt : plus que 0:\d\d$"))
+        assert "fenêtre" not in (bruno.page.get_by_test_id("cue").all_text_contents() or [""])[0]
+        anna.challenge().get_by_test_id("accept").click()
+        anna.expect(anna.challenge()).to_have_count(0)
+        for device in (anna, bruno):
+            assert device.errors == []
+            device.close()
 
 
 def test_the_screen_is_kept_awake_during_a_challenge(browser, server, setup):

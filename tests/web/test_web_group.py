@@ -8,32 +8,14 @@ from __future__ import annotations
 
 import pytest
 
-from conteur.server.core.auth import Tokens
-from conteur.server.core.service import Chronicle
-from conteur.server.store.sqlite import SQLiteStore
 from tests.support.browser_support import CHROMIUM, NO_CHROMIUM
-from tests.support.client_support import events_of_type, served
+from tests.support.client_support import events_of_type
 from tests.support.doc_shots import doc_shot
-from tests.support.group_support import DEFENDERS, open_group_session
+from tests.support.group_support import DEFENDERS
+from tests.support.group_web_support import SID, brawl, wait_events  # noqa: F401 (a fixture)
 from tests.support.web_support import TABLET, Device
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM)]
-
-SID = "brawl"
-
-
-@pytest.fixture
-def brawl(tmp_path):
-    db = str(tmp_path / "brawl.db")
-    with SQLiteStore(db) as store:
-        open_group_session(Chronicle(store), SID)
-        tokens = Tokens(store)
-        links = {who: tokens.issue("player", character=who, session=SID) for who in ("anna",) + DEFENDERS}
-        links["storyteller"] = tokens.issue("storyteller", session=SID, name="Morgane")
-        links["wall"] = tokens.issue("observer", session=SID, name="Wall")
-    with served(db) as server:
-        yield server, db, links
-
 
 def pair(device: Device, defender: str):
     return device.challenge(f"c1.{DEFENDERS.index(defender) + 1}")
@@ -54,7 +36,7 @@ def test_one_against_three_on_four_phones(browser, brawl):
     form.get_by_test_id("nc-more-dora").check()
     form.locator("select[name=attribute]").select_option("physical")
     anna.page.get_by_test_id("challenge-start").click()
-    [issued] = _wait_events(anna, db, "met.group_challenge_issued", 1)
+    [issued] = wait_events(anna, db, "met.group_challenge_issued", 1)
     assert issued["defenders"] == list(DEFENDERS) and issued["pairs"] == ["c1.1", "c1.2", "c1.3"]
 
     # one throw of Anna's against all three (MET-2), then Bruno's: nothing is revealed yet
@@ -67,7 +49,7 @@ def test_one_against_three_on_four_phones(browser, brawl):
     bruno.expect(card.get_by_test_id("group-of")).to_contain_text("Anna against Bruno, Clara, Dora")
     card.get_by_test_id("throw-scissors").click()
     bruno.expect(card.locator("[data-testid=stage]")).to_have_text("Throws")  # waiting for the others
-    _wait_events(bruno, db, "met.throw_committed", 4)
+    wait_events(bruno, db, "met.throw_committed", 4)
     # Bruno's phone has Anna's throw sealed, and no reveal before Clara and Dora throw
     assert bruno.page.evaluate("() => window.conteur.vm.challenges['c1.1'].throws.anna") == "sealed"
     bruno.expect(card.get_by_test_id("revealed")).not_to_contain_text("Anna")
@@ -119,7 +101,7 @@ def test_one_against_three_on_four_phones(browser, brawl):
     dora.expect(dora_card).to_have_attribute("data-status", "window")
     dora_card.get_by_test_id("accept").click()
 
-    [settled] = _wait_events(st, db, "met.group_settled", 1)
+    [settled] = wait_events(st, db, "met.group_settled", 1)
     assert settled["results"] == {"bruno": "anna", "clara": "anna", "dora": "anna"}
     assert [e["character"] for e in events_of_type(db, "met.overbid_declared")] == ["bruno", "anna"]
     assert [e["character"] for e in events_of_type(db, "met.retest_taken")] == ["clara"]
@@ -166,11 +148,3 @@ def test_the_wall_and_the_tablet_show_a_group_as_one(browser, brawl):
     anna.expect(anna.page.get_by_test_id("group-throw")).to_have_count(0)
     for device in (anna, st, wall):
         device.close()
-
-
-def _wait_events(device: Device, db: str, kind: str, n: int) -> list[dict]:
-    """The first ``n`` events ``kind`` in the log, once the device has folded them."""
-    device.page.wait_for_function(
-        "([kind, n]) => (window.conteur.vm.log || []).filter((l) => l.event && l.event.type === kind).length >= n",
-        arg=[kind, n])
-    return events_of_type(db, kind)[:n]

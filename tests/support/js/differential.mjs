@@ -65,6 +65,9 @@ function projection(vm) {
     modifiers: (vm.modifiers || []).map((m) => m.id).sort(),
     offline: sorted(Object.fromEntries(Object.values(vm.offline).map((r) => [r.id, { status: r.status, winner: r.winner,
       recorder: r.recorder, opponent: r.opponent, attribute: r.attribute }]))),
+    countdowns: sorted(Object.fromEntries(Object.values((vm.desk || { countdowns: {} }).countdowns).map((c) =>
+      [c.id, { label: c.label, unit: c.unit, length: c.length, ends_at: c.endsAt, ends_turn: c.endsTurn, paused: c.paused,
+        remaining: c.remaining, scope: c.scope, scene: c.scene }]))),
   };
 }
 
