@@ -7,15 +7,14 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from conteur.events.model import STORYTELLER, Actor
+from conteur.events.model import Actor
 from conteur.server.audit import export as ex
 from conteur.server.audit import review as rv
 from conteur.server.audit import stories
 from conteur.server.audit.verify import verify_path
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
-from tests.support.group_support import open_group_session, play_group
-from tests.support.review_support import run
+from tests.support.group_support import closed_group_night, play_group
 
 SID = "brawl"
 BRUNO = Actor(role="player", character="bruno", name="bruno")
@@ -23,13 +22,7 @@ BRUNO = Actor(role="player", character="bruno", name="bruno")
 
 @pytest.fixture(scope="module")
 def night(tmp_path_factory):
-    db = tmp_path_factory.mktemp("group") / "group.db"
-    with SQLiteStore(str(db)) as store:
-        chronicle = Chronicle(store)
-        open_group_session(chronicle, SID)
-        play_group(chronicle, SID)
-        run(chronicle, STORYTELLER, "close_session", SID)
-    return str(db)
+    return closed_group_night(tmp_path_factory.mktemp("group") / "group.db", SID, play_group)
 
 
 def test_the_review_tells_the_group_as_one_challenge(night):

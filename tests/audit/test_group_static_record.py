@@ -12,14 +12,12 @@ import msgspec
 import pytest
 
 from conteur.events import game, met
-from conteur.events.model import STORYTELLER
 from conteur.events.wire import decode_event
 from conteur.server.audit import export as ex
 from conteur.server.audit.verify import verify_path
 from conteur.server.core.service import Chronicle
 from conteur.server.store.sqlite import SQLiteStore
-from tests.support.group_support import open_group_session, play_static_group
-from tests.support.review_support import run
+from tests.support.group_support import closed_group_night, play_static_group
 from tests.support.met_support import ISSUED, ROUND_1, TWO, C, findings
 from conteur.events.testing import decide_after
 
@@ -61,13 +59,7 @@ def test_a_group_event_from_before_static_groups_folds_as_a_classic_group():
 
 @pytest.fixture(scope="module")
 def night(tmp_path_factory):
-    db = tmp_path_factory.mktemp("trap") / "trap.db"
-    with SQLiteStore(str(db)) as store:
-        chronicle = Chronicle(store)
-        open_group_session(chronicle, SID)
-        play_static_group(chronicle, SID)
-        run(chronicle, STORYTELLER, "close_session", SID)
-    return str(db)
+    return closed_group_night(tmp_path_factory.mktemp("trap") / "trap.db", SID, play_static_group)
 
 
 def test_the_static_group_is_settled_in_the_record_and_its_export_verifies(night, tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from conteur.events.model import STORYTELLER, Actor
 from conteur.server.core.service import Chronicle
+from conteur.server.store.sqlite import SQLiteStore
 from tests.support.review_support import run
 
 SHEETS = {
@@ -83,3 +84,14 @@ def play_static_group(chronicle: Chronicle, sid: str) -> str:
     go("bruno", "throw", character="bruno", challenge="c1", round=2, choice="rock")
     go(None, "close_window", challenge="c1")
     return "c1"
+
+
+def closed_group_night(path, sid: str, play) -> str:
+    """A SQLite chronicle at ``path`` whose session ``sid`` played one group challenge
+    (``play``: play_group or play_static_group) and was closed: the record tests' night."""
+    with SQLiteStore(str(path)) as store:
+        chronicle = Chronicle(store)
+        open_group_session(chronicle, sid)
+        play(chronicle, sid)
+        run(chronicle, STORYTELLER, "close_session", sid)
+    return str(path)
