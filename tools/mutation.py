@@ -1,6 +1,6 @@
 """Mutation score of the rules: how many small changes to ``events/`` the rules tests catch.
 
-    python tools/mutation.py [MODULE ...] [--jobs N] [--list] [--json PATH]
+    python tools/mutation.py [MODULE ...] [--jobs N] [--list] [--json PATH] [--only F,G]
 
 For each module (``met``, ``met_rules``, ``v5``, ``action``, ``session``, ``verdicts``,
 ``fair``) every function and method body is mutated one change at a time: a comparison
@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import gc
 import importlib
 import inspect
 import io
@@ -41,6 +42,7 @@ import signal
 import sys
 import tempfile
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -305,6 +307,30 @@ def _quiet_pytest_with(args: list[str], plugins: list) -> int:
         sys.stdout, sys.stderr = saved
 
 
+def _nested(old, new):
+    """(original, mutant) code of the functions defined inside a function, at any depth,
+    matched in the order they are defined (a mutant adds or removes none)."""
+    olds = [c for c in old.co_consts if inspect.iscode(c)]
+    news = [c for c in new.co_consts if inspect.iscode(c)]
+    for o, n in zip(olds, news):
+        if o.co_name == n.co_name:
+            yield o, n
+            yield from _nested(o, n)
+
+
+def _swap(target, code) -> None:
+    """The mutant in place of ``target``'s code, and in every function made from the code
+    nested in it: a decorator's wrapper (``_grouped``'s ``decide``) was made at import, so
+    swapping the decorator's own code alone would change nothing that runs."""
+    pairs = list(_nested(target.__code__, code))  # holds the originals: their ids stay theirs
+    inner = {id(o): n for o, n in pairs}
+    target.__code__ = code
+    if inner:
+        for obj in gc.get_objects():
+            if isinstance(obj, types.FunctionType) and id(obj.__code__) in inner:
+                obj.__code__ = inner[id(obj.__code__)]
+
+
 def _run_child(target, code, args: list[str]) -> int:
     pid = os.fork()
     if pid == 0:
@@ -314,7 +340,7 @@ def _run_child(target, code, args: list[str]) -> int:
             os.dup2(devnull, 2)
             signal.alarm(TIMEOUT)
             if target is not None:
-                target.__code__ = code
+                _swap(target, code)
             # a temporary folder of its own: pytest's shared numbered ones are rotated by
             # each run, which would remove those of test runs going on beside this one
             os._exit(_quiet_pytest(args + [f"--basetemp={_scratch}/{os.getpid()}"]))
@@ -326,22 +352,24 @@ def _run_child(target, code, args: list[str]) -> int:
 _scratch = ""  # this run's folder of pytest temporary folders
 
 
-def run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
+def run(module_names: list[str], jobs: int, only_list: bool, only: set[str] = frozenset()) -> list[Score]:
     global _scratch
     _scratch = tempfile.mkdtemp(prefix="conteur-mutation-")
     try:
-        return _run(module_names, jobs, only_list)
+        return _run(module_names, jobs, only_list, only)
     finally:
         shutil.rmtree(_scratch, ignore_errors=True)
 
 
-def _run(module_names: list[str], jobs: int, only_list: bool) -> list[Score]:
+def _run(module_names: list[str], jobs: int, only_list: bool, only: set[str]) -> list[Score]:
     os.chdir(ROOT)
     sys.path.insert(0, str(ROOT / "tests"))
     scores = []
     for name in module_names:
         mod = importlib.import_module(f"conteur.events.{name}")
         mutants, defs = mutants_of(name)
+        if only:
+            mutants = [m for m in mutants if m.function in only]
         score = Score(name, mutants)
         scores.append(score)
         if only_list:
@@ -407,12 +435,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--list", action="store_true", help="list the mutants, run nothing")
     parser.add_argument("--json", type=Path, help="write every mutant and its status here")
+    parser.add_argument("--only", default="", metavar="F,G",
+                        help="mutate these functions only (qualified names, comma separated)")
     args = parser.parse_args(argv)
     modules = args.modules or list(SELECTION)
     unknown = [m for m in modules if m not in SELECTION]
     if unknown:
         parser.error(f"no such module: {', '.join(unknown)} (one of {', '.join(SELECTION)})")
-    scores = run(modules, max(1, args.jobs), args.list)
+    scores = run(modules, max(1, args.jobs), args.list, {f for f in args.only.split(",") if f})
     if args.list:
         return 0
     print("\nmutation score (share of mutants killed by the rules tests):")

@@ -25,6 +25,7 @@ from conteur.events.met import (
     OverbidSettled,
     Overrule,
     Retest,
+    RetestCancelled,
     RetestTaken,
     RoundStarted,
     RoundWon,
@@ -34,7 +35,8 @@ from conteur.events.met import (
     TieDebtIncurred,
     open_windows,
 )
-from conteur.events.met_rules import GROUP_DEFENDERS
+from conteur.events.met_rules import GROUP_DEFENDERS, MetOptions
+from conteur.events.model import STORYTELLER
 from conteur.events.session import CharacterAdded, SceneJoined, SceneOpened
 from conteur.events.sheets import MetSheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
@@ -69,7 +71,15 @@ def test_met_1_one_initiator_challenges_several_defenders_in_one_challenge():
     state = game.fold(FOUR + [ISSUED])
     assert [state.met.get(p).defender for p in ISSUED.pairs] == ["b", "c", "d"]
     assert state.met.get("c1").status == "open"
+    # the group's own record reads as its first pair (the review lists it with that pair's sides)
+    assert state.met.get("c1").sides == ("a", "b")
     assert state.session.characters["a"].actions_used == 1  # one action of the turn (TIME-4)
+
+
+def test_met_1_a_group_takes_one_challenge_number_its_pairs_numbered_inside_it():
+    assert_decides(given=FOUR + [ISSUED], when=IssueChallenge(character="c", defender="d", attribute="physical"),
+                   actor=C, then=[ChallengeIssued(challenge="c2", kind="classic", initiator="c", defender="d",
+                                                  attribute="physical")])
 
 
 def test_met_1_one_defender_in_defenders_is_the_challenge_of_two_sides():
@@ -127,6 +137,16 @@ def test_met_5_a_defender_at_zero_traits_loses_its_pair_at_once():
                                    attribute="physical"),
               RoundWon(challenge="c1.2", round=1, winner="a", loser="e", by="zero_traits"),
               ChallengeResolved(challenge="c1.2", winner="a", loser="e", reason="zero_traits")],
+    )
+
+
+def test_met_5_a_defender_at_one_trait_plays_its_pair():
+    given = FOUR + [CharacterAdded(character="e", name="E", sheet=MetSheet(physical=1)),
+                    SceneJoined(character="e", scene="s1")]
+    assert_decides(
+        given=given, when=IssueChallenge(character="a", defenders=("b", "e"), attribute="physical"), actor=A,
+        then=[GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "e"), pairs=("c1.1", "c1.2"),
+                                   attribute="physical")],
     )
 
 
@@ -194,6 +214,28 @@ def test_met_2_a_pair_throwing_again_waits_for_every_pair_throwing():
     ]
 
 
+def test_met_2_the_initiators_throw_goes_only_to_the_pairs_waiting_for_it():
+    # b retests c1.1 and a throws there; then equal bids redo c1.2's throw: a's next is c1.2's alone
+    given = play(ROUND_1, (Retest(character="b", challenge="c1", source="Brawl"), B), throw("a", "paper", round=2),
+                 (DeclareBid(character="a", challenge="c1", round=1, value=5), A),
+                 (DeclareBid(character="c", challenge="c1", round=1, value=5), C))
+    assert (pair(given, "c1.1").status, pair(given, "c1.2").status) == ("throwing", "throwing")
+    assert_decides(given=given, when=Throw(character="a", challenge="c1", round=2, choice="rock"), actor=A,
+                   then=[ThrowCommitted(challenge="c1.2", round=2, character="a", choice="rock")])
+
+
+def test_met_2_a_throw_no_pair_waits_for_is_refused_by_the_first_pair_still_playing():
+    given = play(ROUND_1, (Accept(character="b", challenge="c1"), B))  # c1.1 stands, c1.2 is at its bids
+    assert_refuses(given=given, when=Throw(character="a", challenge="c1", round=1, choice="rock"), actor=A,
+                   match="challenge c1.2 takes no throw now")
+
+
+def test_met_16_a_settled_group_takes_no_more_throws():
+    settled = play(ROUND_1, (Concede(character="a", challenge="c1"), A))
+    assert_refuses(given=settled, when=Throw(character="a", challenge="c1", round=1, choice="rock"), actor=A,
+                   match="MET-16")
+
+
 # ---------------------------------------------------------------- bids (MET-3)
 
 
@@ -238,6 +280,26 @@ def test_met_12_a_retest_redoes_the_losers_pair_only():
         given=ROUND_1, when=Retest(character="b", challenge="c1", source="Brawl"), actor=B,
         then=[RetestTaken(challenge="c1.1", character="b", source="Brawl", round=1),
               RoundStarted(challenge="c1.1", round=2, test=1, reason="retest")],
+    )
+
+
+def test_met_12_the_initiators_retest_goes_to_the_pair_it_lost():
+    # a beat b in c1.1 and lost c1.3 to d
+    assert_decides(
+        given=ROUND_1, when=Retest(character="a", challenge="c1", source="Melee"), actor=A,
+        then=[RetestTaken(challenge="c1.3", character="a", source="Melee", round=1),
+              RoundStarted(challenge="c1.3", round=2, test=1, reason="retest")],
+    )
+
+
+def test_met_12_option_the_initiator_cancels_the_retest_of_the_pair_that_took_it():
+    cancelling = roster(MetOptions(retest_cancel=True), a=A6, b=B7, c=C5, d=C5)
+    given = play(cancelling + [ISSUED], throw("a", "rock"), throw("b", "scissors"), throw("c", "rock"),
+                 throw("d", "paper"), (Retest(character="b", challenge="c1", source="Brawl"), B))
+    assert_decides(
+        given=given, when=Retest(character="a", challenge="c1", source="Melee", cancels=True), actor=A,
+        then=[RetestCancelled(challenge="c1.1", character="a", source="Melee", cancelled="b"),
+              RoundWon(challenge="c1.1", round=1, winner="a", loser="b", by="throw")],
     )
 
 
@@ -358,7 +420,30 @@ def test_met_16_a_cancelled_group_cancels_its_pairs_still_playing():
                    then=[ChallengeCancelled(challenge="c1", reason="scene ended")])
     state = game.fold(ROUND_1 + [ChallengeCancelled(challenge="c1", reason="scene ended")])
     assert {state.met.get(p).status for p in ISSUED.pairs} == {"cancelled"}
+    assert {state.met.get(p).reason for p in ISSUED.pairs} == {"scene ended"}
     assert not state.met.live
+
+
+def test_met_16_a_command_naming_the_last_pair_itself_settles_the_group():
+    given = play(ROUND_1, (Accept(character="b", challenge="c1"), B),
+                 (DeclareBid(character="a", challenge="c1", round=1, value=6), A),
+                 (DeclareBid(character="c", challenge="c1", round=1, value=5), C),
+                 (Accept(character="c", challenge="c1"), C))
+    assert_decides(given=given, when=Accept(character="a", challenge="c1.3"), actor=A,
+                   then=[ChallengeResolved(challenge="c1.3", winner="d", loser="a", reason="accepted"),
+                         GroupSettled(challenge="c1", initiator="a", results={"b": "a", "c": "a", "d": "d"})])
+
+
+def test_met_1_a_command_naming_no_challenge_is_refused():
+    assert_refuses(given=ROUND_1, when=Throw(character="a", challenge="c9", round=1, choice="rock"), actor=A,
+                   code="not_found")
+
+
+def test_met_16_a_pair_cancelled_counts_in_no_result_of_its_group():
+    # c1.1 is cancelled in its window, a beating b: the group settles without b
+    given = play(ROUND_1, (CancelChallenge(challenge="c1.1", reason="b left"), STORYTELLER))
+    then = decide_after(given, Concede(character="a", challenge="c1"), actor=A)
+    assert then[-1] == GroupSettled(challenge="c1", initiator="a", results={"c": "c", "d": "d"})
 
 
 def test_met_16_an_overrule_of_a_pair_changes_the_settled_group():
