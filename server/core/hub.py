@@ -8,7 +8,8 @@
 - Order: the chronicle's listeners may be called slightly out of commit order (several
   awaiting tasks resume in loop order, ``execute_sync`` runs in other threads), so the hub
   re-sequences by global seq. Seqs are gapless and a commit implies every lower seq is
-  committed, so a hole is filled at once from the store.
+  committed, so a hole is filled from the store, read off the event loop (its listener
+  may come first meanwhile: whichever brings a seq first dispatches it).
 - Resync without loss or duplicates: a device subscribes (live events start to buffer)
   and reads ``(after, head]`` in the same loop step, with ``head`` the last dispatched
   seq; everything above ``head`` reaches it through the buffer.
@@ -47,6 +48,9 @@ log = logging.getLogger("conteur.hub")
 
 Encoded = views.Forms[str]
 YIELD_EVERY = 8  # frames sent before giving the event loop a turn
+REFILL_AFTER = 1.0  # seconds before a hole's read the store did not answer is tried again
+_ABSENT = object()
+_NEVER = ("", None)  # a seq announced but not in the store: never committed, passed over
 
 
 def encode_forms(seq: int, event: Event) -> Encoded:
@@ -192,6 +196,7 @@ class Hub:
         # (seq, n, future): acks waiting for their events to be dispatched (``reached``)
         self._awaiting: list[tuple[int, int, asyncio.Future]] = []
         self._awaited = itertools.count()
+        self._filling: asyncio.Task | None = None  # the read of a hole, off the loop
 
     # -- input -------------------------------------------------------------------------
 
@@ -203,6 +208,9 @@ class Hub:
             self._rechecking = self._loop.create_task(self._recheck_grants())
 
     def close(self) -> None:
+        if self._filling is not None:
+            self._filling.cancel()
+            self._filling = None
         if self._rechecking is not None:
             self._rechecking.cancel()
             self._rechecking = None
@@ -242,11 +250,16 @@ class Hub:
     def _drain(self) -> None:
         while self._pending:
             nxt = self.delivered + 1
-            item = self._pending.pop(nxt, None)
-            if item is None:
+            item = self._pending.pop(nxt, _ABSENT)
+            if item is _ABSENT:
                 if self.tailed:
                     break  # another process's commits: the tail brings them, in order
-                self._fill(min(self._pending))
+                if self._loop is not None and threading.get_ident() == self._thread:
+                    self._fill_later()
+                    break
+                self._fill(min(self._pending))  # no loop to hold: read at once
+            elif item is _NEVER:
+                self.delivered = nxt
             else:
                 self._dispatch(nxt, *item)
         awaiting = self._awaiting
@@ -272,12 +285,46 @@ class Hub:
 
     def _fill(self, below: int) -> None:
         """Dispatches the committed events in (delivered, below) from the store."""
-        rows = list(self.store.rows(after=self.delivered, upto=below - 1))
-        for row, event in zip(rows, decode_events([r.data for r in rows])):
-            self._dispatch(row.seq, row.session, event)
-        if self.delivered < below - 1:  # not in the store: never committed; skip the hole
-            log.error("seqs %d..%d announced missing from the store", self.delivered + 1, below - 1)
-            self.delivered = below - 1
+        self._take_hole(self.delivered, below, self._read_hole(self.delivered, below))
+
+    def _fill_later(self) -> None:
+        """The hole below the lowest pending seq, read off the loop (one read at a time:
+        a hole still there when it ends is read again)."""
+        if self._filling is None:
+            self._filling = self._loop.create_task(self._fill_off_loop())
+
+    async def _fill_off_loop(self) -> None:
+        after, below = self.delivered, min(self._pending, default=self.delivered + 1)
+        if below <= after + 1:  # filled by its listener meanwhile
+            self._filling = None
+            self._drain()
+            return
+        try:
+            found = await self.run(self._read_hole, after, below)
+        except Exception as exc:  # noqa: BLE001 - the store is down: the hole is read again soon
+            log.warning("seqs %d..%d not read from the store (%s): tried again in %g s",
+                        after + 1, below - 1, exc, REFILL_AFTER)
+            self._loop.call_later(REFILL_AFTER, self._drain)
+            return
+        finally:
+            self._filling = None
+        self._take_hole(after, below, found)
+        self._drain()
+
+    def _read_hole(self, after: int, below: int) -> list[tuple[int, str, Event]]:
+        """On any thread: the committed events in (after, below), decoded."""
+        rows = list(self.store.rows(after=after, upto=below - 1))
+        return [(row.seq, row.session, event) for row, event in zip(rows, decode_events([r.data for r in rows]))]
+
+    def _take_hole(self, after: int, below: int, found: list[tuple[int, str, Event]]) -> None:
+        for seq, session, event in found:
+            if seq > self.delivered:
+                self._pending.setdefault(seq, (session, event))
+        missing = [seq for seq in range(max(after, self.delivered) + 1, below) if seq not in self._pending]
+        if missing:  # not in the store: never committed; the hole is passed over
+            log.error("seqs %d..%d announced missing from the store", missing[0], missing[-1])
+            for seq in missing:
+                self._pending[seq] = _NEVER
 
     def _dispatch(self, seq: int, session: str, event: Event) -> None:
         forms = encode_forms(seq, event)

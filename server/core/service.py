@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import itertools
 import logging
 import os
@@ -58,6 +59,30 @@ Listener = Callable[[Executed], None]
 # decisions of one command voided by other processes' appends before it gives up
 # ("unavailable": the device retries with the same id)
 STALE_TRIES = 50
+
+
+# set by the blocking entry points (``execute_sync``): their caller waits for the store anyway
+_blocking = contextvars.ContextVar("conteur_blocking", default=False)
+
+
+def _on_loop() -> bool:
+    """True on a thread running an event loop (outside a blocking call): a store read there
+    would hold every socket of the process until the database answers."""
+    if _blocking.get():
+        return False
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _opens(command: Command) -> bool:
+    return command.__struct_config__.tag == "open_session"
+
+
+def _unread(session: str) -> StoreError:
+    return StoreError(f"the state of session {session} is not read yet: try again")
 
 
 class SecretSeeds:
@@ -150,15 +175,24 @@ class Chronicle:
     # -- state ---------------------------------------------------------------------
 
     def state(self, session: str) -> GameState:
+        """The session's state. On the event loop nothing is read from the store: what
+        ``state_now`` or ``execute`` read ahead off the loop is folded; without it a session
+        not in memory is ``StoreError`` (unavailable, try again), and one another process
+        wrote to stays as committed here (a decision on it comes back stale from the store,
+        and is decided again once the store's rows are read, off the loop)."""
         state = self._states.get(session)
         if state is None:
+            if _on_loop():
+                raise _unread(session)
             state = self._loaded(session, self.store.load_state(session))
         elif self._remote.get(session, 0) > state.head:
             tip = self._tips.get(session)
             # every decision of this process is committed: the state is exact at tip.seq
             if tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN \
                     and self._remote[session] > tip.seq:
-                state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
+                fetched = self._fetched.get(session)
+                if (fetched is not None and fetched[0] == tip.seq) or not _on_loop():
+                    state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
 
     def held_sessions(self) -> tuple[str, ...]:
@@ -184,9 +218,13 @@ class Chronicle:
         base = base if base is not None else self._committed.get(session)
         fetched = self._fetched.pop(session, None)
         if base is None:
+            if _on_loop():
+                raise _unread(session)
             state = self.store.load_state(session)
         elif fetched is not None and fetched[0] == base.head:
             state, _ = fold_chunks(base.head, base, iter(fetched[1]))
+        elif _on_loop():
+            state = base  # the rows read ahead were for another state: as committed (see state)
         else:
             state, _ = fold_chunks(base.head, base, self.store.iter_events(session, after=base.head))
         self._epoch[session] = self._epoch.get(session, 0) + 1
@@ -299,8 +337,11 @@ class Chronicle:
         opened in the same chronicle (``OpenSession.chronicle``; one database is one
         chronicle when none is named), however this one is opened (``open_session``,
         ``POST /sessions``, a roster). Debts the command already carries are kept."""
-        stored = self._listed.pop(session, None)
-        stored = stored if stored is not None else self.store.sessions()
+        stored = self._listed.get(session)
+        if stored is None:
+            if _on_loop():
+                raise _unread(session)
+            stored = self.store.sessions()
         order = stored + [s for s in self._states if s not in set(stored)]
         previous = None
         for other in reversed(order):
@@ -450,21 +491,29 @@ class Chronicle:
         self._reading.discard(session)
         self._recover(session, loaded=loaded)
 
-    def _read_recovery(self, session: str) -> GameState | None:
+    def _read_recovery(self, session: str) -> dict[str, GameState]:
         """On the store's thread: what ``_catch_up`` reads (the session's whole state when
-        none was committed here, else the rows after the last committed state)."""
+        none was committed here, else the rows after the last committed state kept for
+        it), and what an ``open_session`` to decide again reads of the other sessions."""
+        again = list(self._redo.get(session, ())) + list(self._held.get(session, ()))
+        loaded = self._read_others(session) if any(_opens(a.raw) for a in again) else {}
         base = self._committed.get(session)
         if base is None:
-            return self.store.load_state(session)
-        self._fetched[session] = (base.head, list(self.store.iter_events(session, after=base.head)))
-        return None
+            loaded[session] = self.store.load_state(session)
+        else:
+            self._fetched[session] = (base.head, list(self.store.iter_events(session, after=base.head)))
+        return loaded
 
-    def _recover(self, session: str, *, loaded: GameState | None = None) -> None:
+    def _recover(self, session: str, *, loaded: dict[str, GameState] | None = None) -> None:
+        """``loaded``: what ``_read_recovery`` read off the loop (None: read here, off it)."""
         self._recovering.discard(session)
         again = sorted(self._redo.pop(session, []), key=lambda x: x.order) + self._held.pop(session, [])
-        if loaded is not None:
+        loaded = dict(loaded or {})
+        own = loaded.pop(session, None)
+        self._take_loaded(loaded)
+        if own is not None:
             self._epoch[session] = self._epoch.get(session, 0) + 1
-            self._loaded(session, loaded)
+            self._loaded(session, own)
         else:
             try:
                 if trouble_of(self.store) is not None:
@@ -494,7 +543,12 @@ class Chronicle:
             a.result.set_result(executed)
 
     def execute_sync(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
-        executed = self.submit(session, command, actor, **kwargs).result()
+        """``submit``, waited for: for a thread of its own, or a start-up before serving."""
+        blocking = _blocking.set(True)
+        try:
+            executed = self.submit(session, command, actor, **kwargs).result()
+        finally:
+            _blocking.reset(blocking)
         self._publish(executed)
         return executed
 
@@ -506,15 +560,22 @@ class Chronicle:
         states of the other sessions too (MET-13's carry-over reads them)."""
         outcome = self.store.outcome_of(device, command_id, session) if command_id else None
         loaded = self._read_state(session)
-        if command.__struct_config__.tag == "open_session" and hasattr(command, "seed_commitment"):
+        if _opens(command):
             self.seeds.create(session)
-            listed = self._listed[session] = self.store.sessions()
-            for other in listed:
-                if other != session:
-                    loaded.update(self._read_state(other))
+            loaded.update(self._read_others(session))
         else:
             self.seeds.get(session)
         return (outcome, loaded)
+
+    def _read_others(self, session: str) -> dict[str, GameState]:
+        """On the store's thread: what MET-13's carry-over into ``session`` reads (the
+        sessions of the store, and the state of each other one)."""
+        loaded: dict[str, GameState] = {}
+        listed = self._listed[session] = self.store.sessions()
+        for other in listed:
+            if other != session:
+                loaded.update(self._read_state(other))
+        return loaded
 
     def _read_state(self, session: str) -> dict[str, GameState]:
         """On the store's thread: what ``state`` would read from the store, read now (the

@@ -217,3 +217,121 @@ async def test_a_safety_call_in_a_session_another_process_opened_is_read_off_the
             assert store.on_loop == [], sorted(set(store.on_loop))
     finally:
         store._store.close()
+
+
+async def test_a_hole_in_the_seqs_of_one_process_is_read_off_the_event_loop(tmp_path):
+    """One process, no tail: two commits' listeners may run in either order, and an event
+    of a session nobody here decided (a roster imported by ``conteur`` beside it) reaches
+    the hub only through the store. The hub reads the hole off the loop, then gives each
+    device its session's events in seq order."""
+    from conteur.events.session import SceneOpened
+    from conteur.server.core.hub import Connection, Hub
+    from conteur.server.core.service import Executed
+    from conteur.server.store.interface import Outcome, Pending
+    from conteur.events.model import Actor
+
+    store = Watched(SQLiteStore(tmp_path / "c.db"))
+    try:
+        hub = Hub(store)
+        hub.bind()
+        got: list[str] = []
+
+        async def send(frame: str) -> None:
+            got.append(frame)
+
+        phone = Connection(send, Actor(role="storyteller", name="st"), "night")
+        hub.subscribe(phone)
+        phone.start()
+        phone.go_live(0)
+        scenes = [SceneOpened(scene=f"s{n}", name=f"Scene {n}") for n in (1, 2, 3)]
+        other = store.append_sync(Pending(session="other", events=scenes[:1])).seqs
+        mine = store.append_sync(Pending(session="night", events=scenes[1:])).seqs
+        store.watching = True
+        hub.on_executed(Executed(session="night", outcome=Outcome(seqs=mine), events=tuple(zip(mine[1:], scenes[2:]))))
+        hub.on_executed(Executed(session="night", outcome=Outcome(seqs=mine), events=tuple(zip(mine[:1], scenes[1:2]))))
+        async with asyncio.timeout(10):
+            while hub.delivered < mine[-1] or len(got) < 3:
+                await asyncio.sleep(0.005)
+        store.watching = False
+        assert store.on_loop == [], sorted(set(store.on_loop))
+        assert other == (1,) and [f'"seq":{s}' in frame for s, frame in zip(mine, got[1:])] == [True, True]
+        hub.close()
+        phone.stop()
+    finally:
+        store._store.close()
+
+
+async def test_a_storyteller_greeted_while_a_session_trails_the_tail_reads_nothing_on_the_event_loop(
+        pg_url, tmp_path):
+    """Another process decides in a session this one holds: its tail notes that the
+    session trails. A storyteller's socket going live in another session is told of the
+    safety calls waiting across the venue (server/core/safety.py) from the states held,
+    without catching the trailing one up on the loop (its next read does, off it)."""
+    pytest.importorskip("psycopg")
+    from conteur.server.store.postgres import PostgresStore
+    from tests.support.pg_support import Serve
+
+    venue = prepare_venue(pg_url, "hall", players=1)
+    (character, token), = venue.players
+    st = {"Authorization": f"Bearer {venue.storyteller}"}
+    store = Watched(PostgresStore(pg_url))
+    try:
+        with Serve(pg_url, tmp_path / "other.log") as other, \
+                Served(create_app(store, settings=Settings(window_timers=False), web_dir=None)) as served:
+            chronicle = served.runtime.chronicle
+            async with httpx.AsyncClient(base_url=served.url, timeout=30) as http:
+                answer = await http.post("/sessions/", headers=st, json={"session": "annex", "name": "Annex"})
+                assert answer.status_code == 200, answer.text
+            assert chronicle.held("hall") is not None
+            store.watching = True
+            async with Device(other.ws_url, token, "hall", device="there", create=False) as there:
+                assert (await there.command(toggle(character, False), timeout=30))["type"] == "ack"
+            async with asyncio.timeout(30):
+                while chronicle.held("hall") is not None:  # the tail brought the other's rows
+                    await asyncio.sleep(0.01)
+            tablet = Device(served.ws_url, venue.storyteller, "annex", device="tablet", create=False)
+            await tablet.connect()
+            assert tablet.welcome is not None, tablet.frames
+            await tablet.close()
+            store.watching = False
+            assert store.on_loop == [], sorted(set(store.on_loop))
+            # the trailing session is caught up at its next look, off the loop
+            state = await asyncio.wrap_future(
+                asyncio.run_coroutine_threadsafe(chronicle.state_now("hall"), served.runtime.hub._loop))
+            assert state.session.characters[character].out_of_game
+    finally:
+        store._store.close()
+
+
+async def test_an_open_session_decided_again_after_another_process_wrote_reads_nothing_on_the_event_loop(
+        pg_url, tmp_path):
+    """MET-13's carry-over into a session being opened reads the other sessions' states.
+    Another process wrote to that session first (a refused command, logged): this
+    process's open comes back stale and is decided again, and what the carry-over reads
+    for the second decision is read off the loop too, with the session's catch-up."""
+    pytest.importorskip("psycopg")
+    from conteur.events.model import STORYTELLER
+    from conteur.events.session import OpenSession, OutOfGame
+    from conteur.server.core.service import Chronicle
+    from conteur.server.store.postgres import PostgresStore
+
+    prepare_venue(pg_url, "hall", players=1)
+    store = Watched(PostgresStore(pg_url))
+    elsewhere = PostgresStore(pg_url)
+    here, there = Chronicle(store), Chronicle(elsewhere)
+    try:
+        assert (await here.state_now("fresh")).session.status == "pending"
+        refused = await asyncio.to_thread(there.execute_sync, "fresh", OutOfGame(character="nobody"), STORYTELLER)
+        assert refused.outcome.rejected
+        store.watching = True
+        opened = await here.execute("fresh", OpenSession(name="Fresh"), STORYTELLER, device="tablet",
+                                    command_id="open-fresh")
+        store.watching = False
+        assert not opened.outcome.rejected and here.stale == 1
+        assert store.on_loop == [], sorted(set(store.on_loop))
+        assert (await here.state_now("fresh")).session.status == "open"
+    finally:
+        here.work.close()
+        there.work.close()
+        store._store.close()
+        elsewhere.close()
