@@ -405,13 +405,14 @@ class Chronicle:
                 events = game.decide(state, command, draws, actor=a.actor)
             except RuleViolation:
                 raise
-            except Exception as exc:  # noqa: BLE001
+            except Exception:  # noqa: BLE001
                 # deciding is pure: the same command fails the same way on every retry, so
                 # it is refused ("invalid"), never answered "unavailable" (retried forever)
                 log.exception("deciding %s failed", command.__struct_config__.tag)
-                raise RuleViolation(
-                    f"this {command.__struct_config__.tag} cannot be decided "
-                    f"({type(exc).__name__}): check its values", code="invalid") from None
+                # the reader is a player: the command is named in words by its screen (its
+                # type is in the event), the exception is for the log
+                raise RuleViolation("this command could not be decided from its values: check them",
+                                    code="invalid") from None
         except RuleViolation as violation:
             code, message = violation.code, violation.message
             events = [CommandRejected(
