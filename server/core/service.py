@@ -61,7 +61,7 @@ Listener = Callable[[Executed], None]
 STALE_TRIES = 50
 
 
-# set by the blocking entry points (``execute_sync``): their caller waits for the store anyway
+# set while a blocking call (``submit`` without a loop) decides: its caller waits for the store anyway
 _blocking = contextvars.ContextVar("conteur_blocking", default=False)
 
 
@@ -374,6 +374,9 @@ class Chronicle:
                 done.set_result(Executed(session=session, outcome=previous, actor=actor))
                 return done
         result = loop.create_future() if loop is not None else concurrent.futures.Future()
+        # without ``loop`` the caller blocks on the future anyway (a thread, a script, the
+        # simulator): deciding may read the store
+        blocking = _blocking.set(loop is None)
         attempt = _Attempt(next(self._order), session, command, actor, device, command_id, entropy,
                            loop, result)
         if command_id:
@@ -383,6 +386,8 @@ class Chronicle:
         except BaseException:
             self._inflight.pop(key, None)
             raise
+        finally:
+            _blocking.reset(blocking)
         return result
 
     def _start(self, a: _Attempt) -> None:
@@ -544,12 +549,7 @@ class Chronicle:
             a.result.set_result(executed)
 
     def execute_sync(self, session: str, command: Command, actor: Actor, **kwargs) -> Executed:
-        """``submit``, waited for: for a thread of its own, or a start-up before serving."""
-        blocking = _blocking.set(True)
-        try:
-            executed = self.submit(session, command, actor, **kwargs).result()
-        finally:
-            _blocking.reset(blocking)
+        executed = self.submit(session, command, actor, **kwargs).result()
         self._publish(executed)
         return executed
 
