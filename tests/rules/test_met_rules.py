@@ -353,6 +353,20 @@ def test_met_16_every_finished_challenge_stays_readable_across_pages():
     assert state.met.get(f"c{total + 1}") is None and state.met.get(f"c{3 * PAGE + 1}") is None
 
 
+def test_met_16_a_groups_pairs_are_kept_on_their_groups_page():
+    """A pair "c<n>.<i>" is numbered after its group: past the first page, both on the second."""
+    state = game.fold(roster(a=A6, b=B7, c=B7))
+    for n in range(1, PAGE + 2):
+        many = dict(defenders=("b", "c")) if n == PAGE + 1 else dict(defender="b")
+        for command, actor in ((IssueChallenge(character="a", attribute="physical", **many), A),
+                               (Concede(character="a", challenge=f"c{n}"), A)):
+            state = game.fold(game.decide(state, command, ScriptedDraws([]), actor=actor), state)
+    group = f"c{PAGE + 1}"
+    assert [len(page) for page in state.met.done] == [PAGE, 3]
+    assert sorted(state.met.done[1]) == [group, f"{group}.1", f"{group}.2"]
+    assert state.met.get(f"{group}.2").status == "resolved"
+
+
 def test_met_16_a_challenge_finished_after_later_pages_leaves_them_whole():
     state = game.fold(roster(a=A6, b=B7))
 
