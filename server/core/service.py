@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
 import itertools
 import logging
 import os
@@ -59,22 +58,6 @@ Listener = Callable[[Executed], None]
 # decisions of one command voided by other processes' appends before it gives up
 # ("unavailable": the device retries with the same id)
 STALE_TRIES = 50
-
-
-# set while a blocking call (``submit`` without a loop) decides: its caller waits for the store anyway
-_blocking = contextvars.ContextVar("conteur_blocking", default=False)
-
-
-def _on_loop() -> bool:
-    """True on a thread running an event loop (outside a blocking call): a store read there
-    would hold every socket of the process until the database answers."""
-    if _blocking.get():
-        return False
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _opens(command: Command) -> bool:
@@ -171,6 +154,22 @@ class Chronicle:
         self._fetched: dict[str, tuple[int, list]] = {}  # a catch-up's rows read off the loop
         self._listed: dict[str, list[str]] = {}  # the sessions an open_session's carry-over reads
         self._reading: set[str] = set()  # sessions whose catch-up is being read off the loop
+        self._serving: asyncio.AbstractEventLoop | None = None  # the loop of the server's sockets
+
+    def serve_on(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The event loop that runs the server's sockets: on it, nothing waits for the store
+        (``state``). A script or a test on a loop of its own may still read."""
+        self._serving = loop
+
+    def _holding(self) -> bool:
+        """True on the serving loop: a store read there would hold every socket of the
+        process until the database answers."""
+        if self._serving is None:
+            return False
+        try:
+            return asyncio.get_running_loop() is self._serving
+        except RuntimeError:
+            return False
 
     # -- state ---------------------------------------------------------------------
 
@@ -182,7 +181,7 @@ class Chronicle:
         and is decided again once the store's rows are read, off the loop)."""
         state = self._states.get(session)
         if state is None:
-            if _on_loop():
+            if self._holding():
                 raise _unread(session)
             state = self._loaded(session, self.store.load_state(session))
         elif self._remote.get(session, 0) > state.head:
@@ -191,7 +190,7 @@ class Chronicle:
             if tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN \
                     and self._remote[session] > tip.seq:
                 fetched = self._fetched.get(session)
-                if (fetched is not None and fetched[0] == tip.seq) or not _on_loop():
+                if (fetched is not None and fetched[0] == tip.seq) or not self._holding():
                     state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
         return state
 
@@ -218,12 +217,12 @@ class Chronicle:
         base = base if base is not None else self._committed.get(session)
         fetched = self._fetched.pop(session, None)
         if base is None:
-            if _on_loop():
+            if self._holding():
                 raise _unread(session)
             state = self.store.load_state(session)
         elif fetched is not None and fetched[0] == base.head:
             state, _ = fold_chunks(base.head, base, iter(fetched[1]))
-        elif _on_loop():
+        elif self._holding():
             state = base  # the rows read ahead were for another state: as committed (see state)
         else:
             state, _ = fold_chunks(base.head, base, self.store.iter_events(session, after=base.head))
@@ -339,7 +338,7 @@ class Chronicle:
         ``POST /sessions``, a roster). Debts the command already carries are kept."""
         stored = self._listed.get(session)
         if stored is None:
-            if _on_loop():
+            if self._holding():
                 raise _unread(session)
             stored = self.store.sessions()
         order = stored + [s for s in self._states if s not in set(stored)]
@@ -374,9 +373,6 @@ class Chronicle:
                 done.set_result(Executed(session=session, outcome=previous, actor=actor))
                 return done
         result = loop.create_future() if loop is not None else concurrent.futures.Future()
-        # without ``loop`` the caller blocks on the future anyway (a thread, a script, the
-        # simulator): deciding may read the store
-        blocking = _blocking.set(loop is None)
         attempt = _Attempt(next(self._order), session, command, actor, device, command_id, entropy,
                            loop, result)
         if command_id:
@@ -386,8 +382,6 @@ class Chronicle:
         except BaseException:
             self._inflight.pop(key, None)
             raise
-        finally:
-            _blocking.reset(blocking)
         return result
 
     def _start(self, a: _Attempt) -> None:

@@ -171,6 +171,7 @@ def create_app(db: str | Path | EventStore, *, settings: Settings | None = None,
         runtime = Runtime(store, settings)
         runtime.hub.bind()
         runtime.chronicle.preload()
+        runtime.chronicle.serve_on(asyncio.get_running_loop())
         if settings.window_timers:
             runtime.timers.bind(store.sessions())
         runtime.follow()

@@ -319,6 +319,7 @@ async def test_an_open_session_decided_again_after_another_process_wrote_reads_n
     store = Watched(PostgresStore(pg_url))
     elsewhere = PostgresStore(pg_url)
     here, there = Chronicle(store), Chronicle(elsewhere)
+    here.serve_on(asyncio.get_running_loop())  # as the server's lifespan does
     try:
         assert (await here.state_now("fresh")).session.status == "pending"
         refused = await asyncio.to_thread(there.execute_sync, "fresh", OutOfGame(character="nobody"), STORYTELLER)
