@@ -3,8 +3,10 @@
 ``events/messages/<lang>.json`` holds every string a person reads, in sections: the
 event ``sentences`` (``narrate.py`` here, ``client/web/narrate.js`` in the web app: the
 same keys and templates), the web ``app``'s strings, the ``review`` page's, the
-chronicle record's ``export`` labels and the printed ``join`` sheet's words. The server serves the folder at ``/messages/`` to
-the web app (``client/web/messages.js``); Python reads it here. A template's ``{name}``
+chronicle record's ``export`` labels, the printed ``join`` sheet's words and the
+``refusals``: what each rule or code a refusal cites asks of the player, for screens in
+another language than the server's English messages. The server serves the folder at
+``/messages/`` to the web app (``client/web/messages.js``); Python reads it here. A template's ``{name}``
 is filled by ``fill``, the same way as the JavaScript's: a missing or None field is "".
 """
 
@@ -48,6 +50,29 @@ RULE_CODE = re.compile(rf"\s*\({_RULE}(?:,\s*{_RULE})*\)|\b{_RULE}:?\s?")
 
 def without_rule_codes(text: str) -> str:
     return RULE_CODE.sub("", text).strip()
+
+
+FIRST_RULE = re.compile(rf"\b{_RULE}")
+
+
+def refusal_words(message: str, code: str, lang: str) -> str | None:
+    """What a refusal asks of the player in ``lang``'s own words (the ``refusals``
+    section): those of the first rule ``message`` cites, else of ``code``; None when
+    neither has any. The reason is read from the message, as the web app reads it from a
+    ``reject`` frame, which carries no rule: the phone's notice, the tablet's log and the
+    review say the same words for the same refusal (client/web/messages.js)."""
+    words = section("refusals", lang)
+    cited = FIRST_RULE.search(message or "")
+    return (cited and words.get(cited[0])) or words.get(code or "") or None
+
+
+def refusal_reason(message: str, code: str, lang: str) -> str:
+    """What a screen says of a refusal: in English the server's own message without its
+    rule number, in another language ``refusal_words``; "" when neither says anything, for
+    the caller's "no reason given" (client/web/messages.js's refusalReason)."""
+    if lang == "en":
+        return without_rule_codes(message)
+    return refusal_words(message, code, lang) or ""
 
 
 def _split(template: str) -> tuple[str, tuple[str, ...], str | None]:

@@ -14,7 +14,7 @@ import re
 from typing import Callable, Iterable
 
 from conteur.events import action, desk, met, offline, session, v5
-from conteur.events.catalogue import LANGS, PLAIN, fill, named_pattern, section, without_rule_codes
+from conteur.events.catalogue import LANGS, PLAIN, fill, named_pattern, refusal_reason, section
 from conteur.events.game import CommandRejected
 
 # the templates: one catalogue per language, shared with client/web/narrate.js
@@ -59,8 +59,10 @@ class Teller:
 
     def rejected(self, event: CommandRejected) -> str:
         """A refusal told with its command's name, never its type (a newer server's
-        command, unnamed here, is "a request"); the reason without its rule number."""
-        fields = {"who": self.who(event.character), "message": without_rule_codes(event.message)}
+        command, unnamed here, is "a request"); the reason without its rule number: the
+        server's own message in English, what its rule or code asks in another language."""
+        reason = refusal_reason(event.message, event.code, self.lang) or self.t["refused_unsaid"]
+        fields = {"who": self.who(event.character), "message": reason}
         name = self.t.get(f"cmd_{event.command_type}") or T["en"].get(f"cmd_{event.command_type}")
         return self("rejected", command=name, **fields) if name else self("rejected_other", **fields)
 

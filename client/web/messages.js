@@ -30,3 +30,21 @@ const RULE_CODE = new RegExp(String.raw`\s*\(${RULE}(?:,\s*${RULE})*\)|\b${RULE}
 export function withoutRuleCodes(text) {
   return String(text ?? "").replace(RULE_CODE, "").trim();
 }
+
+// What a refusal asks of the player in a language's own words (the "refusals" section):
+// those of the first rule its message cites, else of its code; null when neither has any.
+// A reject frame carries no rule, so the reason is read from the message, by the tablet's
+// log too: the notice, the log and the review say the same (events/catalogue.py's refusal_words).
+const FIRST_RULE = new RegExp(String.raw`\b${RULE}`);
+export function refusalWords(message, code, lang) {
+  const words = section("refusals", lang);
+  const cited = String(message ?? "").match(FIRST_RULE);
+  return (cited && words[cited[0]]) || words[code ?? ""] || null;
+}
+
+// What a screen says of a refusal (a reject frame, a command_rejected event): in English
+// the server's own message without its rule number, in another language refusalWords;
+// "" when neither says anything, for the caller's "no reason given".
+export function refusalReason(refused, lang) {
+  return (lang === "en" ? withoutRuleCodes(refused.message) : refusalWords(refused.message, refused.code, lang)) || "";
+}

@@ -5,13 +5,14 @@
 // only the event as received: a sealed bid or throw is told as sealed, never guessed. An
 // event type it does not know is not told (null), so a newer server never breaks the log.
 
-import { section, fill, withoutRuleCodes } from "./messages.js";
+import { section, fill, refusalReason } from "./messages.js";
 
 const T = { en: section("sentences", "en"), fr: section("sentences", "fr") };
 
 // ``vm`` gives the names of characters and scenes as this viewer knows them.
 export function teller(vm, lang = "en") {
-  const table = T[lang] || T.en;
+  const tongue = T[lang] ? lang : "en";
+  const table = T[tongue];
   const say = (key, fields = {}) => fill(table[key] ?? T.en[key] ?? key, fields);
   const who = (id) => (id == null || id === "storyteller" ? table.storyteller : (vm.characters[id] && vm.characters[id].name) || id);
   const scene = (id) => (id && vm.scenes[id] && vm.scenes[id].name) || id || "?";
@@ -132,7 +133,7 @@ export function teller(vm, lang = "en") {
     // a command by its name, never its type (a newer server's, unnamed here: "a request")
     command_rejected: (e) => {
       const name = table[`cmd_${e.command_type}`] ?? T.en[`cmd_${e.command_type}`];
-      const fields = { who: who(e.character), message: withoutRuleCodes(e.message) };
+      const fields = { who: who(e.character), message: refusalReason(e, tongue) || table.refused_unsaid };
       return name ? say("rejected", { command: name, ...fields }) : say("rejected_other", fields);
     },
     ...deskSentences(say, who, scene, table),

@@ -10,7 +10,7 @@
 // tab's sessionStorage and removed from the address bar (it never goes in a URL the
 // server sees); without one, the phone app's stored token is tried.
 
-import { section } from "./messages.js";
+import { section, refusalReason } from "./messages.js";
 import { sealedFetch } from "./channel.js";
 
 // the page's strings are data: events/messages/<lang>.json, section "review"
@@ -379,7 +379,7 @@ function rulingForm(story) {
         method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ id, command: { type: "rule_offline", record: story.id, winner: winner.value, reason: reason.value } }),
       });
-      if (answer.type === "reject") alert(answer.message);
+      if (answer.type === "reject") alert(refusalReason(answer, app.lang) || answer.message);
       await load();
     },
   }, h("h3", {}, t("rule")), h("label", {}, t("winner"), winner), h("label", {}, t("reason"), reason),

@@ -3,7 +3,7 @@
 
 import { initialView, SEALED } from "./fold.js";
 import { pickLang, translator } from "./i18n.js";
-import { withoutRuleCodes } from "./messages.js";
+import { refusalReason } from "./messages.js";
 
 // The device's own choice (the switch in the header, kept in localStorage) wins over the
 // phone's language: a French group with English phones, and the other way round.
@@ -57,9 +57,10 @@ export function hasShell() {
   return !!(navigator.serviceWorker && navigator.serviceWorker.controller);
 }
 
-// What a refused command's notice says: the server's reason without its rule number.
+// What a refused command's notice says: in English the server's reason without its rule
+// number; in another language what the rule it cites (or its code) asks, in that language.
 export function refusal(frame) {
-  return withoutRuleCodes(frame.message) || t("refused_unsaid");
+  return refusalReason(frame, lang) || t("refused_unsaid");
 }
 
 export function isStoryteller() {

@@ -9,10 +9,7 @@ and the review, whatever command it was."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import msgspec
@@ -22,10 +19,11 @@ from conteur.events import game
 from conteur.events.catalogue import LANGS, section, without_rule_codes
 from conteur.events.game import CommandRejected
 from conteur.events.narrate import Teller, sentence
+from tests.support.node_support import run_web_module
 
 ROOT = Path(__file__).resolve().parents[2]
 MET = (ROOT / "events" / "met.py").read_text()
-SECTIONS = ("sentences", "app", "review", "export", "join")
+SECTIONS = ("sentences", "app", "review", "export", "join", "refusals")
 
 RULE_NUMBER = re.compile(r"\b(?:MET|ACT|V5|TIME|FAIR)-\d+")
 KEY = re.compile(r"\b[a-z0-9]+_[a-z0-9_]+\b")  # snake_case: a code, not a word
@@ -98,30 +96,6 @@ def test_every_outcome_kind_has_words_in_the_feed_the_log_and_the_review(lang):
 def test_a_refusal_is_read_without_its_rule_number_in_python_and_in_the_web_app(said, read):
     assert without_rule_codes(said) == read
     assert json.loads(run_web_module("messages.js", f"withoutRuleCodes({json.dumps(said)})")) == read
-
-
-def run_web_module(module: str, expression: str, names: str = "") -> str:
-    """``expression`` evaluated under node with client/web/``module`` imported (its
-    ``names``, or the expression's first name), printed as JSON; skipped without node."""
-    node = shutil.which("node")
-    if node is None:
-        if os.environ.get("CONTEUR_REQUIRE_NODE") == "1":
-            pytest.fail("CONTEUR_REQUIRE_NODE=1 but node is not installed")
-        pytest.skip("node is not installed: the web app's twin is not run")
-    # messages.js fetches the catalogues beside itself at import: node reads them from
-    # events/messages/, where the server serves them from (as tests/support/js/differential.mjs)
-    script = f"""
-        import {{ readFileSync }} from "node:fs";
-        globalThis.fetch = async (url) => {{
-          const name = new URL(url).pathname.split("/").pop();
-          const text = readFileSync(new URL(name, {json.dumps((ROOT / "events" / "messages").as_uri() + "/")}), "utf8");
-          return {{ ok: true, status: 200, json: async () => JSON.parse(text) }};
-        }};
-        const {{ {names or expression.split("(")[0]} }} = await import({json.dumps((ROOT / "client" / "web" / module).as_uri())});
-        console.log(JSON.stringify({expression}));"""
-    out = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=30)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 UNKNOWN = "summon_familiar"  # a newer server's command, which this one does not know

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from conteur.events.catalogue import section
 from tests.support.browser_support import CHROMIUM, NO_CHROMIUM, TIMEOUT
 from tests.support.client_support import Proxy, events_of_type, served, stored_rows
 from tests.support.web_support import PHONE, TABLET, Device, start_challenge, wait_until
@@ -129,8 +130,9 @@ def test_time_5_freeze_covers_both_phones_and_resume_lifts_it(browser, server, s
     # a tap that slips under the overlay is refused with its reason, never lost silently
     anna.page.evaluate("document.querySelector('[data-testid=throw-rock]').click()")
     refused = anna.page.get_by_test_id("notice-reject")
-    anna.expect(refused).to_contain_text("the session is frozen")  # in words: no rule number
-    assert "TIME-5" not in refused.inner_text()
+    # in French words (what TIME-5 asks), not the server's English message nor its rule number
+    anna.expect(refused).to_contain_text(section("refusals", "fr")["TIME-5"])
+    assert "TIME-5" not in refused.inner_text() and "frozen" not in refused.inner_text()
     st.shot("storyteller-frozen-1280x800")
     wall = Device(browser, server.url, setup.observer, viewport=TABLET)  # joins mid-freeze
     wall.expect(wall.page.get_by_test_id("freeze")).to_be_visible()
