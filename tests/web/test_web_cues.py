@@ -154,12 +154,15 @@ def test_the_reviews_header_takes_at_most_15_percent_of_a_phone_and_never_covers
             page.goto(f"{server.url}/review.html#session={night.session}&challenge=c1")
             back = page.get_by_test_id("back")
             Device.expect(back).to_be_visible()
-            page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
-            back.scroll_into_view_if_needed()
-            # what is drawn where Back is, is Back itself, not the header over it
-            hit = page.evaluate("""() => { const b = document.querySelector('[data-testid=back]').getBoundingClientRect();
+            # scrolled to the bottom, then Back brought into view: what is drawn where Back is,
+            # is Back itself, not the header over it (in one step of the page, as the page may
+            # draw the challenge again meanwhile, with a new Back link)
+            page.wait_for_function("""() => { window.scrollTo(0, document.body.scrollHeight);
+                const a = document.querySelector('[data-testid=back]');
+                if (!a) return false;
+                a.scrollIntoView({ block: "nearest" });
+                const b = a.getBoundingClientRect();
                 const el = document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2);
                 return !!el && !!el.closest('[data-testid=back]'); }""")
-            assert hit
         finally:
             context.close()
