@@ -295,12 +295,9 @@ class Hub:
 
     async def _fill_off_loop(self) -> None:
         after, below = self.delivered, min(self._pending, default=self.delivered + 1)
-        if below <= after + 1:  # filled by its listener meanwhile
-            self._filling = None
-            self._drain()
-            return
         try:
-            found = await self.run(self._read_hole, after, below)
+            # none when its listener filled the hole meanwhile
+            found = await self.run(self._read_hole, after, below) if below > after + 1 else []
         except Exception as exc:  # noqa: BLE001 - the store is down: the hole is read again soon
             log.warning("seqs %d..%d not read from the store (%s): tried again in %g s",
                         after + 1, below - 1, exc, REFILL_AFTER)

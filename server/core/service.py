@@ -185,14 +185,23 @@ class Chronicle:
                 raise _unread(session)
             state = self._loaded(session, self.store.load_state(session))
         elif self._remote.get(session, 0) > state.head:
-            tip = self._tips.get(session)
-            # every decision of this process is committed: the state is exact at tip.seq
-            if tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN \
-                    and self._remote[session] > tip.seq:
+            exact = self._behind(session)
+            if exact is not None:
                 fetched = self._fetched.get(session)
-                if (fetched is not None and fetched[0] == tip.seq) or not self._holding():
-                    state = self._catch_up(session, msgspec.structs.replace(state, head=tip.seq))
+                if (fetched is not None and fetched[0] == exact) or not self._holding():
+                    state = self._catch_up(session, msgspec.structs.replace(state, head=exact))
         return state
+
+    def _behind(self, session: str) -> int | None:
+        """The seq the session's state is exact at (every decision of this process
+        committed) when another process wrote after it (the store's tail says so): its
+        catch-up reads the rows after that seq. None when it trails nothing, or when a
+        decision of this process is in flight (its append comes back stale instead)."""
+        tip = self._tips.get(session)
+        if (tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
+                and self._remote.get(session, 0) > tip.seq):
+            return tip.seq
+        return None
 
     def held_sessions(self) -> tuple[str, ...]:
         """The sessions whose state this process holds (every one from ``preload`` on)."""
@@ -579,10 +588,9 @@ class Chronicle:
         state = self._states.get(session)
         if state is None:
             return {session: self.store.load_state(session)}
-        tip = self._tips.get(session)
-        if (tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
-                and self._remote.get(session, 0) > tip.seq):
-            self._fetched[session] = (tip.seq, list(self.store.iter_events(session, after=tip.seq)))
+        exact = self._behind(session)
+        if exact is not None:
+            self._fetched[session] = (exact, list(self.store.iter_events(session, after=exact)))
         return {}
 
     def _take_loaded(self, loaded: dict[str, GameState]) -> None:
@@ -593,13 +601,7 @@ class Chronicle:
     def held(self, session: str) -> GameState | None:
         """The session's state if ``state`` would read nothing from the store, else None."""
         state = self._states.get(session)
-        if state is None:
-            return None
-        tip = self._tips.get(session)
-        if (tip is not None and tip.seq is not None and tip.seq != Basis.BROKEN
-                and self._remote.get(session, 0) > tip.seq):
-            return None
-        return state
+        return None if state is None or self._behind(session) is not None else state
 
     async def state_now(self, session: str) -> GameState:
         """``state`` for the event loop: what it would read from the store read first off

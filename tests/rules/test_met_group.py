@@ -128,26 +128,28 @@ def test_met_1_every_defender_is_checked_as_in_a_challenge_of_two():
                    actor=A, code="not_found")
 
 
+def with_e(physical: int) -> list:
+    """FOUR, and a fifth character e in the scene with ``physical`` traits."""
+    return FOUR + [CharacterAdded(character="e", name="E", sheet=MetSheet(physical=physical)),
+                   SceneJoined(character="e", scene="s1")]
+
+
+B_AND_E = IssueChallenge(character="a", defenders=("b", "e"), attribute="physical")
+B_AND_E_ISSUED = GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "e"), pairs=("c1.1", "c1.2"),
+                                      attribute="physical")
+
+
 def test_met_5_a_defender_at_zero_traits_loses_its_pair_at_once():
-    given = FOUR + [CharacterAdded(character="e", name="E", sheet=MetSheet(physical=0)),
-                    SceneJoined(character="e", scene="s1")]
     assert_decides(
-        given=given, when=IssueChallenge(character="a", defenders=("b", "e"), attribute="physical"), actor=A,
-        then=[GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "e"), pairs=("c1.1", "c1.2"),
-                                   attribute="physical"),
+        given=with_e(0), when=B_AND_E, actor=A,
+        then=[B_AND_E_ISSUED,
               RoundWon(challenge="c1.2", round=1, winner="a", loser="e", by="zero_traits"),
               ChallengeResolved(challenge="c1.2", winner="a", loser="e", reason="zero_traits")],
     )
 
 
 def test_met_5_a_defender_at_one_trait_plays_its_pair():
-    given = FOUR + [CharacterAdded(character="e", name="E", sheet=MetSheet(physical=1)),
-                    SceneJoined(character="e", scene="s1")]
-    assert_decides(
-        given=given, when=IssueChallenge(character="a", defenders=("b", "e"), attribute="physical"), actor=A,
-        then=[GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "e"), pairs=("c1.1", "c1.2"),
-                                   attribute="physical")],
-    )
+    assert_decides(given=with_e(1), when=B_AND_E, actor=A, then=[B_AND_E_ISSUED])
 
 
 def test_met_5_an_initiator_at_zero_traits_loses_every_pair_and_the_group_is_settled():
