@@ -21,6 +21,8 @@ def test_the_defender_ticks_its_own_brawl_and_bids_9(browser, server, setup):
         phone.challenge().get_by_test_id("throw-rock").click()
     anna.expect(anna.challenge()).to_have_attribute("data-status", "bidding")
     anna.challenge().get_by_test_id("bid-ability-melee").check()
+    # the card draws itself again with the new bound: typing starts once it has
+    anna.expect(anna.challenge().get_by_test_id("bid-input")).to_have_attribute("max", "8")
     anna.challenge().get_by_test_id("bid-input").fill("8")  # Physical 6 + her own Melee 2
     anna.challenge().get_by_test_id("bid-send").click()
     card = bruno.challenge()
@@ -52,11 +54,14 @@ def test_the_feed_names_a_bidders_abilities_only_to_who_sees_the_bid(browser, se
     window = bruno.challenge()
     bruno.expect(window.get_by_test_id("overbid")).to_be_visible()
     window.locator("form.overbid").get_by_test_id("bid-ability-brawl").check()
-    window.locator("form.overbid input[name=value]").fill("9")  # Physical 7 + his Brawl 2
+    value = window.locator("form.overbid input[name=value]")
+    bruno.expect(value).to_have_attribute("max", "9")
+    value.fill("9")  # Physical 7 + his Brawl 2
     window.get_by_test_id("overbid").click()
     answer = anna.challenge()
     anna.expect(answer.get_by_test_id("bid-send")).to_be_visible()  # the winner answers (MET-13)
     answer.get_by_test_id("bid-ability-melee").check()
+    anna.expect(answer.get_by_test_id("bid-input")).to_have_attribute("max", "8")
     answer.get_by_test_id("bid-input").fill("8")  # Physical 6 + her Melee 2
     answer.get_by_test_id("bid-send").click()
     anna.expect(anna.challenge()).to_have_count(0)  # 9 against 8: no retest, Anna's win stands
