@@ -3,8 +3,8 @@
 #                   (WIFI=name prints the network phones join; PUBLIC_URL=... the base of join links)
 #   make test    -- run the whole test suite
 #   make bench-report -- rebuild BENCHMARKS.md's tables from bench/results/*.json
-#   make mutation -- mutation score of the rules in events/, per module (CPU heavy, not in CI;
-#                    MODULES="met v5" for some modules only, JOBS=2 to run two mutants at once)
+#   make mutation -- mutmut's mutation score of the rules in events/, per module (CPU heavy, not
+#                    in CI; MODULES="met v5" for some modules only, JOBS=2 runs two mutants at once)
 PYTHON ?= python3
 WIFI ?=
 MODULES ?=
@@ -33,4 +33,5 @@ bench-report:
 	$(PYTHON) bench/results.py
 
 mutation: $(BIN)/conteur
+	$(BIN)/pip install -q -e '.[test,mutation]'
 	nice -n 15 $(BIN)/python tools/mutation.py --jobs $(JOBS) --json test-artifacts/mutation.json $(MODULES)
