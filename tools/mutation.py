@@ -1,6 +1,6 @@
 """Mutation score of the rules: how many small changes to ``events/`` the rules tests catch.
 
-    python tools/mutation.py [MODULE ...] [--jobs N] [--json PATH] [--show]
+    python tools/mutation.py [MODULE ...] [--jobs N] [--json PATH] [--show] [--only GLOB ...]
 
 The mutants are mutmut's (PyPI ``mutmut``, the ``mutation`` extra): for each module
 (``met``, ``met_rules``, ``v5``, ``action``, ``session``, ``verdicts``, ``fair``) mutmut
@@ -25,6 +25,7 @@ CPU heavy: ``make mutation`` runs it under ``nice``; it is not part of CI.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import re
@@ -82,15 +83,15 @@ def mutmut(where: Path, *args: str) -> str:
     return done.stdout
 
 
-def score(module: str, jobs: int, show: bool) -> dict:
+def score(module: str, jobs: int, show: bool, only: list[str]) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"mutation-{module}-") as tmp:
         where = Path(tmp)
         stage(module, where)
-        mutmut(where, "run", "--max-children", str(jobs))
+        mutmut(where, "run", "--max-children", str(jobs), *only)
         statuses = {}
         for line in mutmut(where, "results", "--all", "true").splitlines():
             found = RESULT.match(line)
-            if found:
+            if found and (not only or any(fnmatch.fnmatch(found["name"], g) for g in only)):
                 statuses[found["name"]] = found["status"].strip()
         survivors = sorted(n for n, s in statuses.items() if s not in KILLED)
         shown = {n: mutmut(where, "show", n) for n in survivors} if show else {}
@@ -105,13 +106,15 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="mutants run at once (default 1)")
     parser.add_argument("--json", type=Path, help="write every module's survivors here")
     parser.add_argument("--show", action="store_true", help="print each survivor's diff")
+    parser.add_argument("--only", nargs="+", default=[], metavar="GLOB",
+                        help="only the mutants whose names match, e.g. '*_group_revealed*' (after a test is written)")
     args = parser.parse_args()
     unknown = sorted(set(args.modules) - set(SELECTION))
     if unknown:
         parser.error(f"unknown module {', '.join(unknown)}: one of {', '.join(SELECTION)}")
     results = []
     for module in args.modules or list(SELECTION):
-        result = score(module, args.jobs, args.show)
+        result = score(module, args.jobs, args.show, args.only)
         results.append(result)
         for name, status in result["survivors"].items():
             print(f"{name}: {status}")
