@@ -19,7 +19,7 @@ from tests.support.action_support import ROSTER as ACTION_ROSTER
 from tests.support.action_support import player as action_player
 from tests.support.met_support import A6, B7, classic, findings, player, roster, static
 
-A, B = player("a"), player("b")
+A, B, C = player("a"), player("b"), player("c")
 PLUS, MINUS, BLANK = 5, 1, 3
 
 
@@ -377,3 +377,150 @@ def test_met_5_an_antagonist_off_the_roster_holds_no_sheet_to_check():
                  (met.IssueChallenge(character="Ghoul", defender="a", attribute="physical"), STORYTELLER, []))
     assert first(night, met.RoundWon).loser == "a" and findings(night) == []
     assert findings(edited(night, met.RoundWon, winner="a", loser="Ghoul")) == []  # its traits are not on record
+
+
+# ---------------------------------------------------------------- verdicts the first tests leave unpinned
+
+
+def test_v5_7_under_the_fifth_edition_s_rule_a_success_on_one_hunger_ten_verifies_as_not_messy():
+    official = [v5.V5Configured(messy_rule="official")]
+    night = play(official, (v5.RollPool(pool=3, hunger=1, difficulty=1), STORYTELLER, [6, 3, 10]))
+    rolled = first(night, v5.PoolRolled)
+    assert (rolled.success, rolled.critical, rolled.messy) == (True, False, False)
+    assert findings(night) == []
+    assert first_finding(edited(night, v5.PoolRolled, messy=True)) == "messy is True, but the dice give False (V5-2..V5-7)"
+
+
+def test_v5_7_a_reroll_is_scored_under_the_chronicle_s_messy_rule():
+    official = [v5.V5Configured(messy_rule="official")]
+    night = play(official, (v5.RollPool(pool=3, hunger=1, difficulty=2), STORYTELLER, [2, 3, 10]),
+                 (v5.WillpowerReroll(roll="r1", dice=(0,)), STORYTELLER, [7]))
+    again = first(night, v5.WillpowerRerolled)
+    assert (again.normal, again.success, again.critical, again.messy) == ((7, 3), True, False, False)
+    assert findings(night) == []
+
+
+def test_fair_1_a_reroll_s_new_faces_are_its_draws():
+    forged = edited(rerolled(), v5.WillpowerRerolled, after=(8,))
+    assert first_finding(forged) == "the dice (8,) are not the recorded draws (9,) (FAIR-1)"
+
+
+def test_act_8_a_sacrifice_s_two_ps_are_counted_again():
+    night = play(ACTION_ROSTER, (action.RollAction(character="sergei", characteristic="Carrure", difficulty=4,
+                                                   option="sacrifice"), action_player("sergei"), [5, 8, 1, PLUS, BLANK]))
+    rolled = first(night, action.ActionRolled)
+    assert (rolled.net, rolled.ps_dice, rolled.ps, rolled.success) == (2, 2, 5, True)
+    assert findings(night) == []
+    assert first_finding(edited(night, action.ActionRolled, ps=3)) == (
+        "ps is 3, but the dice give 5 (ACT-3, ACT-6, ACT-11)")
+
+
+def test_act_9_a_cooperating_roll_s_plus_one_counts_in_its_net():
+    night = play(ACTION_ROSTER, (action.RollAction(character="jake", characteristic="Motricité", difficulty=1,
+                                                   cooperation="door"), action_player("jake"), [1, 1, 1, PLUS]))
+    assert first(night, action.ActionRolled).net == 1 and findings(night) == []
+
+
+def test_met_5_a_defender_resisting_with_another_attribute_is_checked_on_that_attribute():
+    # c's Mental, resisted with a's Physical: c holds no Mental and loses at once
+    given = roster(a=A6, c=MetSheet(physical=5, mental=0))
+    night = play(given, (met.IssueChallenge(character="c", defender="a", attribute="mental",
+                                            defender_attribute="physical"), C, []))
+    won = first(night, met.RoundWon)
+    assert (won.by, won.loser) == ("zero_traits", "c") and findings(night) == []
+    assert first_finding(edited(night, met.RoundWon, winner="c", loser="a")) == (
+        "a lost on zero traits, but holds 6 Physical traits (MET-5)")
+
+
+def test_met_5_a_loss_on_zero_traits_in_a_challenge_never_issued_is_left_to_the_fold():
+    forged = met.RoundWon(challenge="c9", round=1, winner="a", loser="b", by="zero_traits")
+    assert verdicts.Verdicts().check(game.fold(roster(a=A6, b=B7)), forged) is None
+
+
+def test_met_10_a_static_tie_sent_to_the_difficulty_is_checked_when_the_bid_is_sealed():
+    given = roster(a=A6) + [static(difficulty=5)]
+    night = play(given, (met.Throw(character="a", challenge="c1", round=1, choice="rock"), A, []),
+                 (met.Throw(character="storyteller", challenge="c1", round=1, choice="rock"), STORYTELLER, []),
+                 (met.DeclareBid(character="a", challenge="c1", round=1, value=5), A, []))
+    sealed = edited(night, met.BidDeclared, value=None)  # a viewer's copy: the bid's value is not in it
+    assert findings(sealed) == []
+    assert first_finding(edited(sealed, met.RoundWon, by="bid")) == (
+        "by is 'bid', but round 1 of c1 was decided by 'difficulty'")
+
+
+def final_night():
+    """a, with no retest to take, loses a static test on the throw: the result is final."""
+    given = roster(a=MetSheet(physical=6)) + [static()]
+    return play(given, (met.Throw(character="a", challenge="c1", round=1, choice="rock"), A, []),
+                (met.Throw(character="storyteller", challenge="c1", round=1, choice="paper"), STORYTELLER, []))
+
+
+@pytest.mark.parametrize("reason", ["final", "accepted", "timeout"])
+def test_met_16_a_challenge_resolved_for_each_reason_names_the_result_that_stood(reason):
+    if reason == "final":
+        night, winner, loser = final_night(), "storyteller", "a"
+    else:
+        ending = (met.Accept(character="b", challenge="c1"), B, []) if reason == "accepted" else (
+            met.CloseWindow(challenge="c1", timeout=True), STORYTELLER, [])
+        night, winner, loser = play(met_throws("rock", "scissors"), ending), "a", "b"
+    resolved = first(night, met.ChallengeResolved)
+    assert (resolved.reason, resolved.winner) == (reason, winner) and findings(night) == []
+    assert first_finding(edited(night, met.ChallengeResolved, winner=loser, loser=winner)) == (
+        f"resolved for {loser!r} over {winner!r}, but the result stood for {winner!r} over {loser!r} (MET-16)")
+
+
+# ---------------------------------------------------------------- MET group challenges
+
+
+AGAINST_TWO = (met.IssueChallenge(character="a", defenders=("b", "c"), attribute="physical"), A, [])
+
+
+def group_night(*steps) -> list:
+    """a challenges b and c at once (pairs c1.1 and c1.2), then ``steps``."""
+    return play(roster(a=A6, b=B7, c=B7), AGAINST_TWO, *steps)
+
+
+def group_thrown() -> list:
+    """a's rock beats b's scissors and loses to c's paper."""
+    return group_night((met.Throw(character="a", challenge="c1", round=1, choice="rock"), A, []),
+                       (met.Throw(character="b", challenge="c1", round=1, choice="scissors"), B, []),
+                       (met.Throw(character="c", challenge="c1", round=1, choice="paper"), C, []))
+
+
+def test_met_2_a_group_s_throws_revealed_once_all_are_in_verify():
+    night = group_thrown()
+    assert [e.challenge for e in night if isinstance(e, met.ThrowsRevealed)] == ["c1.1", "c1.2"]
+    assert findings(night) == []
+
+
+def test_met_2_a_group_s_reveal_moved_before_another_pair_s_last_throw_is_named():
+    night = group_thrown()
+    reveal = first(night, met.ThrowsRevealed)
+    last_throw = next(e for e in night if isinstance(e, met.ThrowCommitted) and e.character == "c")
+    rest = [e for e in night if e is not reveal]
+    early = rest[:rest.index(last_throw)] + [reveal] + rest[rest.index(last_throw):]
+    assert first_finding(early) == "throws revealed in c1.1 while c1.2 still waits for a throw (MET-2)"
+
+
+def test_met_2_a_group_s_pair_that_ended_before_its_throws_holds_back_no_reveal():
+    night = group_night((met.Concede(character="c", challenge="c1"), C, []),
+                        (met.Throw(character="a", challenge="c1", round=1, choice="rock"), A, []),
+                        (met.Throw(character="b", challenge="c1", round=1, choice="scissors"), B, []))
+    assert first(night, met.ThrowsRevealed).challenge == "c1.1" and findings(night) == []
+
+
+def test_met_16_a_settled_group_names_each_pair_s_winner():
+    night = play(group_thrown(), (met.Accept(character="b", challenge="c1"), B, []),
+                 (met.Accept(character="a", challenge="c1"), A, []))
+    assert first(night, met.GroupSettled).results == {"b": "a", "c": "c"} and findings(night) == []
+    assert first_finding(edited(night, met.GroupSettled, results={"b": "b", "c": "c"})) == (
+        "results are {'b': 'b', 'c': 'c'}, but the pairs were won {'b': 'a', 'c': 'c'} (MET-16)")
+
+
+def test_met_16_a_settled_group_names_no_winner_for_a_pair_cancelled_after_its_round():
+    # a beats b, then the storyteller cancels that pair in its window: b's pair has no result
+    night = play(group_thrown(), (met.CancelChallenge(challenge="c1.1", reason="b left"), STORYTELLER, []),
+                 (met.Accept(character="a", challenge="c1"), A, []))
+    assert first(night, met.GroupSettled).results == {"c": "c"} and findings(night) == []
+    assert first_finding(edited(night, met.GroupSettled, results={"b": "a", "c": "c"})).startswith(
+        "results are {'b': 'a', 'c': 'c'}, but the pairs were won {'c': 'c'}")
