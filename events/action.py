@@ -116,7 +116,7 @@ def points(
     plusminus: list[int] | tuple[int, ...],
     net: int,
     difficulty: int | None,
-    sacrifice: bool = False,
+    sacrifice: bool,
 ) -> ActionOutcome:
     """ACT-3, ACT-6, ACT-8, ACT-11. PS never go below 0 (choice), and the Sacrifice's
     +2 PS come after that floor."""
@@ -139,10 +139,9 @@ def net_modifier(bonus: int, malus: int, cooperation: str, option: str, simultan
     """ACT-5: the one net bonus (> 0) or malus (< 0) of a roll: declared bonus and malus,
     +1 for cooperation (ACT-9), +2 for an option (ACT-8), -1 per simultaneous action beyond
     the first (ACT-10), and the values of the active temporary modifiers (ACT-7)."""
-    plus = bonus + (1 if cooperation else 0) + sum(v for v in modifiers if v > 0)
-    plus += OPTION_BONUS if option != "none" else 0
-    minus = malus + (simultaneous - 1) - sum(v for v in modifiers if v < 0)
-    return plus - minus
+    plus = bonus + (1 if cooperation else 0) + (OPTION_BONUS if option != "none" else 0)
+    minus = malus + (simultaneous - 1)
+    return plus - minus + sum(modifiers)
 
 
 def opposed_winner(initiator: str, initiator_ps: int, defender: str, defender_ps: int) -> str:
@@ -617,13 +616,12 @@ class ActionConfigured(Event, frozen=True, kw_only=True, tag="action.configured"
 # ---------------------------------------------------------------- deciders
 
 
-def _check_player_character(state: GameState, character: str, who: str = "",
-                            actor: Actor | None = None) -> None:
+def _check_player_character(state: GameState, character: str, actor: Actor | None = None) -> None:
     """ACT-1: only player characters roll; checked when a roster is on record. ACT-8: the
     dead roll no more, nor are rolled against by whoever ``actor`` is, if it saw the death."""
     roster = state.session.characters
     if roster and character not in roster:
-        raise refuse(f"{who or character} is not a player character: only they roll (ACT-1)", "ACT-1")
+        raise refuse(f"{character} is not a player character: only they roll (ACT-1)", "ACT-1")
     if character in state.action.dead and (actor is None or _saw_death(state, actor, character)):
         raise refuse(f"{character} died sacrificing itself (ACT-8)", "ACT-8")
 
@@ -797,8 +795,7 @@ def decide_roll_action(state: GameState, cmd: RollAction, draws: Draws, actor: A
     _check_group(state, cmd.character, cmd.simultaneous, cmd.together, cmd.option)
     threshold = _threshold(state, cmd, actor, characteristic)
     expertise, expertise_name = _expertise(state, cmd, actor)
-    label = difficulty_name or (str(difficulty) if difficulty is not None else "")
-    shown = notation(characteristic, label) if not opposed else ""
+    shown = "" if opposed else notation(characteristic, difficulty_name or str(difficulty))
     if cmd.turns > 1:  # ACT-2: rolled only at its last turn
         # numbered in the audience of the roll it will be: an opposed one's id
         # reaches the opponent at the end, and must count only what the opponent sees
@@ -861,7 +858,7 @@ def _resume_action(state: GameState, cmd: RollAction, draws: Draws, actor: Actor
             f"{begun.last_turn}, and this is turn {turn} (ACT-2)",
             "ACT-2",
         )
-    spec = replace(begun.command, turns=1)
+    spec = begun.command  # ``_roll`` reads no ``turns``: the event takes the begun's below
     _check_player_character(state, spec.character)
     characteristic, difficulty_value = spec.characteristic, spec.difficulty
     if spec.test is not None:
@@ -969,8 +966,7 @@ def _option_events(state: GameState, option: str, character: str, roll_id: str,
 def _sealed(waiting: Rolled) -> ActionRolled | None:
     """The initiator's roll if it was sealed; an unsealed one (an old log's) was seen whole
     and had its option applied when rolled: nothing to reveal or apply at its answer."""
-    rolled = waiting.rolled
-    return rolled if rolled is not None and rolled.sealed else None
+    return waiting.rolled  # set only for a sealed roll (``evolve_action_rolled``)
 
 
 def _reveal(waiting: Rolled, roll_id: str) -> list[Event]:
@@ -1177,9 +1173,9 @@ def evolve_action_configured(own: State, e: ActionConfigured, state: GameState) 
 def evolve_opposition_opened(own: State, e: OppositionOpened, state: GameState) -> State:
     """Whoever saw the sealed roll has it waiting already; a defender or a bystander learns
     here that the roll waits (its PS unknown to them: 0 stands in) and that its id is taken."""
-    counted = _roll_counted(own, e.roll)
     if e.roll in own.waiting:
-        return replace(own, **counted)
+        return own  # its ActionRolled counted the id already
+    counted = _roll_counted(own, e.roll)
     waiting = {**own.waiting, e.roll: Rolled(character=e.character, ps=0,
                                              opponent=e.opponent, visibility=e.visibility)}
     return replace(own, waiting=waiting, **counted)
