@@ -88,18 +88,18 @@ def true_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...]) -> i
 def score_breakdown(sheet: MetSheet, attribute: str, abilities: tuple[str, ...]) -> str:
     parts = [f"{label(attribute)} {traits(sheet, attribute)}"]
     parts += [f"{n} {sheet.abilities[n]}" for n in abilities if n in sheet.abilities]
-    bonus = sheet.bonus.get(attribute, 0)
+    bonus = sheet.bonus.get(attribute)  # None or 0: no bonus part
     if bonus:
         parts.append(f"bonus {bonus:+d}")
     return " + ".join(parts)
 
 
 def check_score(sheet: MetSheet, attribute: str, abilities: tuple[str, ...], value: int, what: str) -> None:
-    """MET-4: never above twice the attribute; lying downward only (MET-15: checked)."""
-    if attribute not in ATTRIBUTES:
-        raise refuse("no attribute to declare traits in (MET-3)", "MET-3", "invalid")
-    if value < 0:
-        raise refuse(f"a {what} counts traits: {value} is below 0 (MET-3)", "MET-3", "invalid")
+    """MET-4: never above twice the attribute; lying downward only (MET-15: checked).
+
+    The one caller (``met._check_declared``) has refused a value below 0 (MET-3) for every
+    side, with a sheet or not, and the challenges that take bids (classic and static) are
+    refused without an attribute (MET-1): ``attribute`` is one of ``ATTRIBUTES``."""
     base = traits(sheet, attribute)
     cap = 2 * base
     if value > cap:

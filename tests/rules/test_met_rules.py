@@ -11,29 +11,35 @@ import pytest
 
 from conteur.events import game
 from conteur.events.met import (
+    Accept,
     BidDeclared,
     BidsCompared,
     CancelChallenge,
+    ChallengeCancelled,
     ChallengeIssued,
     ChallengeResolved,
+    CloseWindow,
     Concede,
     DeclareBid,
+    GroupChallengeIssued,
     IssueChallenge,
     MetOptions,
     Overbid,
     OverbidDeclared,
     OverbidSettled,
+    Overrule,
     PAGE,
     Retest,
     RetestTaken,
     RoundStarted,
     RoundWon,
     Throw,
+    ThrowCommitted,
     TieDebtIncurred,
     initiative_order,
 )
-from conteur.events.model import ScriptedDraws
-from conteur.events.session import CharacterAdded, SceneJoined
+from conteur.events.model import STORYTELLER, ScriptedDraws
+from conteur.events.session import CharacterAdded, SceneJoined, SceneOpened, TimeOutCalled
 from conteur.events.sheets import MetSheet, V5Sheet
 from conteur.events.testing import assert_refuses, decide_after
 from tests.support.met_support import A6, B7, classic, player, roster, static, thrown, won_on_throw
@@ -493,3 +499,292 @@ def test_met_3_an_ability_the_sheet_lacks_counts_no_trait():
     assert_refuses(given=given, when=DeclareBid(character="a", challenge="c1", round=1, value=7), actor=A,
                    match="above your true 6 (Physical 6)")
     assert decide_after(given, DeclareBid(character="a", challenge="c1", round=1, value=6), actor=A)
+
+
+# ---------------------------------------------------------------- every refusal names its rule
+# A refusal is behaviour: the rule it cites lands in CommandRejected.rule, its code sorts it
+# for clients, and its message says why with the rule in parentheses (read case and all).
+
+
+def refused(given: list, when, actor=STORYTELLER, *, rule: str, code: str = "rule", says: str):
+    violation = assert_refuses(given=given, when=when, actor=actor, code=code)
+    assert violation.rule == rule, f"rule {violation.rule!r}, expected {rule!r}: {violation}"
+    assert says in violation.message, violation.message
+
+
+PAIR = roster(a=A6, b=B7)
+ISSUED_C1 = PAIR + [classic()]
+TIED = tie()
+SEALED_A = ISSUED_C1 + [ThrowCommitted(challenge="c1", round=1, character="a", choice="rock")]
+OVERBID_OPEN = lost_on_the_throw() + [OverbidDeclared(challenge="c1", character="a", value=6)]
+STATIC_TIE = roster(a=A6) + [static()] + thrown("c1", 1, a="rock", storyteller="rock")
+LOST_ON_BIDS = TIED + [
+    BidDeclared(challenge="c1", round=1, character="a", value=3),
+    BidDeclared(challenge="c1", round=1, character="b", value=4),
+    BidsCompared(challenge="c1", round=1, winner="b"),
+    RoundWon(challenge="c1", round=1, winner="b", loser="a", by="bid"),
+]
+RETESTED = lost_on_the_throw() + [
+    RetestTaken(challenge="c1", character="a", source="Melee", round=1),
+    RoundStarted(challenge="c1", round=2, test=1, reason="retest"),
+] + won_on_throw("c1", 2, "b", "a")
+OVERBADE = lost_on_the_throw() + [
+    OverbidDeclared(challenge="c1", character="a", value=6),
+    BidDeclared(challenge="c1", round=1, character="b", value=2, overbid=True),
+    OverbidSettled(challenge="c1", character="a", opponent="b", granted=True),
+    RoundStarted(challenge="c1", round=2, test=1, reason="overbid"),
+] + won_on_throw("c1", 2, "b", "a")
+NO_SHEET_LOST = roster(a=A6) + [CharacterAdded(character="n", name="N"), SceneJoined(character="n", scene="s1"),
+                                classic(initiator="n", defender="a")] + won_on_throw("c1", 1, "a", "n")
+RESOLVED = lost_on_the_throw() + [ChallengeResolved(challenge="c1", winner="b", loser="a", reason="accepted")]
+CANCELLED = ISSUED_C1 + [ChallengeCancelled(challenge="c1", reason="")]
+GROUP = roster(a=A6, b=B7, c=B7) + [GroupChallengeIssued(
+    challenge="c1", initiator="a", defenders=("b", "c"), pairs=("c1.1", "c1.2"), attribute="physical")]
+ELSEWHERE = PAIR + [SceneOpened(scene="s2", name="Harbour"), SceneJoined(character="b", scene="s2")]
+
+
+def challenge(**fields) -> IssueChallenge:
+    return IssueChallenge(**{"character": "a", "defender": "b", "attribute": "physical", **fields})
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(ISSUED_C1, Throw(character="a", challenge="c9", round=1, choice="rock"), A,
+                 "MET-1", "not_found", "no challenge 'c9'", id="unknown challenge"),
+    pytest.param(ISSUED_C1, Throw(character="c", challenge="c1", round=1, choice="rock"), STORYTELLER,
+                 "MET-1", "forbidden", "c takes no part in challenge c1", id="not a side"),
+    pytest.param(GROUP, Throw(character="x", challenge="c1", round=1, choice="rock"), STORYTELLER,
+                 "MET-1", "forbidden", "x takes no part in challenge c1", id="not in the group"),
+    pytest.param(GROUP, Overrule(challenge="c1", winner="a"), STORYTELLER,
+                 "MET-1", "invalid", "has several pairs this may be for: name one of c1.1, c1.2 (MET-1)",
+                 id="several pairs"),
+    pytest.param(PAIR, challenge(defenders=("b",), defender="b"), A,
+                 "defenders", "invalid", "in defender or in defenders, not both (MET-1)", id="defender twice"),
+    pytest.param(PAIR, challenge(attribute=None), A,
+                 "MET-1", "invalid", "names Physical, Social or Mental (MET-1)", id="no attribute"),
+    pytest.param(PAIR, challenge(defender="zed"), A,
+                 "MET-1", "not_found", "no character 'zed' in this session", id="unknown defender"),
+    pytest.param(PAIR, challenge(defender="a"), A,
+                 "MET-1", "invalid", "a character cannot challenge itself (MET-1)", id="itself"),
+    pytest.param(PAIR, challenge(character="zed"), player("zed"),
+                 "MET-1", "not_found", "no character 'zed' in this session", id="unknown initiator"),
+    pytest.param(PAIR, challenge(character=""), STORYTELLER,
+                 "MET-1", "not_found", "no character '' in this session", id="nameless initiator"),
+    pytest.param(roster(a=A6, b=V5Sheet()), challenge(), A,
+                 "MET-1", "invalid", "B has no Mind's Eye Theatre sheet", id="other ruleset's sheet"),
+    pytest.param(roster(a=MetSheet(physical=5, cannot_initiate=True), b=B7), challenge(), A,
+                 "MET-1", "rule", "A can initiate no challenge, only defend (MET-1)", id="cannot initiate"),
+    pytest.param(ELSEWHERE, challenge(), A, "TIME-2", "rule", "B is not in your scene (TIME-2)", id="other scene"),
+])
+def test_met_1_a_challenge_is_refused_naming_who_or_what_is_wrong(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(PAIR, challenge(kind="simple", character="Ghoul", defender=None, attribute=None), STORYTELLER,
+                 "MET-11", "invalid", "a simple test is for a character of the roster (MET-11)", id="simple off roster"),
+    pytest.param(PAIR, challenge(kind="complex", defender=None), A,
+                 "MET-11", "invalid", "a complex test uses no traits (MET-11)", id="complex with traits"),
+    pytest.param(PAIR, challenge(kind="static", defender=None, difficulty=-1), A,
+                 "MET-10", "invalid", "a difficulty counts traits, 0 or more (MET-10)", id="negative difficulty"),
+    pytest.param(PAIR, challenge(kind="static", character="Trap", defender=None), STORYTELLER,
+                 "MET-10", "invalid", "a static challenge tests one character of the roster (MET-10)",
+                 id="static with no one tested"),
+    pytest.param(PAIR, challenge(defender=None), A,
+                 "MET-8", "invalid", "against the storyteller use a static test (MET-8)", id="classic no defender"),
+    pytest.param(PAIR, challenge(tests=2), A,
+                 "MET-10", "invalid", "successive tests are for static, simple and complex tests (MET-10, MET-11)",
+                 id="successive classic"),
+    pytest.param(PAIR, challenge(kind="static", defender=None, mutual=True), A,
+                 "MET-8", "invalid", "only when both use the same attribute (MET-8)", id="mutual static"),
+    pytest.param(PAIR, challenge(defender_abilities=("Brawl",)), A,
+                 "MET-3", "invalid", "the initiator names only its own (MET-3)", id="defender abilities"),
+])
+def test_met_8_10_11_a_challenge_of_the_wrong_shape_is_refused_by_its_rule(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(GROUP, challenge(defender=None, defenders=tuple("bcdefghij")), STORYTELLER,
+                 "defenders", "invalid", "defenders: at most 8 in one group challenge, not 9 (MET-1)", id="nine"),
+    pytest.param(GROUP, challenge(kind="simple", defender=None, defenders=("b", "c"), attribute=None), A,
+                 "MET-11", "invalid", "give each character its own simple test (MET-11)", id="simple group"),
+    pytest.param(GROUP, challenge(kind="static", defender=None, defenders=("b", "c")), A,
+                 "MET-10", "invalid", "a static test against several characters is a storyteller's (a trap, a "
+                 "power): its initiator is the storyteller or an antagonist; a character's own static test faces "
+                 "a difficulty alone, and against several characters it is a classic challenge (MET-10)",
+                 id="a character's static group"),
+    pytest.param(GROUP, challenge(defender=None, defenders=("b", "c"), mutual=True), A,
+                 "MET-8", "invalid", "one challenge settles both actions between two characters only (MET-8)",
+                 id="mutual group"),
+    pytest.param(GROUP, challenge(defender=None, defenders=("b", "b")), A,
+                 "defenders", "invalid", "defenders: each character once", id="same defender twice"),
+])
+def test_met_1_a_group_challenge_is_refused_by_its_rule(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(ISSUED_C1, Throw(character="a", challenge="c1", round=2, choice="rock"), A, "MET-2", "rule",
+                 "round 2 of challenge c1 takes no throw now (it is at round 1, throwing) (MET-2)", id="other round"),
+    pytest.param(TIED, Throw(character="a", challenge="c1", round=1, choice="rock"), A, "MET-2", "rule",
+                 "(it is at round 1, bidding) (MET-2)", id="while bidding"),
+    pytest.param(SEALED_A, Throw(character="a", challenge="c1", round=1, choice="paper"), A, "MET-2", "rule",
+                 "your throw for this round is already sealed (MET-2)", id="twice"),
+    pytest.param(ISSUED_C1, Throw(character="a", challenge="c1", round=1), A, "MET-2", "invalid",
+                 "choose rock, paper or scissors (MET-2)", id="no choice"),
+    pytest.param(ISSUED_C1, Throw(character="a", challenge="c1", round=1, choice="bomb"), A, "MET-2", "rule",
+                 "this chronicle plays without the bomb (MET-2)", id="no bomb"),
+    pytest.param(roster(MetOptions(bomb=True), a=A6, b=B7) + [classic()],
+                 Throw(character="a", challenge="c1", round=1, choice="bomb"), A, "MET-2", "rule",
+                 "only a character whose power grants it may throw the bomb (MET-2)", id="bomb not granted"),
+])
+def test_met_2_a_throw_is_refused_by_its_rule(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(TIED, DeclareBid(character="a", challenge="c1", round=2, value=3), A, "MET-3", "rule",
+                 "challenge c1 is at round 1, not 2 (MET-3)", id="other round"),
+    pytest.param(ISSUED_C1, DeclareBid(character="a", challenge="c1", round=1, value=3), A, "MET-3", "rule",
+                 "challenge c1 takes bids only after a tie of throws (MET-3)", id="no tie"),
+    pytest.param(TIED + [BidDeclared(challenge="c1", round=1, character="a", value=3)],
+                 DeclareBid(character="a", challenge="c1", round=1, value=4), A, "MET-3", "rule",
+                 "your bid for this round is already declared (MET-3)", id="twice"),
+    pytest.param(TIED, DeclareBid(character="b", challenge="c1", round=1, value=3), B, "MET-3", "rule",
+                 "the initiator declares its traits first (MET-3)", id="defender first"),
+    pytest.param(TIED, DeclareBid(character="a", challenge="c1", round=1, value=-1), A, "MET-3", "invalid",
+                 "a bid counts traits: -1 is below 0 (MET-3)", id="below zero"),
+    pytest.param(TIED, DeclareBid(character="a", challenge="c1", round=1, value=3, abilities=("Occult",)), A,
+                 "MET-3", "invalid", "Occult: not an ability on A's sheet (abilities held: Melee) (MET-3, MET-15)",
+                 id="ability not held"),
+    pytest.param(STATIC_TIE, DeclareBid(character="storyteller", challenge="c1", round=1, value=3), STORYTELLER,
+                 "MET-10", "rule", "against a difficulty only the tested character declares (MET-10)",
+                 id="the difficulty's side"),
+    pytest.param(OVERBID_OPEN, DeclareBid(character="a", challenge="c1", round=1, value=3), A, "MET-13", "rule",
+                 "the winner answers the overbid; the loser announced first (MET-13)", id="overbidder answers"),
+    pytest.param(NO_SHEET_LOST, Overbid(character="n", challenge="c1", value=3), player("n"), "MET-15", "rule",
+                 "no sheet on file for n: a storyteller declares for it (MET-15)", id="no sheet"),
+])
+def test_met_3_a_bid_is_refused_by_its_rule(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(lost_on_the_throw(), Retest(character="a", challenge="c1", source="  "), A, "MET-12", "invalid",
+                 "a retest names its source: ability, power or merit (MET-12)", id="no source"),
+    pytest.param(lost_on_the_throw(), Retest(character="a", challenge="c1", source="Occult"), A, "MET-12", "rule",
+                 "'Occult' is not an ability, power or merit on your sheet (MET-12, MET-15)", id="source not held"),
+    pytest.param(RETESTED, Retest(character="a", challenge="c1", source="Melee"), A, "MET-12", "rule",
+                 "one retest per character per challenge; Lucky allows a second on a static challenge only (MET-12)",
+                 id="second retest"),
+    pytest.param(lost_on_the_throw(), Retest(character="b", challenge="c1", source="Brawl"), B, "MET-12", "rule",
+                 "only the loser of the challenge may retest, before it is accepted (MET-12)", id="winner retests"),
+    pytest.param(retest_taken(MetOptions()), Retest(character="b", challenge="c1", source="Brawl", cancels=True), B,
+                 "MET-12", "rule", "this chronicle does not let a retest cancel a retest (MET-12 option)",
+                 id="cancel off"),
+    pytest.param(roster(CANCEL, a=A6, b=B7) + [classic()] + won_on_throw("c1", 1, "b", "a"), Retest(character="b", challenge="c1", source="Brawl", cancels=True), B,
+                 "MET-12", "rule", "there is no opponent's retest to cancel now (MET-12 option)", id="nothing to cancel"),
+])
+def test_met_12_a_retest_is_refused_by_its_rule(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(roster(a=A6) + [static()] + won_on_throw("c1", 1, "storyteller", "a"),
+                 Overbid(character="a", challenge="c1", value=3), A, "MET-13", "rule",
+                 "an overbid answers an opponent's score: classic challenges only (MET-13)", id="static"),
+    pytest.param(lost_on_the_throw(), Overbid(character="b", challenge="c1", value=3), B, "MET-13", "rule",
+                 "only the loser may overbid, before the effects are resolved (MET-13)", id="winner"),
+    pytest.param(LOST_ON_BIDS, Overbid(character="a", challenge="c1", value=3), A, "MET-13", "rule",
+                 "an overbid is for a challenge lost on the throw (MET-13)", id="lost on bids"),
+    pytest.param(OVERBADE, Overbid(character="a", challenge="c1", value=3), A, "MET-14", "rule",
+                 "one overbid per character per challenge (MET-14)", id="second overbid"),
+    pytest.param(lost_on_the_throw(), Overbid(character="a", challenge="c1", value=-1), A, "MET-3", "invalid",
+                 "a score counts traits: -1 is below 0 (MET-3)", id="below zero"),
+])
+def test_met_13_14_an_overbid_is_refused_by_its_rule(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, says", [
+    pytest.param(RESOLVED, Throw(character="a", challenge="c1", round=1, choice="rock"), A, "MET-16", "rule",
+                 "challenge c1 is resolved (MET-16)", id="resolved"),
+    pytest.param(roster(a=A6) + [static()], Concede(character="storyteller", challenge="c1"), STORYTELLER,
+                 "MET-7", "rule", "the defender of a static challenge cannot choose to lose (MET-7)",
+                 id="static defender concedes"),
+    pytest.param(lost_on_the_throw(), Accept(character="b", challenge="c1"), B, "MET-16", "rule",
+                 "only the loser accepts a result, once it is known (MET-16)", id="winner accepts"),
+    pytest.param(ISSUED_C1, CloseWindow(challenge="c1"), STORYTELLER, "MET-16", "rule",
+                 "challenge c1 has no open window for a retest or an overbid (MET-16)", id="no window"),
+    pytest.param(lost_on_the_throw() + [TimeOutCalled(scope="scene", scene="s1")],
+                 CloseWindow(challenge="c1", timeout=True), STORYTELLER, "TIME-5", "frozen",
+                 "Time Out: the acceptance window waits for the resume (TIME-5, MET-16)", id="time out"),
+    pytest.param(CANCELLED, CancelChallenge(challenge="c1"), STORYTELLER, "MET-16", "rule",
+                 "challenge c1 is already cancelled (MET-16)", id="cancelled twice"),
+    pytest.param(CANCELLED, Overrule(challenge="c1", winner="a"), STORYTELLER, "MET-16", "rule",
+                 "challenge c1 is cancelled (MET-16)", id="overrule cancelled"),
+])
+def test_met_16_an_ended_or_closed_challenge_refuses_by_its_rule(given, when, actor, rule, code, says):
+    refused(given, when, actor, rule=rule, code=code, says=says)
+
+
+@pytest.mark.parametrize("given, when, actor, says", [
+    pytest.param(TIED + [BidDeclared(challenge="c1", round=1, character="a", value=3)],
+                 DeclareBid(character="b", challenge="c1", round=1, value=3, abilities=("Occult", "Lore")), B,
+                 "Occult, Lore: not an ability on B's sheet (abilities held: Brawl, Dodge) (MET-3, MET-15)",
+                 id="two missing, two held"),
+    pytest.param(tie(a=MetSheet(physical=5)), DeclareBid(character="a", challenge="c1", round=1, value=3,
+                                                         abilities=("Melee",)), A,
+                 "Melee: not an ability on A's sheet (abilities held: none) (MET-3, MET-15)", id="none held"),
+])
+def test_met_3_an_ability_not_on_the_sheet_is_named_with_those_held(given, when, actor, says):
+    refused(given, when, actor, rule="MET-3", code="invalid", says=says)
+
+
+# ---------------------------------------------------------------- MET-8 one challenge for both actions
+
+
+def test_met_8_a_mutual_challenge_spends_both_actions_and_each_ending_says_it_settles_both():
+    after = game.fold(PAIR + [classic(mutual=True)])
+    assert [after.session.characters[c].actions_used for c in "ab"] == [1, 1]
+    alone = game.fold(PAIR + [classic()])
+    assert [alone.session.characters[c].actions_used for c in "ab"] == [1, 0]
+    mutual = PAIR + [classic(mutual=True)]
+    # conceded, accepted, closed: every ChallengeResolved carries mutual
+    assert decide_after(mutual, Concede(character="a", challenge="c1"), actor=A)[-1] == ChallengeResolved(
+        challenge="c1", winner="b", loser="a", reason="conceded", mutual=True)
+    lost = mutual + won_on_throw("c1", 1, "b", "a")
+    assert decide_after(lost, CloseWindow(challenge="c1")) == [ChallengeResolved(
+        challenge="c1", winner="b", loser="a", reason="window_closed", mutual=True)]
+    # lost on the bids with nothing to retest with: final at once, mutual still
+    bare = roster(a=MetSheet(physical=6), b=B7) + [classic(mutual=True)] + thrown("c1", 1, a="rock", b="rock") + [
+        BidDeclared(challenge="c1", round=1, character="a", value=3)]
+    assert decide_after(bare, DeclareBid(character="b", challenge="c1", round=1, value=4), actor=B)[-1] == \
+        ChallengeResolved(challenge="c1", winner="b", loser="a", reason="final", mutual=True)
+
+
+# ---------------------------------------------------------------- MET-14 one overbid, then final
+
+
+def test_met_14_after_its_one_overbid_a_loser_with_nothing_to_retest_loses_the_next_throw_for_good():
+    bare = MetSheet(physical=6)  # no ability, power or merit: no retest, only the overbid
+    given = roster(a=bare, b=B7) + [classic()] + won_on_throw("c1", 1, "b", "a") + [
+        OverbidDeclared(challenge="c1", character="a", value=6),
+        BidDeclared(challenge="c1", round=1, character="b", value=2, overbid=True),
+        OverbidSettled(challenge="c1", character="a", opponent="b", granted=True),
+        RoundStarted(challenge="c1", round=2, test=1, reason="overbid"),
+        ThrowCommitted(challenge="c1", round=2, character="a", choice="scissors"),
+    ]
+    assert decide_after(given, Throw(character="b", challenge="c1", round=2, choice="rock"), actor=B)[-2:] == [
+        RoundWon(challenge="c1", round=2, winner="b", loser="a", by="throw"),
+        ChallengeResolved(challenge="c1", winner="b", loser="a", reason="final"),
+    ]
+
+
+# ---------------------------------------------------------------- MET-16 what a resolved challenge keeps
+
+
+def test_met_16_a_conceded_challenge_keeps_its_winner_its_loser_and_why():
+    given = ISSUED_C1 + decide_after(ISSUED_C1, Concede(character="a", challenge="c1"), actor=A)
+    ch = game.fold(given).met.get("c1")
+    assert (ch.status, ch.winner, ch.loser, ch.reason) == ("resolved", "b", "a", "conceded")
