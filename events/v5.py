@@ -127,7 +127,7 @@ def score(
     normal: list[int] | tuple[int, ...],
     hunger: list[int] | tuple[int, ...],
     difficulty: int,
-    messy_rule: MessyRule = "text",
+    messy_rule: MessyRule,
 ) -> Outcome:
     """The outcome of a V5 roll (V5-2..V5-8). The margin of a failed roll is 0 (choice)."""
     faces = tuple(normal) + tuple(hunger)
@@ -220,8 +220,9 @@ def initial() -> State:
     return State()
 
 
-def hunger_of(state: GameState, character: str) -> int:
-    """Current Hunger: the state's once changed, else the sheet's (V5-5)."""
+def hunger_of(state: GameState, character: str | None) -> int:
+    """Current Hunger: the state's once changed, else the sheet's (V5-5); 0 for no character
+    or one without a V5 sheet."""
     if character in state.v5.hunger:
         return state.v5.hunger[character]
     sheet = sheet_of(state, character)
@@ -372,7 +373,7 @@ def _next_id(state: GameState, owners: frozenset[str] | None) -> str:
     return scoped_id("r", owners, state.v5.next_roll, state.v5.next_hidden)
 
 
-def _trait(sheet: V5Sheet, name: str, character: str) -> int:
+def _trait(sheet: V5Sheet, name: str, character: str | None) -> int:
     for table in (sheet.attributes, sheet.skills):
         for key, value in table.items():
             if key.casefold() == name.casefold():
@@ -415,10 +416,10 @@ def _resolve_pool(state: GameState, cmd: RollPool, actor: Actor) -> tuple[int, s
             "invalid",
         )
     elif cmd.attribute is not None:
-        pool = _trait(sheet, cmd.attribute, cmd.character or "")
+        pool = _trait(sheet, cmd.attribute, cmd.character)
         source = f"{cmd.attribute} {pool}"
         if cmd.skill is not None:
-            skill = _trait(sheet, cmd.skill, cmd.character or "")
+            skill = _trait(sheet, cmd.skill, cmd.character)
             pool += skill
             source += f" + {cmd.skill} {skill}"
     elif cmd.kind in ("willpower", "humanity"):
@@ -449,7 +450,7 @@ def decide_roll_pool(state: GameState, cmd: RollPool, draws: Draws, actor: Actor
     if cmd.hunger is not None:
         current = cmd.hunger
     else:
-        current = hunger_of(state, cmd.character) if cmd.character else 0
+        current = hunger_of(state, cmd.character)
     if not 0 <= current <= MAX_HUNGER:
         raise refuse(f"Hunger {current} is not in 0-5 (V5-5)", "V5-5", "invalid")
     n_hunger = hunger_dice_count(pool, current, cmd.kind)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import pytest
 from msgspec.structs import replace
 
-from conteur.events import v5
-from conteur.events.model import STORYTELLER, Actor
+from conteur.events import game, v5
+from conteur.events.fair import FairDraws
+from conteur.events.model import STORYTELLER, Actor, DrawRecord
 from conteur.events.session import AmendSheet, CharacterAdded
-from conteur.events.sheets import V5Sheet
-from conteur.events.testing import assert_refuses, decide_after
+from conteur.events.sheets import ActionSheet, V5Sheet
+from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from conteur.events.v5 import HungerSet, PoolRolled, RollPool, RouseCheck, SetHunger, WillpowerReroll
 
 ANNA = Actor(role="player", character="anna", name="Anna")
@@ -284,3 +285,221 @@ def test_v5_9_a_storyteller_s_blind_rolls_for_two_characters_are_each_rerolled()
                                      draws=[1, 2])
     first = next(e for e in given if isinstance(e, PoolRolled) and e.character == "anna").roll
     assert decide_after(given, WillpowerReroll(roll=first, dice=(0,)), draws=[9])[0].normal == (9, 2)
+
+
+# ---------------------------------------------------------------- refusals: rule, code and the facts they name
+
+BRUNO = Actor(role="player", character="bruno", name="Bruno")
+KIM = Actor(role="player", character="kim", name="Kim")
+TABLE = ROSTER + [
+    CharacterAdded(character="bruno", name="Bruno", sheet=V5Sheet(attributes={"Wits": 3})),
+    CharacterAdded(character="kim", name="Kim", sheet=ActionSheet(characteristics={"Science": 6})),
+]
+
+
+def with_rolls(*commands, given=TABLE):
+    """``given`` and the storyteller's rolls ``commands``, their dice the first of 1, 2, 10, 3, 4."""
+    events = list(given)
+    for command in commands:
+        events += decide_after(events, command, draws=[1, 2, 10, 3, 4][: command.pool])
+    return events
+
+
+ANNAS = RollPool(character="anna", pool=3, hunger=1)  # r1: normal (1, 2), Hunger (10,)
+SECRET = RollPool(character="anna", pool=3, hunger=1, visibility="secret")
+REROLLED = with_rolls(ANNAS)
+REROLLED += decide_after(REROLLED, WillpowerReroll(roll="r1", dice=(0,)), draws=[7])
+MESSY_TWICE = TABLE + OFFICIAL + decide_after(TABLE + OFFICIAL, RollPool(character="anna", pool=4, hunger=2),
+                                               draws=[10, 2, 10, 10])
+
+REFUSALS = {
+    "V5-1 no character": (TABLE, RollPool(attribute="Wits"), ANNA, "invalid", "V5-1",
+                          "name the character who rolls"),
+    "V5-1 unknown attribute": (TABLE, RollPool(character="anna", attribute="Charisma"), ANNA, "invalid", "V5-1",
+                               "anna's sheet has no trait 'Charisma' (V5-1)"),
+    "V5-1 unknown skill": (TABLE, RollPool(character="anna", attribute="Wits", skill="Brawl"), ANNA, "invalid",
+                           "V5-1", "anna's sheet has no trait 'Brawl' (V5-1)"),
+    "V5-1 a number from a sheet's player": (
+        TABLE, RollPool(character="anna", pool=3), ANNA, "invalid", "V5-1",
+        "anna's sheet is on record: name the attribute and skill (or Willpower, Humanity) instead of a number "
+        "of dice (V5-1)"),
+    "V5-1 no sheet, no character": (TABLE, RollPool(attribute="Wits"), STORYTELLER, "invalid", "V5-1",
+                                    "no V5 sheet for this roll: give the pool as a number of dice (V5-1)"),
+    "V5-1 no V5 sheet": (TABLE, RollPool(character="kim", attribute="Wits"), KIM, "invalid", "V5-1",
+                         "no V5 sheet for kim: give the pool as a number of dice (V5-1)"),
+    "V5-1 no pool named": (TABLE, RollPool(character="anna"), ANNA, "invalid", "V5-1",
+                           "name the pool: an attribute and a skill, or a number of dice (V5-1)"),
+    "V5-1 zero dice": (TABLE, RollPool(pool=0), STORYTELLER, "rule", "V5-1",
+                       "a pool of 0 dice cannot be rolled (V5-1)"),
+    "V5-1 thirty-one dice": (TABLE, RollPool(pool=31), STORYTELLER, "invalid", "V5-1",
+                             "a pool of 31 dice is above 30 (V5-1)"),
+    "V5-1 a player's bonus of four": (
+        TABLE, RollPool(character="anna", attribute="Wits", bonus=4), ANNA, "rule", "max_player_bonus",
+        "a bonus of 4 dice is above this session's max_player_bonus of 3: ask a storyteller for more"),
+    "V5-3 difficulty -1": (TABLE, RollPool(pool=3, difficulty=-1), STORYTELLER, "invalid", "V5-3",
+                           "difficulty -1 is below 0 (V5-3)"),
+    "V5-5 a Willpower roll with an attribute": (
+        TABLE, RollPool(character="anna", kind="willpower", attribute="Wits"), ANNA, "invalid", "V5-5",
+        "a willpower roll has no attribute or skill: it is the willpower pool alone (V5-1, V5-5)"),
+    "V5-5 a roll at Hunger 6": (TABLE, RollPool(pool=3, hunger=6), STORYTELLER, "invalid", "V5-5",
+                                "Hunger 6 is not in 0-5 (V5-5)"),
+    "V5-5 a roll at Hunger -1": (TABLE, RollPool(pool=3, hunger=-1), STORYTELLER, "invalid", "V5-5",
+                                 "Hunger -1 is not in 0-5 (V5-5)"),
+    "V5-5 Hunger set to 6": (TABLE, SetHunger(character="anna", hunger=6), STORYTELLER, "invalid", "V5-5",
+                             "Hunger 6 is not in 0-5 (V5-5)"),
+    "V5-5 Hunger set to -1": (TABLE, SetHunger(character="anna", hunger=-1), STORYTELLER, "invalid", "V5-5",
+                              "Hunger -1 is not in 0-5 (V5-5)"),
+    "V5-9 a player's Hunger": (TABLE, RollPool(character="anna", attribute="Wits", hunger=1), ANNA, "forbidden",
+                               "V5-9", "Hunger comes from your sheet; only a storyteller sets it (V5-9)"),
+    "V5-9 a player's pool of Rouse dice": (
+        TABLE, RollPool(character="anna", kind="rouse"), ANNA, "forbidden", "V5-9",
+        "a player's Rouse check is the rouse command; only a storyteller rolls a pool of Rouse dice (V5-9)"),
+    "V5-9 a roll no longer the latest": (
+        with_rolls(SECRET, SECRET), WillpowerReroll(roll="r1.anna", dice=(0,)), ANNA, "rule", "V5-9",
+        "roll r1.anna is no longer its character's latest pool roll: Willpower rerolls the roll just made (V5-9)"),
+    "V5-9 a roll of another audience": (
+        with_rolls(RollPool(character="bruno", pool=3, hunger=0, visibility="secret")),
+        WillpowerReroll(roll="r1.bruno", dice=(0,)), ANNA, "not_found", "V5-9", "no pool roll 'r1.bruno' to reroll"),
+    "V5-9 a roll that never was": (TABLE, WillpowerReroll(roll="r9", dice=(0,)), STORYTELLER, "not_found", "V5-9",
+                                   "no pool roll 'r9' to reroll"),
+    "V5-9 another player's roll": (with_rolls(ANNAS), WillpowerReroll(roll="r1", dice=(0,)), BRUNO, "forbidden",
+                                   "V5-9", "roll r1 is not bruno's to reroll"),
+    "V5-9 a roll named for another character": (
+        with_rolls(ANNAS), WillpowerReroll(roll="r1", character="bruno", dice=(0,)), STORYTELLER, "invalid", "V5-9",
+        "roll r1 was made by anna"),
+    "V5-9 a second reroll": (REROLLED, WillpowerReroll(roll="r1", dice=(1,)), ANNA, "rule", "V5-9",
+                             "roll r1 was already rerolled with Willpower: once per roll (V5-9)"),
+    "V5-9 neither dice nor strategy": (with_rolls(ANNAS), WillpowerReroll(roll="r1"), ANNA, "invalid", "V5-9",
+                                       "give either the dice to reroll or a strategy (V5-9)"),
+    "V5-9 a die twice": (with_rolls(ANNAS), WillpowerReroll(roll="r1", dice=(1, 1)), ANNA, "invalid", "V5-9",
+                         "each die is rerolled at most once (V5-9)"),
+    "V5-7 avoid_messy without a messy critical": (
+        with_rolls(RollPool(character="anna", pool=2, hunger=0)), WillpowerReroll(roll="r1", strategy="avoid_messy"),
+        ANNA, "invalid", "V5-7", "this roll is not a messy critical: nothing to avoid (V5-7)"),
+    "V5-9 four dice": (with_rolls(RollPool(character="anna", pool=5, hunger=0)),
+                       WillpowerReroll(roll="r1", dice=(0, 1, 2, 3)), ANNA, "rule", "V5-9",
+                       "Willpower rerolls at most three dice, not 4 (V5-9)"),
+    "V5-9 a Hunger die": (with_rolls(ANNAS), WillpowerReroll(roll="r1", dice=(2,)), ANNA, "rule", "V5-9",
+                          "die 2 is not one of the 2 normal dice; Hunger dice are never rerolled (V5-9)"),
+    "V5-9 a messy critical of Hunger dice alone": (
+        MESSY_TWICE, WillpowerReroll(roll="r1", strategy="avoid_messy"), ANNA, "rule", "V5-9",
+        "this messy critical comes from the Hunger dice alone, which Willpower cannot reroll (V5-7, V5-9)"),
+    "roles a player's blind roll": (TABLE, RollPool(character="anna", attribute="Wits", visibility="blind"), ANNA,
+                                    "forbidden", "roles",
+                                    "only a storyteller may roll blind; choose an open or secret roll"),
+    "roles a player's blind Rouse check": (TABLE, RouseCheck(character="anna", visibility="blind"), ANNA,
+                                           "forbidden", "roles",
+                                           "only a storyteller may roll blind; choose an open or secret roll"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_v5_each_refusal_cites_its_rule_with_its_code_and_the_facts_it_names(case):
+    given, when, actor, code, rule, message = REFUSALS[case]
+    violation = assert_refuses(given=given, when=when, actor=actor, draws=[7] * 4, code=code)
+    assert (violation.rule, violation.message) == (rule, message)
+
+
+def test_v5_9_strategy_reroll_failures_finds_no_die_in_a_roll_without_failures():
+    given = TABLE + decide_after(TABLE, RollPool(character="anna", pool=2, hunger=0), draws=[6, 10])
+    violation = assert_refuses(given=given, when=WillpowerReroll(roll="r1", strategy="reroll_failures"), actor=ANNA,
+                               code="rule")
+    assert (violation.rule, violation.message) == ("V5-9", "strategy reroll_failures finds no normal die to reroll (V5-9)")
+
+
+# ---------------------------------------------------------------- what a roll records
+
+
+def records(faces):
+    return tuple(DrawRecord(counter=i, sides=10, face=f) for i, f in enumerate(faces))
+
+
+def test_v5_1_a_player_s_secret_roll_records_its_bonus_of_three_its_label_and_its_audience():
+    assert_decides(
+        given=TABLE,
+        when=RollPool(character="anna", attribute="Wits", skill="Awareness", bonus=3, visibility="secret",
+                      label="at the door"),
+        actor=ANNA,
+        draws=[6, 7, 2, 1, 10, 3],
+        then=[PoolRolled(roll="r1.anna", character="anna", kind="normal", pool=6, difficulty=1,
+                         normal=(6, 7, 2, 1), hunger=(10, 3), successes=3, margin=2, success=True, critical=False,
+                         messy=True, bestial=False, source="Wits 2 + Awareness 1 +3", visibility="secret",
+                         label="at the door", draws=records([6, 7, 2, 1, 10, 3]), bonus=3, hunger_level=2)],
+    )
+
+
+def test_v5_1_a_willpower_pool_is_named_after_the_sheet_s_willpower():
+    (event,) = decide_after(TABLE, RollPool(character="anna", kind="willpower"), actor=ANNA, draws=[6] * 4)
+    assert (event.pool, event.source, event.hunger) == (4, "Willpower 4", ())
+
+
+def test_v5_1_a_player_whose_sheet_is_not_a_v5_sheet_declares_a_number_of_dice():
+    (event,) = decide_after(TABLE, RollPool(character="kim", pool=3), actor=KIM, draws=[6, 6, 6])
+    assert (event.pool, event.source, event.hunger_level) == (3, "declared 3", 0)
+
+
+def test_v5_7_a_storyteller_switches_the_chronicle_to_the_official_rule():
+    given = TABLE + assert_decides(given=TABLE, when=v5.ConfigureV5(messy_rule="official"),
+                                   then=[v5.V5Configured(messy_rule="official")])
+    assert pool([6, 10], hunger=1, given=given).messy_rule == "official"
+
+
+def test_v5_7_a_reroll_under_the_official_rule_is_scored_by_the_official_rule():
+    given = with_rolls(RollPool(character="anna", pool=3, hunger=1), given=TABLE + OFFICIAL)  # (1, 2), Hunger (10,)
+    (event,) = decide_after(given, WillpowerReroll(roll="r1", dice=(0,)), actor=ANNA, draws=[7])
+    # a success with a Hunger 10 but no pair: messy by the text, not by the official rule
+    assert (event.normal, event.success, event.messy, event.messy_rule) == ((7, 2), True, False, "official")
+
+
+def test_v5_9_a_blind_roll_is_rerolled_once_only():
+    given = with_rolls(RollPool(character="anna", pool=3, hunger=0, visibility="blind"))
+    given += decide_after(given, WillpowerReroll(roll="r1.*", dice=(0,)), draws=[9])
+    assert_refuses(given=given, when=WillpowerReroll(roll="r1.*", dice=(1,)), match="once per roll")
+
+
+# ---------------------------------------------------------------- ids and draw streams by audience
+
+
+def test_v5_9_rolls_and_rouse_checks_are_numbered_within_their_audience():
+    steps = [
+        (ANNA, RouseCheck(character="anna"), "r1"),
+        (ANNA, RouseCheck(character="anna", visibility="secret"), "r1.anna"),
+        (ANNA, RouseCheck(character="anna", visibility="secret"), "r2.anna"),
+        (ANNA, RollPool(character="anna", attribute="Wits"), "r2"),
+        (ANNA, RollPool(character="anna", attribute="Wits", visibility="secret"), "r3.anna"),
+        (ANNA, RollPool(character="anna", attribute="Wits", visibility="secret"), "r4.anna"),
+        (STORYTELLER, RouseCheck(character="anna", visibility="blind"), "r1.*"),
+        (STORYTELLER, RollPool(character="anna", pool=2, visibility="blind"), "r2.*"),
+        (ANNA, RouseCheck(character="anna"), "r3"),
+    ]
+    given, ids = list(TABLE), []
+    for actor, command, _ in steps:
+        (event,) = decide_after(given, command, actor=actor, draws=[6, 6])
+        given.append(event)
+        ids.append(event.roll)
+    assert ids == [expected for _, _, expected in steps]
+
+
+def test_v5_9_a_secret_rouse_check_records_its_audience_and_label():
+    assert_decides(given=TABLE, when=RouseCheck(character="anna", visibility="secret", label="the door"), actor=ANNA,
+                   draws=[3], then=[v5.RouseChecked(roll="r1.anna", character="anna", face=3, hunger_before=2,
+                                                    hunger_after=3, visibility="secret", label="the door",
+                                                    draws=records([3]))])
+
+
+def test_fair_2_a_v5_roll_its_reroll_and_a_rouse_check_draw_in_the_stream_of_their_audience():
+    steps = [
+        (ANNA, RollPool(character="anna", attribute="Wits", skill="Awareness", visibility="secret"), "anna/secret=anna"),
+        (ANNA, WillpowerReroll(roll="r1.anna", dice=(0,)), "anna/secret=anna"),
+        (ANNA, RouseCheck(character="anna", visibility="secret"), "anna/secret=anna"),
+        (ANNA, RouseCheck(character="anna"), "anna/open"),
+        (ANNA, RollPool(character="anna", attribute="Wits"), "anna/open"),
+        (STORYTELLER, RollPool(character="anna", pool=3, hunger=0, visibility="blind"), "*/blind"),
+        (STORYTELLER, WillpowerReroll(roll="r1.*", dice=(0,)), "*/blind"),
+    ]
+    state = game.fold(TABLE)
+    for actor, command, stream in steps:
+        draws = FairDraws(b"\x07" * 32, "night", entropy="e", streams=state.streams)
+        (event,) = game.decide(state, command, draws, actor=actor)
+        assert {r.stream for r in event.draws} == {stream}, command
+        state = game.fold([event], state)
