@@ -12,36 +12,47 @@ import pytest
 from conteur.events import game
 from conteur.events.action import TensionRaised, tension_of
 from conteur.events.met import IssueChallenge, MetOptions
+from conteur.events.met_rules import TieDebt
 from conteur.events.model import STORYTELLER
 from conteur.events.session import (
     ActionTaken,
     AddCharacter,
     AmendSheet,
     BackInGame,
+    Carried,
     CharacterAdded,
+    CloseScene,
     Freeze,
     JoinScene,
+    LeaveScene,
+    MarkNoSheet,
     NextTurn,
+    NoSheetMarked,
     OpenScene,
     OpenSession,
     OutOfGame,
+    Resume,
     SceneClosed,
     SceneJoined,
+    SceneLeft,
     SceneOpened,
+    SessionClosed,
     SessionOpened,
     SetTurnLength,
     SheetAmended,
     SkipTime,
     TakeAction,
     TimeOutCalled,
+    TimeOutEnded,
     TimeSkipped,
     TurnAdvanced,
     TurnLengthSet,
+    WentOutOfGame,
 )
 from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
 from conteur.events.testing import assert_refuses, decide_after
 from conteur.events.v5 import HungerSet, RollPool, hunger_of
-from tests.support.met_support import A6, player, roster
+from tests.support.met_support import A6, B7, player, roster
 
 A = player("a")
 
@@ -94,8 +105,9 @@ def acted(given: list, times: int) -> list:
     return given
 
 
-@pytest.mark.parametrize("celerity, allowed", [(0, 1), (1, 2), (2, 3)])
+@pytest.mark.parametrize("celerity, allowed", [(-1, 1), (0, 1), (1, 2), (2, 3)])
 def test_time_4_one_action_a_turn_and_one_more_per_celerity_level(celerity, allowed):
+    # a Celerity below 0 (a sheet's count may be) takes no action away
     given = acted(paced(MetSheet(physical=5, celerity=celerity)), allowed)
     plural = "s" if allowed > 1 else ""
     assert_refuses(given=given, when=TakeAction(character="a"), actor=A,
@@ -263,3 +275,238 @@ def test_v5_5_act_8_an_amended_starting_value_starts_play_again_a_redacted_amend
     moved = game.fold(given + [SheetAmended(character="v", sheet=V5Sheet(hunger=1)),
                                SheetAmended(character="t", sheet=ActionSheet(tension=0))])
     assert (hunger_of(moved, "v"), tension_of(moved, "t")) == (1, 0)
+
+
+# ---------------------------------------------------------------- every refusal: its rule, code and message
+
+ROSTER = roster(a=A6, b=B7)  # A and B in scene s1, "Elysium"
+PACING = [TurnAdvanced(turn=1, game_seconds=4, scene="s1")]  # s1 played turn by turn
+V5_ROSTER = [SessionOpened(name="t"), CharacterAdded(character="a", name="A", sheet=V5Sheet(attributes={"Wits": 2}))]
+CHALLENGE_B = IssueChallenge(character="a", defender="b", attribute="physical")
+BAD_SHEET = MetSheet(physical="six")
+BAD_SHEET_MESSAGE = "the sheet does not validate: Expected `int`, got `str` - at `$.physical`"
+
+# the refusals a player or a storyteller reads, each with the rule it applies (the rule
+# lands in CommandRejected.rule) and the facts it names: given, command, actor, rule, code, message
+REFUSALS = {
+    "TIME-1 a skip of 0 s": (
+        [], SkipTime(seconds=0), STORYTELLER, "TIME-1", "invalid", "time only moves forward (TIME-1)"),
+    "TIME-2 closed session": (
+        [SessionClosed(seed="x")], TakeAction(character="a"), A, "TIME-2", "rule",
+        "the session is already closed (TIME-2): take_action is refused, a closed session changes no more "
+        "(its draw seed is public); play on in a new session"),
+    "TIME-2 closed session, a storyteller": (
+        [SessionClosed(seed="x")], OpenSession(), STORYTELLER, "TIME-2", "rule",
+        "the session is already closed (TIME-2): open_session is refused, a closed session changes no more "
+        "(its draw seed is public); play on in a new session"),
+    "TIME-2 open twice": (
+        [], OpenSession(), STORYTELLER, "TIME-2", "rule", "the session is already open (TIME-2)"),
+    "TIME-2 no such character": (
+        [], MarkNoSheet(character="ghost"), STORYTELLER, "TIME-2", "not_found", "no character 'ghost' in this session"),
+    "TIME-2 no such scene": (
+        [], NextTurn(scene="s9"), STORYTELLER, "TIME-2", "not_found", "no scene 's9'"),
+    "TIME-2 a character twice": (
+        [], AddCharacter(character="a", name="A2"), STORYTELLER, "TIME-2", "invalid",
+        "character 'a' is already on the roster"),
+    "TIME-2 an empty id": (
+        [], AddCharacter(character="", name="X"), STORYTELLER, "TIME-2", "invalid", "'' cannot be a character id"),
+    "TIME-2 the storyteller's side": (
+        [], AddCharacter(character="storyteller", name="X"), STORYTELLER, "TIME-2", "invalid",
+        "'storyteller' cannot be a character id"),
+    "TIME-2 a scene open twice": (
+        [], OpenScene(scene="s1"), STORYTELLER, "TIME-2", "rule", "scene 'Elysium' is already open (TIME-2)"),
+    "TIME-2 a scene closed twice": (
+        [SceneClosed(scene="s1")], CloseScene(scene="s1"), STORYTELLER, "TIME-2", "rule",
+        "scene 's1' is already closed (TIME-2)"),
+    "TIME-2 a closed scene joined": (
+        [SceneOpened(scene="s2", name="Docks"), SceneClosed(scene="s2")], JoinScene(character="a", scene="s2"), A,
+        "TIME-2", "rule", "scene 'Docks' is closed (TIME-2)"),
+    "TIME-2 a scene joined twice": (
+        [], JoinScene(character="a", scene="s1"), A, "TIME-2", "rule", "A is already in scene 'Elysium'"),
+    "TIME-2 leaving no scene": (
+        [SceneLeft(character="a", scene="s1")], LeaveScene(character="a"), A, "TIME-2", "rule", "A is in no scene"),
+    "TIME-3 a turn of 0 s set": (
+        [], SetTurnLength(seconds=0), STORYTELLER, "TIME-3", "invalid", "a turn lasts more than 0 seconds (TIME-3)"),
+    "TIME-3 a session opened with turns of 0 s": (
+        None, OpenSession(turn_seconds=0), STORYTELLER, "TIME-3", "invalid",
+        "a turn lasts more than 0 seconds (TIME-3)"),
+    "TIME-4 busy": (
+        PACING + [ActionTaken(character="a", turn=1, ends_turn=3)], TakeAction(character="a"), A,
+        "TIME-4", "rule", "A is busy with a longer action until turn 3 (TIME-4)"),
+    "TIME-4 the turn's action used": (
+        PACING + [ActionTaken(character="a", turn=1)], TakeAction(character="a"), A, "TIME-4", "rule",
+        "A has used its 1 action this turn (TIME-4)"),
+    "TIME-4 an action of 0 actions": (
+        [], TakeAction(character="a", actions=0), A, "TIME-4", "invalid",
+        "an action takes at least one action (TIME-4)"),
+    "TIME-5 venue": (
+        [TimeOutCalled(scope="venue")], TakeAction(character="a"), A, "TIME-5", "frozen",
+        "Time Out for the whole venue: every session is frozen until a storyteller resumes (TIME-5)"),
+    "TIME-5 session": (
+        [TimeOutCalled(scope="session")], TakeAction(character="a"), A, "TIME-5", "frozen",
+        "Time Out: the session is frozen until a storyteller resumes (TIME-5)"),
+    "TIME-5 scene": (
+        [TimeOutCalled(scope="scene", scene="s1")], TakeAction(character="a"), A, "TIME-5", "frozen",
+        "Time Out: scene 'Elysium' is frozen until a storyteller resumes (TIME-5)"),
+    "TIME-5 joining a frozen scene": (
+        [SceneOpened(scene="s2", name="Crypt"), TimeOutCalled(scope="scene", scene="s2")],
+        JoinScene(character="a", scene="s2"), A, "TIME-5", "frozen", "Time Out: scene 'Crypt' is frozen (TIME-5)"),
+    "TIME-5 a scene Time Out without its scene": (
+        [], Freeze(scope="scene"), STORYTELLER, "TIME-5", "invalid", "a scene Time Out names its scene (TIME-5)"),
+    "TIME-5 a scene resume without its scene": (
+        [TimeOutCalled(scope="scene", scene="s1")], Resume(scope="scene"), STORYTELLER, "TIME-5", "invalid",
+        "a scene Time Out names its scene (TIME-5)"),
+    "TIME-5 Time Out twice": (
+        [TimeOutCalled(scope="session")], Freeze(), STORYTELLER, "TIME-5", "rule", "already in Time Out (TIME-5)"),
+    "TIME-5 no Time Out to end": (
+        [], Resume(), STORYTELLER, "TIME-5", "rule", "there is no Time Out to end here (TIME-5)"),
+    "TIME-6 out of game": (
+        [WentOutOfGame(character="a")], TakeAction(character="a"), A, "TIME-6", "out_of_game",
+        "you are out of game and interact with no other player (TIME-6)"),
+    "TIME-6 an out-of-game target": (
+        [WentOutOfGame(character="b")], CHALLENGE_B, A, "TIME-6", "out_of_game",
+        "B is out of game and interacts with no other player (TIME-6)"),
+    "TIME-6 out of game twice": (
+        [WentOutOfGame(character="a")], OutOfGame(character="a"), A, "TIME-6", "rule", "already out of game (TIME-6)"),
+    "TIME-6 back without being out": (
+        [], BackInGame(character="a"), A, "TIME-6", "rule", "not out of game (TIME-6)"),
+    "max_player_bonus below 0": (
+        None, OpenSession(max_player_bonus=-1), STORYTELLER, "max_player_bonus", "invalid",
+        "max_player_bonus counts dice, 0 or more"),
+    "max_player_bonus exceeded": (
+        V5_ROSTER, RollPool(character="a", attribute="Wits", bonus=4), A, "max_player_bonus", "rule",
+        "a bonus of 4 dice is above this session's max_player_bonus of 3: ask a storyteller for more"),
+    "sheet invalid on the roster": (
+        [], AddCharacter(character="x", name="X", sheet=BAD_SHEET), STORYTELLER, "sheet", "invalid",
+        BAD_SHEET_MESSAGE),
+    "sheet invalid amended": (
+        [], AmendSheet(character="a", sheet=BAD_SHEET), STORYTELLER, "sheet", "invalid", BAD_SHEET_MESSAGE),
+    "sheet missing": (
+        [], AmendSheet(character="a", sheet=None), STORYTELLER, "sheet", "invalid",
+        "amend_sheet needs the whole new sheet"),
+    "sheet of another kind": (
+        [], AmendSheet(character="a", sheet=V5Sheet()), STORYTELLER, "sheet", "invalid",
+        "A has a met sheet: a v5 sheet cannot replace it (send a met sheet)"),
+}
+
+
+def _given(given: list | None) -> list:
+    """``None``: no session yet; a list starting with ``SessionOpened``: its own roster; else after ROSTER."""
+    if given is None:
+        return []
+    return list(given) if given and isinstance(given[0], SessionOpened) else ROSTER + list(given)
+
+
+@pytest.mark.parametrize("given, when, actor, rule, code, message", REFUSALS.values(), ids=REFUSALS.keys())
+def test_time_1_to_6_a_refusal_names_the_rule_it_applies(given, when, actor, rule, code, message):
+    refused = assert_refuses(given=_given(given), when=when, actor=actor, code=code)
+    assert (refused.rule, refused.message) == (rule, message)
+
+
+# ---------------------------------------------------------------- TIME-2 a session, its scenes and roster
+
+
+def test_time_2_a_session_opens_with_every_setting_it_names_and_met_13_the_debts_it_carries():
+    debt = TieDebt(debtor="b", creditor="a", challenge="c7")
+    options = MetOptions(bomb=True, retest_cancel=True, accept_timeout=30, celerity_extra_actions=False,
+                         max_player_bonus=5)
+    opened = SessionOpened(name="Night 2", chronicle="Paris", scenario="Masque", turn_seconds=6, options=options,
+                           seed_commitment="abc", carried=Carried(tie_debts=(debt,)))
+    assert decide_after([], OpenSession(
+        name="Night 2", chronicle="Paris", scenario="Masque", turn_seconds=6, bomb=True, retest_cancel=True,
+        accept_timeout=30, celerity_extra_actions=False, max_player_bonus=5, seed_commitment="abc",
+        carried=Carried(tie_debts=(debt,)))) == [opened]
+    state = game.fold([opened])
+    session = state.session
+    assert (session.name, session.chronicle, session.scenario, session.status, session.turn_seconds,
+            session.options, session.seed_commitment) == ("Night 2", "Paris", "Masque", "open", 6, options, "abc")
+    assert state.met.debts == (debt,)
+    assert decide_after([opened], NextTurn()) == [TurnAdvanced(turn=1, game_seconds=6)]
+
+
+def test_time_2_a_scene_is_named_by_its_id_unless_named_and_opens_again_once_closed():
+    assert decide_after(ROSTER, OpenScene(scene="s9")) == [SceneOpened(scene="s9", name="s9")]
+    assert decide_after(ROSTER, OpenScene(scene="s9", name="Roof")) == [SceneOpened(scene="s9", name="Roof")]
+    closed = ROSTER + [SceneClosed(scene="s1")]
+    assert decide_after(closed, OpenScene(scene="s1", name="Hall")) == [SceneOpened(scene="s1", name="Hall")]
+    assert game.fold(closed + [SceneOpened(scene="s1", name="Hall")]).session.scenes["s1"].open is True
+
+
+def test_time_2_a_closed_scene_sends_out_its_characters_only():
+    given = ROSTER + [SceneOpened(scene="s2", name="Docks"), SceneJoined(character="b", scene="s2")]
+    closed = given + decide_after(given, CloseScene(scene="s1"))
+    session = game.fold(closed).session
+    assert (session.characters["a"].scene, session.characters["b"].scene, session.scenes["s1"].open) == (
+        None, "s2", False)
+    assert session.scenes["s2"].open is True
+
+
+def test_time_2_a_character_in_no_scene_joins_one_without_leaving_any():
+    given = ROSTER + [SceneLeft(character="a", scene="s1")]
+    assert game.fold(given).session.characters["a"].scene is None
+    assert decide_after(given, JoinScene(character="a", scene="s1"), actor=A) == [SceneJoined(character="a",
+                                                                                            scene="s1")]
+    assert decide_after(ROSTER, LeaveScene(character="a"), actor=A) == [SceneLeft(character="a", scene="s1")]
+
+
+def test_met_6_a_storyteller_marks_a_sheet_at_hand_again():
+    marked = ROSTER + [NoSheetMarked(character="a")]
+    assert decide_after(marked, MarkNoSheet(character="a", no_sheet=False)) == [
+        NoSheetMarked(character="a", no_sheet=False)]
+    assert game.fold(marked).session.characters["a"].no_sheet is True
+    assert game.fold(marked + [NoSheetMarked(character="a", no_sheet=False)]).session.characters["a"].no_sheet is False
+
+
+# ---------------------------------------------------------------- TIME-5 each Time Out ends with its own resume
+
+
+@pytest.mark.parametrize("frozen, scope, scene, ended", [
+    ([TimeOutCalled(scope="venue")], "venue", None, True),
+    ([TimeOutCalled(scope="venue")], "session", None, False),
+    ([TimeOutCalled(scope="session")], "session", None, True),
+    ([TimeOutCalled(scope="session")], "venue", None, False),
+    ([TimeOutCalled(scope="session")], "scene", "s1", False),
+    ([TimeOutCalled(scope="scene", scene="s1")], "scene", "s1", True),
+    ([TimeOutCalled(scope="scene", scene="s1")], "session", None, False),
+    ([TimeOutCalled(scope="scene", scene="s1")], "venue", None, False),
+])
+def test_time_5_each_scope_of_time_out_ends_with_its_own_resume_and_play_goes_on(frozen, scope, scene, ended):
+    given = ROSTER + frozen
+    assert_refuses(given=given, when=TakeAction(character="a"), actor=A, code="frozen")
+    if not ended:
+        assert_refuses(given=given, when=Resume(scope=scope, scene=scene), code="rule", match="no Time Out")
+        return
+    resumed = decide_after(given, Resume(scope=scope, scene=scene))
+    assert resumed == [TimeOutEnded(scope=scope, scene=scene)]
+    assert decide_after(given + resumed, TakeAction(character="a"), actor=A) == [ActionTaken(character="a", turn=0)]
+
+
+def test_time_5_the_venue_s_resume_leaves_the_session_s_own_time_out_and_the_session_s_the_scene_s():
+    venue_then_session = ROSTER + [TimeOutCalled(scope="session"), TimeOutCalled(scope="venue"),
+                                   TimeOutEnded(scope="venue")]
+    assert_refuses(given=venue_then_session, when=TakeAction(character="a"), actor=A,
+                   match="the session is frozen")
+    session_then_scene = ROSTER + [TimeOutCalled(scope="scene", scene="s1"), TimeOutCalled(scope="session"),
+                                   TimeOutEnded(scope="session")]
+    assert_refuses(given=session_then_scene, when=TakeAction(character="a"), actor=A, match="scene 'Elysium'")
+
+
+def test_time_5_a_scene_s_time_out_stops_no_one_outside_a_scene():
+    given = ROSTER + [SceneLeft(character="a", scene="s1"), TimeOutCalled(scope="scene", scene="s1")]
+    assert decide_after(given, TakeAction(character="a"), actor=A) == [ActionTaken(character="a", turn=0)]
+
+
+# ---------------------------------------------------------------- TIME-4 the scene a turn paces
+
+
+def test_time_4_the_next_turn_names_the_scene_it_paces_and_the_budget_applies_there():
+    (advanced,) = decide_after(ROSTER, NextTurn(scene="s1"))
+    assert advanced == TurnAdvanced(turn=1, game_seconds=4, scene="s1")
+    paced_s1 = acted(ROSTER + [advanced], 1)
+    assert game.fold(paced_s1).session.scenes["s1"].paced is True
+    assert_refuses(given=paced_s1, when=TakeAction(character="a"), actor=A, match="used its 1 action this turn")
+
+
+def test_time_4_a_character_out_of_the_paced_scene_has_no_budget():
+    given = acted(ROSTER + PACING + [SceneLeft(character="a", scene="s1")], 2)
+    assert decide_after(given, TakeAction(character="a"), actor=A) == [ActionTaken(character="a", turn=1)]
