@@ -285,3 +285,77 @@ def test_a_dice_session_state_survives_a_snapshot_round_trip(session_log):
     for encode, decode in ((msgspec.json.encode, msgspec.json.decode),
                            (msgspec.msgpack.encode, msgspec.msgpack.decode)):
         assert decode(encode(state, enc_hook=game.enc_hook), type=game.GameState, dec_hook=game.dec_hook) == state
+
+
+# ---------------------------------------------------------------- what verification answers
+
+
+def test_fair_2_a_revealed_seed_that_is_not_hex_is_refused_as_a_commitment_failure():
+    assert verify_draws("zz", SESSION, [], commitment(SEED)) == fair.BadDraw(
+        reason="commitment", message="the revealed seed 'zz' is not hex")
+
+
+def test_fair_2_the_commitment_is_checked_in_any_case_and_a_mismatch_is_told():
+    assert verify_draws(SEED.hex(), SESSION, [], commitment(SEED).upper()) is None
+    assert verify_draws(SEED.hex(), SESSION, [], commitment(bytes(32))) == fair.BadDraw(
+        reason="commitment",
+        message="the revealed seed does not hash to the commitment logged at session open (FAIR-2)")
+
+
+def test_fair_1_a_gap_inside_a_stream_after_its_first_draw_is_named():
+    first, third = _drawn(0, "anna/open"), _drawn(2, "anna/open")
+    events = [{"type": "v5.pool_rolled", "draws": [msgspec.to_builtins(first)]},
+              {"type": "v5.pool_rolled", "draws": [msgspec.to_builtins(third)]}]
+    assert verify_draws(SEED.hex(), SESSION, events) == fair.BadDraw(
+        reason="counter",
+        message="event 1 (v5.pool_rolled), draw #2 of stream anna/open (d10): counter 2, expected 1 "
+        "(a draw is missing or repeated) (FAIR-1)",
+        index=1, event=events[1], record=third)
+    assert verify_draws(SEED.hex(), SESSION, [events[0], events[0] | {"draws": [msgspec.to_builtins(
+        _drawn(1, "anna/open"))]}]) is None  # the next counter is the one expected
+
+
+def test_fair_2_a_bad_face_of_an_untyped_exported_event_names_it_event():
+    record = _drawn(4, sides=6)
+    forged = replace(record, face=record.face % 6 + 1)
+    event = {"draws": [msgspec.to_builtins(forged)]}
+    assert verify_draws(SEED.hex(), SESSION, [event], start=4) == fair.BadDraw(
+        reason="face",
+        message=f"event 0 (event), draw #4 (d6): recorded {forged.face}, the seed gives {record.face} (FAIR-2)",
+        index=0, event=event, record=forged, expected=record.face)
+
+
+class Imported:
+    """An event decoded by another tool: no msgspec struct, only its draws."""
+
+    def __init__(self, draws):
+        self.draws = draws
+
+
+def test_fair_2_a_bad_face_of_an_event_that_is_no_struct_names_its_class():
+    record = _drawn(0)
+    forged = replace(record, face=record.face % 10 + 1)
+    event = Imported((forged,))
+    assert verify_draws(SEED.hex(), SESSION, [Imported(()), event], start=0) == fair.BadDraw(
+        reason="face",
+        message=f"event 1 (Imported), draw #0 (d10): recorded {forged.face}, the seed gives {record.face} (FAIR-2)",
+        index=1, event=event, record=forged, expected=record.face)
+
+
+def test_fair_2_a_source_given_only_seed_and_session_counts_from_zero_without_entropy():
+    draws = FairDraws(SEED, SESSION)
+    assert [draws.roll(6), draws.roll(6)] == [
+        DrawRecord(counter=c, sides=6, face=derive_face(SEED, SESSION, c, 6), entropy="") for c in (0, 1)]
+    assert draws.counter == 2
+
+
+def test_fair_2_a_die_of_one_chunk_a_block_walks_past_two_rejected_blocks():
+    # 2**255 + 1 sides read 32 bytes, the whole block, rejected about half the time: some
+    # counters need the third block or later
+    sides = 2**255 + 1
+    walked = {}
+    for counter in range(40):
+        face, block = _documented_face(counter, sides, 32)
+        assert derive_face(SEED, SESSION, counter, sides) == face, counter
+        walked[block] = counter
+    assert max(walked) >= 2

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 
 import pytest
@@ -177,3 +179,58 @@ def test_every_drawn_event_draws_in_the_stream_of_its_own_audience():
         expected = sealed_stream_name(drawer, event.roll) if getattr(event, "sealed", False) \
             else stream_name(drawer, event.owners())
         assert {r.stream for r in event.draws} == {expected}
+
+
+def _documented_d10(stream, counter, entropy):
+    """A streamed d10 read off the HMAC by hand, from the module's documentation alone."""
+    for block in range(64):
+        message = json.dumps([SESSION, stream, counter, entropy, block], separators=(",", ":")).encode()
+        kept = [b for b in hmac.new(SEED, message, hashlib.sha256).digest() if b < 250]
+        if kept:
+            return kept[0] % 10 + 1
+    raise AssertionError("64 blocks rejected")
+
+
+def test_fair_2_a_streamed_die_is_the_documented_hmac_of_session_stream_counter_and_entropy():
+    _, events = run([jack_roll(), jack_roll()])
+    records = [r for e in events for r in e.draws]
+    assert {r.stream for r in records} == {"jack/open"} and len(records) > 4
+    assert [r.face for r in records] == [_documented_d10("jack/open", r.counter, "j") for r in records]
+
+
+def test_fair_2_an_open_sealed_roll_sent_without_entropy_draws_with_the_nonce():
+    # ACT-12: an opposed roll stays sealed until answered, so it is hidden though open
+    state = game.fold(ROSTER)
+    rolled, _ = game.decide(state, RollAction(character="kim", characteristic="Science", opponent="jack"),
+                            FairDraws(SEED, SESSION, streams=state.streams, nonce="n0"), actor=KIM)
+    assert rolled.sealed and rolled.visibility == "open"
+    assert {(r.stream, r.entropy) for r in rolled.draws} == {("kim/sealed=a1", "n0")}
+    # the same roll unopposed is open and unsealed: no nonce
+    (open_,) = game.decide(state, RollAction(character="kim", characteristic="Science", difficulty=2),
+                           FairDraws(SEED, SESSION, streams=state.streams, nonce="n0"), actor=KIM)
+    assert {(r.stream, r.entropy) for r in open_.draws} == {("kim/open", "")}
+
+
+@pytest.mark.parametrize("command, actor", [
+    (RollAction(character="kim", characteristic="Science", opponent="jack"), KIM),
+    (v5.RollPool(character="jack", attribute="Wits", visibility="secret"), JACK),
+])
+def test_fair_2_a_hidden_roll_with_neither_entropy_nor_nonce_is_a_server_error(command, actor):
+    state = game.fold(ROSTER)
+    with pytest.raises(ValueError) as raised:
+        game.decide(state, command, FairDraws(SEED, SESSION, streams=state.streams), actor=actor)
+    assert str(raised.value) == "a hidden roll without entropy needs the server's nonce"
+
+
+def test_fair_2_a_stream_asked_for_a_stream_gives_the_sources_own_stream():
+    """``Draws.stream`` returns a ``Draws``: a helper handed a stream may ask it for another."""
+    def source():
+        return FairDraws(SEED, SESSION, entropy="e", streams={"iris/secret=iris": 4})
+
+    again = source().stream(JACK, None).stream(IRIS, frozenset({"iris"}))
+    direct = source().stream(IRIS, frozenset({"iris"}))
+    assert again.name == direct.name == "iris/secret=iris"
+    assert [again.roll(10) for _ in range(3)] == [direct.roll(10) for _ in range(3)]
+    assert again.roll(10).counter == 7
+    sealed = source().stream(JACK, None).stream(KIM, None, sealed="a1")
+    assert sealed.name == "kim/sealed=a1" and sealed.roll(8) == source().stream(KIM, None, sealed="a1").roll(8)
