@@ -22,6 +22,8 @@ from conteur.events.action import (
     CancelAction,
     CharacterSacrificed,
     ConfigureAction,
+    Modifier,
+    ModifierApplied,
     Rolled,
     RollAction,
     RuleAction,
@@ -30,8 +32,8 @@ from conteur.events.action import (
     TensionRaised,
     TurnAdvanced,
 )
-from conteur.events.model import STORYTELLER, DrawRecord
-from conteur.events.session import CharacterAdded, TimeSkipped
+from conteur.events.model import STORYTELLER, DrawRecord, ScriptedDraws
+from conteur.events.session import CharacterAdded, NextTurn, SkipTime, TimeSkipped
 from conteur.events.sheets import ActionSheet, V5Sheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from tests.support.action_support import ROSTER, act, player
@@ -223,6 +225,78 @@ def test_act_3_the_dice_count_is_the_ruleset_setting():
     given = ROSTER + [ActionConfigured(settings=Settings(dice=2))]
     assert rolled([6, 6], given=given, difficulty=1).dice == (6, 6)
     assert game.fold(given).action.settings.dice == 2
+
+
+# ---------------------------------------------------------------- ACT-7 modifiers as the state shows them
+# GET /state shows the folded state whole: each modifier with its unit, duration and reason,
+# the id counters, and the earliest expiry (turn, game seconds) kept for the clock hook.
+
+_NEVER = 1 << 62  # no modifier held of that kind: nothing expires on that clock
+
+
+def _applied(given, *commands):
+    events = list(given)
+    for command in commands:
+        events += decide_after(events, command)
+    return events
+
+
+def test_act_7_the_state_holds_each_modifier_whole_with_its_earliest_expiry():
+    wounded = _applied(ROSTER, ApplyModifier(character="jake", value=-1, duration=20, reason="blessé"))
+    state = game.fold(wounded).action
+    assert state.modifiers == (Modifier(id="m1.jake", character="jake", value=-1, unit="turns", duration=20,
+                                        expires_turn=20, expires_seconds=None, reason="blessé"),)
+    assert (state.expiry, state.next_modifier, state.modifier_ids) == ((20, _NEVER), 1, {"jake": 2})
+    three = _applied(wounded, ApplyModifier(character="jake", value=2, duration=1, unit="minutes",
+                                            reason="adrénaline"),
+                     ApplyModifier(character="dalia", value=1, duration=1))
+    state = game.fold(three).action
+    assert state.modifiers[1:] == (
+        Modifier(id="m2.jake", character="jake", value=2, unit="minutes", duration=1, expires_turn=None,
+                 expires_seconds=60, reason="adrénaline"),
+        Modifier(id="m1.dalia", character="dalia", value=1, unit="turns", duration=1, expires_turn=1,
+                 expires_seconds=None, reason=""))
+    assert (state.expiry, state.next_modifier, state.modifier_ids) == ((1, 60), 1, {"jake": 3, "dalia": 2})
+    # turn 1 (4 s) expires nothing; turn 2 (8 s) takes dalia's out, and the expiry moves on
+    turn_1 = _applied(three, NextTurn())
+    assert game.fold(turn_1).action == state
+    turn_2 = game.fold(_applied(turn_1, NextTurn())).action
+    assert ([m.id for m in turn_2.modifiers], turn_2.expiry) == (["m1.jake", "m2.jake"], (20, 60))
+    # a minute on (turn 17, 68 s) takes jake's bonus out: only turns are left to expire
+    skipped = _applied(turn_1, NextTurn(), SkipTime(seconds=60))
+    state = game.fold(skipped).action
+    assert ([m.id for m in state.modifiers], state.expiry) == (["m1.jake"], (20, _NEVER))
+    over = game.fold(_applied(skipped, SkipTime(seconds=60))).action
+    assert (over.modifiers, over.expiry) == ((), None)
+
+
+def test_act_7_modifiers_expire_from_a_state_that_knows_no_expiry_yet():
+    # a snapshot from before the field holds modifiers with no expiry (None): the clock
+    # still takes the expired ones out, and the expiry is known from then on
+    given = _applied(ROSTER, ApplyModifier(character="jake", value=-1, duration=1),
+                     ApplyModifier(character="dalia", value=1, duration=3))
+    state = game.fold(given)
+    old = replace(state, action=replace(state.action, expiry=None))
+    for _ in range(2):
+        old = game.fold(game.decide(old, NextTurn(), ScriptedDraws([]), actor=STORYTELLER), old)
+    assert ([m.id for m in old.action.modifiers], old.action.expiry) == (["m1.dalia"], (3, _NEVER))
+
+
+def test_act_7_modifier_ids_stay_distinct_for_a_character_of_no_name():
+    # ``character`` is a Key, and an empty one is accepted: its audience key is empty, so
+    # its modifiers count in the public space ("m1", "m2") and the state counts them there
+    given = _applied([], *[ApplyModifier(character="", value=1, duration=2)] * 2)
+    assert [e.modifier for e in given] == ["m1", "m2"]
+    state = game.fold(given).action
+    assert (state.next_modifier, state.modifier_ids) == (3, {})
+
+
+def test_act_7_a_public_modifier_id_of_an_old_log_moves_the_public_counter():
+    # a log from before audiences numbered modifiers for everyone ("m3")
+    old = ModifierApplied(modifier="m3", character="jake", value=-1, duration=2, unit="turns", applied_turn=0,
+                          applied_seconds=0, expires_turn=2)
+    state = game.fold(ROSTER + [old]).action
+    assert (state.next_modifier, state.modifier_ids, state.expiry) == (4, {}, (2, _NEVER))
 
 
 # ---------------------------------------------------------------- who rolls what, and with which dice
@@ -526,6 +600,23 @@ def test_act_11_an_unknown_level_is_refused_with_the_table_by_ps():
     assert_refuses(given=ROSTER + given, when=RollAction(character="jake", characteristic="Motricité",
                                                          difficulty="Difficile"),
                    actor=player("jake"), match="the table names Facile (1), Corsé (2), Ardu (3) (ACT-11)")
+
+
+def test_act_11_a_level_matches_its_name_in_capitals_letter_for_letter():
+    # "ß" has no capital of one letter: "GRÖSSTE" is "Größte" in capitals, "Größe" is not
+    given = decide_after(ROSTER, ConfigureAction(levels={"Größte": 3}))
+    for written in ("GRÖSSTE", "grosste", "Größte"):
+        event = rolled([6, 6, 6], given=given, difficulty=written)
+        assert (event.difficulty, event.difficulty_name) == (3, "Größte")
+    assert_refuses(given=ROSTER + given, when=RollAction(character="jake", characteristic="Motricité",
+                                                         difficulty="Größe"),
+                   actor=player("jake"), code="invalid", match="unknown difficulty 'Größe'")
+
+
+def test_act_13_a_difficulty_of_a_letter_and_digits_is_an_unknown_level():
+    # only a minus sign may lead the digits of a number: "X2" is a name, and no level is named so
+    assert_refuses(given=ROSTER, when=RollAction(character="jake", test="Test (Motricité, X2)"),
+                   actor=player("jake"), code="invalid", match="unknown difficulty 'X2'")
 
 
 # ---------------------------------------------------------------- ACT-9 cooperation, ACT-7 modifiers add up
