@@ -87,11 +87,17 @@ def initial() -> State:
 # ---------------------------------------------------------------- helpers
 
 
-def turns_for(seconds: float, turn_seconds: float = 4) -> int:
-    """TIME-3: a duration in seconds lasts ceil(seconds / turn length) turns (15 s -> 4)."""
+def check_turn_length(turn_seconds: float) -> None:
+    """TIME-3: a turn lasts more than 0 seconds."""
     if turn_seconds <= 0:
         raise refuse("a turn lasts more than 0 seconds (TIME-3)", "TIME-3", "invalid")
-    return max(0, math.ceil(seconds / turn_seconds))
+
+
+def turns_for(seconds: float, turn_seconds: float) -> int:
+    """TIME-3: a duration of more than 0 seconds lasts ceil(seconds / turn length) turns
+    (15 s of 4 s turns -> 4); a skip of 0 seconds or less is refused first (TIME-1)."""
+    check_turn_length(turn_seconds)
+    return math.ceil(seconds / turn_seconds)
 
 
 def actions_per_turn(sheet: AnySheet | None, options: MetOptions = MetOptions()) -> int:
@@ -107,7 +113,7 @@ def clock(state: GameState) -> tuple[int, int]:
 
 def sheet_of(state: GameState, character_id: str | None) -> AnySheet | None:
     """The sheet of a character of the roster, or None (no such character, no sheet)."""
-    found = state.session.characters.get(character_id) if character_id is not None else None
+    found = state.session.characters.get(character_id)  # None is no character's id
     return found.sheet if found is not None else None
 
 
@@ -455,7 +461,7 @@ def decide_open_session(state: GameState, cmd: OpenSession, draws: Draws, actor:
     if state.session.status != "pending":
         # a closed session revealed its seed (FAIR-2): the next evening is a new session
         raise refuse(f"the session is already {state.session.status} (TIME-2)", "TIME-2")
-    turns_for(1, cmd.turn_seconds)  # TIME-3: a positive turn length
+    check_turn_length(cmd.turn_seconds)  # TIME-3
     options = MetOptions(
         bomb=cmd.bomb,
         retest_cancel=cmd.retest_cancel,
@@ -512,9 +518,8 @@ def decide_join_scene(state: GameState, cmd: JoinScene, draws: Draws, actor: Act
         raise refuse(f"scene {scene.name!r} is closed (TIME-2)", "TIME-2")
     if found.scene == cmd.scene:
         raise refuse(f"{found.name} is already in scene {scene.name!r}", "TIME-2")
-    if not actor.is_storyteller:
-        check_not_frozen(state.session, cmd.character)  # entering a frozen scene: no
-        if scene.frozen:
+    if not actor.is_storyteller:  # the player's own scene frozen: refused by check_playable
+        if scene.frozen:  # entering a frozen scene: no (TIME-5)
             raise refuse(f"Time Out: scene {scene.name!r} is frozen (TIME-5)", "TIME-5", "frozen")
     left = [SceneLeft(character=cmd.character, scene=found.scene)] if found.scene else []
     return left + [SceneJoined(character=cmd.character, scene=cmd.scene)]
@@ -597,7 +602,7 @@ def decide_skip_time(state: GameState, cmd: SkipTime, draws: Draws, actor: Actor
 
 
 def decide_set_turn_length(state: GameState, cmd: SetTurnLength, draws: Draws, actor: Actor) -> list[Event]:
-    turns_for(1, cmd.seconds)
+    check_turn_length(cmd.seconds)
     return [TurnLengthSet(seconds=cmd.seconds)]
 
 
@@ -649,8 +654,8 @@ def check_sheet(sheet: AnySheet) -> None:
         raise refuse(f"the sheet does not validate: {exc}", "sheet", "invalid") from None
 
 
-def _kind(sheet: AnySheet | None) -> str:
-    return sheet.__struct_config__.tag if sheet is not None else "no"
+def _kind(sheet: AnySheet) -> str:
+    return sheet.__struct_config__.tag
 
 
 def decide_amend_sheet(state: GameState, cmd: AmendSheet, draws: Draws, actor: Actor) -> list[Event]:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import pytest
 
-from conteur.events import game
+from conteur.events import game, views
 from conteur.events.action import TensionRaised, tension_of
 from conteur.events.met import IssueChallenge, MetOptions
 from conteur.events.met_rules import TieDebt
-from conteur.events.model import STORYTELLER
+from conteur.events.model import STORYTELLER, Actor
 from conteur.events.session import (
     ActionTaken,
+    CameBackInGame,
     AddCharacter,
     AmendSheet,
     BackInGame,
@@ -48,10 +49,11 @@ from conteur.events.session import (
     TurnAdvanced,
     TurnLengthSet,
     WentOutOfGame,
+    clock,
 )
 from conteur.events.sheets import ActionSheet, MetSheet, V5Sheet
 from conteur.events.testing import assert_refuses, decide_after
-from conteur.events.v5 import HungerSet, RollPool, hunger_of
+from conteur.events.v5 import HungerSet, PoolRolled, RollPool, SetHunger, hunger_of
 from tests.support.met_support import A6, B7, player, roster
 
 A = player("a")
@@ -510,3 +512,103 @@ def test_time_4_the_next_turn_names_the_scene_it_paces_and_the_budget_applies_th
 def test_time_4_a_character_out_of_the_paced_scene_has_no_budget():
     given = acted(ROSTER + PACING + [SceneLeft(character="a", scene="s1")], 2)
     assert decide_after(given, TakeAction(character="a"), actor=A) == [ActionTaken(character="a", turn=1)]
+
+
+# ---------------------------------------------------------------- TIME-1, TIME-3 the clock a skip leaves
+
+
+def test_time_1_3_after_a_skip_the_clock_and_the_next_turn_count_from_the_skip():
+    given = ROSTER + [TurnAdvanced(turn=2, game_seconds=8)]
+    skipped = given + decide_after(given, SkipTime(seconds=15, note="later"))
+    assert skipped[-1] == TimeSkipped(seconds=15, turn=6, game_seconds=23, note="later")
+    assert clock(game.fold(skipped)) == (6, 23)
+    assert decide_after(skipped, NextTurn()) == [TurnAdvanced(turn=7, game_seconds=27)]
+
+
+def test_time_4_a_skip_and_a_closed_scene_leave_every_scene_played_in_real_time():
+    given = ROSTER + [SceneOpened(scene="s2", name="Docks"), TurnAdvanced(turn=1, game_seconds=4, scene="s1")]
+    assert game.fold(given).session.scenes["s1"].paced is True
+    skipped = game.fold(given + decide_after(given, SkipTime(seconds=60))).session
+    assert (skipped.scenes["s1"].paced, skipped.scenes["s2"].paced) == (False, False)
+    closed = game.fold(given + decide_after(given, CloseScene(scene="s1"))).session
+    assert (closed.scenes["s1"].open, closed.scenes["s1"].paced, closed.scenes["s2"].paced) == (False, False, False)
+
+
+# ---------------------------------------------------------------- TIME-5, TIME-6 the state a resume leaves
+
+
+@pytest.mark.parametrize("scope, scene", [("venue", None), ("session", None), ("scene", "s1")])
+def test_time_5_a_time_out_ended_leaves_its_scope_unfrozen(scope, scene):
+    frozen = ROSTER + decide_after(ROSTER, Freeze(scope=scope, scene=scene))
+    resumed = game.fold(frozen + decide_after(frozen, Resume(scope=scope, scene=scene))).session
+    assert (resumed.venue_frozen, resumed.frozen, resumed.scenes["s1"].frozen) == (False, False, False)
+
+
+def test_time_6_back_in_game_a_character_is_in_game_in_the_state():
+    out = ROSTER + decide_after(ROSTER, OutOfGame(character="a"), actor=A)
+    assert game.fold(out).session.characters["a"].out_of_game is True
+    back = decide_after(out, BackInGame(character="a"), actor=A)
+    assert back == [CameBackInGame(character="a")]
+    assert game.fold(out + back).session.characters["a"].out_of_game is False
+
+
+def test_time_5_a_player_in_a_frozen_scene_cannot_walk_out_into_another_a_storyteller_moves_it():
+    given = ROSTER + [SceneOpened(scene="s2", name="Docks"), TimeOutCalled(scope="scene", scene="s1")]
+    refused = assert_refuses(given=given, when=JoinScene(character="a", scene="s2"), actor=A, code="frozen")
+    assert refused.message == "Time Out: scene 'Elysium' is frozen until a storyteller resumes (TIME-5)"
+    assert decide_after(given, JoinScene(character="a", scene="s2")) == [
+        SceneLeft(character="a", scene="s1"), SceneJoined(character="a", scene="s2")]
+
+
+# ---------------------------------------------------------------- TIME-4 the budget of each turn
+
+
+def test_time_4_the_budget_of_actions_starts_afresh_each_turn():
+    given = paced(MetSheet(physical=5, celerity=1))  # 2 actions a turn
+    for turn in (1, 2):
+        given = acted(given, 2)
+        refused = assert_refuses(given=given, when=TakeAction(character="a"), actor=A, code="rule")
+        assert refused.message == "A has used its 2 actions this turn (TIME-4)"
+        given = given + [TurnAdvanced(turn=turn + 1, game_seconds=4 * (turn + 1))]
+    assert game.fold(given).session.characters["a"].actions_used == 2
+
+
+@pytest.mark.parametrize("extra, ends", [(True, 3), (False, 5)])
+def test_time_4_celerity_shortens_a_longer_action_only_when_the_option_gives_it_actions(extra, ends):
+    given = paced(MetSheet(physical=5, celerity=1), MetOptions(celerity_extra_actions=extra))
+    (taken,) = decide_after(given, TakeAction(character="a", actions=4), actor=A)
+    assert taken == ActionTaken(character="a", turn=1, ends_turn=ends)
+
+
+# ---------------------------------------------------------------- V5-5 a starting Hunger of a sheet of another kind
+
+
+def test_v5_5_an_amended_sheet_without_a_starting_hunger_keeps_the_hunger_played():
+    given = roster(a=A6) + [CharacterAdded(character="n", name="N")]
+    for who in ("a", "n"):
+        given = given + decide_after(given, SetHunger(character=who, hunger=3))
+    met_again = given + decide_after(given, AmendSheet(character="a", sheet=MetSheet(physical=4)))
+    met_given = given + decide_after(given, AmendSheet(character="n", sheet=MetSheet(physical=4)))
+    v5_given = given + decide_after(given, AmendSheet(character="n", sheet=V5Sheet(hunger=1)))
+    assert (hunger_of(game.fold(met_again), "a"), hunger_of(game.fold(met_given), "n")) == (3, 3)
+    assert hunger_of(game.fold(v5_given), "n") == 1  # a sheet's starting Hunger, where there was none
+
+
+def test_v5_1_a_storyteller_s_pool_for_no_character_reads_no_sheet_and_rolls_no_hunger_die():
+    (rolled,) = decide_after(V5_ROSTER, RollPool(pool=2), draws=[7, 3])
+    assert isinstance(rolled, PoolRolled)
+    assert (rolled.character, rolled.pool, rolled.normal, rolled.hunger) == (None, 2, (7, 3), ())
+
+
+# ---------------------------------------------------------------- TIME-2 an amended sheet is secret
+
+
+def test_time_2_an_amended_sheet_and_its_reason_are_secret_to_its_player():
+    (amended,) = decide_after(ROSTER, AmendSheet(character="a", sheet=MetSheet(physical=4), reason="staked"))
+    assert amended == SheetAmended(character="a", sheet=MetSheet(physical=4), reason="staked")
+    for viewer in (STORYTELLER, A):
+        assert views.view(amended, viewer) == amended
+    for viewer in (player("b"), Actor(role="observer")):
+        assert views.view(amended, viewer) == SheetAmended(character="a", sheet=None, reason="")
+    seen_by_b = views.fold_view(ROSTER + [amended], player("b")).session.characters["a"]
+    assert seen_by_b.sheet is None  # b never saw a's sheet, before or after
