@@ -473,13 +473,11 @@ def initiative_order(state: GameState, actions: Iterable[tuple[str, str]]) -> li
         return (celerity, traits(sheet, action[1]))
 
     groups: list[tuple[tuple[str, str], ...]] = []
-    last = None
     for action in sorted(actions, key=key, reverse=True):
-        if groups and key(action) == last:
+        if groups and key(action) == key(groups[-1][0]):  # as the last group's
             groups[-1] = groups[-1] + (action,)
         else:
             groups.append((action,))
-        last = key(action)
     return groups
 
 
@@ -513,8 +511,8 @@ def _side(ch: Challenge, character: str) -> None:
 
 
 def _pairs(state: GameState, group_id: str) -> list[Challenge]:
-    group = state.met.get(group_id)
-    return [state.met.get(pair) for pair in group.pairs] if group is not None else []
+    """A group's pairs; every caller names a group on record (a pair's ``group``, or a group)."""
+    return [state.met.get(pair) for pair in get(state, group_id).pairs]
 
 
 def _apply(state: GameState, events: Iterable[Event]) -> GameState:
@@ -676,7 +674,7 @@ def _check_declared(state: GameState, ch: Challenge, side: str, value: int, what
 
 def _loser_can_act(state: GameState, ch: Challenge, loser: str, by: str) -> bool:
     """Whether the loser still has a window (MET-12, MET-13); else the result stands."""
-    if loser == STORYTELLER_SIDE or by == "zero_traits":
+    if loser == STORYTELLER_SIDE:  # MET-5's zero traits never come here: they end the challenge at its issue
         return False
     sheet = _sheet(state, loser)
     has_source = sheet is None or bool(rules.retest_sources(sheet))  # else nothing to retest with
@@ -847,7 +845,7 @@ def decide_issue_challenge(state: GameState, cmd: IssueChallenge, draws: Draws, 
         kind=ch.kind,
         initiator=initiator,
         defender=defender,
-        tested=tested,
+        tested=ch.tested,
         attribute=ch.attribute,
         defender_attribute=ch.defender_attribute,
         difficulty=ch.difficulty,
@@ -861,7 +859,7 @@ def decide_issue_challenge(state: GameState, cmd: IssueChallenge, draws: Draws, 
     zero = [s for s in ch.sides if (sheet := _sheet(state, s)) is not None and traits(sheet, ch.attribute_of(s)) <= 0]
     if ch.attribute is None or not zero:
         return [issued]
-    loser = initiator if initiator in zero else zero[0]
+    loser = zero[0]  # ch.sides lists the initiator first: both at 0, it is the initiator
     winner = ch.other(loser)
     return [
         issued,
@@ -901,7 +899,7 @@ def _issue_group(state: GameState, cmd: IssueChallenge, draws: Draws, actor: Act
         attribute=cmd.attribute,
         defender_attribute=cmd.defender_attribute,
         difficulty=cmd.difficulty if cmd.kind == "static" else 0,
-        tests=cmd.tests if cmd.kind == "static" else 1,
+        tests=cmd.tests,  # 1 unless static: each pair's checks above refused successive classic tests
         abilities=cmd.abilities,
         defender_abilities=cmd.defender_abilities,
         action=cmd.action,
@@ -913,7 +911,7 @@ def _issue_group(state: GameState, cmd: IssueChallenge, draws: Draws, actor: Act
         zero = [s for s in pair.sides
                 if (sheet := _sheet(state, s)) is not None and traits(sheet, pair.attribute_of(s)) <= 0]
         if zero:
-            loser = pair.initiator if pair.initiator in zero else zero[0]
+            loser = zero[0]  # both at zero: the initiator (choice), first of the pair's sides
             winner = pair.other(loser)
             events += [
                 RoundWon(challenge=pair.id, round=1, winner=winner, loser=loser, by="zero_traits"),
@@ -1235,10 +1233,10 @@ def evolve_challenge_cancelled(own: State, e: ChallengeCancelled, state: GameSta
 
 def evolve_challenge_overruled(own: State, e: ChallengeOverruled, state: GameState) -> State:
     own = _update(own, e.challenge, status="resolved", winner=e.winner, loser=e.loser, reason="overruled")
-    group = own.get(own.get(e.challenge).group or "")
+    ch = own.get(e.challenge)
+    group = own.get(ch.group) if ch.group is not None else None
     if group is not None and group.status == "resolved":  # a settled group's outcome follows
-        defender = own.get(e.challenge).defender
-        own = _update(own, group.id, results={**group.results, defender: e.winner})
+        own = _update(own, group.id, results={**group.results, ch.defender: e.winner})
     return own
 
 

@@ -46,7 +46,7 @@ def rules_tests(*names: str) -> list[str]:
 # the tests each module's mutants run: those named after the rules the module holds
 SELECTION: dict[str, list[str]] = {
     "met": rules_tests("met_rules", "met", "met_defender", "met_examples", "met_group", "met_group_static",
-                       "met_traits"),
+                       "met_throws", "met_traits"),
     "met_rules": rules_tests("met_rules", "met", "met_defender", "met_traits"),
     "v5": rules_tests("v5_rules", "v5", "verdicts_rouse"),
     "action": rules_tests("action_rules", "action", "action_settle", "session_rules"),

@@ -33,12 +33,14 @@ from conteur.events.met import (
     ThrowsRevealed,
     TieDebtIncurred,
     TieDebtPaid,
+    initiative_order,
     open_windows,
 )
 from conteur.events.model import STORYTELLER, DrawRecord
 from conteur.events.met import MetOptions, TieDebt
-from conteur.events.session import Carried, CharacterAdded, NoSheetMarked, SessionOpened
-from conteur.events.sheets import MetSheet
+from conteur.events.session import (ActionTaken, Carried, CharacterAdded, NoSheetMarked, SceneJoined, SceneOpened,
+                                    SessionOpened, SheetAmended, TimeOutCalled, TurnAdvanced)
+from conteur.events.sheets import MetSheet, V5Sheet
 from conteur.events.testing import assert_decides, assert_refuses, decide_after
 from tests.support.met_support import A6, B7, classic, player, roster, static, thrown, won_on_throw
 
@@ -678,7 +680,7 @@ def test_met_16_a_storyteller_overrules_and_the_history_stays_in_the_log():
         then=[ChallengeOverruled(challenge="c1", winner="a", loser="b", previous_winner="b", reason="B was paralysed")],
     )
     challenge = game.fold(given + events).met.challenges["c1"]
-    assert (challenge.winner, challenge.reason) == ("a", "overruled")
+    assert (challenge.status, challenge.winner, challenge.loser, challenge.reason) == ("resolved", "a", "b", "overruled")
     assert_refuses(given=given, when=Overrule(challenge="c1", winner="a"), actor=A, code="forbidden")
 
 
@@ -792,3 +794,149 @@ def test_met_13_mutual_debts_cancel_and_the_tie_goes_to_bids():
                           TieDebtPaid(debtor="b", creditor="a", challenge="c2")]
     state = game.fold(given + events)
     assert state.met.debts == () and state.met.challenges["c2"].status == "bidding"
+
+
+# ---------------------------------------------------------------- who acts, who may be challenged
+
+
+PACED = DUEL + [TurnAdvanced(turn=1, game_seconds=4, scene="s1")]  # s1 is played turn by turn
+
+
+def test_time_4_a_challenge_spends_its_initiator_s_action_and_a_mutual_one_its_defender_s_too():  # MET-8
+    challenge = IssueChallenge(character="a", defender="b", attribute="physical")
+    refused = assert_refuses(given=PACED + [ActionTaken(character="a", turn=1)], when=challenge, actor=A, code="rule")
+    assert (refused.rule, refused.message) == ("TIME-4", "A has used its 1 action this turn (TIME-4)")
+    b_acted = PACED + [ActionTaken(character="b", turn=1)]
+    assert decide_after(b_acted, challenge, actor=A) == [classic()]  # b only defends: no action of its own
+    refused = assert_refuses(given=b_acted, when=IssueChallenge(character="a", defender="b", attribute="physical",
+                                                                mutual=True), actor=A, code="rule")
+    assert (refused.rule, refused.message) == ("TIME-4", "B has used its 1 action this turn (TIME-4)")
+
+
+def test_time_5_a_player_cannot_challenge_a_character_frozen_in_another_scene():
+    given = DUEL + [SceneOpened(scene="s2", name="Docks"), SceneJoined(character="b", scene="s2"),
+                    TimeOutCalled(scope="scene", scene="s2")]
+    refused = assert_refuses(given=given, when=IssueChallenge(character="a", defender="b", attribute="physical"),
+                             actor=A, code="frozen")
+    assert (refused.rule, refused.message) == (
+        "TIME-5", "Time Out: scene 'Docks' is frozen until a storyteller resumes (TIME-5)")
+
+
+def test_met_9_an_antagonist_off_the_roster_acts_with_no_traits():
+    assert initiative_order(game.fold(DUEL), [("Ghoul", "physical"), ("a", "physical")]) == [
+        (("a", "physical"),), (("Ghoul", "physical"),)]
+
+
+# ---------------------------------------------------------------- what each ending carries
+
+
+def test_met_3_a_storyteller_names_the_defender_s_abilities_with_the_challenge():
+    assert_decides(given=DUEL, when=IssueChallenge(character="a", defender="b", attribute="physical",
+                                                   defender_abilities=("Brawl",)),
+                   then=[classic(defender_abilities=("Brawl",))])
+
+
+def test_met_5_a_mutual_challenge_lost_on_zero_traits_settles_both_actions():  # MET-8
+    given = roster(a=A6, b=MetSheet(physical=0))
+    events = decide_after(given, IssueChallenge(character="a", defender="b", attribute="physical", mutual=True),
+                          actor=A)
+    assert events[1:] == [RoundWon(challenge="c1", round=1, winner="a", loser="b", by="zero_traits"),
+                          ChallengeResolved(challenge="c1", winner="a", loser="b", reason="zero_traits", mutual=True)]
+
+
+def test_met_13_a_failed_overbid_in_a_mutual_challenge_settles_both_actions():  # MET-8
+    given = window(mutual=True) + [OverbidDeclared(challenge="c1", character="a", value=6)]
+    events = decide_after(given, DeclareBid(character="b", challenge="c1", round=1, value=3), actor=B)
+    assert events[-1] == ChallengeResolved(challenge="c1", winner="b", loser="a", reason="overbid_failed", mutual=True)
+
+
+def test_met_13_a_storyteller_answers_an_overbid_for_an_antagonist_without_a_sheet():
+    given = roster(a=A6) + [classic(defender="Ghoul")] + won_on_throw("c1", 1, "Ghoul", "a") + [
+        OverbidDeclared(challenge="c1", character="a", value=6)]
+    assert_decides(given=given, when=DeclareBid(character="Ghoul", challenge="c1", round=1, value=2), then=[
+        BidDeclared(challenge="c1", round=1, character="Ghoul", value=2, overbid=True),
+        OverbidSettled(challenge="c1", character="a", opponent="Ghoul", granted=True),
+        RoundStarted(challenge="c1", round=2, test=1, reason="overbid"),
+    ])
+
+
+def test_met_12_a_retest_of_the_second_successive_test_redoes_that_test():  # MET-10
+    given = roster(a=A6) + [static(tests=2)] + won_on_throw("c1", 1, "a", "storyteller") + [
+        RoundStarted(challenge="c1", round=2, test=2, reason="next_test")] + won_on_throw("c1", 2, "storyteller", "a")
+    assert_decides(given=given, when=Retest(character="a", challenge="c1", source="Melee"), actor=A, then=[
+        RetestTaken(challenge="c1", character="a", source="Melee", round=2),
+        RoundStarted(challenge="c1", round=3, test=2, reason="retest"),
+    ])
+
+
+def test_met_15_a_sheet_of_another_ruleset_is_no_mind_s_eye_sheet_to_check():
+    # n, without a sheet when the challenge began, has since been given a V5 one: it counts no Mind's Eye traits,
+    # so a storyteller declares for it as for a side without a sheet
+    given = roster(a=A6) + [CharacterAdded(character="n", name="N"), SceneJoined(character="n", scene="s1"),
+                            classic(initiator="n", defender="a")] + won_on_throw("c1", 1, "a", "n") + [
+        SheetAmended(character="n", sheet=V5Sheet())]
+    assert_decides(given=given, when=Overbid(character="n", challenge="c1", value=3),
+                   then=[OverbidDeclared(challenge="c1", character="n", value=3)])
+
+
+def test_met_16_a_window_with_an_overbid_unanswered_still_closes():
+    given = window() + [OverbidDeclared(challenge="c1", character="a", value=6)]
+    assert open_windows(game.fold(given)) == ("c1",)
+    assert_decides(given=given, when=CloseWindow(challenge="c1", timeout=True),
+                   then=[ChallengeResolved(challenge="c1", winner="b", loser="a", reason="timeout")])
+
+
+def test_met_16_a_cancelled_group_cancels_its_pairs_saying_so():
+    from tests.support.met_support import ISSUED, TWO
+
+    events = decide_after(TWO + [ISSUED], CancelChallenge(challenge="c1"))
+    state = game.fold(TWO + [ISSUED] + events)
+    assert [(state.met.get(c).status, state.met.get(c).reason) for c in ("c1", "c1.1", "c1.2")] == [
+        ("cancelled", "cancelled")] * 3
+
+
+# ---------------------------------------------------------------- a new round starts clean
+# what a storyteller's audit and the phones show of a challenge: the round's bids, an overbid pending
+
+
+def test_met_3_equal_bids_start_a_round_with_no_bid_declared_yet():
+    given = TIED + [BidDeclared(challenge="c1", round=1, character="a", value=6)]
+    events = decide_after(given, DeclareBid(character="b", challenge="c1", round=1, value=6), actor=B)
+    assert events[-1] == RoundStarted(challenge="c1", round=2, test=1, reason="equal_bids")
+    ch = game.fold(given + events).met.get("c1")
+    assert (ch.round, ch.status, ch.throws, ch.bids) == (2, "throwing", {}, {})
+
+
+def test_met_13_a_granted_overbid_s_round_has_no_overbid_pending():
+    given = window() + [OverbidDeclared(challenge="c1", character="a", value=6)]
+    events = decide_after(given, DeclareBid(character="b", challenge="c1", round=1, value=2), actor=B)
+    assert events[-1] == RoundStarted(challenge="c1", round=2, test=1, reason="overbid")
+    ch = game.fold(given + events).met.get("c1")
+    assert (ch.round, ch.status, ch.bids, ch.overbid_value, ch.overbids) == (2, "throwing", {}, None, ("a",))
+
+
+def test_met_12_option_a_lucky_character_s_cancelling_retest_is_its_second():
+    # a retests the trap's win, wins the retest's round; the trap retests that, and a cancels it with Lucky:
+    # a has spent both of its retests of this static challenge, the trap its one
+    from tests.support.met_support import play
+
+    lucky = MetSheet(physical=5, abilities={"Athletics": 1}, merits=("Lucky",))
+
+    def throws(round, trap, a):
+        return [(Throw(character="Trap", challenge="c1", round=round, choice=trap), STORYTELLER),
+                (Throw(character="a", challenge="c1", round=round, choice=a), A)]
+
+    events = play(
+        roster(CANCEL, a=lucky),
+        (IssueChallenge(character="Trap", defender="a", kind="static", attribute="physical", difficulty=5),
+         STORYTELLER),
+        *throws(1, "rock", "scissors"),
+        (Retest(character="a", challenge="c1", source="Athletics"), A),
+        *throws(2, "scissors", "rock"),
+        (Retest(character="Trap", challenge="c1", source="Spring"), STORYTELLER),
+        (Retest(character="a", challenge="c1", source="Lucky", cancels=True), A),
+    )
+    assert events[-3:] == [RetestCancelled(challenge="c1", character="a", source="Lucky", cancelled="Trap"),
+                           RoundWon(challenge="c1", round=2, winner="a", loser="Trap", by="throw"),
+                           ChallengeResolved(challenge="c1", winner="a", loser="Trap", reason="final")]
+    assert game.fold(events).met.get("c1").retests == {"a": 2, "Trap": 1}

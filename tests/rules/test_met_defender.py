@@ -81,6 +81,13 @@ def test_the_declared_abilities_are_sealed_like_the_value():
     assert seen is not None and seen.value is None and seen.abilities == ()
 
 
+def test_met_13_an_overbid_s_score_and_abilities_are_sealed_from_the_others():
+    # the loser announces its score to the storyteller (MET-13): its opponent learns only that an overbid is in
+    overbid = OverbidDeclared(challenge="c1", character="a", value=8, abilities=("Melee",))
+    assert views.view(overbid, player("b")) == OverbidDeclared(challenge="c1", character="a")
+    assert views.view(overbid, player("a")) == overbid
+
+
 def test_a_bid_stored_before_abilities_existed_still_decodes():
     old = msgspec.json.encode({"type": "met.bid_declared", "character": "b", "challenge": "c1", "round": 1,
                                "value": 9})

@@ -105,8 +105,9 @@ def test_met_1_a_group_has_at_most_its_ruleset_number_of_defenders():
 
 
 def test_met_1_a_group_names_each_defender_once_and_not_the_initiator():
-    assert_refuses(given=FOUR, when=IssueChallenge(character="a", defenders=("b", "b"), attribute="physical"),
-                   actor=A, code="invalid", match="each character once")
+    twice = assert_refuses(given=FOUR, when=IssueChallenge(character="a", defenders=("b", "b"),
+                                                           attribute="physical"), actor=A, code="invalid")
+    assert twice.message == "defenders: each character once"
     assert_refuses(given=FOUR, when=IssueChallenge(character="a", defenders=("b", "a"), attribute="physical"),
                    actor=A, code="invalid", match="cannot challenge itself")
     assert_refuses(given=FOUR, when=IssueChallenge(character="a", defender="b", defenders=("c", "d"),
@@ -117,8 +118,10 @@ def test_met_1_a_characters_group_challenge_is_classic_and_never_mutual():
     """A static test against several characters is a storyteller's (test_met_group_static.py)."""
     assert_refuses(given=FOUR, when=IssueChallenge(character="a", kind="static", defenders=("b", "c"),
                                                    attribute="physical", difficulty=3), actor=A, match="classic")
-    assert_refuses(given=FOUR, when=IssueChallenge(character="a", defenders=("b", "c"), attribute="physical",
-                                                   mutual=True), actor=A, match="MET-8")
+    mutual = assert_refuses(given=FOUR, when=IssueChallenge(character="a", defenders=("b", "c"),
+                                                            attribute="physical", mutual=True), actor=A)
+    assert (mutual.message, mutual.rule) == (
+        "one challenge settles both actions between two characters only (MET-8)", "MET-8")
 
 
 def test_met_1_every_defender_is_checked_as_in_a_challenge_of_two():
@@ -126,6 +129,58 @@ def test_met_1_every_defender_is_checked_as_in_a_challenge_of_two():
     assert_refuses(given=elsewhere, when=THREE_AGAINST, actor=A, match="TIME-2")
     assert_refuses(given=FOUR, when=IssueChallenge(character="a", defenders=("b", "zed"), attribute="physical"),
                    actor=A, code="not_found")
+
+
+def test_met_1_a_group_carries_its_attributes_abilities_and_action_to_every_pair():
+    """Example 2's shape: a Mental power resisted with Physical, against two defenders; the
+    storyteller names the defenders' abilities (a player cannot: MET-3)."""
+    [issued] = assert_decides(
+        given=FOUR,
+        when=IssueChallenge(character="a", defenders=("b", "c"), attribute="mental", defender_attribute="physical",
+                            abilities=("Melee",), defender_abilities=("Brawl",), action="a psychic shove"),
+        then=[GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "c"), pairs=("c1.1", "c1.2"),
+                                   attribute="mental", defender_attribute="physical", abilities=("Melee",),
+                                   defender_abilities=("Brawl",), action="a psychic shove")],
+    )
+    state = game.fold(FOUR + [issued])
+    for p in issued.pairs:
+        ch = state.met.get(p)
+        assert (ch.kind, ch.attribute, ch.attribute_of(ch.defender), ch.abilities, ch.defender_abilities) == (
+            "classic", "mental", "physical", ("Melee",), ("Brawl",))
+        assert ch.tested is None  # a classic pair tests no one against the storyteller (MET-10)
+
+
+def test_met_10_a_classic_group_faces_no_difficulty():
+    [issued] = decide_after(FOUR, IssueChallenge(character="a", defenders=("b", "c"), attribute="physical",
+                                                 difficulty=3), actor=A)
+    assert issued.difficulty == 0  # a difficulty is a static test's (test_met_group_static.py)
+
+
+# a ties c on the first throw (beats b, loses to d), in a group naming abilities
+def tied_with(**named) -> list:
+    issued = GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "c", "d"),
+                                  pairs=("c1.1", "c1.2", "c1.3"), attribute="physical", **named)
+    return play(FOUR + [issued], throw("a", "rock"), throw("b", "scissors"), throw("c", "rock"), throw("d", "paper"))
+
+
+def test_met_3_the_initiators_abilities_named_with_the_group_count_in_its_bids():
+    # a: Physical 6 and Melee 2, named with the group: its true score is 8 in every pair
+    tied = tied_with(abilities=("Melee",))
+    assert_decides(given=tied, when=DeclareBid(character="a", challenge="c1", round=1, value=8), actor=A,
+                   then=[BidDeclared(challenge="c1.2", round=1, character="a", value=8)])
+    assert_refuses(given=tied, when=DeclareBid(character="a", challenge="c1", round=1, value=9), actor=A,
+                   match="above your true 8")
+
+
+def test_met_3_the_defenders_abilities_a_storyteller_names_with_the_group_count_in_each_defenders_bid():
+    # c: Physical 5 and Brawl 1, named for every defender: its true score is 6
+    tied = play(tied_with(defender_abilities=("Brawl",)),
+                (DeclareBid(character="a", challenge="c1", round=1, value=5), A))
+    then = decide_after(tied, DeclareBid(character="c", challenge="c1", round=1, value=6), actor=C)
+    assert then[:2] == [BidDeclared(challenge="c1.2", round=1, character="c", value=6),
+                        BidsCompared(challenge="c1.2", round=1, winner="c")]
+    assert_refuses(given=tied, when=DeclareBid(character="c", challenge="c1", round=1, value=7), actor=C,
+                   match="above your true 6")
 
 
 def with_e(physical: int) -> list:
@@ -150,6 +205,25 @@ def test_met_5_a_defender_at_zero_traits_loses_its_pair_at_once():
 
 def test_met_5_a_defender_at_one_trait_plays_its_pair():
     assert_decides(given=with_e(1), when=B_AND_E, actor=A, then=[B_AND_E_ISSUED])
+
+
+def e_resists(physical: int, mental: int) -> list:
+    """a's Mental power, resisted with Physical (Example 2), against b and e: the events."""
+    given = FOUR + [CharacterAdded(character="e", name="E", sheet=MetSheet(physical=physical, mental=mental)),
+                    SceneJoined(character="e", scene="s1")]
+    return decide_after(given, IssueChallenge(character="a", defenders=("b", "e"), attribute="mental",
+                                              defender_attribute="physical"), actor=A)
+
+
+def test_met_5_a_defender_at_zero_traits_in_the_attribute_it_resists_with_loses_its_pair_at_once():
+    issued = GroupChallengeIssued(challenge="c1", initiator="a", defenders=("b", "e"), pairs=("c1.1", "c1.2"),
+                                  attribute="mental", defender_attribute="physical")
+    assert e_resists(physical=0, mental=3) == [
+        issued,
+        RoundWon(challenge="c1.2", round=1, winner="a", loser="e", by="zero_traits"),
+        ChallengeResolved(challenge="c1.2", winner="a", loser="e", reason="zero_traits"),
+    ]
+    assert e_resists(physical=1, mental=0) == [issued]  # its Mental counts for nothing here: it plays
 
 
 def test_met_5_an_initiator_at_zero_traits_loses_every_pair_and_the_group_is_settled():
@@ -390,9 +464,18 @@ def test_met_16_the_group_is_settled_when_its_last_pair_stands():
     )
     settled = given + [resolved, settled_]
     state = game.fold(settled)
-    assert state.met.get("c1").status == "resolved"
+    assert (state.met.get("c1").status, state.met.get("c1").reason) == ("resolved", "settled")
     assert state.met.get("c1").results == {"b": "a", "c": "a", "d": "d"}
     assert "c1" not in state.met.live
+
+
+def test_met_16_closing_a_groups_windows_closes_an_overbid_waiting_for_its_answer_too():
+    given = play(ROUND_1, (Overbid(character="b", challenge="c1", value=7), B))  # c1.1: b overbids a
+    assert game.fold(given).met.get("c1.1").status == "overbid"
+    assert decide_after(given, CloseWindow(challenge="c1")) == [
+        ChallengeResolved(challenge="c1.1", winner="a", loser="b", reason="window_closed"),
+        ChallengeResolved(challenge="c1.3", winner="d", loser="a", reason="window_closed"),
+    ]
 
 
 def test_met_16_the_initiator_accepts_every_pair_it_lost_at_once():

@@ -477,6 +477,8 @@ def test_met_12_option_cancelling_a_retest_spends_the_canceller_s_one_retest():
     cancelled = decide_after(given, Retest(character="b", challenge="c1", source="Dodge", cancels=True), actor=B)
     state = game.fold(given + cancelled)
     assert state.met.challenges["c1"].retests == {"a": 1, "b": 1}
+    # nothing is left to cancel: the phones offer no cancelling retest any more (client/web/player.js)
+    assert state.met.challenges["c1"].cancellable is None
     again = given + cancelled + [RetestTaken(challenge="c1", character="a", source="Melee", round=1)]
     assert game.fold(again).met.challenges["c1"].retests == {"a": 2, "b": 1}
 
@@ -512,6 +514,12 @@ def refused(given: list, when, actor=STORYTELLER, *, rule: str, code: str = "rul
     assert says in violation.message, violation.message
 
 
+def refused_saying(given: list, when, actor=STORYTELLER, *, rule: str, code: str = "rule", says: str):
+    """As ``refused``, with the whole message: a player's or storyteller's screen shows it as it is."""
+    violation = assert_refuses(given=given, when=when, actor=actor, code=code)
+    assert (violation.rule, violation.message) == (rule, says), violation
+
+
 PAIR = roster(a=A6, b=B7)
 ISSUED_C1 = PAIR + [classic()]
 TIED = tie()
@@ -541,6 +549,14 @@ CANCELLED = ISSUED_C1 + [ChallengeCancelled(challenge="c1", reason="")]
 GROUP = roster(a=A6, b=B7, c=B7) + [GroupChallengeIssued(
     challenge="c1", initiator="a", defenders=("b", "c"), pairs=("c1.1", "c1.2"), attribute="physical")]
 ELSEWHERE = PAIR + [SceneOpened(scene="s2", name="Harbour"), SceneJoined(character="b", scene="s2")]
+# a's retest's round tied twice, on the throws then on the bids: round 3 is thrown afresh, a's retest is spent
+RETEST_REDONE = retest_taken() + thrown("c1", 2, a="rock", b="rock") + [
+    BidDeclared(challenge="c1", round=2, character="a", value=5),
+    BidDeclared(challenge="c1", round=2, character="b", value=5),
+    BidsCompared(challenge="c1", round=2),
+    RoundStarted(challenge="c1", round=3, reason="equal_bids"),
+]
+OVERRULED = lost_on_the_throw() + decide_after(lost_on_the_throw(), Overrule(challenge="c1", winner="a"))
 
 
 def challenge(**fields) -> IssueChallenge:
@@ -555,12 +571,13 @@ def challenge(**fields) -> IssueChallenge:
     pytest.param(GROUP, Throw(character="x", challenge="c1", round=1, choice="rock"), STORYTELLER,
                  "MET-1", "forbidden", "x takes no part in challenge c1", id="not in the group"),
     pytest.param(GROUP, Overrule(challenge="c1", winner="a"), STORYTELLER,
-                 "MET-1", "invalid", "has several pairs this may be for: name one of c1.1, c1.2 (MET-1)",
+                 "MET-1", "invalid", "challenge c1 has several pairs this may be for: name one of c1.1, c1.2 (MET-1)",
                  id="several pairs"),
     pytest.param(PAIR, challenge(defenders=("b",), defender="b"), A,
-                 "defenders", "invalid", "in defender or in defenders, not both (MET-1)", id="defender twice"),
+                 "defenders", "invalid", "a challenge names its defender in defender or in defenders, not both (MET-1)",
+                 id="defender twice"),
     pytest.param(PAIR, challenge(attribute=None), A,
-                 "MET-1", "invalid", "names Physical, Social or Mental (MET-1)", id="no attribute"),
+                 "MET-1", "invalid", "a challenge names Physical, Social or Mental (MET-1)", id="no attribute"),
     pytest.param(PAIR, challenge(defender="zed"), A,
                  "MET-1", "not_found", "no character 'zed' in this session", id="unknown defender"),
     pytest.param(PAIR, challenge(defender="a"), A,
@@ -576,7 +593,7 @@ def challenge(**fields) -> IssueChallenge:
     pytest.param(ELSEWHERE, challenge(), A, "TIME-2", "rule", "B is not in your scene (TIME-2)", id="other scene"),
 ])
 def test_met_1_a_challenge_is_refused_naming_who_or_what_is_wrong(given, when, actor, rule, code, says):
-    refused(given, when, actor, rule=rule, code=code, says=says)
+    refused_saying(given, when, actor, rule=rule, code=code, says=says)
 
 
 @pytest.mark.parametrize("given, when, actor, rule, code, says", [
@@ -590,17 +607,22 @@ def test_met_1_a_challenge_is_refused_naming_who_or_what_is_wrong(given, when, a
                  "MET-10", "invalid", "a static challenge tests one character of the roster (MET-10)",
                  id="static with no one tested"),
     pytest.param(PAIR, challenge(defender=None), A,
-                 "MET-8", "invalid", "against the storyteller use a static test (MET-8)", id="classic no defender"),
+                 "MET-8", "invalid",
+                 "a classic challenge names its defender; against the storyteller use a static test (MET-8)",
+                 id="classic no defender"),
     pytest.param(PAIR, challenge(tests=2), A,
                  "MET-10", "invalid", "successive tests are for static, simple and complex tests (MET-10, MET-11)",
                  id="successive classic"),
     pytest.param(PAIR, challenge(kind="static", defender=None, mutual=True), A,
-                 "MET-8", "invalid", "only when both use the same attribute (MET-8)", id="mutual static"),
+                 "MET-8", "invalid", "one challenge settles both actions only when both use the same attribute (MET-8)",
+                 id="mutual static"),
     pytest.param(PAIR, challenge(defender_abilities=("Brawl",)), A,
-                 "MET-3", "invalid", "the initiator names only its own (MET-3)", id="defender abilities"),
+                 "MET-3", "invalid",
+                 "the defender declares its own abilities with its bid; the initiator names only its own (MET-3)",
+                 id="defender abilities"),
 ])
 def test_met_8_10_11_a_challenge_of_the_wrong_shape_is_refused_by_its_rule(given, when, actor, rule, code, says):
-    refused(given, when, actor, rule=rule, code=code, says=says)
+    refused_saying(given, when, actor, rule=rule, code=code, says=says)
 
 
 @pytest.mark.parametrize("given, when, actor, rule, code, says", [
@@ -664,9 +686,14 @@ def test_met_2_a_throw_is_refused_by_its_rule(given, when, actor, rule, code, sa
                  "the winner answers the overbid; the loser announced first (MET-13)", id="overbidder answers"),
     pytest.param(NO_SHEET_LOST, Overbid(character="n", challenge="c1", value=3), player("n"), "MET-15", "rule",
                  "no sheet on file for n: a storyteller declares for it (MET-15)", id="no sheet"),
+    pytest.param(OVERBID_OPEN, DeclareBid(character="b", challenge="c1", round=1, value=-1), B, "MET-3", "invalid",
+                 "a score counts traits: -1 is below 0 (MET-3)", id="overbid answered below zero"),
+    pytest.param(OVERBID_OPEN, DeclareBid(character="b", challenge="c1", round=1, value=15), B, "MET-4", "rule",
+                 "score 15 is above your cap of 14 (twice your 7 Physical traits) (MET-4)",
+                 id="overbid answered above the cap"),
 ])
 def test_met_3_a_bid_is_refused_by_its_rule(given, when, actor, rule, code, says):
-    refused(given, when, actor, rule=rule, code=code, says=says)
+    refused_saying(given, when, actor, rule=rule, code=code, says=says)
 
 
 @pytest.mark.parametrize("given, when, actor, rule, code, says", [
@@ -684,9 +711,17 @@ def test_met_3_a_bid_is_refused_by_its_rule(given, when, actor, rule, code, says
                  id="cancel off"),
     pytest.param(roster(CANCEL, a=A6, b=B7) + [classic()] + won_on_throw("c1", 1, "b", "a"), Retest(character="b", challenge="c1", source="Brawl", cancels=True), B,
                  "MET-12", "rule", "there is no opponent's retest to cancel now (MET-12 option)", id="nothing to cancel"),
+    pytest.param(retest_taken(), Retest(character="a", challenge="c1", source="Melee", cancels=True), A,
+                 "MET-12", "rule", "there is no opponent's retest to cancel now (MET-12 option)", id="its own retest"),
+    pytest.param(RETEST_REDONE, Retest(character="b", challenge="c1", source="Dodge", cancels=True), B,
+                 "MET-12", "rule", "there is no opponent's retest to cancel now (MET-12 option)",
+                 id="cancel after the retest's round"),
+    pytest.param(retest_taken(), Retest(character="b", challenge="c1", source="Occult", cancels=True), B,
+                 "MET-12", "rule", "'Occult' is not an ability, power or merit on your sheet (MET-12, MET-15)",
+                 id="cancelling with a source not held"),
 ])
 def test_met_12_a_retest_is_refused_by_its_rule(given, when, actor, rule, code, says):
-    refused(given, when, actor, rule=rule, code=code, says=says)
+    refused_saying(given, when, actor, rule=rule, code=code, says=says)
 
 
 @pytest.mark.parametrize("given, when, actor, rule, code, says", [
@@ -703,7 +738,7 @@ def test_met_12_a_retest_is_refused_by_its_rule(given, when, actor, rule, code, 
                  "a score counts traits: -1 is below 0 (MET-3)", id="below zero"),
 ])
 def test_met_13_14_an_overbid_is_refused_by_its_rule(given, when, actor, rule, code, says):
-    refused(given, when, actor, rule=rule, code=code, says=says)
+    refused_saying(given, when, actor, rule=rule, code=code, says=says)
 
 
 @pytest.mark.parametrize("given, when, actor, rule, code, says", [
@@ -723,9 +758,11 @@ def test_met_13_14_an_overbid_is_refused_by_its_rule(given, when, actor, rule, c
                  "challenge c1 is already cancelled (MET-16)", id="cancelled twice"),
     pytest.param(CANCELLED, Overrule(challenge="c1", winner="a"), STORYTELLER, "MET-16", "rule",
                  "challenge c1 is cancelled (MET-16)", id="overrule cancelled"),
+    pytest.param(OVERRULED, Accept(character="b", challenge="c1"), B, "MET-16", "rule",
+                 "challenge c1 is resolved (MET-16)", id="overruled"),
 ])
 def test_met_16_an_ended_or_closed_challenge_refuses_by_its_rule(given, when, actor, rule, code, says):
-    refused(given, when, actor, rule=rule, code=code, says=says)
+    refused_saying(given, when, actor, rule=rule, code=code, says=says)
 
 
 @pytest.mark.parametrize("given, when, actor, says", [
