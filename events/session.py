@@ -499,6 +499,8 @@ def decide_add_character(state: GameState, cmd: AddCharacter, draws: Draws, acto
 
 
 def decide_open_scene(state: GameState, cmd: OpenScene, draws: Draws, actor: Actor) -> list[Event]:
+    if not cmd.scene:  # a character's empty scene means "in no scene"
+        raise refuse(f"{cmd.scene!r} cannot be a scene id", "TIME-2", "invalid")
     found = state.session.scenes.get(cmd.scene)
     if found is not None and found.open:
         raise refuse(f"scene {found.name!r} is already open (TIME-2)", "TIME-2")

@@ -479,6 +479,8 @@ def test_met_12_option_cancelling_a_retest_spends_the_canceller_s_one_retest():
     assert state.met.challenges["c1"].retests == {"a": 1, "b": 1}
     # nothing is left to cancel: the phones offer no cancelling retest any more (client/web/player.js)
     assert state.met.challenges["c1"].cancellable is None
+    # nor is the result before the retest kept: the state a storyteller reads (GET /state) holds none
+    assert state.met.challenges["c1"].previous is None
     again = given + cancelled + [RetestTaken(challenge="c1", character="a", source="Melee", round=1)]
     assert game.fold(again).met.challenges["c1"].retests == {"a": 2, "b": 1}
 

@@ -315,6 +315,8 @@ REFUSALS = {
     "TIME-2 the storyteller's side": (
         [], AddCharacter(character="storyteller", name="X"), STORYTELLER, "TIME-2", "invalid",
         "'storyteller' cannot be a character id"),
+    "TIME-2 a scene of no id": (
+        [], OpenScene(scene="", name="Cellar"), STORYTELLER, "TIME-2", "invalid", "'' cannot be a scene id"),
     "TIME-2 a scene open twice": (
         [], OpenScene(scene="s1"), STORYTELLER, "TIME-2", "rule", "scene 'Elysium' is already open (TIME-2)"),
     "TIME-2 a scene closed twice": (
