@@ -267,16 +267,20 @@ def test_v5_5_act_8_an_amended_starting_value_starts_play_again_a_redacted_amend
                         TensionRaised(character="t", tension=3, roll="a1")]
     state = game.fold(given)
     assert (hunger_of(state, "v"), tension_of(state, "t")) == (4, 3)
-    redacted = game.fold(given + [SheetAmended(character="v"), SheetAmended(character="t")])
+
+    def amended(v: V5Sheet, t: ActionSheet) -> list:
+        first = decide_after(given, AmendSheet(character="v", sheet=v, reason="fed"))
+        return first + decide_after(given + first, AmendSheet(character="t", sheet=t, reason="calmed"))
+
+    same = amended(V5Sheet(hunger=2, willpower=6), ActionSheet(tension=1, characteristics={"Force": 5}))
+    assert (hunger_of(game.fold(given + same), "v"), tension_of(game.fold(given + same), "t")) == (4, 3)
+    assert game.fold(given + same).session.characters["v"].sheet == V5Sheet(hunger=2, willpower=6)
+    moved = amended(V5Sheet(hunger=1), ActionSheet(tension=0))
+    assert (hunger_of(game.fold(given + moved), "v"), tension_of(game.fold(given + moved), "t")) == (1, 0)
+    # another player's view holds the amendments without their sheets: nothing moves for it
+    redacted = game.fold(given + [e.redacted() for e in moved])
     assert (hunger_of(redacted, "v"), tension_of(redacted, "t")) == (4, 3)
     assert redacted.session.characters["v"].sheet == V5Sheet(hunger=2)
-    same = game.fold(given + [SheetAmended(character="v", sheet=V5Sheet(hunger=2, willpower=6)),
-                              SheetAmended(character="t", sheet=ActionSheet(tension=1, characteristics={"Force": 5}))])
-    assert (hunger_of(same, "v"), tension_of(same, "t")) == (4, 3)
-    assert same.session.characters["v"].sheet == V5Sheet(hunger=2, willpower=6)
-    moved = game.fold(given + [SheetAmended(character="v", sheet=V5Sheet(hunger=1)),
-                               SheetAmended(character="t", sheet=ActionSheet(tension=0))])
-    assert (hunger_of(moved, "v"), tension_of(moved, "t")) == (1, 0)
 
 
 # ---------------------------------------------------------------- every refusal: its rule, code and message
